@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import type { TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import type { Logger } from 'pino';
+import { AppError, type FieldError, type WireError } from '../errors/index.js';
+import type { Binding, CallContext, CallMeta } from './bus.js';
+
+/** The reply envelope on the wire (DESIGN §3). */
+export type Reply = { ok: true; data: unknown } | { ok: false; error: WireError };
+
+/** Prefix of every successful reply; lets callers slice the data text without parsing. */
+export const OK_PREFIX = '{"ok":true,"data":';
+
+const checks = new WeakMap<TSchema, TypeCheck<TSchema>>();
+function checker(schema: TSchema): TypeCheck<TSchema> {
+  let c = checks.get(schema);
+  if (!c) {
+    c = TypeCompiler.Compile(schema);
+    checks.set(schema, c);
+  }
+  return c;
+}
+
+/** Validates `value` against `schema`; throws 400 `VALIDATION_FAILED` listing every field at fault. */
+export function validate(schema: TSchema, value: unknown): void {
+  const c = checker(schema);
+  if (c.Check(value)) return;
+  const errors: FieldError[] = [];
+  for (const e of c.Errors(value)) {
+    if (errors.some((x) => x.field === (e.path || '/'))) continue;
+    errors.push({ field: e.path || '/', code: `type-${e.type}`, message: e.message });
+    if (errors.length >= 20) break;
+  }
+  const first = errors[0];
+  throw new AppError('VALIDATION_FAILED', {
+    message: first ? `${first.field.replace(/^\//, '') || 'body'}: ${first.message}` : undefined,
+    validationErrors: errors,
+  });
+}
+
+/** Encodes a reply; the success form always starts with {@link OK_PREFIX}. */
+export function encodeOk(data: unknown): string {
+  return `${OK_PREFIX}${data === undefined ? 'null' : JSON.stringify(data)}}`;
+}
+
+export function encodeError(err: AppError): string {
+  return JSON.stringify({ ok: false, error: err.toWire() });
+}
+
+/**
+ * Decodes a reply text: returns the data text on success, throws the carried AppError otherwise.
+ */
+export function decodeReplyText(text: string): string {
+  if (text.startsWith(OK_PREFIX)) return text.slice(OK_PREFIX.length, -1);
+  let parsed: Reply;
+  try {
+    parsed = JSON.parse(text) as Reply;
+  } catch (cause) {
+    throw new AppError('INTERNAL', { message: 'Unreadable reply from a service', cause });
+  }
+  if (parsed.ok) return JSON.stringify(parsed.data);
+  throw AppError.fromWire(parsed.error);
+}
+
+/**
+ * The one responder step shared by every bus (DESIGN §3): decode → validate → handler → encode.
+ * Never throws: every failure becomes an error reply. Unexpected errors are logged once here.
+ */
+export async function dispatch(binding: Binding, payload: string, meta: CallMeta, subject: string, log: Logger): Promise<string> {
+  const requestId = meta.requestId ?? randomUUID();
+  const ctx: CallContext = {
+    requestId,
+    userId: meta.userId,
+    traceparent: meta.traceparent,
+    subject,
+    log: log.child({ reqId: requestId, subject }),
+  };
+  try {
+    let input: unknown;
+    try {
+      input = payload === '' ? undefined : JSON.parse(payload);
+    } catch {
+      throw new AppError('BAD_REQUEST', { message: 'Request payload is not JSON' });
+    }
+    validate(binding.op.request, input);
+    const out = await binding.handler(input as never, ctx);
+    return encodeOk(out);
+  } catch (e) {
+    const err = AppError.from(e);
+    if (err.status >= 500) ctx.log.error({ err: AppError.is(e) && err.code !== 'INTERNAL' ? err : e }, 'request failed');
+    return encodeError(err);
+  }
+}

@@ -1,0 +1,1 @@
+export { loadConfig, ConfigError, CommonConfig } from './load-config.js';

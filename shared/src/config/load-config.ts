@@ -1,0 +1,55 @@
+import { Type, type Static, type TObject } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/** Thrown at start-up when the environment is invalid; `problems` lists every fault at once. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Reads `env` through a TypeBox schema: applies defaults, converts strings to numbers/booleans,
+ * and throws one {@link ConfigError} that lists every invalid or missing variable. Returns a
+ * frozen object. Only `main.ts` files call this with `process.env` (DESIGN §10).
+ */
+export function loadConfig<T extends TObject>(schema: T, env: Record<string, string | undefined>): Readonly<Static<T>> {
+  const picked: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const v = env[key];
+    if (v !== undefined && v !== '') picked[key] = v;
+  }
+  const withDefaults = Value.Default(schema, picked);
+  const converted = Value.Convert(schema, withDefaults);
+  const problems = [...Value.Errors(schema, converted)].map(
+    (e) => `${e.path.replace(/^\//, '') || '(root)'}: ${e.message}${e.value === undefined ? '' : ` (got ${JSON.stringify(e.value)})`}`,
+  );
+  if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
+  return Object.freeze(converted as Static<T>);
+}
+
+/**
+ * The environment every process reads (DESIGN §2). Services use the subset they need.
+ */
+export const CommonConfig = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  HOST: Type.String({ default: '0.0.0.0' }),
+  DATA_DIR: Type.String({ default: './data' }),
+  NATS_URL: Type.Optional(Type.String({ minLength: 1 })),
+  BUS_PREFIX: Type.String({ default: '', pattern: '^[A-Za-z0-9_-]*$' }),
+  MONGO_URL: Type.Optional(Type.String({ pattern: '^mongodb(\\+srv)?://' })),
+  MONGO_DB: Type.String({ default: 'boards', minLength: 1 }),
+  JWT_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  JWT_EXPIRATION_MINUTES: Type.Integer({ minimum: 1, maximum: 10_080, default: 60 }),
+  REGISTRATION_ENABLED: Type.Boolean({ default: true }),
+  INVITE_CODE: Type.Optional(Type.String({ minLength: 1 })),
+  ADMIN_USERNAME: Type.Optional(Type.String({ minLength: 1 })),
+  ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8 })),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  NODE_ENV: Type.String({ default: 'development' }),
+});
+export type CommonConfig = Static<typeof CommonConfig>;

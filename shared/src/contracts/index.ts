@@ -1,0 +1,1 @@
+export { op, DEFAULT_TIMEOUT_MS, type Op, type AnyOp, type In, type Out } from './op.js';

@@ -1,0 +1,35 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+
+/**
+ * One bus operation: its subject, request and response schemas and the caller's timeout
+ * (DESIGN §1, §3). Defined once in `shared/src/contracts/<domain>.ts` and imported by the gateway,
+ * the owning service and the tests; nothing else writes a subject string.
+ */
+export interface Op<Req extends TSchema = TSchema, Res extends TSchema = TSchema> {
+  /** `<domain>.<verb>`; the bus may prepend `BUS_PREFIX`. */
+  readonly subject: string;
+  readonly request: Req;
+  readonly response: Res;
+  /** Caller's upper bound in milliseconds; a reply later than this is a 504. */
+  readonly timeoutMs: number;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyOp = Op<any, any>;
+/** The request payload type of an op. */
+export type In<O extends AnyOp> = Static<O['request']>;
+/** The response payload type of an op. */
+export type Out<O extends AnyOp> = Static<O['response']>;
+
+/** Default caller timeout for an op, in milliseconds. */
+export const DEFAULT_TIMEOUT_MS = 5_000;
+
+/** Declares an op; `timeoutMs` defaults to {@link DEFAULT_TIMEOUT_MS}. */
+export function op<Req extends TSchema, Res extends TSchema>(o: {
+  subject: string;
+  request: Req;
+  response: Res;
+  timeoutMs?: number;
+}): Op<Req, Res> {
+  return Object.freeze({ ...o, timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS });
+}

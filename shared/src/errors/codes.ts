@@ -1,0 +1,50 @@
+/**
+ * The one error catalogue (DESIGN §4). Every error the service returns has a code from here;
+ * the HTTP status is decided here and nowhere else. `docs/errors.md` is generated from this
+ * object (`npm run docs:errors`) and a unit test keeps the two in step.
+ *
+ * Each entry: `status` (HTTP status), `message` (default human message), `when` (docs text).
+ */
+export const ErrorCodes = {
+  VALIDATION_FAILED: { status: 400, message: 'The request is invalid', when: 'A body, path or query field is missing, of the wrong type or out of range; `validationErrors` names each field.' },
+  BAD_REQUEST: { status: 400, message: 'The request could not be read', when: 'Malformed JSON or an unreadable request.' },
+  QUERY_SYNTAX: { status: 400, message: 'The query has a syntax error', when: 'A query, filter or column query does not parse; `details.position` is the 0-based offset of the fault.' },
+  QUERY_UNKNOWN_FIELD: { status: 400, message: 'The query names an unknown field', when: 'A query uses a bare identifier that is not a field; `details.field`, `details.position` and `details.suggestion` say which.' },
+  QUERY_TOO_LONG: { status: 400, message: 'The query is too long', when: 'Query text over 10,000 characters.' },
+  ASSIGNEE_NOT_FOUND: { status: 400, message: 'The assignee is not a known user', when: 'A task write names an assignee that is no user id.' },
+  NOT_A_SPRINT: { status: 400, message: 'The task is not a sprint', when: 'close-sprint on a task whose `app.type` is not `sprint`.' },
+  SPRINT_ROLLOVER_REQUIRED: { status: 400, message: 'Unfinished members exist and no rollover target was given', when: 'close-sprint without `rollover` while members are unfinished; `details.unfinished` lists them.' },
+  SPRINT_ROLLOVER_INVALID: { status: 400, message: 'The rollover target is not an open sprint', when: 'close-sprint with a `rollover` that is neither `backlog` nor the id of another open sprint.' },
+  SPRINT_ALREADY_CLOSED: { status: 400, message: 'The sprint is already closed with another rollover', when: 'close-sprint again on a closed sprint with a different `rollover`.' },
+  UNAUTHORIZED: { status: 401, message: 'Authentication is required', when: 'Missing, malformed, expired or wrongly signed bearer token.' },
+  INVALID_CREDENTIALS: { status: 401, message: 'Wrong username or password', when: 'Login with unknown user or wrong password.' },
+  REFRESH_TOKEN_INVALID: { status: 401, message: 'The refresh token is invalid', when: 'Unknown, expired, revoked or reused refresh token (reuse revokes its whole family).' },
+  FORBIDDEN: { status: 403, message: 'You may read this resource but not change it', when: 'The caller can read the resource but lacks write permission (or is not the board owner for owner-only operations).' },
+  REGISTRATION_DISABLED: { status: 403, message: 'Registration is disabled', when: 'Register while `REGISTRATION_ENABLED=false` or with a wrong invite code.' },
+  NOT_GROUP_MEMBER: { status: 403, message: 'You are not a member of that group', when: 'Sharing a board with a group the caller does not belong to, or managing a group the caller does not administer.' },
+  NOT_FOUND: { status: 404, message: 'Not found', when: 'No such route.' },
+  TASK_NOT_FOUND: { status: 404, message: 'Task not found', when: 'The task does not exist, is soft-deleted, or the caller cannot read it.' },
+  BOARD_NOT_FOUND: { status: 404, message: 'Board not found', when: 'The board does not exist or the caller cannot read it.' },
+  COLUMN_NOT_FOUND: { status: 404, message: 'Column not found on this board', when: 'A column id that is not on the board.' },
+  GROUP_NOT_FOUND: { status: 404, message: 'Group not found', when: 'The group does not exist or the caller is not a member.' },
+  USER_NOT_FOUND: { status: 404, message: 'User not found', when: 'A group member operation names an unknown user.' },
+  METADATA_KEY_NOT_FOUND: { status: 404, message: 'The task has no such metadata key', when: 'DELETE of a metadata key the task does not carry.' },
+  KANBAN_TASK_NOT_IN_SOURCE_COLUMN: { status: 409, message: 'The card no longer matches the source column', when: 'Move whose card does not match `from_column_id`; the body carries the current `task` snapshot.' },
+  USERNAME_TAKEN: { status: 409, message: 'That username is taken', when: 'Register with an existing username.' },
+  CONFLICT: { status: 409, message: 'The resource changed concurrently', when: 'A write lost a race (duplicate key or a concurrent transaction); retry.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large', when: 'Body over 1 MiB.' },
+  KANBAN_TARGET_COLUMN_UNREACHABLE: { status: 422, message: 'The card would not match the target column after the move', when: 'Move whose actions cannot make the card match the target column query; nothing is written.' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests', when: 'Login or register called too often.' },
+  INTERNAL: { status: 500, message: 'Internal error', when: 'An unexpected fault; the log has the details under the `traceId`.' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'A service is unavailable', when: 'No service answers on the bus, or the bus is down.' },
+  STORE_UNAVAILABLE: { status: 503, message: 'The store is unavailable', when: 'The database could not be reached; nothing was written.' },
+  UPSTREAM_TIMEOUT: { status: 504, message: 'A service did not answer in time', when: 'A bus request timed out.' },
+} as const satisfies Record<string, { status: number; message: string; when: string }>;
+
+/** Every error code the service can return. */
+export type ErrorCode = keyof typeof ErrorCodes;
+
+/** True when `code` is a catalogue code. */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(ErrorCodes, code);
+}

@@ -1,0 +1,117 @@
+/**
+ * The `DocumentStore` port (DESIGN §2): a narrow subset of the MongoDB driver's `Collection` API.
+ * All repository and domain code is written once against it; two backends implement it
+ * (`MongoStore` with the official driver, `EmbeddedStore` with mingo + a better-sqlite3 journal).
+ *
+ * Filters, updates and sorts are MongoDB documents. Only this documented operator subset is used
+ * (and covered by the store contract suite): filters `$eq $ne $gt $gte $lt $lte $in $nin $all
+ * $exists $regex(+$options) $and $or $nor $not $size $elemMatch`; updates `$set $unset $addToSet
+ * (with $each) $pull (with $in) $push $inc`.
+ *
+ * Errors: backends throw `AppError('STORE_UNAVAILABLE')` (503) for connectivity faults and
+ * `AppError('CONFLICT')` (409) for duplicate keys or write conflicts that survived retries.
+ */
+
+/** A stored document; every document has a string `_id` (UUID for domain documents). */
+export interface Doc {
+  _id: string;
+  [key: string]: unknown;
+}
+
+export type Filter = Record<string, unknown>;
+export type Update = Record<string, unknown>;
+/** Sort spec: field path → 1 (ascending) or -1 (descending). Key order is significant. */
+export type Sort = Record<string, 1 | -1>;
+/** Inclusion (1) or exclusion (0) projection, as in MongoDB. */
+export type Projection = Record<string, 0 | 1>;
+
+/** Opaque transaction handle passed back into collection calls made inside `withTransaction`. */
+export interface Session {
+  readonly __session: true;
+}
+
+export interface SessionOption {
+  session?: Session;
+}
+
+export interface FindOptions extends SessionOption {
+  sort?: Sort;
+  skip?: number;
+  limit?: number;
+  projection?: Projection;
+}
+
+export interface UpdateOptions extends SessionOption {
+  upsert?: boolean;
+}
+
+export interface FindOneAndUpdateOptions extends UpdateOptions {
+  /** Which version to return; default `after`. */
+  returnDocument?: 'before' | 'after';
+  projection?: Projection;
+}
+
+export interface UpdateResult {
+  matchedCount: number;
+  modifiedCount: number;
+  upsertedId?: string;
+}
+
+/** One operation of a bulk write (a subset of the driver's `AnyBulkWriteOperation`). */
+export type BulkOp<T extends Doc = Doc> =
+  | { insertOne: { document: T } }
+  | { updateOne: { filter: Filter; update: Update; upsert?: boolean } }
+  | { updateMany: { filter: Filter; update: Update } }
+  | { deleteOne: { filter: Filter } };
+
+export interface BulkResult {
+  insertedCount: number;
+  matchedCount: number;
+  modifiedCount: number;
+  deletedCount: number;
+}
+
+/** One collection. Documents go in and come out as plain JSON-compatible objects. */
+export interface Collection<T extends Doc = Doc> {
+  readonly name: string;
+  find(filter: Filter, opts?: FindOptions): Promise<T[]>;
+  findOne(filter: Filter, opts?: Omit<FindOptions, 'skip' | 'limit'>): Promise<T | null>;
+  countDocuments(filter: Filter, opts?: SessionOption): Promise<number>;
+  insertOne(doc: T, opts?: SessionOption): Promise<void>;
+  insertMany(docs: T[], opts?: SessionOption): Promise<void>;
+  updateOne(filter: Filter, update: Update, opts?: UpdateOptions): Promise<UpdateResult>;
+  updateMany(filter: Filter, update: Update, opts?: SessionOption): Promise<UpdateResult>;
+  findOneAndUpdate(filter: Filter, update: Update, opts?: FindOneAndUpdateOptions): Promise<T | null>;
+  deleteOne(filter: Filter, opts?: SessionOption): Promise<{ deletedCount: number }>;
+  deleteMany(filter: Filter, opts?: SessionOption): Promise<{ deletedCount: number }>;
+  /** Ordered bulk write; in a transaction it is part of it, else each op is applied in order. */
+  bulkWrite(ops: BulkOp<T>[], opts?: SessionOption): Promise<BulkResult>;
+}
+
+/** An index to ensure at start-up. `keys` as in MongoDB (`{'metadata.$**': 1}` for wildcard). */
+export interface IndexSpec {
+  collection: string;
+  keys: Record<string, 1 | -1>;
+  unique?: boolean;
+  name?: string;
+}
+
+/** Counts of round trips made to the backend, for benchmarks and tests. */
+export interface StoreStats {
+  roundTrips: number;
+}
+
+export interface DocumentStore extends AsyncDisposable {
+  collection<T extends Doc = Doc>(name: string): Collection<T>;
+  /**
+   * Runs `fn` in one all-or-nothing transaction; collection calls inside must pass `{session}`.
+   * Retries `fn` on transient write conflicts (as the driver's `withTransaction` does); a thrown
+   * error aborts and is rethrown with nothing written.
+   */
+  withTransaction<R>(fn: (session: Session) => Promise<R>): Promise<R>;
+  ensureIndexes(specs: IndexSpec[]): Promise<void>;
+  /** Round trip to the backend (readiness); rejects with `STORE_UNAVAILABLE`. */
+  ping(): Promise<void>;
+  readonly stats: StoreStats;
+  close(): Promise<void>;
+}
