@@ -1,0 +1,43 @@
+import type { TObject, TSchema } from '@sinclair/typebox';
+import type { AnyOp, In } from '@app/shared/contracts';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** The parts of an HTTP request a route's `input` mapper may read (already validated). */
+export interface RouteRequest {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
+}
+
+/**
+ * One row of the gateway's route table (DESIGN §9): the target path, its legacy paths and verbs,
+ * the bus op it forwards to (exactly one bus request per HTTP request), the HTTP schemas used for
+ * validation and Swagger 2.0, the success status and the maturity mark.
+ * Paths use Fastify syntax (`/api/v1/tasks/:taskId`).
+ */
+export interface RouteSpec<O extends AnyOp = AnyOp> {
+  method: Method;
+  url: string;
+  /** Legacy paths answering the same op, with their own verb when it differs (SPEC "Versioning"). */
+  legacy?: ReadonlyArray<{ url: string; method?: Method }>;
+  op: O;
+  /** Maps the validated HTTP request to the op's input; the caller's user id travels in the bus meta. */
+  input: (req: RouteRequest) => In<O>;
+  summary: string;
+  /** Swagger tag, e.g. `tasks`, `boards`. */
+  tag: string;
+  maturity: 'live' | 'draft';
+  params?: TObject;
+  querystring?: TObject;
+  body?: TSchema;
+  /** Success response schema (Swagger only; replies are passed through as JSON text). */
+  response?: TSchema;
+  /** Success status; default 200. 204 sends no body. */
+  status?: number;
+}
+
+/** Declares a route row with the op's input type checked. */
+export function route<O extends AnyOp>(spec: RouteSpec<O>): RouteSpec {
+  return spec as unknown as RouteSpec;
+}

@@ -1,0 +1,64 @@
+import type { Doc, Filter } from '../store/port.js';
+import type { Permission } from './task.js';
+import type { Principal } from './access.js';
+
+/**
+ * One enter or exit action of a column (DESIGN §7).
+ * `field` is an API field name: `status`, `assignee`, `path`, `tags`, `kickoff`, `deadline`, or
+ * `metadata.<key>` for a metadata key (`metadata.cf.priority`, `metadata.app.sprint`, `metadata.order`).
+ * `operation`: `set` (value), `add`/`remove` (value: string[] of tags), `clear` (no value).
+ * `source`: `query` actions are regenerated from the column query on every board write;
+ * `manual` actions are kept as the client sent them.
+ */
+export interface ColumnAction {
+  trigger: 'enter' | 'exit';
+  field: string;
+  operation: 'set' | 'add' | 'remove' | 'clear';
+  value?: unknown;
+  source: 'query' | 'manual';
+}
+
+/** A column definition as stored and returned (DESIGN §7). */
+export interface ColumnDef {
+  /** `col-<slug>`, unique on the board, stable across writes. */
+  id: string;
+  name: string;
+  /** Column query text (query language, DESIGN §6); may be only an ORDER BY, or empty. */
+  query: string;
+  actions: ColumnAction[];
+  wip_limit?: number;
+}
+
+/** A board as stored in `boards`. `metadata` keys are escaped like task metadata. */
+export interface BoardDoc extends Doc {
+  _id: string;
+  name: string;
+  board_type: 'private' | 'shared';
+  owner_id: string;
+  columns: ColumnDef[];
+  default_tags: string[];
+  metadata: Record<string, unknown>;
+  activeSprintId?: string;
+  /** Set by share: the group the board is shared with and its permission. */
+  groupId?: string;
+  groupPermission?: Permission;
+  created_at: string;
+  created_by: string;
+  updated_at: string;
+  updated_by: string;
+}
+
+/**
+ * The set of tasks a board shows (DESIGN §5), as a store filter, for a caller who can read the
+ * board: a shared board with a group → the live tasks of that group; otherwise (private, or
+ * shared with no group yet) → every live task the caller can read. `default_tags` then narrow it
+ * (a task must carry all of them).
+ */
+export function boardScopeFilter(board: Pick<BoardDoc, 'board_type' | 'groupId' | 'default_tags'>, p: Principal): Filter {
+  const base: Filter =
+    board.board_type === 'shared' && board.groupId !== undefined
+      ? { deleted: false, groupId: board.groupId }
+      : { deleted: false, $or: [{ created_by: p.userId }, ...(p.groupIds.length ? [{ groupId: { $in: p.groupIds } }] : [])] };
+  if (board.default_tags.length > 0) return { $and: [base, { tags: { $all: board.default_tags } }] };
+  return base;
+}
