@@ -5,3 +5,4 @@ export {
   loadPrincipal, readableTasksFilter, canReadTask, canWriteTask, canReadBoard, canWriteBoard,
   type Principal, type GroupDoc, type GroupRole, type Shared,
 } from './access.js';
+export type { ServiceDeps, ServiceDefinition } from './service.js';
