@@ -1,0 +1,27 @@
+# One image for every service (DESIGN §2): the compose file picks the entry point with SERVICE.
+# syntax=docker/dockerfile:1
+FROM node:22-bookworm-slim AS build
+WORKDIR /app
+# better-sqlite3 (embedded store) compiles from source: no prebuilt binary is fetched.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+ENV npm_config_build_from_source=true
+COPY package.json package-lock.json .npmrc ./
+COPY shared/package.json shared/
+COPY services/gateway/package.json services/gateway/
+COPY services/tasks/package.json services/tasks/
+COPY services/boards/package.json services/boards/
+COPY services/sprints/package.json services/sprints/
+COPY services/query/package.json services/query/
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build && npm prune --omit=dev
+
+FROM node:22-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build --chown=node:node /app /app
+USER node
+ARG SERVICE=gateway
+ENV SERVICE=${SERVICE}
+EXPOSE 8080
+CMD ["sh", "-c", "exec node services/${SERVICE}/dist/main.js"]

@@ -1,0 +1,5 @@
+// Process entry point of the query service (DESIGN §2): the only place that reads the environment.
+import { runServiceProcess } from '@app/shared/runtime';
+import { queryService } from './service.js';
+
+await runServiceProcess(queryService, process.env);

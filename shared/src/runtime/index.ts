@@ -1,0 +1,1 @@
+export { openConnections, serveServices, resolveJwtSecret, onShutdown, runServiceProcess, type Connections } from './process.js';
