@@ -1,2 +1,2 @@
 /** Public surface of the boards service: its ServiceDefinition (see shared/src/domain/service.ts). */
-export {};
+export { boardsService } from './service.js';

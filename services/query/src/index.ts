@@ -1,2 +1,2 @@
 /** Public surface of the query service: its ServiceDefinition (see shared/src/domain/service.ts). */
-export {};
+export { queryService } from './service.js';

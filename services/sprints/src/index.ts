@@ -1,2 +1,2 @@
 /** Public surface of the sprints service: its ServiceDefinition (see shared/src/domain/service.ts). */
-export {};
+export { sprintsService } from './service.js';

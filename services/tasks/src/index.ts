@@ -1,2 +1,2 @@
 /** Public surface of the tasks service: its ServiceDefinition (see shared/src/domain/service.ts). */
-export {};
+export { tasksService } from './service.js';

@@ -38,6 +38,18 @@ export function validate(schema: TSchema, value: unknown): void {
   });
 }
 
+/**
+ * Encodes a request payload: JSON text, or empty for no input. A value JSON cannot carry (a
+ * BigInt, a cycle) is the caller's bug: 500 `INTERNAL`, on every bus alike.
+ */
+export function encodeRequest(input: unknown): string {
+  try {
+    return input === undefined ? '' : JSON.stringify(input);
+  } catch (cause) {
+    throw new AppError('INTERNAL', { message: 'The request payload is not JSON-serializable', cause });
+  }
+}
+
 /** Encodes a reply; the success form always starts with {@link OK_PREFIX}. */
 export function encodeOk(data: unknown): string {
   return `${OK_PREFIX}${data === undefined ? 'null' : JSON.stringify(data)}}`;

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { AnyOp, In, Out } from '../contracts/op.js';
 import { AppError } from '../errors/index.js';
 import type { Binding, Bus, CallMeta, Served, ServeOptions } from './bus.js';
-import { decodeReplyText, dispatch } from './dispatch.js';
+import { decodeReplyText, dispatch, encodeRequest } from './dispatch.js';
 
 interface Entry {
   binding: Binding;
@@ -24,7 +24,7 @@ export class MemoryBus implements Bus {
   }
 
   async requestText<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<string> {
-    if (this.closed) throw new AppError('SERVICE_UNAVAILABLE', { message: 'The bus is closed' });
+    this.assertOpen();
     const entries = this.subjects.get(op.subject);
     if (!entries || entries.length === 0) {
       throw new AppError('SERVICE_UNAVAILABLE', { details: { subject: op.subject } });
@@ -32,7 +32,7 @@ export class MemoryBus implements Bus {
     const i = (this.rr.get(op.subject) ?? 0) % entries.length;
     this.rr.set(op.subject, i + 1);
     const entry = entries[i]!;
-    const payload = input === undefined ? '' : JSON.stringify(input);
+    const payload = encodeRequest(input);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -49,6 +49,7 @@ export class MemoryBus implements Bus {
   }
 
   async serve(bindings: readonly Binding[], opts: ServeOptions): Promise<Served> {
+    this.assertOpen();
     const added: Array<[string, Entry]> = [];
     for (const binding of bindings) {
       const entry = { binding, log: opts.log };
@@ -67,7 +68,7 @@ export class MemoryBus implements Bus {
   }
 
   async ping(): Promise<void> {
-    if (this.closed) throw new AppError('SERVICE_UNAVAILABLE', { message: 'The bus is closed' });
+    this.assertOpen();
   }
 
   async close(): Promise<void> {
@@ -77,5 +78,9 @@ export class MemoryBus implements Bus {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new AppError('SERVICE_UNAVAILABLE', { message: 'The bus is closed' });
   }
 }

@@ -1,4 +1,4 @@
-import { Type, type Static, type TObject } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
 /** Thrown at start-up when the environment is invalid; `problems` lists every fault at once. */
@@ -22,11 +22,24 @@ export function loadConfig<T extends TObject>(schema: T, env: Record<string, str
   }
   const withDefaults = Value.Default(schema, picked);
   const converted = Value.Convert(schema, withDefaults);
-  const problems = [...Value.Errors(schema, converted)].map(
-    (e) => `${e.path.replace(/^\//, '') || '(root)'}: ${e.message}${e.value === undefined ? '' : ` (got ${JSON.stringify(e.value)})`}`,
-  );
+  const problems = [...Value.Errors(schema, converted)].map((e) => {
+    const name = e.path.replace(/^\//, '') || '(root)';
+    return `${name}: ${expectation(e.schema, e.message)}${e.value === undefined ? '' : ` (got ${shown(name, e.value)})`}`;
+  });
   if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
   return Object.freeze(converted as Static<T>);
+}
+
+/** A union of literals reads better as its list of allowed values. */
+function expectation(schema: TSchema, message: string): string {
+  const allowed = (schema.anyOf as TSchema[] | undefined)?.map((s) => s.const as unknown);
+  return allowed?.every((v) => typeof v === 'string') ? `Expected one of ${allowed.join(', ')}` : message;
+}
+
+/** The offending value for the message; secrets are hidden and URL credentials masked (they reach logs). */
+function shown(name: string, value: unknown): string {
+  if (/SECRET|PASSWORD|TOKEN|CODE/.test(name)) return '(hidden)';
+  return JSON.stringify(value).replace(/\/\/[^/@\s]*@/, '//***@');
 }
 
 /**

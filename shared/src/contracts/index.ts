@@ -1,2 +1,16 @@
 export { op, DEFAULT_TIMEOUT_MS, type Op, type AnyOp, type In, type Out } from './op.js';
 export { HealthOps } from './health.js';
+export {
+  TasksOps, TaskParams, MetadataKeyParams, TaskCreateFields, TaskCreateBody, TaskUpdateBody, MetadataSetBody, TaskMoveBody,
+  NoteCreateBody, Note, NoteList, LinkedItem, TaskDetail,
+} from './tasks.js';
+export { SprintsOps, SprintParams, CloseSprintBody, CloseSprintRequest, CloseSprintResult, BACKLOG, NO_TARGET } from './sprints.js';
+export {
+  QueryOps, StringEnum, SortDTO, TasksQueryBody, TasksQueryResult, BoardQueryBody, BoardQueryResult, ColumnQueryBody,
+  ColumnQueryResult, ColumnCard, SummaryQuerystring, ColumnSummary, BoardSummaryResult, BoardQueryParams, ColumnQueryParams,
+} from './query.js';
+export {
+  BoardsOps, GroupsOps, BoardPathParams, BoardTaskParams, GroupParams, GroupMemberParams, ColumnAction, ColumnActionInput,
+  Column, ColumnInput, Board, BoardList, BoardCreateBody, BoardUpdateBody, BoardShareBody, PreviewActionsBody,
+  PreviewActionsResult, BoardTaskCreateBody, CardMoveBody, AppliedAction, CardMoveResult, Group, GroupCreateBody, GroupMemberBody,
+} from './boards.js';

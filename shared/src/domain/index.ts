@@ -6,3 +6,9 @@ export {
   type Principal, type GroupDoc, type GroupRole, type Shared,
 } from './access.js';
 export type { ServiceDeps, ServiceDefinition } from './service.js';
+export {
+  isUuid, validateTitle, normalizeDate, validatePath, encodeMetadataInput, nullMetadataValue, distinct, newTaskDoc,
+  taskPatchUpdate, metadataSetUpdate, newNoteDoc, checkNewTaskRefs, checkAssignee, checkTaskRefs, type NoteDoc,
+} from './task-write.js';
+export { mergeMoveActions, planMove, METADATA_FIELD, type MoveEffect, type MovePlan } from './move.js';
+export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, normalizeColumns, cardCreateBody } from './columns.js';

@@ -1,1 +1,12 @@
-export {};
+/**
+ * The query language (DESIGN §6–7): parse text to an AST, print it canonically, compile it to a
+ * store filter + sort, derive column actions, and assemble a column's effective query.
+ * Reference: docs/query-language.md.
+ */
+export type { BuiltinField, CmpOp, Expr, Field, OrderKey, Pred, Query, Value } from './ast.js';
+export { BUILTIN_FIELDS } from './ast.js';
+export { parseQuery, MAX_QUERY_LENGTH, MAX_DEPTH } from './parse.js';
+export { printQuery } from './print.js';
+export { compileQuery, queryMatches, fieldPath } from './compile.js';
+export { materializeActions } from './materialize.js';
+export { andQueries, buildEffectiveQuery } from './compose.js';

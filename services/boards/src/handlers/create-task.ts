@@ -1,0 +1,28 @@
+import type { Handler } from '@app/shared/bus';
+import type { BoardsOps } from '@app/shared/contracts';
+import { cardCreateBody, checkNewTaskRefs, newTaskDoc, toTask, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
+import { Collections } from '@app/shared/store';
+import { columnOf, loadBoard } from '../board-access.js';
+
+/**
+ * `boards.createTask` (SPEC "POST /boards/{boardId}/tasks"; DESIGN §5, §7): board write access;
+ * the task rules are the tasks service's (`newTaskDoc`, `checkNewTaskRefs`). default_tags are
+ * merged into tags; with `column_id` (Draft) the column's enter actions give initial values and
+ * the active sprint is stamped (see `cardCreateBody`); unknown column → 404 `COLUMN_NOT_FOUND`.
+ * The task records the board, and on a shared board takes the board's group and permission.
+ */
+export function createBoardTask({ store, clock }: ServiceDeps): Handler<typeof BoardsOps.createTask> {
+  return async ({ boardId, column_id, ...fields }, ctx) => {
+    const { board, principal } = await loadBoard(store, ctx, boardId, 'write');
+    const column = column_id === undefined ? undefined : columnOf(board, column_id);
+    const body = cardCreateBody(fields, column, board.default_tags, board.activeSprintId);
+    const doc: TaskDoc = { ...newTaskDoc(body, principal.userId, clock.now()), boardId: board._id };
+    if (board.board_type === 'shared' && board.groupId !== undefined) {
+      doc.groupId = board.groupId;
+      if (board.groupPermission !== undefined) doc.groupPermission = board.groupPermission;
+    }
+    await checkNewTaskRefs(store, principal, body);
+    await store.collection<TaskDoc>(Collections.tasks).insertOne(doc);
+    return toTask(doc);
+  };
+}

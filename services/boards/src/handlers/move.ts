@@ -1,0 +1,80 @@
+import type { Handler } from '@app/shared/bus';
+import type { BoardsOps, CardMoveResult } from '@app/shared/contracts';
+import {
+  boardScopeFilter, canReadTask, canWriteTask, mergeMoveActions, planMove,
+  type BoardDoc, type ColumnDef, type MovePlan, type Principal, type ServiceDeps, type TaskDoc,
+} from '@app/shared/domain';
+import { AppError } from '@app/shared/errors';
+import { buildEffectiveQuery, compileQuery, queryMatches } from '@app/shared/query';
+import { Collections, type Collection, type Filter } from '@app/shared/store';
+import { columnOf, loadBoard } from '../board-access.js';
+
+/** Conditional writes tried before a card whose tags keep changing under us is reported as 409 `CONFLICT`. */
+const MAX_ATTEMPTS = 3;
+
+/**
+ * `boards.move` (SPEC "POST /boards/{boardId}/tasks/{taskId}/move"; DESIGN §7). Needs board write
+ * access and task write access (403). The card is read with the source filter `{_id, deleted:false}
+ * AND board scope AND compiled(from column query + default_tags)`: no match → 409
+ * `KANBAN_TASK_NOT_IN_SOURCE_COLUMN` with the current `task` snapshot (404 `TASK_NOT_FOUND` when
+ * the caller cannot read it at all). The merged actions are applied to that read; if the result
+ * would not match the target column (query + default_tags) → 422, nothing written. `dry_run`
+ * stops there. Otherwise ONE `findOneAndUpdate` with the same source filter (plus the read tags
+ * when the tags change, since the new tag list is computed from them) writes it; if it no longer
+ * matches, the card is read again and the move re-planned or refused.
+ */
+export function moveCard({ store, clock }: ServiceDeps): Handler<typeof BoardsOps.move> {
+  const tasks = store.collection<TaskDoc>(Collections.tasks);
+  return async ({ boardId, taskId, from_column_id, to_column_id, dry_run = false }, ctx) => {
+    const { board, principal } = await loadBoard(store, ctx, boardId, 'write');
+    const from = columnOf(board, from_column_id);
+    const to = columnOf(board, to_column_id);
+    const now = clock.now();
+    const inSource: Filter = {
+      $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(columnQuery(board, from), { now }).filter],
+    };
+    const target = columnQuery(board, to);
+    const effect = mergeMoveActions(from, to);
+
+    for (let attempt = 1; ; attempt++) {
+      const task = await tasks.findOne(inSource);
+      if (!task) throw await notInSource(tasks, principal, taskId, from_column_id);
+      if (!canWriteTask(principal, task)) throw new AppError('FORBIDDEN', { message: 'You may read this card but not change it', details: { taskId } });
+      const plan = planMove(task, effect, principal.userId, now);
+      if (!queryMatches(target, plan.after, now)) {
+        throw new AppError('KANBAN_TARGET_COLUMN_UNREACHABLE', {
+          message: `The card would not match column ${to_column_id} after the move; change the column's actions or the card first`,
+          details: { taskId, to_column_id },
+        });
+      }
+      if (dry_run) return moveResult(plan);
+      const guard = plan.tagsChanged ? { $and: [inSource, { tags: task.tags }] } : inSource;
+      const before = await tasks.findOneAndUpdate(guard, plan.update, { returnDocument: 'before' });
+      if (before) return moveResult(planMove(before, effect, principal.userId, now));
+      if (attempt === MAX_ATTEMPTS) {
+        throw new AppError('CONFLICT', { message: 'The card kept changing during the move; read it again and retry', details: { taskId } });
+      }
+    }
+  };
+}
+
+/** The effective query of a column without sprint or filter: column query AND default_tags (DESIGN §7). */
+function columnQuery(board: BoardDoc, column: ColumnDef) {
+  return buildEffectiveQuery({ column: column.query, defaultTags: board.default_tags }).query;
+}
+
+/** The error for a card not found by the source filter: 409 with its snapshot when readable, else 404. */
+async function notInSource(tasks: Collection<TaskDoc>, p: Principal, taskId: string, fromColumnId: string): Promise<AppError> {
+  const current = await tasks.findOne({ _id: taskId, deleted: false });
+  if (!current || !canReadTask(p, current)) return new AppError('TASK_NOT_FOUND', { details: { taskId } });
+  return new AppError('KANBAN_TASK_NOT_IN_SOURCE_COLUMN', {
+    message: `The card is no longer in column ${fromColumnId}; refresh the board and retry`,
+    details: { taskId, from_column_id: fromColumnId },
+    extra: { task: { id: current._id, status: current.status, tags: current.tags } },
+  });
+}
+
+function moveResult(plan: MovePlan): CardMoveResult {
+  const { _id, title, status, tags } = plan.after;
+  return { task: { id: _id, title, status, tags }, applied_actions: plan.applied };
+}

@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import { AppError } from '@app/shared/errors';
+import { Collections, type Doc, type DocumentStore, type IndexSpec } from '@app/shared/store';
+import { systemClock, type Clock } from '@app/shared/domain';
+import type { GatewayConfig } from '../config.js';
+import { hashPassword } from './passwords.js';
+
+/** A stored user (DESIGN §5); only the gateway reads and writes the `users` collection. */
+export interface UserDoc extends Doc {
+  username: string;
+  /** argon2id PHC string. */
+  passwordHash: string;
+  email?: string;
+  /** ISO 8601 UTC. */
+  created_at: string;
+}
+
+/** Indexes the gateway needs: unique usernames; refresh tokens by hash and by family. */
+export const authIndexes: IndexSpec[] = [
+  { collection: Collections.users, keys: { username: 1 }, unique: true, name: 'username_unique' },
+  { collection: Collections.refreshTokens, keys: { tokenHash: 1 }, unique: true, name: 'token_hash_unique' },
+  { collection: Collections.refreshTokens, keys: { familyId: 1 }, name: 'family' },
+];
+
+function usersOf(store: DocumentStore) {
+  return store.collection<UserDoc>(Collections.users);
+}
+
+/** Looks a user up by id. */
+export function findUserById(store: DocumentStore, id: string): Promise<UserDoc | null> {
+  return usersOf(store).findOne({ _id: id });
+}
+
+/** Looks a user up by exact (case-sensitive) username. */
+export function findUserByUsername(store: DocumentStore, username: string): Promise<UserDoc | null> {
+  return usersOf(store).findOne({ username });
+}
+
+/**
+ * Creates a user with an argon2id hash of `password`. Throws 409 `USERNAME_TAKEN` when the
+ * username exists (checked first, and again by the unique index for a concurrent twin).
+ */
+export async function createUser(
+  store: DocumentStore,
+  clock: Clock,
+  input: { username: string; password: string; email?: string | undefined },
+): Promise<UserDoc> {
+  if (await findUserByUsername(store, input.username)) throw new AppError('USERNAME_TAKEN');
+  const user: UserDoc = {
+    _id: randomUUID(),
+    username: input.username,
+    passwordHash: await hashPassword(input.password),
+    created_at: clock.now().toISOString(),
+  };
+  if (input.email !== undefined) user.email = input.email;
+  try {
+    await usersOf(store).insertOne(user);
+  } catch (e) {
+    if (AppError.is(e) && e.code === 'CONFLICT') throw new AppError('USERNAME_TAKEN');
+    throw e;
+  }
+  return user;
+}
+
+/**
+ * Bootstraps the admin user from `ADMIN_USERNAME`/`ADMIN_PASSWORD` when both are set and no user
+ * of that name exists (DESIGN §5; the compose file disables registration and relies on this).
+ * Never changes an existing user's password. Safe to run from several replicas at once.
+ * Returns true when it created the user.
+ */
+export async function ensureAdmin(
+  store: DocumentStore,
+  config: Pick<GatewayConfig, 'ADMIN_USERNAME' | 'ADMIN_PASSWORD'>,
+  clock: Clock = systemClock,
+): Promise<boolean> {
+  const { ADMIN_USERNAME: username, ADMIN_PASSWORD: password } = config;
+  if (username === undefined || password === undefined) return false;
+  try {
+    await createUser(store, clock, { username, password });
+    return true;
+  } catch (e) {
+    if (AppError.is(e) && e.code === 'USERNAME_TAKEN') return false;
+    throw e;
+  }
+}

@@ -1,0 +1,17 @@
+import { authRoutes } from './auth.js';
+import { boardRoutes } from './boards.js';
+import { healthRoutes } from './health.js';
+import type { LocalRoute } from './local.js';
+import { queryRoutes } from './query.js';
+import type { RouteSpec } from './route.js';
+import { sprintRoutes } from './sprints.js';
+import { taskRoutes } from './tasks.js';
+
+/**
+ * The gateway's route table (DESIGN §9), as data: every bus-forwarded route of the four families.
+ * Registration, Swagger and the route tests all read it.
+ */
+export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...queryRoutes, ...sprintRoutes];
+
+/** Routes the gateway answers itself (auth, health, version); all public. */
+export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes];

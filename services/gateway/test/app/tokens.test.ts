@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claims, craftToken, testApp, type TestApp } from './helpers.js';
+
+const URL = '/api/v1/widgets/w1';
+let t: TestApp;
+beforeAll(async () => {
+  t = await testApp();
+});
+afterAll(async () => {
+  await t[Symbol.asyncDispose]();
+});
+
+const get = (authorization?: string) =>
+  t.app.inject({ method: 'GET', url: URL, headers: authorization === undefined ? {} : { authorization } });
+
+describe('bearer token verification', () => {
+  it('accepts a well-formed HS256 token signed with the secret (control case)', async () => {
+    const res = await get(`Bearer ${craftToken(claims())}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().userId).toBe('user-1');
+  });
+
+  const now = () => Math.floor(Date.now() / 1000);
+  const [h, p] = craftToken(claims()).split('.');
+  const cases: Array<[string, () => string | undefined]> = [
+    ['no Authorization header', () => undefined],
+    ['an empty bearer', () => 'Bearer '],
+    ['the bare word Bearer', () => 'Bearer'],
+    ['another scheme', () => 'Basic dXNlcjpwYXNzd29yZA=='],
+    ['a malformed token with two parts', () => 'Bearer abc.def'],
+    ['a malformed token with three junk parts', () => 'Bearer a.b.c'],
+    ['a token that is not a JWT', () => 'Bearer not-a-jwt'],
+    ['two tokens', () => `Bearer ${craftToken(claims())} ${craftToken(claims())}`],
+    ['an expired token', () => `Bearer ${craftToken(claims({ iat: now() - 7200, exp: now() - 60 }))}`],
+    ['a token signed with another secret', () => `Bearer ${craftToken(claims(), 'HS256', 'some-other-secret-0123456789')}`],
+    ['a tampered payload', () => `Bearer ${h}.${Buffer.from(JSON.stringify(claims({ sub: 'admin' }))).toString('base64url')}.${craftToken(claims()).split('.')[2]}`],
+    ['alg none with an empty signature', () => `Bearer ${craftToken(claims(), 'none')}`],
+    ['alg none with the signature dropped', () => `Bearer ${h}.${p}`],
+    ['HS512 signed with the same secret', () => `Bearer ${craftToken(claims(), 'HS512')}`],
+    ['HS384 signed with the same secret', () => `Bearer ${craftToken(claims(), 'HS384')}`],
+    ['RS256', () => `Bearer ${craftToken(claims(), 'RS256')}`],
+    ['a token without sub', () => `Bearer ${craftToken(claims({ sub: undefined }))}`],
+    ['a token without exp', () => `Bearer ${craftToken(claims({ exp: undefined }))}`],
+  ];
+
+  it.each(cases)('answers %s with 401 UNAUTHORIZED', async (_name, header) => {
+    const res = await get(header());
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toMatchObject({ code: 'UNAUTHORIZED', traceId: expect.any(String) });
+  });
+
+  it('says when the token has expired, so the client knows to refresh', async () => {
+    const res = await get(`Bearer ${craftToken(claims({ iat: now() - 7200, exp: now() - 60 }))}`);
+    expect(res.json().message).toBe('The access token has expired');
+  });
+});

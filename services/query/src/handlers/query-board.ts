@@ -1,0 +1,22 @@
+import type { Handler } from '@app/shared/bus';
+import type { QueryOps } from '@app/shared/contracts';
+import { boardScopeFilter, toTask, type ServiceDeps } from '@app/shared/domain';
+import { compileQuery, parseQuery } from '@app/shared/query';
+import { DEFAULT_PAGE_SIZE, findPage, readableBoard, tasksOf } from '../reads.js';
+
+/**
+ * Free query within one board (SPEC "POST /api/v1/boards/{boardId}/query"): the board's
+ * visibility scope (`boardScopeFilter`, DESIGN §5, including its default_tags) ANDed with the
+ * compiled query; full task objects. Errors: 404 `BOARD_NOT_FOUND` (missing or unreadable),
+ * 400 query errors.
+ */
+export const queryBoard =
+  ({ store, clock }: ServiceDeps): Handler<typeof QueryOps.board> =>
+  async (input, ctx) => {
+    const { filter, sort } = compileQuery(parseQuery(input.query ?? ''), { now: clock.now() });
+    const { board, principal } = await readableBoard(store, ctx, input.boardId);
+    const page = input.page ?? 1;
+    const pageSize = input.page_size ?? DEFAULT_PAGE_SIZE;
+    const { docs, total } = await findPage(tasksOf(store), { $and: [boardScopeFilter(board, principal), filter] }, sort, page, pageSize);
+    return { data: docs.map((d) => toTask(d)), total, page };
+  };

@@ -1,0 +1,38 @@
+import type { Handler } from '@app/shared/bus';
+import type { ColumnCard, QueryOps } from '@app/shared/contracts';
+import { boardScopeFilter, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
+import { decodeMetadata } from '@app/shared/store';
+import { columnOf, compileColumn, DEFAULT_PAGE_SIZE, findPage, readableBoard, sprintFor, tasksOf } from '../reads.js';
+
+/** The card shape of the column read: id, title, status, tags, metadata (API keys). */
+function toCard(doc: TaskDoc): ColumnCard {
+  return { id: doc._id, title: doc.title, status: doc.status, tags: doc.tags, metadata: decodeMetadata(doc.metadata) };
+}
+
+/** Only the fields a card shows are fetched. */
+const CARD_FIELDS = { title: 1, status: 1, tags: 1, metadata: 1 } as const;
+
+/**
+ * Column read (Draft; SPEC "POST /api/v1/boards/{boardId}/columns/{columnId}/query"): the
+ * column's effective query within the board scope, paginated per column, echoing
+ * `effective_query`. Errors: 404 `BOARD_NOT_FOUND` / `COLUMN_NOT_FOUND`; 400 for a bad `filter`
+ * (position relative to the filter text).
+ */
+export const queryColumn =
+  ({ store, clock }: ServiceDeps): Handler<typeof QueryOps.column> =>
+  async (input, ctx) => {
+    const { board, principal } = await readableBoard(store, ctx, input.boardId);
+    const column = columnOf(board, input.columnId);
+    const compiled = compileColumn(board, column, sprintFor(board, input.sprint), clock.now(), input.filter);
+    const page = input.page ?? 1;
+    const pageSize = input.page_size ?? DEFAULT_PAGE_SIZE;
+    const { docs, total } = await findPage(
+      tasksOf(store),
+      { $and: [boardScopeFilter(board, principal), compiled.filter] },
+      compiled.sort,
+      page,
+      pageSize,
+      CARD_FIELDS,
+    );
+    return { data: docs.map(toCard), total, page, page_size: pageSize, effective_query: compiled.text };
+  };

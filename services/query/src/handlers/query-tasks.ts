@@ -1,0 +1,50 @@
+import type { Handler } from '@app/shared/bus';
+import type { QueryOps, SortDTO } from '@app/shared/contracts';
+import { readableTasksFilter, toTask, type ServiceDeps } from '@app/shared/domain';
+import { AppError, invalidField } from '@app/shared/errors';
+import { compileQuery, fieldPath, parseQuery } from '@app/shared/query';
+import type { Sort } from '@app/shared/store';
+import { callerPrincipal, DEFAULT_PAGE_SIZE, findPage, tasksOf } from '../reads.js';
+
+/**
+ * The store sort of a SortDTO override: the field's stored path, then the `_id` tie-breaker.
+ * An unknown column is 400 `VALIDATION_FAILED` naming `/sort/column`.
+ */
+function sortOverride(s: SortDTO): Sort {
+  let path: string;
+  try {
+    path = fieldPath(s.column);
+  } catch (e) {
+    if (!AppError.is(e)) throw e;
+    const hint = typeof e.details?.suggestion === 'string' ? `; did you mean "${e.details.suggestion}"?` : '';
+    throw invalidField('/sort/column', `unknown column "${s.column}"${hint}`, 'unknown-field');
+  }
+  const dir = s.direction === 'asc' ? 1 : -1;
+  return path === '_id' ? { _id: dir } : { [path]: dir, _id: 1 };
+}
+
+/**
+ * Global task query gate (SPEC "POST /api/v1/tasks/query"). The caller's read scope
+ * (`readableTasksFilter`, DESIGN §5) is ANDed with the compiled query, so the query text can only
+ * narrow it. `sort` replaces the query's ORDER BY. `view: lite` omits `description` (not fetched).
+ * Errors: 400 `QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD` / `QUERY_TOO_LONG` / `VALIDATION_FAILED`.
+ */
+export const queryTasks =
+  ({ store, clock }: ServiceDeps): Handler<typeof QueryOps.tasks> =>
+  async (input, ctx) => {
+    const compiled = compileQuery(parseQuery(input.query ?? ''), { now: clock.now() });
+    const sort = input.sort ? sortOverride(input.sort) : compiled.sort;
+    const principal = await callerPrincipal(store, ctx);
+    const page = input.page ?? 1;
+    const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
+    const view = input.view === 'lite' ? 'lite' : 'full';
+    const { docs, total } = await findPage(
+      tasksOf(store),
+      { $and: [readableTasksFilter(principal), compiled.filter] },
+      sort,
+      page,
+      pageSize,
+      view === 'lite' ? { description: 0 } : undefined,
+    );
+    return { data: docs.map((d) => toTask(d, view)), total, page, pageSize, totalPages: Math.ceil(total / pageSize) };
+  };

@@ -1,0 +1,93 @@
+import { AppError } from '@app/shared/errors';
+import { canReadBoard, loadPrincipal, type BoardDoc, type ColumnDef, type Principal, type TaskDoc } from '@app/shared/domain';
+import { Collections, type Collection, type DocumentStore, type Filter, type Projection, type Sort } from '@app/shared/store';
+import type { CallContext } from '@app/shared/bus';
+import { buildEffectiveQuery, compileQuery } from '@app/shared/query';
+
+/** Default page size of every list read (SPEC "Limits"; DESIGN §6). */
+export const DEFAULT_PAGE_SIZE = 20;
+
+/** The `tasks` collection. */
+export function tasksOf(store: DocumentStore): Collection<TaskDoc> {
+  return store.collection<TaskDoc>(Collections.tasks);
+}
+
+/** The caller's principal; a request without a user id is 401 `UNAUTHORIZED` (the gateway always sets one). */
+export async function callerPrincipal(store: DocumentStore, ctx: CallContext): Promise<Principal> {
+  if (ctx.userId === undefined) throw new AppError('UNAUTHORIZED');
+  return loadPrincipal(store, ctx.userId);
+}
+
+/**
+ * Loads the caller's principal and the board in parallel (two round trips, one latency).
+ * A missing board and one the caller cannot read are the same 404 `BOARD_NOT_FOUND` (DESIGN §4).
+ */
+export async function readableBoard(store: DocumentStore, ctx: CallContext, boardId: string): Promise<{ board: BoardDoc; principal: Principal }> {
+  const [principal, board] = await Promise.all([
+    callerPrincipal(store, ctx),
+    store.collection<BoardDoc>(Collections.boards).findOne({ _id: boardId }),
+  ]);
+  if (!board || !canReadBoard(principal, board)) throw new AppError('BOARD_NOT_FOUND', { details: { boardId } });
+  return { board, principal };
+}
+
+/** The board's column `columnId`, or 404 `COLUMN_NOT_FOUND`. */
+export function columnOf(board: BoardDoc, columnId: string): ColumnDef {
+  const column = board.columns.find((c) => c.id === columnId);
+  if (!column) throw new AppError('COLUMN_NOT_FOUND', { details: { boardId: board._id, columnId } });
+  return column;
+}
+
+/**
+ * The sprint a column read or summary filters by (SPEC "column read"): `active` → the board's
+ * `activeSprintId` (none → no sprint clause), `none` → no clause, anything else → that sprint id.
+ */
+export function sprintFor(board: BoardDoc, choice = 'active'): string | undefined {
+  if (choice === 'active') return board.activeSprintId;
+  if (choice === 'none') return undefined;
+  return choice;
+}
+
+/**
+ * One page of `filter` in `sort` order, and the total match count (two round trips, run together).
+ * `sort` must end with the unique `_id` tie-breaker so pages never overlap or skip (DESIGN §6).
+ */
+export async function findPage(
+  tasks: Collection<TaskDoc>,
+  filter: Filter,
+  sort: Sort,
+  page: number,
+  pageSize: number,
+  projection?: Projection,
+): Promise<{ docs: TaskDoc[]; total: number }> {
+  const [docs, total] = await Promise.all([
+    tasks.find(filter, { sort, skip: (page - 1) * pageSize, limit: pageSize, ...(projection ? { projection } : {}) }),
+    tasks.countDocuments(filter),
+  ]);
+  return { docs, total };
+}
+
+/** A column's effective query (DESIGN §7), printed and compiled. */
+export interface CompiledColumn {
+  column: ColumnDef;
+  /** Canonical text, echoed as `effective_query`. */
+  text: string;
+  filter: Filter;
+  sort: Sort;
+}
+
+/**
+ * Assembles a column's effective query, `(column query) AND ('t' IN tags)… AND app.sprint = '<id>'
+ * AND (filter) ORDER BY <column order or metadata.order ASC>` (DESIGN §7), and compiles it.
+ * The column read and the board summary both use it. A bad `filter` is 400 `QUERY_SYNTAX` with
+ * the position relative to the filter text.
+ */
+export function compileColumn(board: BoardDoc, column: ColumnDef, sprintId: string | undefined, now: Date, filter?: string): CompiledColumn {
+  const effective = buildEffectiveQuery({
+    column: column.query,
+    defaultTags: board.default_tags,
+    ...(sprintId !== undefined ? { sprintId } : {}),
+    ...(filter !== undefined ? { filter } : {}),
+  });
+  return { column, text: effective.text, ...compileQuery(effective.query, { now }) };
+}

@@ -1,0 +1,35 @@
+import { bind } from '@app/shared/bus';
+import { QueryOps } from '@app/shared/contracts';
+import type { ServiceDefinition } from '@app/shared/domain';
+import { Collections, metadataPath, type IndexSpec } from '@app/shared/store';
+import { boardSummary } from './handlers/board-summary.js';
+import { queryBoard } from './handlers/query-board.js';
+import { queryColumn } from './handlers/query-column.js';
+import { queryTasks } from './handlers/query-tasks.js';
+
+const taskIndex = (keys: IndexSpec['keys']): IndexSpec => ({ collection: Collections.tasks, keys });
+
+/**
+ * The query service (DESIGN §1): every read of task lists. Queue group `query`; run N replicas
+ * and NATS spreads requests across them. Reads only; the indexes serve the scope filters
+ * (live + owner / group), the common sorts and metadata lookups (wildcard + `app.sprint`).
+ */
+export const queryService: ServiceDefinition = {
+  name: 'query',
+  bindings: (deps) => [
+    bind(QueryOps.tasks, queryTasks(deps)),
+    bind(QueryOps.board, queryBoard(deps)),
+    bind(QueryOps.column, queryColumn(deps)),
+    bind(QueryOps.summary, boardSummary(deps)),
+  ],
+  indexes: [
+    taskIndex({ deleted: 1, created_by: 1 }),
+    taskIndex({ deleted: 1, groupId: 1 }),
+    taskIndex({ status: 1 }),
+    taskIndex({ tags: 1 }),
+    taskIndex({ created_at: 1 }),
+    taskIndex({ updated_at: 1 }),
+    taskIndex({ 'metadata.$**': 1 }),
+    taskIndex({ [metadataPath('app.sprint')]: 1 }),
+  ],
+};

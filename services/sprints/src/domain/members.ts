@@ -1,0 +1,41 @@
+import type { TaskDoc } from '@app/shared/domain';
+import { escapeKey } from '@app/shared/store';
+
+/** The status that marks a member finished and a sprint closed (DESIGN §8). */
+export const DONE = 'done';
+
+/** Stored metadata keys the sprint rules read (escaped, see `store/keys.ts`). */
+export const StoredKeys = {
+  type: escapeKey('app.type'),
+  sprint: escapeKey('app.sprint'),
+  points: escapeKey('app.points'),
+} as const;
+
+/** A sprint member as the close reads it. `points` is undefined when `app.points` is not a number. */
+export interface Member {
+  id: string;
+  title: string;
+  status: string;
+  points: number | undefined;
+}
+
+/** True when the task is a sprint: metadata `app.type` = `sprint` (SPEC "What the service does"). */
+export function isSprint(t: Pick<TaskDoc, 'metadata'>): boolean {
+  return t.metadata[StoredKeys.type] === 'sprint';
+}
+
+/** Reads a stored task (projected to id, title, status, `app.points`) as a {@link Member}. */
+export function toMember(t: Pick<TaskDoc, '_id' | 'title' | 'status' | 'metadata'>): Member {
+  const p = t.metadata?.[StoredKeys.points];
+  return { id: t._id, title: t.title, status: t.status, points: typeof p === 'number' && Number.isFinite(p) ? p : undefined };
+}
+
+/**
+ * Velocity of a sprint (DESIGN §8): the sum of the numeric `app.points` of its finished members.
+ * Members without numeric points (missing, strings — even numeric ones —, booleans…) add nothing.
+ * Rounded to 6 decimals so fractional points add up as people expect (0.1 + 0.2 = 0.3).
+ */
+export function velocityOf(finished: readonly Member[]): number {
+  const sum = finished.reduce((acc, m) => acc + (m.points ?? 0), 0);
+  return Math.round(sum * 1e6) / 1e6;
+}

@@ -1,0 +1,143 @@
+import type { Handler } from '@app/shared/bus';
+import { SprintsOps, type CloseSprintResult } from '@app/shared/contracts';
+import {
+  canReadBoard, canReadTask, canWriteBoard, canWriteTask, loadPrincipal, newNoteDoc,
+  type BoardDoc, type NoteDoc, type Principal, type ServiceDeps, type TaskDoc,
+} from '@app/shared/domain';
+import { AppError } from '@app/shared/errors';
+import { Collections, type Session, type Update } from '@app/shared/store';
+import { DONE, StoredKeys, isSprint, toMember, velocityOf } from '../domain/members.js';
+import { renderRetroNote } from '../domain/retro-note.js';
+import { resolveTarget, targetValue, type Target } from '../domain/target.js';
+
+/** The close outcome recorded on the sprint task (`TaskDoc.sprintClose`), replayed on a repeat close. */
+type SprintCloseRecord = CloseSprintResult & { rollover?: string; closed_at: string; closed_by: string };
+
+const SPRINT_PATH = `metadata.${StoredKeys.sprint}`;
+const TYPE_PATH = `metadata.${StoredKeys.type}`;
+const POINTS_PATH = `metadata.${StoredKeys.points}`;
+
+/**
+ * `sprints.close` (SPEC "Sprint rhythm", DESIGN §8). Everything, reads included, runs in ONE
+ * `store.withTransaction`, so any failure leaves nothing written and a retry starts afresh. Store
+ * round trips are constant: the members are read with one find and rolled over with one
+ * updateMany, and the boards are repointed with one updateMany.
+ *
+ * Errors: 404 `TASK_NOT_FOUND` (missing, deleted or unreadable sprint), 403 `FORBIDDEN` (readable,
+ * not writable), 400 `NOT_A_SPRINT`, `SPRINT_ALREADY_CLOSED`, `SPRINT_ROLLOVER_INVALID`,
+ * `SPRINT_ROLLOVER_REQUIRED` (`details.unfinished: [{id, title, status}]`), 503 from the store.
+ */
+export function closeSprint({ store, clock }: ServiceDeps): Handler<typeof SprintsOps.close> {
+  const tasks = store.collection<TaskDoc>(Collections.tasks);
+  const boards = store.collection<BoardDoc>(Collections.boards);
+  const notes = store.collection<NoteDoc>(Collections.notes);
+
+  return async ({ sprintId, rollover }, ctx) => {
+    const userId = ctx.userId;
+    if (userId === undefined) throw new AppError('UNAUTHORIZED');
+
+    return store.withTransaction(async (session) => {
+      const principal = await loadPrincipal(store, userId, session);
+      // The sprint and the rollover candidate in one read.
+      const found = await tasks.find({ _id: { $in: [sprintId, rollover ?? sprintId] }, deleted: false }, { session });
+      const sprint = found.find((t) => t._id === sprintId);
+      if (!sprint || !canReadTask(principal, sprint)) {
+        throw new AppError('TASK_NOT_FOUND', { message: `Task ${sprintId} not found`, details: { id: sprintId } });
+      }
+      if (!canWriteTask(principal, sprint)) {
+        throw new AppError('FORBIDDEN', { message: `You may read sprint ${sprintId} but not close it`, details: { id: sprintId } });
+      }
+      if (!isSprint(sprint)) {
+        throw new AppError('NOT_A_SPRINT', { message: `Task ${sprintId} is not a sprint (its app.type is not "sprint")`, details: { id: sprintId } });
+      }
+      if (sprint.status === DONE) return replay(sprint, rollover);
+
+      const target = resolveTarget(principal, sprintId, rollover, found.find((t) => t._id === rollover));
+      // Sprint tasks are never members: a next sprint created on a board during this one carries
+      // its app.sprint, and must neither block the close nor be rolled into itself.
+      const members = (
+        await tasks.find(
+          { deleted: false, [SPRINT_PATH]: sprintId, [TYPE_PATH]: { $ne: 'sprint' } },
+          { session, sort: { created_at: 1, _id: 1 }, projection: { _id: 1, title: 1, status: 1, [POINTS_PATH]: 1 } },
+        )
+      ).map(toMember);
+      const finished = members.filter((m) => m.status === DONE);
+      const unfinished = members.filter((m) => m.status !== DONE);
+      if (unfinished.length > 0 && target.kind === 'none') {
+        throw new AppError('SPRINT_ROLLOVER_REQUIRED', {
+          message: `Sprint ${sprintId} has ${unfinished.length} unfinished member(s); send rollover "backlog" or the id of an open sprint`,
+          details: { unfinished: unfinished.map(({ id, title, status }) => ({ id, title, status })) },
+        });
+      }
+      const { rotated, skipped } = await boardsToRotate(principal, sprintId, session);
+
+      const at = clock.now();
+      const now = at.toISOString();
+      const stamp = { updated_at: now, updated_by: userId };
+      const velocity = velocityOf(finished);
+      const result: CloseSprintResult = {
+        sprintId,
+        target: targetValue(target),
+        completed: finished.length,
+        rolledOver: unfinished.length,
+        rotatedBoardIds: rotated,
+        skippedBoardIds: skipped,
+        velocity,
+      };
+      const record: SprintCloseRecord = { ...result, ...(rollover === undefined ? {} : { rollover }), closed_at: now, closed_by: userId };
+
+      if (unfinished.length > 0) {
+        await tasks.updateMany({ _id: { $in: unfinished.map((m) => m.id) } }, pointAt(target, SPRINT_PATH, stamp), { session });
+      }
+      const content = renderRetroNote({
+        sprint: { id: sprintId, title: sprint.title, kickoff: sprint.kickoff, deadline: sprint.deadline },
+        finished, unfinished, target, velocity, closedAt: now, closedBy: userId,
+      });
+      await notes.insertOne(newNoteDoc(sprintId, content, userId, at), { session });
+      await tasks.updateOne({ _id: sprintId }, { $set: { status: DONE, sprintClose: record, ...stamp } }, { session });
+      if (rotated.length > 0) {
+        await boards.updateMany({ _id: { $in: rotated } }, pointAt(target, 'activeSprintId', stamp), { session });
+      }
+      return result;
+    });
+  };
+
+  /** Boards whose `activeSprintId` is the sprint: writable ones rotate, readable-only ones are skipped. */
+  async function boardsToRotate(p: Principal, sprintId: string, session: Session) {
+    const pointing = await boards.find(
+      { activeSprintId: sprintId },
+      { session, sort: { _id: 1 }, projection: { _id: 1, owner_id: 1, groupId: 1, groupPermission: 1 } },
+    );
+    return {
+      rotated: pointing.filter((b) => canWriteBoard(p, b)).map((b) => b._id),
+      skipped: pointing.filter((b) => canReadBoard(p, b) && !canWriteBoard(p, b)).map((b) => b._id),
+    };
+  }
+}
+
+/** The update that points `path` at the target sprint, or removes it (backlog, or no target). */
+function pointAt(target: Target, path: string, stamp: Record<string, string>): Update {
+  return target.kind === 'sprint' ? { $set: { [path]: target.id, ...stamp } } : { $unset: { [path]: '' }, $set: stamp };
+}
+
+/**
+ * A repeat close of a `done` sprint (DESIGN §8): the recorded outcome when the rollover matches,
+ * else 400 `SPRINT_ALREADY_CLOSED` (also for a sprint set to `done` without close-sprint).
+ */
+function replay(sprint: TaskDoc, rollover: string | undefined): CloseSprintResult {
+  const rec = sprint.sprintClose as SprintCloseRecord | undefined;
+  if (!rec) {
+    throw new AppError('SPRINT_ALREADY_CLOSED', {
+      message: `Sprint ${sprint._id} is done but was never closed with close-sprint; reopen it (set another status) to close it`,
+      details: { sprintId: sprint._id },
+    });
+  }
+  if (rec.rollover !== rollover) {
+    throw new AppError('SPRINT_ALREADY_CLOSED', {
+      message: `Sprint ${sprint._id} was already closed with rollover ${rec.rollover === undefined ? '(none)' : `"${rec.rollover}"`}; repeat that rollover to read the outcome`,
+      details: { sprintId: sprint._id, closedWith: rec.target },
+    });
+  }
+  const { sprintId, target, completed, rolledOver, rotatedBoardIds, skippedBoardIds, velocity } = rec;
+  return { sprintId, target, completed, rolledOver, rotatedBoardIds, skippedBoardIds, velocity };
+}

@@ -1,0 +1,69 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EmbeddedStore, type DocumentStore } from '@app/shared/store';
+import { FaultyStore, type StoreCall } from '@app/shared/testing';
+import { aBoard, aMember, aSprint, reads, seed, serveSprints, snapshot, users } from '../fixtures.js';
+
+let inner: DocumentStore;
+let store: FaultyStore;
+let svc: Awaited<ReturnType<typeof serveSprints>>;
+
+beforeEach(async () => {
+  inner = EmbeddedStore.memory();
+  store = new FaultyStore(inner);
+  svc = await serveSprints(store);
+});
+afterEach(async () => {
+  await svc.bus.close();
+  await store.close();
+});
+
+/** A sprint with finished and unfinished members, a next sprint and a board pointing at the sprint. */
+async function world() {
+  const u = users();
+  const sprint = aSprint({ owner: u.alice });
+  const next = aSprint({ owner: u.alice });
+  const done = aMember(sprint._id, { owner: u.alice, status: 'done', points: 3 });
+  const open = [aMember(sprint._id, { owner: u.alice, status: 'doing' }), aMember(sprint._id, { owner: u.alice, status: 'todo' })];
+  const board = aBoard({ owner: u.alice, activeSprintId: sprint._id });
+  await seed(inner, { tasks: [sprint, next, done, ...open], boards: [board] });
+  return { u, sprint, next, done, open, board };
+}
+
+const isRollover = (c: StoreCall) => c.collection === 'tasks' && c.op === 'updateMany' && c.inTransaction;
+
+describe('close-sprint under store faults', () => {
+  // Each write that follows the rollover of the members, inside the transaction.
+  it.each([
+    ['the retro note', (c: StoreCall) => c.collection === 'notes' && c.op === 'insertOne'],
+    ['marking the sprint done', (c: StoreCall) => c.collection === 'tasks' && c.op === 'updateOne'],
+    ['repointing the boards', (c: StoreCall) => c.collection === 'boards' && c.op === 'updateMany'],
+  ])('a fault at %s, after the rollover write, leaves nothing changed; the retry succeeds', async (_, step) => {
+    const w = await world();
+    const before = await snapshot(inner);
+    store.failOn((c) => c.inTransaction && step(c));
+
+    await expect(svc.close(w.u.alice, w.sprint._id, { rollover: w.next._id })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', status: 503 });
+
+    const failedAt = store.calls.findIndex((c) => c.inTransaction && step(c));
+    expect(store.calls.findIndex(isRollover)).toBeGreaterThanOrEqual(0);
+    expect(store.calls.findIndex(isRollover)).toBeLessThan(failedAt);
+    const r = reads(inner);
+    expect((await r.task(w.sprint._id))?.status).toBe('doing');
+    expect(await r.membersOf(w.sprint._id)).toEqual([w.done._id, ...w.open.map((t) => t._id)].sort());
+    expect(await r.membersOf(w.next._id)).toEqual([]);
+    expect(await r.notesOf(w.sprint._id)).toEqual([]);
+    expect((await r.board(w.board._id))?.activeSprintId).toBe(w.sprint._id);
+    expect(await snapshot(inner)).toEqual(before);
+
+    const out = await svc.close(w.u.alice, w.sprint._id, { rollover: w.next._id });
+
+    expect(out).toEqual({
+      sprintId: w.sprint._id, target: w.next._id, completed: 1, rolledOver: 2,
+      rotatedBoardIds: [w.board._id], skippedBoardIds: [], velocity: 3,
+    });
+    expect((await r.task(w.sprint._id))?.status).toBe('done');
+    expect(await r.membersOf(w.next._id)).toEqual(w.open.map((t) => t._id).sort());
+    expect(await r.notesOf(w.sprint._id)).toHaveLength(1);
+    expect((await r.board(w.board._id))?.activeSprintId).toBe(w.next._id);
+  });
+});

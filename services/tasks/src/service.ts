@@ -1,0 +1,37 @@
+import { bind } from '@app/shared/bus';
+import { TasksOps } from '@app/shared/contracts';
+import type { ServiceDefinition } from '@app/shared/domain';
+import { Collections, type IndexSpec } from '@app/shared/store';
+import { create } from './handlers/create.js';
+import { deleteMetadata } from './handlers/delete-metadata.js';
+import { get } from './handlers/get.js';
+import { movePath } from './handlers/move-path.js';
+import { addNote, listNotes } from './handlers/notes.js';
+import { remove } from './handlers/remove.js';
+import { setMetadata } from './handlers/set-metadata.js';
+import { update } from './handlers/update.js';
+
+const taskIndex = (field: string): IndexSpec => ({ collection: Collections.tasks, keys: { [field]: 1 } });
+
+/**
+ * The tasks service (DESIGN §1): task create, the task detail family, metadata writes, folder
+ * move and notes, on subjects `tasks.*`.
+ */
+export const tasksService: ServiceDefinition = {
+  name: 'tasks',
+  bindings: (deps) => [
+    bind(TasksOps.create, create(deps)),
+    bind(TasksOps.get, get(deps)),
+    bind(TasksOps.update, update(deps)),
+    bind(TasksOps.remove, remove(deps)),
+    bind(TasksOps.setMetadata, setMetadata(deps)),
+    bind(TasksOps.deleteMetadata, deleteMetadata(deps)),
+    bind(TasksOps.movePath, movePath(deps)),
+    bind(TasksOps.addNote, addNote(deps)),
+    bind(TasksOps.listNotes, listNotes(deps)),
+  ],
+  indexes: [
+    ...['created_by', 'groupId', 'deleted', 'status', 'tags', 'metadata.$**', 'created_at', 'updated_at'].map(taskIndex),
+    { collection: Collections.notes, keys: { task_id: 1, created_at: 1 } },
+  ],
+};

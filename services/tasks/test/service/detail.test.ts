@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { TasksOps } from '@app/shared/contracts';
+import { ALICE, BOB, CAROL, buildTasks, rejects } from './fixture.js';
+
+describe('tasks.get', () => {
+  it('returns the task with notes and summaries of linked tasks in link order', async () => {
+    await using t = await buildTasks();
+    const parent = await t.newTask('parent');
+    const a = await t.newTask('a', ALICE, { status: 'done' });
+    const b = await t.newTask('b');
+    const task = await t.newTask('child', ALICE, { derived_from_id: parent.id, linked_to_ids: [b.id, a.id] });
+    const note = await t.call(TasksOps.addNote, { taskId: task.id, content: 'first' });
+    const detail = await t.call(TasksOps.get, { taskId: task.id });
+    expect(detail).toEqual({
+      ...task,
+      notes: [note],
+      derivedFrom: { id: parent.id, title: 'parent', status: 'todo' },
+      linkedTo: [{ id: b.id, title: 'b', status: 'todo' }, { id: a.id, title: 'a', status: 'done' }],
+    });
+  });
+
+  it('leaves out links the caller cannot read and links to deleted tasks', async () => {
+    await using t = await buildTasks();
+    const shared = await t.newTask('shared');
+    const gone = await t.newTask('gone');
+    const task = await t.newTask('child', ALICE, { derived_from_id: gone.id, linked_to_ids: [shared.id, gone.id] });
+    await t.share(task.id, 'r', [BOB]);
+    await t.call(TasksOps.remove, { taskId: gone.id });
+    const forAlice = await t.call(TasksOps.get, { taskId: task.id });
+    expect(forAlice.linkedTo.map((l) => l.title)).toEqual(['shared']);
+    expect(forAlice).not.toHaveProperty('derivedFrom');
+    // bob reads the task through the group, but not the private task it links to
+    const forBob = await t.call(TasksOps.get, { taskId: task.id }, BOB);
+    expect(forBob.linkedTo).toEqual([]);
+    expect(forBob.linkedToIds).toEqual([shared.id, gone.id]);
+  });
+
+  it('answers 404 TASK_NOT_FOUND to other users, unknown ids and ids that are not UUIDs', async () => {
+    await using t = await buildTasks();
+    const task = await t.newTask();
+    await rejects(t.call(TasksOps.get, { taskId: task.id }, BOB), 'TASK_NOT_FOUND');
+    await rejects(t.call(TasksOps.get, { taskId: '00000000-0000-4000-8000-000000000000' }), 'TASK_NOT_FOUND');
+    await rejects(t.call(TasksOps.get, { taskId: 'not-a-uuid' }), 'TASK_NOT_FOUND');
+  });
+
+  it('lets members of the task group read it, with either permission', async () => {
+    await using t = await buildTasks();
+    const r = await t.newTask('r');
+    const rw = await t.newTask('rw');
+    await t.share(r.id, 'r', [BOB]);
+    await t.share(rw.id, 'rw', [CAROL]);
+    expect((await t.call(TasksOps.get, { taskId: r.id }, BOB)).title).toBe('r');
+    expect((await t.call(TasksOps.get, { taskId: rw.id }, CAROL)).title).toBe('rw');
+    await rejects(t.call(TasksOps.get, { taskId: rw.id }, BOB), 'TASK_NOT_FOUND');
+  });
+});

@@ -1,0 +1,245 @@
+import { Type, type Static, type TProperties } from '@sinclair/typebox';
+import { Task } from '../domain/task.js';
+import { op } from './op.js';
+import { StringEnum } from './query.js';
+import { TaskCreateFields } from './tasks.js';
+
+/**
+ * Contracts of the boards service (SPEC "Board", "Column definition", "Applied action", board
+ * endpoints; DESIGN §5, §7, §9): board lifecycle, columns and their actions, sharing, groups, card
+ * create on a board and card move.
+ *
+ * HTTP body schemas are exported for the gateway's route rows; they carry
+ * `additionalProperties: false` so unknown fields are stripped (ignored). Bus requests are the path
+ * parameters plus the body's properties. All schemas are Swagger-2.0-safe (no unions, enums or
+ * nullables; string enums through `StringEnum`). Semantic rules (column ids, column queries, action
+ * shapes) live in `domain/columns.ts`; wrong JSON types are rejected here.
+ */
+
+/** Path parameter `boardId`. Any string: an unknown id is a 404 `BOARD_NOT_FOUND`, not a 400. */
+export const BoardPathParams = Type.Object({ boardId: Type.String({ minLength: 1 }) });
+/** Path parameters of the card move. */
+export const BoardTaskParams = Type.Object({ boardId: Type.String({ minLength: 1 }), taskId: Type.String({ minLength: 1 }) });
+/** Path parameter `groupId`. */
+export const GroupParams = Type.Object({ groupId: Type.String({ minLength: 1 }) });
+/** Path parameters of the member removal. */
+export const GroupMemberParams = Type.Object({ groupId: Type.String({ minLength: 1 }), userId: Type.String({ minLength: 1 }) });
+
+const Tags = Type.Array(Type.String({ minLength: 1 }), { description: 'duplicates are dropped' });
+const Metadata = Type.Object({}, { additionalProperties: true, description: 'free-form settings; keys may contain dots' });
+const BoardType = StringEnum(['private', 'shared']);
+const Permission = StringEnum(['r', 'rw'], { description: '`r` read, `rw` read-write' });
+const ColumnId = Type.String({
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$',
+  description: '1..64 letters, digits, `.`, `_`, `-`; kept stable across writes',
+});
+
+/** One enter or exit action of a column as returned (DESIGN §7, `ColumnAction` in domain/board.ts). */
+export const ColumnAction = Type.Object({
+  trigger: StringEnum(['enter', 'exit']),
+  field: Type.String({ description: '`status`, `assignee`, `path`, `kickoff`, `deadline`, `tags` or `metadata.<key>`' }),
+  operation: StringEnum(['set', 'add', 'remove', 'clear'], { description: '`add`/`remove` only on `tags`; `clear` has no value' }),
+  value: Type.Optional(Type.Unknown({ description: '`set`: the value; `add`/`remove`: array of tags' })),
+  source: StringEnum(['query', 'manual'], { description: '`query` actions are regenerated from the column query on every board write' }),
+});
+
+/** An action as a client sends it; `source` defaults to `manual`, and sent `query` actions are replaced. */
+export const ColumnActionInput = Type.Object(
+  { ...ColumnAction.properties, source: Type.Optional(ColumnAction.properties.source) },
+  { additionalProperties: false },
+);
+export type ColumnActionInput = Static<typeof ColumnActionInput>;
+
+/** A column definition as returned (SPEC "Column definition"; DESIGN §7). */
+export const Column = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  query: Type.String({ description: 'column query (query language); may be empty or only an ORDER BY' }),
+  actions: Type.Array(ColumnAction),
+  wip_limit: Type.Optional(Type.Integer({ minimum: 1 })),
+});
+
+/** A column as a client sends it: the id is backfilled when missing (`col-<slug of name>`). */
+export const ColumnInput = Type.Object(
+  {
+    id: Type.Optional(ColumnId),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    query: Type.Optional(Type.String({ maxLength: 10_000, description: 'default empty (every task in the board scope)' })),
+    actions: Type.Optional(Type.Array(ColumnActionInput, { description: 'manual actions; `query` actions are regenerated' })),
+    wip_limit: Type.Optional(Type.Integer({ minimum: 1, description: 'work-in-progress limit; the summary flags columns over it' })),
+  },
+  { additionalProperties: false },
+);
+export type ColumnInput = Static<typeof ColumnInput>;
+
+/** The board object (SPEC "Board"; DESIGN §9: returned unwrapped). */
+export const Board = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  board_type: BoardType,
+  columns: Type.Array(Column),
+  default_tags: Type.Array(Type.String()),
+  metadata: Type.Object({}, { additionalProperties: true }),
+  activeSprintId: Type.Optional(Type.String({ description: 'the board\'s running sprint; absent when none' })),
+  owner_id: Type.String(),
+  group_id: Type.Optional(Type.String({ description: 'the group the board is shared with' })),
+  permission: Type.Optional(Permission),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+  is_owner: Type.Boolean(),
+});
+export type Board = Static<typeof Board>;
+
+/** `GET /boards`: the caller's own boards and the boards shared with its groups (not owned), each oldest first. */
+export const BoardList = Type.Object({ owned_boards: Type.Array(Board), shared_boards: Type.Array(Board) });
+
+const BoardWritable = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  columns: Type.Array(ColumnInput, { maxItems: 100 }),
+  default_tags: Tags,
+  metadata: Metadata,
+} satisfies TProperties;
+
+/** Body of `POST /boards`. */
+export const BoardCreateBody = Type.Object(
+  {
+    name: BoardWritable.name,
+    board_type: BoardType,
+    columns: Type.Optional(BoardWritable.columns),
+    default_tags: Type.Optional(BoardWritable.default_tags),
+    metadata: Type.Optional(BoardWritable.metadata),
+  },
+  { additionalProperties: false },
+);
+export type BoardCreateBody = Static<typeof BoardCreateBody>;
+
+/** Body of `PUT /boards/{id}`: only carried fields change; `columns` replaces the whole list. */
+export const BoardUpdateBody = Type.Object(
+  {
+    name: Type.Optional(BoardWritable.name),
+    columns: Type.Optional(BoardWritable.columns),
+    default_tags: Type.Optional(BoardWritable.default_tags),
+    metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'replaces the whole board metadata' })),
+    activeSprintId: Type.Optional(Type.String({ description: 'id of a sprint task the caller can read; `""` clears it' })),
+  },
+  { additionalProperties: false },
+);
+export type BoardUpdateBody = Static<typeof BoardUpdateBody>;
+
+/** Body of `POST /boards/{id}/share`. */
+export const BoardShareBody = Type.Object(
+  { group_id: Type.String({ minLength: 1 }), permission: Permission },
+  { additionalProperties: false },
+);
+export type BoardShareBody = Static<typeof BoardShareBody>;
+
+/** Body of `POST /boards/preview-actions`. */
+export const PreviewActionsBody = Type.Object(
+  {
+    query: Type.String({ maxLength: 10_000, description: 'a column query' }),
+    default_tags: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'board default_tags to include, as a board write would' })),
+  },
+  { additionalProperties: false },
+);
+export type PreviewActionsBody = Static<typeof PreviewActionsBody>;
+export const PreviewActionsResult = Type.Object({ actions: Type.Array(ColumnAction) });
+
+/** Body of `POST /boards/{boardId}/tasks` (SPEC "Board day-to-day"). */
+export const BoardTaskCreateBody = Type.Object(
+  {
+    ...TaskCreateFields,
+    column_id: Type.Optional(
+      Type.String({ minLength: 1, description: 'Draft: initial values from the column\'s enter actions (sent fields win) and `app.sprint` from the active sprint' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type BoardTaskCreateBody = Static<typeof BoardTaskCreateBody>;
+
+/** Body of `POST /boards/{boardId}/tasks/{taskId}/move`. */
+export const CardMoveBody = Type.Object(
+  {
+    from_column_id: Type.String({ minLength: 1, description: 'the column the caller believes the card is in; verified' }),
+    to_column_id: Type.String({ minLength: 1 }),
+    dry_run: Type.Optional(Type.Boolean({ default: false, description: 'compute and verify, write nothing' })),
+  },
+  { additionalProperties: false },
+);
+export type CardMoveBody = Static<typeof CardMoveBody>;
+
+/**
+ * One applied action of a move (SPEC "Applied action"): `set` (`field`, `from`, `to`; a cleared
+ * field has no `to`), `add_tags` or `remove_tags` (`value`). Only actual changes are listed.
+ */
+export const AppliedAction = Type.Object({
+  op: StringEnum(['set', 'add_tags', 'remove_tags']),
+  field: Type.Optional(Type.String()),
+  from: Type.Optional(Type.Unknown()),
+  to: Type.Optional(Type.Unknown()),
+  value: Type.Optional(Type.Array(Type.String())),
+});
+export type AppliedAction = Static<typeof AppliedAction>;
+
+/** Reply of the move (same with `dry_run`). */
+export const CardMoveResult = Type.Object({
+  task: Type.Object({ id: Type.String(), title: Type.String(), status: Type.String(), tags: Type.Array(Type.String()) }),
+  applied_actions: Type.Array(AppliedAction),
+});
+export type CardMoveResult = Static<typeof CardMoveResult>;
+
+/** A group (DESIGN §5) with its members; roles `owner`, `admin`, `member`. */
+export const Group = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  owner_id: Type.String(),
+  members: Type.Array(Type.Object({ user_id: Type.String(), role: StringEnum(['owner', 'admin', 'member']) })),
+  created_at: Type.String({ format: 'date-time' }),
+});
+export type Group = Static<typeof Group>;
+
+/** Body of `POST /groups`. */
+export const GroupCreateBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export type GroupCreateBody = Static<typeof GroupCreateBody>;
+
+/** Body of `POST /groups/{groupId}/members`: adds a member, or changes the role of an existing one. */
+export const GroupMemberBody = Type.Object(
+  { user_id: Type.String({ minLength: 1 }), role: Type.Optional(StringEnum(['admin', 'member'], { default: 'member' })) },
+  { additionalProperties: false },
+);
+export type GroupMemberBody = Static<typeof GroupMemberBody>;
+
+const Empty = Type.Object({});
+
+/** The boards service's bus API, subjects `boards.<verb>`; the caller's user id travels in the bus meta. */
+export const BoardsOps = {
+  create: op({ subject: 'boards.create', request: Type.Object(BoardCreateBody.properties), response: Board }),
+  list: op({ subject: 'boards.list', request: Empty, response: BoardList }),
+  get: op({ subject: 'boards.get', request: BoardPathParams, response: Board }),
+  /** Owner only (403 `FORBIDDEN` otherwise). */
+  update: op({ subject: 'boards.update', request: Type.Object({ ...BoardPathParams.properties, ...BoardUpdateBody.properties }), response: Board }),
+  /** Owner only; the board's tasks are kept. Replies `null` (HTTP 204). */
+  remove: op({ subject: 'boards.remove', request: BoardPathParams, response: Type.Null() }),
+  /** Owner only; the caller must belong to the group (403 `NOT_GROUP_MEMBER`). */
+  share: op({ subject: 'boards.share', request: Type.Object({ ...BoardPathParams.properties, ...BoardShareBody.properties }), response: Board }),
+  /** Owner only; removes the group sharing (the board stays `shared`, visible to its owner only). */
+  unshare: op({ subject: 'boards.unshare', request: BoardPathParams, response: Board }),
+  /** Read-only: the actions a column query (and default_tags) would materialize. */
+  previewActions: op({ subject: 'boards.previewActions', request: Type.Object(PreviewActionsBody.properties), response: PreviewActionsResult }),
+  /** Card create on a board: board write access; default_tags merged; shared board's group stamped. */
+  createTask: op({ subject: 'boards.createTask', request: Type.Object({ ...BoardPathParams.properties, ...BoardTaskCreateBody.properties }), response: Task }),
+  /** Card move (DESIGN §7): 404 column/task, 403, 409 `KANBAN_TASK_NOT_IN_SOURCE_COLUMN`, 422 `KANBAN_TARGET_COLUMN_UNREACHABLE`. */
+  move: op({ subject: 'boards.move', request: Type.Object({ ...BoardTaskParams.properties, ...CardMoveBody.properties }), response: CardMoveResult }),
+} as const;
+
+/** The groups part of the boards service, subjects `groups.<verb>` (DESIGN §5). */
+export const GroupsOps = {
+  create: op({ subject: 'groups.create', request: Type.Object(GroupCreateBody.properties), response: Group }),
+  /** The caller's groups, oldest first. */
+  list: op({ subject: 'groups.list', request: Empty, response: Type.Array(Group) }),
+  /** Members only (404 `GROUP_NOT_FOUND` otherwise). */
+  get: op({ subject: 'groups.get', request: GroupParams, response: Group }),
+  /** Owner or admin only (403 `FORBIDDEN`); unknown user → 404 `USER_NOT_FOUND`. */
+  addMember: op({ subject: 'groups.addMember', request: Type.Object({ ...GroupParams.properties, ...GroupMemberBody.properties }), response: Group }),
+  /** Owner or admin, or a member leaving; the owner cannot be removed. */
+  removeMember: op({ subject: 'groups.removeMember', request: GroupMemberParams, response: Group }),
+} as const;

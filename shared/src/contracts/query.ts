@@ -1,0 +1,160 @@
+import { Kind, Type, TypeRegistry, type Static, type TObject, type TProperties, type TUnsafe } from '@sinclair/typebox';
+import { Task } from '../domain/task.js';
+import { op } from './op.js';
+
+TypeRegistry.Set<{ enum: string[] }>('StringEnum', (schema, value) => typeof value === 'string' && schema.enum.includes(value));
+
+/**
+ * A string restricted to `values`, written as plain `{type: 'string', enum}` so it stays
+ * Swagger-2.0-safe (no union); the bus validator checks it through a registered TypeBox kind.
+ */
+export function StringEnum<const T extends string[]>(values: T, opts: { description?: string; default?: T[number] } = {}): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ ...opts, [Kind]: 'StringEnum', type: 'string', enum: values });
+}
+
+/** Page number, 1-based (DESIGN §6 "Pages"). */
+const Page = Type.Integer({ minimum: 1, default: 1, description: '1-based page number' });
+/** Page size 1..200, default 20; outside that → 400, never clamped (DESIGN §6). */
+const PageSize = Type.Integer({ minimum: 1, maximum: 200, default: 20, description: 'items per page, 1..200' });
+/** Query text in the query language (DESIGN §6). */
+const QueryText = Type.String({ description: 'query language text, e.g. `status = \'todo\' ORDER BY metadata.order ASC`' });
+/** `active` (default: the board's running sprint), `none` (no sprint clause) or a sprint id (SPEC column read). */
+const SprintChoice = Type.String({ minLength: 1, default: 'active', description: '`active`, `none` or a sprint id' });
+const BoardId = Type.String({ minLength: 1 });
+const ColumnId = Type.String({ minLength: 1 });
+
+/** Sort override of the global query (SortDTO): an API field and a direction. */
+export const SortDTO = Type.Object(
+  {
+    column: Type.String({ minLength: 1, description: 'a query field, e.g. `created_at`, `title`, `metadata.order`, `cf.priority`' }),
+    direction: StringEnum(['asc', 'desc']),
+  },
+);
+export type SortDTO = Static<typeof SortDTO>;
+
+/*
+ * HTTP body schemas carry `additionalProperties: false` so Fastify strips unknown fields (they are
+ * ignored); the bus requests are built from the same properties without it (see `request`).
+ */
+
+/** Body of `POST /api/v1/tasks/query` (SPEC "Sprint rhythm"). */
+export const TasksQueryBody = Type.Object(
+  {
+    query: Type.Optional(QueryText),
+    sort: Type.Optional(SortDTO),
+    page: Type.Optional(Page),
+    pageSize: Type.Optional(PageSize),
+    view: Type.Optional(StringEnum(['', 'full', 'lite'], { description: '`lite` omits description' })),
+  },
+  { additionalProperties: false },
+);
+export type TasksQueryBody = Static<typeof TasksQueryBody>;
+
+export const TasksQueryResult = Type.Object({
+  data: Type.Array(Task),
+  total: Type.Integer(),
+  page: Type.Integer(),
+  pageSize: Type.Integer(),
+  totalPages: Type.Integer(),
+});
+
+/** Body of `POST /api/v1/boards/:boardId/query` (SPEC "Board day-to-day"). */
+export const BoardQueryBody = Type.Object(
+  {
+    query: Type.Optional(QueryText),
+    page: Type.Optional(Page),
+    page_size: Type.Optional(PageSize),
+  },
+  { additionalProperties: false },
+);
+export type BoardQueryBody = Static<typeof BoardQueryBody>;
+
+export const BoardQueryResult = Type.Object({
+  data: Type.Array(Task),
+  total: Type.Integer(),
+  page: Type.Integer(),
+});
+
+/** Body of `POST /api/v1/boards/:boardId/columns/:columnId/query` (Draft). */
+export const ColumnQueryBody = Type.Object(
+  {
+    sprint: Type.Optional(SprintChoice),
+    filter: Type.Optional(Type.String({ description: 'query fragment ANDed onto the column query' })),
+    page: Type.Optional(Page),
+    page_size: Type.Optional(PageSize),
+  },
+  { additionalProperties: false },
+);
+export type ColumnQueryBody = Static<typeof ColumnQueryBody>;
+
+/** A card as the column read returns it. Metadata keys are the API keys (`app.sprint`). */
+export const ColumnCard = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  status: Type.String(),
+  tags: Type.Array(Type.String()),
+  metadata: Type.Object({}, { additionalProperties: true }),
+});
+export type ColumnCard = Static<typeof ColumnCard>;
+
+export const ColumnQueryResult = Type.Object({
+  data: Type.Array(ColumnCard),
+  total: Type.Integer(),
+  page: Type.Integer(),
+  page_size: Type.Integer(),
+  effective_query: Type.String({ description: 'the server-built query, in canonical form' }),
+});
+
+/** Query string of `GET /api/v1/boards/:boardId/summary` (Draft). */
+export const SummaryQuerystring = Type.Object(
+  {
+    sprint: Type.Optional(SprintChoice),
+    preview: Type.Optional(Type.Integer({ minimum: 0, maximum: 200, default: 3, description: 'card titles per column; 0 = counts only' })),
+  },
+  { additionalProperties: false },
+);
+export type SummaryQuerystring = Static<typeof SummaryQuerystring>;
+
+export const ColumnSummary = Type.Object({
+  column_id: Type.String(),
+  name: Type.String(),
+  total: Type.Integer(),
+  preview: Type.Array(Type.String(), { description: 'titles of the first cards in column order' }),
+  wip_limit: Type.Optional(Type.Integer()),
+  over_wip_limit: Type.Optional(Type.Boolean({ description: 'total > wip_limit; present when the column has a WIP limit' })),
+});
+
+export const BoardSummaryResult = Type.Object({
+  board_id: Type.String(),
+  name: Type.String(),
+  active_sprint_id: Type.Optional(Type.String({ description: 'absent when the board has no running sprint' })),
+  columns: Type.Array(ColumnSummary),
+});
+
+/** Path parameters of the board query and the summary. Any string: an unknown id is a 404. */
+export const BoardQueryParams = Type.Object({ boardId: BoardId });
+/** Path parameters of the column read. */
+export const ColumnQueryParams = Type.Object({ boardId: BoardId, columnId: ColumnId });
+
+/** A bus request: path parameters plus the body's (or query string's) fields; unknown fields are ignored. */
+function request<P extends TProperties, B extends TProperties>(params: P, body: B): TObject<P & B> {
+  return Type.Object({ ...params, ...body } as P & B);
+}
+
+/** Query service timeouts: list reads may scan more than point reads. */
+const QUERY_TIMEOUT_MS = 10_000;
+
+/**
+ * The query service's bus API (DESIGN §1: every read of task lists). Queue group `query`.
+ * The caller's user id travels in the bus meta; every read is scoped to what it may read.
+ */
+export const QueryOps = {
+  /** Global task query gate (`POST /api/v1/tasks/query`). */
+  tasks: op({ subject: 'query.tasks', request: request({}, TasksQueryBody.properties), response: TasksQueryResult, timeoutMs: QUERY_TIMEOUT_MS }),
+  /** Free query within one board's scope (`POST /api/v1/boards/:boardId/query`). */
+  board: op({ subject: 'query.board', request: request(BoardQueryParams.properties, BoardQueryBody.properties), response: BoardQueryResult, timeoutMs: QUERY_TIMEOUT_MS }),
+  /** One column's cards with the server-built effective query (Draft). */
+  column: op({ subject: 'query.column', request: request(ColumnQueryParams.properties, ColumnQueryBody.properties), response: ColumnQueryResult, timeoutMs: QUERY_TIMEOUT_MS }),
+  /** Per-column counts and previews of a board (Draft). */
+  summary: op({ subject: 'query.summary', request: request(BoardQueryParams.properties, SummaryQuerystring.properties), response: BoardSummaryResult, timeoutMs: QUERY_TIMEOUT_MS }),
+} as const;

@@ -1,0 +1,143 @@
+import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
+import { DESCRIPTION_MAX, Task } from '../domain/task.js';
+import { op } from './op.js';
+
+/**
+ * Contracts of the task detail family (SPEC "Task detail family", "Metadata keys"; DESIGN §1, §9):
+ * task create, detail, update, soft delete, one-key metadata writes, folder move and notes.
+ *
+ * HTTP body schemas are exported so the gateway's route rows reuse them (one schema source). Body
+ * schemas carry `additionalProperties: false` so Fastify strips unknown fields (they are ignored,
+ * SPEC "Task"); the bus request schemas are built from the same properties without it, so unknown
+ * fields are ignored there too. All schemas are Swagger-2.0-safe (no unions, enums or nullables).
+ * Semantic rules (title trim and length, dates, folder paths, metadata nulls, references) live in
+ * `domain/task-write.ts`; wrong JSON types are rejected here.
+ */
+
+/** Path parameter `taskId`. Any string: a non-UUID id is a 404 `TASK_NOT_FOUND`, not a 400. */
+export const TaskParams = Type.Object({ taskId: Type.String() });
+/** Path parameters of the metadata key DELETE. */
+export const MetadataKeyParams = Type.Object({ taskId: Type.String(), key: Type.String({ minLength: 1 }) });
+
+/** Metadata as sent and returned: original (unescaped) keys, any JSON values except null. */
+const Metadata = Type.Object({}, { additionalProperties: true, description: 'keys such as `order`, `app.sprint`, `cf.priority`; values any JSON except null' });
+const Tags = Type.Array(Type.String({ minLength: 1 }), { description: 'duplicates are dropped' });
+const Status = Type.String({ minLength: 1, description: 'free string, e.g. `todo`, `doing`, `done`' });
+const FolderPath = Type.String({ description: '`""` (unfiled), `/` (root) or `/seg/seg`; segments 1..64 chars without `\\:*?"<>|` and without leading/trailing space or dot' });
+const Instant = (what: string) =>
+  Type.String({ description: `${what}: date-only \`YYYY-MM-DD\` (midnight UTC) or RFC 3339 with offset; stored and returned as UTC \`toISOString()\`` });
+
+/** Fields of a new task shared by the plain create and the board card create (SPEC "Task"). */
+export const TaskCreateFields = {
+  title: Type.String({ description: 'required; 1..500 characters after trimming' }),
+  description: Type.Optional(Type.String({ maxLength: DESCRIPTION_MAX, description: 'Markdown body' })),
+  status: Type.Optional(Status),
+  tags: Type.Optional(Tags),
+  metadata: Type.Optional(Metadata),
+  assignee: Type.Optional(Type.String({ description: 'a user id; `""` means none' })),
+  derived_from_id: Type.Optional(Type.String({ description: 'id of a task the caller can read' })),
+  linked_to_ids: Type.Optional(Type.Array(Type.String(), { description: 'ids of tasks the caller can read' })),
+  resourceIds: Type.Optional(Type.Array(Type.String())),
+} satisfies TProperties;
+
+/** Body of `POST /tasks` (legacy `POST /todolist`). */
+export const TaskCreateBody = Type.Object(
+  {
+    ...TaskCreateFields,
+    path: Type.Optional(FolderPath),
+    kickoff: Type.Optional(Instant('start')),
+    deadline: Type.Optional(Instant('due date')),
+  },
+  { additionalProperties: false },
+);
+export type TaskCreateBody = Static<typeof TaskCreateBody>;
+
+/** Body of `PATCH /tasks/{taskId}`: every field optional, an omitted field is unchanged (SPEC "Task detail family"). */
+export const TaskUpdateBody = Type.Object(
+  {
+    title: Type.Optional(TaskCreateFields.title),
+    description: TaskCreateFields.description,
+    status: Type.Optional(Status),
+    path: Type.Optional(FolderPath),
+    tags: Type.Optional(Tags),
+    assignee: Type.Optional(Type.String({ description: 'a user id; `""` clears it' })),
+    kickoff: Type.Optional(Instant('start; `""` clears it')),
+    deadline: Type.Optional(Instant('due date; `""` clears it')),
+    derivedFromId: Type.Optional(Type.String({ description: 'id of a task the caller can read; `""` clears it' })),
+    metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'keys merged into the task metadata; null is refused (use DELETE …/metadata/{key})' })),
+  },
+  { additionalProperties: false },
+);
+export type TaskUpdateBody = Static<typeof TaskUpdateBody>;
+
+/** Body of `PATCH /tasks/{taskId}/metadata`: one key per call. */
+export const MetadataSetBody = Type.Object(
+  {
+    key: Type.String({ minLength: 1 }),
+    value: Type.Unknown({ description: 'any JSON value except null (remove a key with DELETE …/metadata/{key})' }),
+  },
+  { additionalProperties: false },
+);
+export type MetadataSetBody = Static<typeof MetadataSetBody>;
+
+/** Body of `PATCH /tasks/{taskId}/move` (folder move, not the kanban card move). */
+export const TaskMoveBody = Type.Object({ path: FolderPath }, { additionalProperties: false });
+export type TaskMoveBody = Static<typeof TaskMoveBody>;
+
+/** Body of `POST /tasks/{taskId}/notes`. */
+export const NoteCreateBody = Type.Object(
+  { content: Type.String({ description: 'Markdown; not blank', maxLength: DESCRIPTION_MAX }) },
+  { additionalProperties: false },
+);
+export type NoteCreateBody = Static<typeof NoteCreateBody>;
+
+/** A note on a task (DESIGN §9). */
+export const Note = Type.Object({
+  id: Type.String(),
+  task_id: Type.String(),
+  content: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  created_by: Type.String(),
+  updated_at: Type.String({ format: 'date-time' }),
+  updated_by: Type.String(),
+});
+export type Note = Static<typeof Note>;
+/** Notes of a task, oldest first. */
+export const NoteList = Type.Array(Note);
+
+/** Summary of a linked task in the detail view. */
+export const LinkedItem = Type.Object({ id: Type.String(), title: Type.String(), status: Type.String() });
+export type LinkedItem = Static<typeof LinkedItem>;
+
+/**
+ * Task detail (GET, and the reply of the metadata writes): the task object plus its `notes`
+ * (oldest first), `derivedFrom` and `linkedTo` summaries of the linked tasks the caller can read.
+ */
+export const TaskDetail = Type.Object(
+  {
+    ...Task.properties,
+    notes: Type.Array(Note),
+    derivedFrom: Type.Optional(LinkedItem),
+    linkedTo: Type.Array(LinkedItem),
+  },
+  { additionalProperties: true },
+);
+export type TaskDetail = Static<typeof TaskDetail>;
+
+/** A bus request: path parameters plus the body's fields; unknown fields are allowed and ignored. */
+function request<P extends TProperties, B extends TProperties = {}>(params: P, body?: B): TObject<P & B> {
+  return Type.Object({ ...params, ...body } as P & B);
+}
+
+/** The ops of the tasks service, subjects `tasks.<verb>`. */
+export const TasksOps = {
+  create: op({ subject: 'tasks.create', request: request(TaskCreateBody.properties), response: Task }),
+  get: op({ subject: 'tasks.get', request: request(TaskParams.properties), response: TaskDetail }),
+  update: op({ subject: 'tasks.update', request: request(TaskParams.properties, TaskUpdateBody.properties), response: Task }),
+  remove: op({ subject: 'tasks.remove', request: request(TaskParams.properties), response: Type.Null() }),
+  setMetadata: op({ subject: 'tasks.setMetadata', request: request(TaskParams.properties, MetadataSetBody.properties), response: TaskDetail }),
+  deleteMetadata: op({ subject: 'tasks.deleteMetadata', request: request(MetadataKeyParams.properties), response: TaskDetail }),
+  movePath: op({ subject: 'tasks.movePath', request: request(TaskParams.properties, TaskMoveBody.properties), response: Task }),
+  addNote: op({ subject: 'tasks.addNote', request: request(TaskParams.properties, NoteCreateBody.properties), response: Note }),
+  listNotes: op({ subject: 'tasks.listNotes', request: request(TaskParams.properties), response: NoteList }),
+} as const;

@@ -1,0 +1,163 @@
+import type { BoardTaskCreateBody, ColumnActionInput, ColumnInput } from '../contracts/boards.js';
+import type { TaskCreateBody } from '../contracts/tasks.js';
+import { AppError, invalidField } from '../errors/index.js';
+import { buildEffectiveQuery, materializeActions, parseQuery } from '../query/index.js';
+import type { ColumnAction, ColumnDef } from './board.js';
+import { METADATA_FIELD, mergeMoveActions } from './move.js';
+import { distinct, normalizeDate, validatePath } from './task-write.js';
+
+/**
+ * Column rules of every board write (SPEC "Column definition"; DESIGN §7): ids backfilled and kept
+ * stable, column queries validated, `source: query` actions regenerated from the column query and
+ * the board's default_tags, `source: manual` actions checked and kept. Also the initial values of
+ * a card created in a column. Errors name the column by index (`/columns/2/query`).
+ */
+
+/** Columns of a board created without `columns` (the SPEC's sample statuses). */
+export const DEFAULT_COLUMNS: readonly ColumnInput[] = [
+  { name: 'To Do', query: "status = 'todo'" },
+  { name: 'Doing', query: "status = 'doing'" },
+  { name: 'Done', query: "status = 'done'" },
+];
+
+/**
+ * `col-<slug>` of a column name: lower-case ASCII letters and digits joined by `-`, at most 48
+ * characters (`To Do` → `col-to-do`); `col-column` when nothing is left.
+ */
+export function columnSlugId(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '') // accents dropped: `Déjà` → `deja`
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48)
+    .replace(/-+$/, '');
+  return `col-${slug || 'column'}`;
+}
+
+/**
+ * Assigns an id to every column (DESIGN §7). A sent id is kept (duplicates → 400 naming the
+ * second one). A column without one takes the id of the previous column with the same name when
+ * that id is still free, else `col-<slug>` made unique with `-2`, `-3`… Returns ids in input order.
+ */
+export function backfillColumnIds(columns: ReadonlyArray<Pick<ColumnInput, 'id' | 'name'>>, previous: ReadonlyArray<Pick<ColumnDef, 'id' | 'name'>> = []): string[] {
+  const taken = new Set<string>();
+  columns.forEach((c, i) => {
+    if (c.id === undefined) return;
+    if (taken.has(c.id)) throw invalidField(`/columns/${i}/id`, `duplicate column id "${c.id}"`, 'unique');
+    taken.add(c.id);
+  });
+  return columns.map((c) => {
+    if (c.id !== undefined) return c.id;
+    const prior = previous.find((p) => p.name === c.name && !taken.has(p.id));
+    let id = prior?.id;
+    if (id === undefined) {
+      const base = columnSlugId(c.name);
+      id = base;
+      for (let n = 2; taken.has(id); n++) id = `${base}-${n}`;
+    }
+    taken.add(id);
+    return id;
+  });
+}
+
+/**
+ * The `source: query` actions of a column query and the board's default_tags (DESIGN §7), as
+ * `preview-actions` returns them. Throws the query's 400 (`QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD`
+ * / `QUERY_TOO_LONG`) with `details.field` = `field` and its message prefixed by it.
+ */
+export function queryActions(query: string, defaultTags: readonly string[], field = '/query'): ColumnAction[] {
+  try {
+    parseQuery(query); // errors with positions relative to the column query itself
+    return materializeActions(buildEffectiveQuery({ column: query, defaultTags: [...defaultTags] }).query);
+  } catch (e) {
+    if (!AppError.is(e) || e.status !== 400) throw e;
+    throw new AppError(e.code, {
+      message: `${field.slice(1)}: ${e.message}`,
+      details: { ...e.details, field },
+      ...(e.validationErrors ? { validationErrors: e.validationErrors } : {}),
+    });
+  }
+}
+
+/** Fields an action may change besides `metadata.<key>` (SPEC "Task"). */
+const SCALAR_FIELDS = new Set(['status', 'assignee', 'path', 'kickoff', 'deadline']);
+
+/**
+ * Checks and normalizes one manual action (`at` is its JSON pointer): `cf.x` / `app.x` fields
+ * become `metadata.cf.x` / `metadata.app.x`; `tags` takes `add`/`remove` with a tag or a list of
+ * tags (stored as a list); other fields take `set` (a value; dates normalized, paths checked) or
+ * `clear` (no value). Anything else → 400 `VALIDATION_FAILED` naming the part at fault.
+ */
+function normalizeManualAction(a: ColumnActionInput, at: string): ColumnAction {
+  const field = /^(cf|app)\./.test(a.field) ? `${METADATA_FIELD}${a.field}` : a.field;
+  const base = { trigger: a.trigger, field, source: 'manual' as const };
+  if (field === 'tags') {
+    if (a.operation !== 'add' && a.operation !== 'remove') throw invalidField(`${at}/operation`, 'tags take `add` or `remove`', 'operation');
+    const tags = typeof a.value === 'string' ? [a.value] : a.value;
+    if (!Array.isArray(tags) || tags.length === 0 || !tags.every((t) => typeof t === 'string' && t !== '')) {
+      throw invalidField(`${at}/value`, 'must be a tag or a non-empty list of tags', 'type');
+    }
+    return { ...base, operation: a.operation, value: distinct(tags as string[]) };
+  }
+  if (!SCALAR_FIELDS.has(field) && !(field.startsWith(METADATA_FIELD) && field.length > METADATA_FIELD.length)) {
+    throw invalidField(`${at}/field`, `"${a.field}" is not a field an action can change (status, assignee, path, kickoff, deadline, tags, metadata.<key>, cf.<key>, app.<key>)`, 'field');
+  }
+  if (a.operation === 'clear') return { ...base, operation: 'clear' };
+  if (a.operation !== 'set') throw invalidField(`${at}/operation`, `"${a.field}" takes \`set\` or \`clear\``, 'operation');
+  return { ...base, operation: 'set', value: setValue(field, a.value, `${at}/value`) };
+}
+
+function setValue(field: string, value: unknown, at: string): unknown {
+  if (value === undefined || value === null) throw invalidField(at, 'a `set` action needs a value', 'required');
+  if (field.startsWith(METADATA_FIELD)) return value;
+  if (typeof value !== 'string') throw invalidField(at, `${field} must be a string`, 'type');
+  if (field === 'kickoff' || field === 'deadline') return normalizeDate(at, value);
+  if (field === 'path') return validatePath(at, value);
+  if (value === '') throw invalidField(at, `${field} must not be empty`, 'required');
+  return value;
+}
+
+/**
+ * The stored columns of a board write (DESIGN §7): ids backfilled against `previous`, each query
+ * checked, `source: query` actions regenerated from the query and `defaultTags`, manual actions
+ * checked and kept after them (client-sent `query` actions are dropped), `wip_limit` kept.
+ */
+export function normalizeColumns(columns: readonly ColumnInput[], defaultTags: readonly string[], previous: readonly ColumnDef[] = []): ColumnDef[] {
+  const ids = backfillColumnIds(columns, previous);
+  return columns.map((c, i) => {
+    const query = c.query ?? '';
+    const manual = (c.actions ?? []).flatMap((a, j) => (a.source === 'query' ? [] : [normalizeManualAction(a, `/columns/${i}/actions/${j}`)]));
+    const def: ColumnDef = { id: ids[i]!, name: c.name, query, actions: [...queryActions(query, defaultTags, `/columns/${i}/query`), ...manual] };
+    if (c.wip_limit !== undefined) def.wip_limit = c.wip_limit;
+    return def;
+  });
+}
+
+/**
+ * The create body of a card created in `column` (SPEC card create `column_id`; DESIGN §7): start
+ * from the column's enter actions (sets and added tags; clears and removals have nothing to act on
+ * in a new card), explicitly sent fields win, tags are the union of sent tags, entered tags and
+ * `defaultTags`, and `app.sprint` is stamped with `activeSprintId` unless the body's metadata
+ * carries `app.sprint` (a value wins; `null` means no sprint). Without a column only default_tags
+ * are merged and a `null` `app.sprint` is dropped.
+ */
+export function cardCreateBody(body: Omit<BoardTaskCreateBody, 'column_id'>, column: ColumnDef | undefined, defaultTags: readonly string[], activeSprintId: string | undefined): TaskCreateBody {
+  const entered = mergeMoveActions({ actions: [] }, column ?? { actions: [] });
+  const fromColumn: Record<string, unknown> = {};
+  const metadata: Record<string, unknown> = {};
+  for (const [field, value] of entered.set) {
+    if (field.startsWith(METADATA_FIELD)) metadata[field.slice(METADATA_FIELD.length)] = value;
+    else fromColumn[field] = value;
+  }
+  if (column && activeSprintId !== undefined) metadata['app.sprint'] = activeSprintId;
+  Object.assign(metadata, body.metadata);
+  if (metadata['app.sprint'] === null) delete metadata['app.sprint'];
+  return {
+    ...fromColumn,
+    ...body,
+    tags: distinct([...(body.tags ?? []), ...entered.addTags, ...defaultTags]),
+    metadata,
+  } as TaskCreateBody;
+}

@@ -1,0 +1,78 @@
+/**
+ * The query AST (DESIGN §6). Produced by `parseQuery`, printed by `printQuery`, compiled by
+ * `compileQuery`. It carries no positions, so `parseQuery(printQuery(q))` deep-equals `q`.
+ * Normal form: `and`/`or` have at least two items and never directly contain their own kind.
+ */
+
+/**
+ * A field in canonical API form: a builtin (`status`), or a metadata key written as
+ * `<key>` when the key has a dot (`cf.priority`, `app.sprint`) and as `metadata.<key>`
+ * otherwise (`metadata.order`) or when the key itself starts with `metadata.`.
+ */
+export type Field = string;
+
+/** A literal. Dates stay symbolic here and are resolved against the clock only when compiled. */
+export type Value =
+  | { type: 'string'; value: string }
+  | { type: 'number'; value: number }
+  | { type: 'boolean'; value: boolean }
+  /** ISO 8601 text as written: a day `2024-01-15` or an instant with offset `2024-01-15T10:00:00+02:00`. */
+  | { type: 'date'; value: string }
+  | { type: 'dateword'; value: 'today' | 'yesterday' | 'tomorrow' | 'now' }
+  /** `now` shifted by `amount` (signed) days, weeks, months or years. */
+  | { type: 'relative'; amount: number; unit: 'd' | 'w' | 'm' | 'y' };
+
+export type CmpOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
+
+/** One condition. */
+export type Pred =
+  | { type: 'cmp'; field: Field; op: CmpOp; value: Value }
+  | { type: 'in'; field: Field; not: boolean; values: Value[] }
+  /** `value IN field` (`'q4' IN tags`). */
+  | { type: 'has'; value: Value; field: Field }
+  | { type: 'contains'; field: Field; value: Value }
+  | { type: 'containsAll'; field: Field; values: Value[] }
+  | { type: 'like'; field: Field; not: boolean; caseInsensitive: boolean; pattern: string }
+  /** `~` / `!~`: case-insensitive substring. */
+  | { type: 'match'; field: Field; not: boolean; text: string }
+  | { type: 'null'; field: Field; not: boolean }
+  | { type: 'between'; field: Field; low: Value; high: Value };
+
+export type Expr = { type: 'and'; items: Expr[] } | { type: 'or'; items: Expr[] } | { type: 'not'; expr: Expr } | Pred;
+
+export interface OrderKey {
+  field: Field;
+  dir: 'asc' | 'desc';
+}
+
+/** A whole query: an optional condition and sort keys (empty = the reader's default order). */
+export type Query = { where?: Expr; orderBy: OrderKey[] };
+
+/** The builtin fields (DESIGN §6), in the order used for suggestions. */
+export const BUILTIN_FIELDS = [
+  'id', 'title', 'description', 'status', 'path', 'tags', 'assignee', 'kickoff', 'deadline', 'checkInCount',
+  'derivedFromId', 'created_at', 'created_by', 'updated_at', 'updated_by',
+] as const;
+export type BuiltinField = (typeof BUILTIN_FIELDS)[number];
+
+/** Builtin fields holding ISO 8601 UTC timestamps; a quoted string compared with them is read as a date. */
+export const DATE_FIELDS: ReadonlySet<Field> = new Set(['kickoff', 'deadline', 'created_at', 'updated_at']);
+
+const BUILTINS: ReadonlySet<string> = new Set(BUILTIN_FIELDS);
+
+/** True for a builtin field name (case-sensitive). */
+export function isBuiltin(name: string): name is BuiltinField {
+  return BUILTINS.has(name);
+}
+
+/** The metadata key a field names, or undefined for a builtin. */
+export function metadataKeyOf(field: Field): string | undefined {
+  if (isBuiltin(field)) return undefined;
+  return field.startsWith('metadata.') ? field.slice('metadata.'.length) : field;
+}
+
+/** The canonical field of a metadata key (see {@link Field}). */
+export function metadataField(key: string): Field {
+  const bareOk = /^[A-Za-z_][A-Za-z0-9_]*\./.test(key) && !key.startsWith('metadata.');
+  return bareOk ? key : `metadata.${key}`;
+}

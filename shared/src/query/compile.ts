@@ -1,0 +1,132 @@
+import { Query as MingoQuery } from 'mingo';
+import type { TaskDoc } from '../domain/task.js';
+import { metadataPath } from '../store/keys.js';
+import type { Filter, Sort } from '../store/port.js';
+import { isBuiltin, metadataKeyOf, type CmpOp, type Expr, type Field, type OrderKey, type Pred, type Query, type Value } from './ast.js';
+import { resolveDate } from './dates.js';
+import { unknownField } from './parse.js';
+import { escapeRegex, likeToRegex } from './patterns.js';
+
+/**
+ * The stored path of an API field (DESIGN §2, §6): `id` → `_id`, other builtins as they are,
+ * metadata fields (`cf.x`, `app.x`, `ns.key`, `metadata.key`) → `metadata.<escaped key>`.
+ * Throws `QUERY_UNKNOWN_FIELD` (position 0) for a bare name that is not a builtin and for the key `__proto__`.
+ */
+export function fieldPath(field: string): string {
+  if (field === 'id') return '_id';
+  if (isBuiltin(field)) return field;
+  const key = metadataKeyOf(field)!;
+  if (!field.includes('.') || key === '__proto__') throw unknownField(field, 0);
+  return metadataPath(key);
+}
+
+/** A value ready for the store: a literal, or a UTC day as the half-open ISO range [start, end). */
+type Operand = { scalar: string | number | boolean } | { day: { start: string; end: string } };
+
+function operand(v: Value, now: Date): Operand {
+  if (v.type === 'string' || v.type === 'number' || v.type === 'boolean') return { scalar: v.value };
+  const d = resolveDate(v, now)!;
+  return d.kind === 'day' ? { day: d } : { scalar: d.iso };
+}
+
+const on = (path: string, cond: Record<string, unknown>): Filter => ({ [path]: cond });
+const nor = (f: Filter): Filter => ({ $nor: [f] });
+
+function eq(path: string, o: Operand): Filter {
+  return 'scalar' in o ? on(path, { $eq: o.scalar }) : on(path, { $gte: o.day.start, $lt: o.day.end });
+}
+
+/** `= != < <= > >=`; a day compares by its boundaries (`<= D` = before the end of D, `> D` = from the next day). */
+function compare(path: string, op: CmpOp, o: Operand): Filter {
+  if (op === '=') return eq(path, o);
+  if (op === '!=') return 'scalar' in o ? on(path, { $ne: o.scalar }) : nor(eq(path, o));
+  if ('scalar' in o) return on(path, { [{ '<': '$lt', '<=': '$lte', '>': '$gt', '>=': '$gte' }[op]]: o.scalar });
+  const { start, end } = o.day;
+  return on(path, { '<': { $lt: start }, '<=': { $lt: end }, '>': { $gte: end }, '>=': { $gte: start } }[op]);
+}
+
+/** Any of (`$in`) or all of (`$all`) the operands; days fall back to `$or`/`$and` of day ranges. */
+function anyOrAll(path: string, os: Operand[], mode: 'any' | 'all'): Filter {
+  if (os.every((o) => 'scalar' in o)) return on(path, { [mode === 'any' ? '$in' : '$all']: os.map((o) => o.scalar) });
+  return { [mode === 'any' ? '$or' : '$and']: os.map((o) => eq(path, o)) };
+}
+
+/** Missing or null; for `tags` also the empty list and for `path` the empty string (SPEC: "" = no folder). */
+function isNull(field: Field, path: string): Filter {
+  if (field === 'tags') return { $or: [on(path, { $eq: null }), on(path, { $size: 0 })] };
+  if (field === 'path') return on(path, { $in: [null, ''] });
+  return on(path, { $eq: null });
+}
+
+function compilePred(p: Pred, now: Date): Filter {
+  const path = fieldPath(p.field);
+  const op = (v: Value): Operand => operand(v, now);
+  const negate = (flag: boolean, f: Filter): Filter => (flag ? nor(f) : f);
+  switch (p.type) {
+    case 'cmp':
+      return compare(path, p.op, op(p.value));
+    case 'in': {
+      const os = p.values.map(op);
+      if (p.not && os.every((o) => 'scalar' in o)) return on(path, { $nin: os.map((o) => o.scalar) });
+      return negate(p.not, anyOrAll(path, os, 'any'));
+    }
+    case 'has':
+    case 'contains':
+      return eq(path, op(p.value));
+    case 'containsAll':
+      return anyOrAll(path, p.values.map(op), 'all');
+    case 'like':
+      return negate(p.not, on(path, { $regex: likeToRegex(p.pattern), ...(p.caseInsensitive ? { $options: 'i' } : {}) }));
+    case 'match':
+      return negate(p.not, on(path, { $regex: escapeRegex(p.text), $options: 'i' }));
+    case 'null':
+      return negate(p.not, isNull(p.field, path));
+    case 'between': {
+      const [low, high] = [op(p.low), op(p.high)];
+      const lower = 'scalar' in low ? low.scalar : low.day.start;
+      const upper = 'scalar' in high ? { $lte: high.scalar } : { $lt: high.day.end };
+      return on(path, { $gte: lower, ...upper });
+    }
+  }
+}
+
+function compileExpr(e: Expr, now: Date): Filter {
+  switch (e.type) {
+    case 'and':
+      return { $and: e.items.map((i) => compileExpr(i, now)) };
+    case 'or':
+      return { $or: e.items.map((i) => compileExpr(i, now)) };
+    case 'not':
+      return nor(compileExpr(e.expr, now));
+    default:
+      return compilePred(e, now);
+  }
+}
+
+/** Sort keys, ending with the unique `_id` tie-breaker (DESIGN §6); none → newest first. */
+function compileSort(keys: OrderKey[]): Sort {
+  if (keys.length === 0) return { created_at: -1, _id: 1 };
+  const sort: Sort = {};
+  for (const k of keys) {
+    const path = fieldPath(k.field);
+    if (!Object.hasOwn(sort, path)) sort[path] = k.dir === 'asc' ? 1 : -1;
+    if (path === '_id') return sort; // already unique: later keys could never decide anything
+  }
+  sort._id = 1;
+  return sort;
+}
+
+/**
+ * Compiles a query to a store filter and sort (DESIGN §6). Dates resolve against `opts.now`
+ * (UTC). Every key of the filter is an operator of the store port's subset or a field path from
+ * {@link fieldPath}; every value is a literal from the query (text reaches `$regex` escaped).
+ * The sort always ends with `_id` (ascending, unless the query itself orders by `id`).
+ */
+export function compileQuery(q: Query, opts: { now: Date }): { filter: Filter; sort: Sort } {
+  return { filter: q.where ? compileExpr(q.where, opts.now) : {}, sort: compileSort(q.orderBy) };
+}
+
+/** True when the stored task matches the query's condition at `now` (evaluated in memory with mingo). */
+export function queryMatches(q: Query, taskDoc: TaskDoc, now: Date): boolean {
+  return new MingoQuery(compileQuery(q, { now }).filter, { scriptEnabled: false }).test(taskDoc);
+}

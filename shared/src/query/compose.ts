@@ -1,0 +1,52 @@
+import { AppError } from '../errors/index.js';
+import type { Expr, OrderKey, Query } from './ast.js';
+import { parseFilter, parseQuery } from './parse.js';
+import { printQuery } from './print.js';
+
+/**
+ * AND of the conditions of `parts` (empty ones skipped, nested ANDs flattened so the result is in
+ * normal form), ordered by the ORDER BY of the first part that has one.
+ */
+export function andQueries(...parts: Query[]): Query {
+  const items = parts.flatMap((p): Expr[] => (!p.where ? [] : p.where.type === 'and' ? p.where.items : [p.where]));
+  const orderBy = parts.find((p) => p.orderBy.length > 0)?.orderBy ?? [];
+  if (items.length === 0) return { orderBy };
+  return { where: items.length === 1 ? items[0]! : { type: 'and', items }, orderBy };
+}
+
+/** The default order of a column read (SPEC "Metadata keys": `metadata.order` ascending). */
+const COLUMN_ORDER: OrderKey[] = [{ field: 'metadata.order', dir: 'asc' }];
+
+/** Parses one part of an effective query, tagging its errors with `details.part`. */
+function parsePart(text: string, part: 'column' | 'filter'): Query {
+  try {
+    return part === 'column' ? parseQuery(text) : parseFilter(text);
+  } catch (e) {
+    if (!AppError.is(e)) throw e;
+    const opts = { message: `${part === 'column' ? 'Column query' : 'Filter'}: ${e.message}`, details: { ...e.details, part } };
+    throw new AppError(e.code, opts);
+  }
+}
+
+/**
+ * The effective query of a column read (DESIGN §7):
+ * `(column query) AND ('t' IN tags)… AND app.sprint = '<id>' AND (filter)
+ *  ORDER BY <column's ORDER BY, else metadata.order ASC>`, and its canonical text.
+ * A filter may not have an ORDER BY (the column decides the order). Parse errors keep their
+ * code, with `details.part` = `column` or `filter` and `details.position` relative to that text.
+ */
+export function buildEffectiveQuery(p: { column: string; defaultTags: string[]; sprintId?: string; filter?: string }): {
+  query: Query;
+  text: string;
+} {
+  const column = parsePart(p.column, 'column');
+  const tags: Query[] = p.defaultTags.map((t) => ({
+    where: { type: 'has', value: { type: 'string', value: t }, field: 'tags' },
+    orderBy: [],
+  }));
+  const sprint: Query[] =
+    p.sprintId === undefined ? [] : [{ where: { type: 'cmp', field: 'app.sprint', op: '=', value: { type: 'string', value: p.sprintId } }, orderBy: [] }];
+  const filter = parsePart(p.filter ?? '', 'filter');
+  const query = andQueries(column, ...tags, ...sprint, filter, { orderBy: COLUMN_ORDER });
+  return { query, text: printQuery(query) };
+}

@@ -1,0 +1,66 @@
+import type { ColumnAction } from '../domain/board.js';
+import { metadataKeyOf, type Expr, type Field, type Query, type Value } from './ast.js';
+
+/** Builtins an enter action may `set` from `field = value`. */
+const SETTABLE: ReadonlySet<Field> = new Set(['status', 'assignee', 'path']);
+/** Builtins an enter action may `clear` from `field IS NULL`. */
+const CLEARABLE: ReadonlySet<Field> = new Set(['assignee', 'kickoff', 'deadline', 'path']);
+
+/** The action field for a query field: a settable builtin as is, a metadata key as `metadata.<key>`. */
+function actionField(field: Field, builtins: ReadonlySet<Field>): string | undefined {
+  if (builtins.has(field)) return field;
+  const key = metadataKeyOf(field);
+  return key === undefined ? undefined : `metadata.${key}`;
+}
+
+/** A plain literal a write can store (dates are relative to the clock, so they yield no action). */
+function literal(v: Value): string | number | boolean | undefined {
+  return v.type === 'string' || v.type === 'number' || v.type === 'boolean' ? v.value : undefined;
+}
+
+function tagActions(values: Value[]): ColumnAction[] {
+  const tags = values.map(literal);
+  if (!tags.every((t): t is string => typeof t === 'string')) return [];
+  return [
+    { trigger: 'enter', field: 'tags', operation: 'add', value: tags, source: 'query' },
+    { trigger: 'exit', field: 'tags', operation: 'remove', value: tags, source: 'query' },
+  ];
+}
+
+function actionsOf(e: Expr): ColumnAction[] {
+  switch (e.type) {
+    case 'cmp': {
+      if (e.op !== '=') return [];
+      if (e.field === 'tags') return tagActions([e.value]);
+      const field = actionField(e.field, SETTABLE);
+      const value = literal(e.value);
+      if (field === undefined || value === undefined || (!field.startsWith('metadata.') && typeof value !== 'string')) return [];
+      return [{ trigger: 'enter', field, operation: 'set', value, source: 'query' }];
+    }
+    case 'has':
+    case 'contains':
+      return e.field === 'tags' ? tagActions([e.value]) : [];
+    case 'containsAll':
+      return e.field === 'tags' ? tagActions(e.values) : [];
+    case 'null': {
+      const field = actionField(e.field, CLEARABLE);
+      return e.not || field === undefined ? [] : [{ trigger: 'enter', field, operation: 'clear', source: 'query' }];
+    }
+    default:
+      return [];
+  }
+}
+
+/**
+ * The `source: 'query'` actions a column query implies (DESIGN §7), in query order. Walks the
+ * top-level AND: `status|assignee|path = 'v'` → enter set; `<metadata field> = literal` → enter
+ * set on `metadata.<key>`; `tags = 'x'`, `'x' IN tags`, `tags CONTAINS 'x'`,
+ * `tags CONTAINS_ALL ('x', …)` → enter add + exit remove; `IS NULL` on assignee, kickoff,
+ * deadline, path or a metadata key → enter clear. Everything else (OR, NOT, ranges, LIKE, `~`,
+ * dates, ORDER BY) yields nothing.
+ */
+export function materializeActions(q: Query): ColumnAction[] {
+  if (!q.where) return [];
+  const conjuncts = q.where.type === 'and' ? q.where.items : [q.where];
+  return conjuncts.flatMap(actionsOf);
+}

@@ -1,0 +1,182 @@
+import { AppError } from '../errors/index.js';
+import { BUILTIN_FIELDS, DATE_FIELDS, isBuiltin, metadataField, metadataKeyOf, type Expr, type Field, type OrderKey, type Query, type Value } from './ast.js';
+import { readIso } from './dates.js';
+import { parse, SyntaxError as PeggySyntaxError, type Expectation } from './gen/parser.js';
+
+/** Longest accepted query text, in characters (issue 3). */
+export const MAX_QUERY_LENGTH = 10_000;
+/** Deepest accepted nesting of parentheses and NOT (deeper input is a 400, never a stack overflow). */
+export const MAX_DEPTH = 64;
+
+type At<T> = { value: T; at: number };
+
+/** The semantic actions the grammar calls (`options.hooks` in grammar.peggy). */
+interface Hooks {
+  query(where: Expr | null, orderBy: OrderKey[]): Query;
+  junction(kind: 'and' | 'or', items: Expr[]): Expr;
+  depthOk(depth: number, at: number): true;
+  field(name: string, at: number): Field;
+  coerce(field: Field, v: At<Value>): Value;
+  number(text: string, at: number): Value;
+  isoDate(text: string, at: number): Value;
+}
+
+/**
+ * Parses query text (DESIGN §6) into its AST.
+ * Throws AppError `QUERY_TOO_LONG` (over 10,000 characters), `QUERY_SYNTAX`
+ * (`details: {position, found}`, 0-based offset, message quoting the text there) and
+ * `QUERY_UNKNOWN_FIELD` (`details: {field, position, suggestion}`). Never anything else.
+ */
+export function parseQuery(text: string): Query {
+  return run(text, (h) => parse(text, { startRule: 'Query', hooks: h }));
+}
+
+/** Parses a filter fragment: like {@link parseQuery} but without ORDER BY (DESIGN §7 column read). */
+export function parseFilter(text: string): Query {
+  return run(text, (h) => parse(text, { startRule: 'Filter', hooks: h }));
+}
+
+function run(text: string, parseWith: (h: Hooks) => Query): Query {
+  if (text.length > MAX_QUERY_LENGTH) {
+    throw new AppError('QUERY_TOO_LONG', {
+      message: `The query has ${text.length} characters; at most ${MAX_QUERY_LENGTH} are allowed`,
+      details: { length: text.length, max: MAX_QUERY_LENGTH },
+    });
+  }
+  try {
+    return parseWith(hooks(text));
+  } catch (e) {
+    if (e instanceof PeggySyntaxError) {
+      const position = e.location.start.offset;
+      throw syntaxError(text, position, `${unexpected(text, position)}${expectedList(e.expected)}`);
+    }
+    throw e;
+  }
+}
+
+function hooks(text: string): Hooks {
+  const h: Hooks = {
+    query: (where, orderBy) => (where ? { where, orderBy } : { orderBy }),
+    junction: (kind, items) => {
+      const flat = items.flatMap((i) => ((i.type === 'and' || i.type === 'or') && i.type === kind ? i.items : [i]));
+      return flat.length === 1 ? flat[0]! : { type: kind, items: flat };
+    },
+    depthOk: (depth, at) => {
+      if (depth <= MAX_DEPTH) return true;
+      throw syntaxError(text, at, `Nesting deeper than ${MAX_DEPTH} levels at position ${at}`);
+    },
+    field: (name, at) => {
+      if (isBuiltin(name)) return name;
+      if (name.includes('.')) {
+        const key = metadataKeyOf(name)!;
+        // The one key that is a stored path segment of its own and an object-prototype accessor.
+        if (key === '__proto__') throw syntaxError(text, at, `Metadata key "__proto__" is not allowed at position ${at}`);
+        return metadataField(key);
+      }
+      throw unknownField(name, at);
+    },
+    coerce: (field, { value, at }) => {
+      if (!DATE_FIELDS.has(field) || value.type !== 'string') return value;
+      try {
+        return parse(value.value, { startRule: 'DateText', hooks: h });
+      } catch {
+        throw syntaxError(text, at, `${field} needs a date, not ${quote(tokenAt(text, at))} at position ${at}`);
+      }
+    },
+    number: (numText, at) => {
+      const n = Number(numText);
+      if (!Number.isFinite(n)) throw syntaxError(text, at, `Number out of range ${quote(numText)} at position ${at}`);
+      return { type: 'number', value: n === 0 ? 0 : n };
+    },
+    isoDate: (dateText, at) => {
+      if (!readIso(dateText)) throw syntaxError(text, at, `Invalid date ${quote(dateText)} at position ${at}`);
+      return { type: 'date', value: dateText };
+    },
+  };
+  return h;
+}
+
+function syntaxError(text: string, position: number, message: string): AppError {
+  return new AppError('QUERY_SYNTAX', { message, details: { position, found: tokenAt(text, position) } });
+}
+
+/**
+ * The token starting at `position`, for messages: a word, a quoted string, an operator or one
+ * character (at most 40 characters); null at the end of the text.
+ */
+function tokenAt(text: string, position: number): string | null {
+  const rest = text.slice(position, position + 200);
+  if (rest === '') return null;
+  const m = /^(?:[\p{L}\p{N}_$.+-]+|'(?:[^'\\]|\\.|'')*'?|"(?:[^"\\]|\\.|"")*"?|<=|>=|!=|!~|\S)/u.exec(rest);
+  const token = m ? m[0] : rest.charAt(0);
+  return token.length > 40 ? `${token.slice(0, 40)}…` : token;
+}
+
+function quote(token: string | null): string {
+  return token === null ? 'end of query' : `"${token}"`;
+}
+
+function unexpected(text: string, position: number): string {
+  const token = tokenAt(text, position);
+  return token === null ? `Unexpected end of query at position ${position}` : `Unexpected ${quote(token)} at position ${position}`;
+}
+
+function expectedList(expected: Expectation[] | null): string {
+  const names = [
+    ...new Set(
+      (expected ?? []).flatMap((e) => {
+        if (e.type === 'literal') return [`"${e.text}"`];
+        if (e.type === 'other') return e.description === 'whitespace' ? [] : [e.description];
+        if (e.type === 'end') return ['end of query'];
+        return [];
+      }),
+    ),
+  ];
+  if (names.length === 0) return '';
+  const last = names.pop()!;
+  return `; expected ${names.length ? `${names.join(', ')} or ${last}` : last}`;
+}
+
+/** 400 `QUERY_UNKNOWN_FIELD` naming `name`, its position and the closest valid field. */
+export function unknownField(name: string, position: number): AppError {
+  const suggestion = suggestField(name);
+  return new AppError('QUERY_UNKNOWN_FIELD', {
+    message: `Unknown field "${name}" at position ${position}; did you mean "${suggestion}"?`,
+    details: { field: name, position, suggestion },
+  });
+}
+
+/** Metadata keys worth suggesting for a bare word (the key's last part → the field to write). */
+const KNOWN_KEYS: ReadonlyArray<[string, Field]> = [
+  ['order', 'metadata.order'],
+  ['sprint', 'app.sprint'],
+  ['type', 'app.type'],
+  ['points', 'app.points'],
+];
+
+/**
+ * The closest valid field to an unknown bare word (Levenshtein over the builtins and a few known
+ * metadata keys); when nothing is close (distance above half the word's length) → `cf.<word>`.
+ */
+function suggestField(name: string): Field {
+  const candidates: ReadonlyArray<[string, Field]> = [...BUILTIN_FIELDS.map((f): [string, Field] => [f, f]), ...KNOWN_KEYS];
+  let best: Field = `cf.${name}`;
+  let bestDistance = Math.floor(name.length / 2) + 1;
+  for (const [word, field] of candidates) {
+    const d = levenshtein(name.toLowerCase(), word.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [field, d];
+  }
+  return best;
+}
+
+function levenshtein(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}

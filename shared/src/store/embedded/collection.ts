@@ -1,0 +1,119 @@
+import { Query } from 'mingo';
+import type {
+  BulkOp, BulkResult, Collection, Doc, Filter, FindOneAndUpdateOptions, FindOptions, Projection, Session,
+  SessionOption, Update, UpdateOptions, UpdateResult,
+} from '../port.js';
+import type { Txn, TxnUpdateResult } from './txn.js';
+import { sortDocs } from './values.js';
+
+/** Runs one collection call as a unit of work: in the session's transaction, or committed at once. */
+export interface TxnRunner {
+  run<R>(session: Session | undefined, fn: (txn: Txn) => R): Promise<R>;
+}
+
+function project(docs: Doc[], projection: Projection | undefined): Doc[] {
+  if (!projection || Object.keys(projection).length === 0) return docs;
+  return new Query({}, { scriptEnabled: false }).find<Doc>(docs, projection).all();
+}
+
+/** Sort, skip, limit, projection, then deep copies: callers never hold stored documents. */
+function shape(docs: Doc[], opts: FindOptions): Doc[] {
+  const sorted = opts.sort ? sortDocs(docs, opts.sort) : docs;
+  const skip = opts.skip ?? 0;
+  const page = skip > 0 || opts.limit ? sorted.slice(skip, opts.limit ? skip + opts.limit : undefined) : sorted;
+  return project(page, opts.projection).map((d) => structuredClone(d));
+}
+
+function toUpdateResult(r: TxnUpdateResult): UpdateResult {
+  const out: UpdateResult = { matchedCount: r.matchedCount, modifiedCount: r.modifiedCount };
+  if (r.upsertedId !== undefined) out.upsertedId = r.upsertedId;
+  return out;
+}
+
+/**
+ * A collection of the embedded store (DESIGN §2). Every call is one round trip and one unit of
+ * work: outside a transaction it is applied (memory and sqlite) before the promise resolves; a
+ * failing multi-document call (insertMany, bulkWrite) keeps the writes before the failing one, as
+ * MongoDB's ordered writes do.
+ */
+export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
+  constructor(
+    readonly name: string,
+    private readonly runner: TxnRunner,
+  ) {}
+
+  find(filter: Filter, opts: FindOptions = {}): Promise<T[]> {
+    return this.runner.run(opts.session, (txn) => shape(txn.match(this.name, filter), opts) as T[]);
+  }
+
+  async findOne(filter: Filter, opts: Omit<FindOptions, 'skip' | 'limit'> = {}): Promise<T | null> {
+    const [doc] = await this.find(filter, { ...opts, limit: 1 });
+    return doc ?? null;
+  }
+
+  countDocuments(filter: Filter, opts: SessionOption = {}): Promise<number> {
+    return this.runner.run(opts.session, (txn) => txn.match(this.name, filter).length);
+  }
+
+  insertOne(doc: T, opts: SessionOption = {}): Promise<void> {
+    return this.runner.run(opts.session, (txn) => {
+      txn.insert(this.name, doc);
+    });
+  }
+
+  insertMany(docs: T[], opts: SessionOption = {}): Promise<void> {
+    return this.runner.run(opts.session, (txn) => {
+      for (const doc of docs) txn.insert(this.name, doc);
+    });
+  }
+
+  updateOne(filter: Filter, update: Update, opts: UpdateOptions = {}): Promise<UpdateResult> {
+    return this.runner.run(opts.session, (txn) =>
+      toUpdateResult(txn.update(this.name, filter, update, { multi: false, upsert: opts.upsert ?? false })),
+    );
+  }
+
+  updateMany(filter: Filter, update: Update, opts: SessionOption = {}): Promise<UpdateResult> {
+    return this.runner.run(opts.session, (txn) => toUpdateResult(txn.update(this.name, filter, update, { multi: true })));
+  }
+
+  findOneAndUpdate(filter: Filter, update: Update, opts: FindOneAndUpdateOptions = {}): Promise<T | null> {
+    return this.runner.run(opts.session, (txn) => {
+      const r = txn.update(this.name, filter, update, { multi: false, upsert: opts.upsert ?? false });
+      const doc = opts.returnDocument === 'before' ? r.before : r.after;
+      return doc ? (shape([doc], { projection: opts.projection })[0] as T) : null;
+    });
+  }
+
+  deleteOne(filter: Filter, opts: SessionOption = {}): Promise<{ deletedCount: number }> {
+    return this.runner.run(opts.session, (txn) => ({ deletedCount: txn.remove(this.name, filter, false) }));
+  }
+
+  deleteMany(filter: Filter, opts: SessionOption = {}): Promise<{ deletedCount: number }> {
+    return this.runner.run(opts.session, (txn) => ({ deletedCount: txn.remove(this.name, filter, true) }));
+  }
+
+  bulkWrite(ops: BulkOp<T>[], opts: SessionOption = {}): Promise<BulkResult> {
+    return this.runner.run(opts.session, (txn) => {
+      const result: BulkResult = { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0 };
+      const add = (r: TxnUpdateResult) => {
+        result.matchedCount += r.matchedCount;
+        result.modifiedCount += r.modifiedCount;
+      };
+      for (const op of ops) {
+        if ('insertOne' in op) {
+          txn.insert(this.name, op.insertOne.document);
+          result.insertedCount++;
+        } else if ('updateOne' in op) {
+          const { filter, update, upsert } = op.updateOne;
+          add(txn.update(this.name, filter, update, { multi: false, upsert: upsert ?? false }));
+        } else if ('updateMany' in op) {
+          add(txn.update(this.name, op.updateMany.filter, op.updateMany.update, { multi: true }));
+        } else {
+          result.deletedCount += txn.remove(this.name, op.deleteOne.filter, false);
+        }
+      }
+      return result;
+    });
+  }
+}

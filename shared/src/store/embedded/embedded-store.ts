@@ -1,0 +1,198 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { AppError } from '../../errors/index.js';
+import type { Collection, Doc, DocumentStore, IndexSpec, Session, StoreStats } from '../port.js';
+import { EmbeddedCollection, type TxnRunner } from './collection.js';
+import { CollectionState } from './collection-state.js';
+import { Journal } from './journal.js';
+import { Txn, type TxnHost } from './txn.js';
+
+/** How often `withTransaction` runs `fn` before giving up with `CONFLICT`. */
+export const MAX_TRANSACTION_ATTEMPTS = 5;
+
+/** Stats of the embedded store: round trips, and documents tested against a filter (index use). */
+export interface EmbeddedStats extends StoreStats {
+  docsExamined: number;
+}
+
+/** Options of {@link EmbeddedStore.open}. */
+export interface EmbeddedStoreOptions {
+  /** Folder of `store.sqlite`; created when missing. */
+  dir: string;
+  log?: Logger;
+}
+
+class EmbeddedSession implements Session {
+  readonly __session = true as const;
+  active = true;
+
+  constructor(
+    readonly store: EmbeddedStore,
+    readonly txn: Txn,
+  ) {}
+}
+
+/** Set while a transaction's `fn` runs, to refuse nested transactions instead of deadlocking. */
+const transactionScope = new AsyncLocalStorage<EmbeddedStore>();
+
+/**
+ * The embedded `DocumentStore` (DESIGN §2): documents in memory (one Map per collection),
+ * filters and updates by mingo, MongoDB sort order, in-memory hash indexes as equality
+ * prefilters, and durability through a better-sqlite3 table (`<dir>/store.sqlite`) loaded at open.
+ *
+ * Transactions are serialized by an in-process mutex; their writes stay in an overlay that only
+ * their session sees, and are applied in one sqlite transaction at commit. A transaction whose
+ * read or written documents were changed meanwhile by a non-transactional write is retried (up
+ * to {@link MAX_TRANSACTION_ATTEMPTS} runs of `fn`), then fails with `CONFLICT`.
+ * After {@link close}, every call rejects with `STORE_UNAVAILABLE`. See docs/store.md.
+ */
+export class EmbeddedStore implements DocumentStore {
+  readonly stats: EmbeddedStats = { roundTrips: 0, docsExamined: 0 };
+  private readonly host: TxnHost = { state: (name) => this.state(name), stats: this.stats };
+  private readonly runner: TxnRunner = { run: (session, fn) => this.run(session, fn) };
+  private readonly states = new Map<string, CollectionState>();
+  private seq = 0;
+  private closed = false;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly journal: Journal | undefined,
+    private readonly log: Logger | undefined,
+  ) {}
+
+  /**
+   * Opens (or creates) the durable store in `<dir>/store.sqlite` and loads every document.
+   * Rejects with `STORE_UNAVAILABLE` when the folder or file cannot be opened.
+   */
+  static async open(opts: EmbeddedStoreOptions): Promise<EmbeddedStore> {
+    try {
+      mkdirSync(opts.dir, { recursive: true });
+    } catch (e) {
+      throw new AppError('STORE_UNAVAILABLE', { message: `Cannot create the data folder ${opts.dir}`, cause: e });
+    }
+    const store = new EmbeddedStore(new Journal(join(opts.dir, 'store.sqlite')), opts.log);
+    const started = Date.now();
+    let count = 0;
+    for (const row of store.journal!.rows()) {
+      store.state(row.coll).apply(row.id, JSON.parse(row.body) as Doc, ++store.seq);
+      count++;
+    }
+    opts.log?.info({ file: store.journal!.file, documents: count, ms: Date.now() - started }, 'embedded store loaded');
+    return store;
+  }
+
+  /** The same store without a file (tests): nothing survives {@link close}. */
+  static memory(opts: { log?: Logger } = {}): EmbeddedStore {
+    return new EmbeddedStore(undefined, opts.log);
+  }
+
+  collection<T extends Doc = Doc>(name: string): Collection<T> {
+    return new EmbeddedCollection<T>(name, this.runner);
+  }
+
+  /** The state of one collection, created on first use. */
+  private state(name: string): CollectionState {
+    let s = this.states.get(name);
+    if (!s) this.states.set(name, (s = new CollectionState(name)));
+    return s;
+  }
+
+  /** One collection call: in the session's overlay, or applied at once (partial on error). */
+  private async run<R>(session: Session | undefined, fn: (txn: Txn) => R): Promise<R> {
+    this.assertOpen();
+    this.stats.roundTrips++;
+    if (session) return fn(this.txnOf(session));
+    const txn = new Txn(this.host, false);
+    try {
+      return fn(txn);
+    } finally {
+      this.commit(txn);
+    }
+  }
+
+  async withTransaction<R>(fn: (session: Session) => Promise<R>): Promise<R> {
+    this.assertOpen();
+    if (transactionScope.getStore() === this) {
+      throw new AppError('INTERNAL', { message: 'withTransaction cannot be nested on the embedded store' });
+    }
+    return this.serialized(() => transactionScope.run(this, () => this.attempt(fn, 1)));
+  }
+
+  private async attempt<R>(fn: (session: Session) => Promise<R>, attempt: number): Promise<R> {
+    const session = new EmbeddedSession(this, new Txn(this.host, true));
+    let result: R;
+    try {
+      result = await fn(session);
+    } finally {
+      session.active = false;
+    }
+    this.assertOpen();
+    this.stats.roundTrips++;
+    if (session.txn.isCurrent()) {
+      this.commit(session.txn);
+      return result;
+    }
+    if (attempt >= MAX_TRANSACTION_ATTEMPTS) {
+      throw new AppError('CONFLICT', { message: 'The transaction kept conflicting with concurrent writes', details: { attempts: attempt } });
+    }
+    this.log?.debug({ attempt }, 'embedded store: transaction conflict, retrying');
+    return this.attempt(fn, attempt + 1);
+  }
+
+  /**
+   * Builds the in-memory hash indexes: the first field of every key as an equality prefilter, and
+   * unique keys as constraints (`CONFLICT` when existing documents break one). Wildcard keys
+   * (`metadata.$**`) and `_id` are accepted and need nothing here. Indexes are not persisted: the
+   * services declare them at every start-up.
+   */
+  async ensureIndexes(specs: IndexSpec[]): Promise<void> {
+    this.assertOpen();
+    for (const spec of specs) {
+      const fields = Object.keys(spec.keys);
+      if (fields.length === 0 || fields.some((f) => f.endsWith('$**'))) continue;
+      const state = this.state(spec.collection);
+      if (spec.unique) state.addIndex(fields, true);
+      if (fields[0] !== '_id') state.addIndex(fields.slice(0, 1), false);
+    }
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.journal?.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /** Applies a unit of work: unique keys re-checked, then sqlite (one transaction), then memory. */
+  private commit(txn: Txn): void {
+    const changes = txn.changes();
+    if (changes.length === 0) return;
+    for (const c of changes) if (c.doc) txn.assertUnique(c.collection, c.doc);
+    this.journal?.write(changes);
+    for (const c of changes) this.state(c.collection).apply(c.id, c.doc, ++this.seq);
+  }
+
+  private txnOf(session: Session): Txn {
+    if (session instanceof EmbeddedSession && session.store === this && session.active) return session.txn;
+    throw new AppError('INTERNAL', { message: 'The session is not an active transaction of this store' });
+  }
+
+  private serialized<R>(fn: () => Promise<R>): Promise<R> {
+    const result = this.queue.then(fn);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new AppError('STORE_UNAVAILABLE', { message: 'The embedded store is closed' });
+  }
+}

@@ -1,0 +1,1 @@
+export { EmbeddedStore, MAX_TRANSACTION_ATTEMPTS, type EmbeddedStats, type EmbeddedStoreOptions } from './embedded-store.js';

@@ -1,0 +1,65 @@
+import Database from 'better-sqlite3';
+import { AppError } from '../../errors/index.js';
+import type { Change } from './txn.js';
+
+/** One stored row: a document of a collection as JSON text. */
+export interface JournalRow {
+  coll: string;
+  id: string;
+  body: string;
+}
+
+function unavailable(message: string, cause: unknown): AppError {
+  return new AppError('STORE_UNAVAILABLE', { message, cause });
+}
+
+/**
+ * Durability of the embedded store (DESIGN §2): one better-sqlite3 table
+ * `docs(coll, id, body)` in WAL mode with `synchronous=NORMAL`. Each {@link write} is one sqlite
+ * transaction (upsert or delete per document), so a call, a bulk write or a transaction commit
+ * is on disk entirely or not at all. The file is locked exclusively while open: memory is the
+ * source of truth, so a second process on the same file is refused. SQLite faults become
+ * `STORE_UNAVAILABLE`.
+ */
+export class Journal {
+  private readonly db: Database.Database;
+  private readonly writeAll: (changes: Change[]) => void;
+
+  constructor(readonly file: string) {
+    try {
+      this.db = new Database(file, { timeout: 200 });
+      this.db.pragma('locking_mode = EXCLUSIVE');
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.exec('CREATE TABLE IF NOT EXISTS docs (coll TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (coll, id))');
+    } catch (e) {
+      throw unavailable(`Cannot open the embedded store at ${file} (is another process using it?)`, e);
+    }
+    const upsert = this.db.prepare('INSERT INTO docs (coll, id, body) VALUES (?, ?, ?) ON CONFLICT (coll, id) DO UPDATE SET body = excluded.body');
+    const remove = this.db.prepare('DELETE FROM docs WHERE coll = ? AND id = ?');
+    this.writeAll = this.db.transaction((changes: Change[]) => {
+      for (const c of changes) {
+        if (c.doc) upsert.run(c.collection, c.id, JSON.stringify(c.doc));
+        else remove.run(c.collection, c.id);
+      }
+    });
+  }
+
+  /** Every stored document, in first-insert order. */
+  rows(): IterableIterator<JournalRow> {
+    return this.db.prepare('SELECT coll, id, body FROM docs ORDER BY rowid').iterate() as IterableIterator<JournalRow>;
+  }
+
+  /** Writes the changes in one sqlite transaction. */
+  write(changes: Change[]): void {
+    try {
+      this.writeAll(changes);
+    } catch (e) {
+      throw unavailable('The embedded store could not write to disk', e);
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

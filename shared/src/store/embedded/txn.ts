@@ -1,0 +1,195 @@
+import { randomUUID } from 'node:crypto';
+import { Query, update as applyUpdate } from 'mingo';
+import type { Modifier } from 'mingo/updater';
+import { AppError } from '../../errors/index.js';
+import type { Doc, Filter, Update } from '../port.js';
+import type { CollectionState } from './collection-state.js';
+import { toStored } from './values.js';
+
+/** What a {@link Txn} needs from its store. */
+export interface TxnHost {
+  state(collection: string): CollectionState;
+  readonly stats: { docsExamined: number };
+}
+
+/** One pending write: the new document, or `null` for a delete. */
+export interface Change {
+  collection: string;
+  id: string;
+  doc: Doc | null;
+}
+
+/** Result of {@link Txn.update}. `before`/`after` are the last matched document (internal refs). */
+export interface TxnUpdateResult {
+  matchedCount: number;
+  modifiedCount: number;
+  upsertedId?: string;
+  before: Doc | null;
+  after: Doc | null;
+}
+
+/** mingo options: no `$where`/`$function` scripts from filters. */
+const QUERY_OPTIONS = { scriptEnabled: false } as const;
+
+function conflict(collection: string, fields: readonly string[]): AppError {
+  return new AppError('CONFLICT', {
+    message: `Duplicate key in ${collection} (${fields.join(', ')})`,
+    details: { collection, fields: [...fields] },
+  });
+}
+
+function mapFor<V>(maps: Map<string, Map<string, V>>, key: string): Map<string, V> {
+  let m = maps.get(key);
+  if (!m) maps.set(key, (m = new Map()));
+  return m;
+}
+
+const NO_LITERAL = Symbol('no literal');
+
+/** The value an upsert takes from one filter condition: a literal or `{$eq: v}` (MongoDB rules). */
+function literal(cond: unknown): unknown {
+  if (typeof cond !== 'object' || cond === null || Array.isArray(cond)) return cond;
+  if (cond instanceof RegExp) return NO_LITERAL;
+  const keys = Object.keys(cond);
+  if (!keys.some((k) => k.startsWith('$'))) return cond;
+  return '$eq' in cond ? (cond as { $eq: unknown }).$eq : NO_LITERAL;
+}
+
+/** The fields an upserted document starts with: the equality conditions of the filter. */
+function equalityFields(filter: Filter, out: Record<string, unknown> = {}): Record<string, unknown> {
+  for (const [key, cond] of Object.entries(filter)) {
+    if (key === '$and' && Array.isArray(cond)) for (const sub of cond) equalityFields(sub as Filter, out);
+    else if (!key.startsWith('$') && literal(cond) !== NO_LITERAL) out[key] = literal(cond);
+  }
+  return out;
+}
+
+/**
+ * A unit of work over the embedded store: writes collect in an overlay (collection → id → new
+ * document or `null`), reads see the stored documents with the overlay on top. A non-transactional
+ * call uses a fresh Txn and commits it at once; `withTransaction` keeps one per attempt. With
+ * `tracksReads`, the version of every document first read or written is remembered so the commit
+ * can detect writes made meanwhile by others (DESIGN §2, docs/store.md).
+ */
+export class Txn {
+  private readonly writes = new Map<string, Map<string, Doc | null>>();
+  private readonly seen = new Map<string, Map<string, number>>();
+
+  constructor(
+    private readonly host: TxnHost,
+    private readonly tracksReads: boolean,
+  ) {}
+
+  /** Documents matching `filter` (at most `limit`), as seen by this unit: internal refs, never hand out. */
+  match(collection: string, filter: Filter, limit = Infinity): Doc[] {
+    const query = new Query(filter, QUERY_OPTIONS);
+    const out: Doc[] = [];
+    for (const [id, doc] of this.visible(collection, filter)) {
+      if (out.length >= limit) break;
+      this.host.stats.docsExamined++;
+      if (query.test(doc)) {
+        out.push(doc);
+        this.observe(collection, id);
+      }
+    }
+    return out;
+  }
+
+  /** Inserts a copy of `doc`; `CONFLICT` when its `_id` or a unique key is taken. */
+  insert(collection: string, doc: Doc): Doc {
+    const stored = toStored(doc);
+    if (this.get(collection, stored._id)) throw conflict(collection, ['_id']);
+    this.put(collection, stored._id, stored);
+    return stored;
+  }
+
+  /** Applies update operators to the first (or every, `multi`) match; upserts like MongoDB. */
+  update(collection: string, filter: Filter, spec: Update, opts: { multi: boolean; upsert?: boolean }): TxnUpdateResult {
+    const matches = this.match(collection, filter, opts.multi ? Infinity : 1);
+    const result: TxnUpdateResult = { matchedCount: matches.length, modifiedCount: 0, before: null, after: null };
+    for (const doc of matches) {
+      const next = toStored(doc);
+      result.before = result.after = doc;
+      if (applyUpdate(next, spec as Modifier<Doc>).length === 0) continue;
+      if (next._id !== doc._id) throw new AppError('INTERNAL', { message: 'An update may not change _id' });
+      result.after = toStored(next);
+      this.put(collection, doc._id, result.after);
+      result.modifiedCount++;
+    }
+    if (matches.length === 0 && opts.upsert) {
+      const { _id, ...fields } = equalityFields(filter);
+      const seed = (_id === undefined ? {} : { _id }) as Doc;
+      applyUpdate(seed, { $set: fields });
+      applyUpdate(seed, spec as Modifier<Doc>);
+      if (typeof seed._id !== 'string') seed._id = randomUUID();
+      result.after = this.insert(collection, seed);
+      result.upsertedId = seed._id;
+    }
+    return result;
+  }
+
+  /** Deletes the first (or every, `multi`) match; returns how many. */
+  remove(collection: string, filter: Filter, multi: boolean): number {
+    const matches = this.match(collection, filter, multi ? Infinity : 1);
+    for (const doc of matches) this.put(collection, doc._id, null);
+    return matches.length;
+  }
+
+  /** Throws `CONFLICT` when `doc` shares a unique-index key with another visible document. */
+  assertUnique(collection: string, doc: Doc): void {
+    const writes = this.writes.get(collection);
+    for (const index of this.host.state(collection).uniqueIndexes()) {
+      for (const key of index.keys(doc)) {
+        const clashes = (id: string, other: Doc | undefined | null) =>
+          id !== doc._id && !!other && index.keys(other).includes(key);
+        for (const id of index.ids(key) ?? []) if (clashes(id, this.get(collection, id))) throw conflict(collection, index.fields);
+        for (const [id, other] of writes ?? []) if (clashes(id, other)) throw conflict(collection, index.fields);
+      }
+    }
+  }
+
+  /** The pending writes, in order of first write per document. */
+  changes(): Change[] {
+    return [...this.writes].flatMap(([collection, docs]) => [...docs].map(([id, doc]) => ({ collection, id, doc })));
+  }
+
+  /** True when no document this unit read or wrote has been written by someone else since. */
+  isCurrent(): boolean {
+    for (const [collection, versions] of this.seen) {
+      const entries = this.host.state(collection).entries;
+      for (const [id, version] of versions) if ((entries.get(id)?.version ?? 0) !== version) return false;
+    }
+    return true;
+  }
+
+  private get(collection: string, id: string): Doc | undefined {
+    const writes = this.writes.get(collection);
+    if (writes?.has(id)) return writes.get(id) ?? undefined;
+    return this.host.state(collection).entries.get(id)?.doc;
+  }
+
+  private put(collection: string, id: string, doc: Doc | null): void {
+    if (doc) this.assertUnique(collection, doc);
+    this.observe(collection, id);
+    mapFor(this.writes, collection).set(id, doc);
+  }
+
+  private observe(collection: string, id: string): void {
+    if (!this.tracksReads) return;
+    const seen = mapFor(this.seen, collection);
+    if (!seen.has(id)) seen.set(id, this.host.state(collection).entries.get(id)?.version ?? 0);
+  }
+
+  /** Candidate documents: the stored ones (in every index set of the plan) not overridden, then the overlay's. */
+  private *visible(collection: string, filter: Filter): Generator<[string, Doc]> {
+    const state = this.host.state(collection);
+    const writes = this.writes.get(collection);
+    const [first, ...others] = state.plan(filter);
+    for (const id of first ?? state.entries.keys()) {
+      if (writes?.has(id) || !others.every((set) => set.has(id))) continue;
+      const entry = state.entries.get(id);
+      if (entry) yield [id, entry.doc];
+    }
+    for (const [id, doc] of writes ?? []) if (doc) yield [id, doc];
+  }
+}

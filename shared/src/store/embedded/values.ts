@@ -1,0 +1,141 @@
+/**
+ * Value helpers of the embedded store: path resolution like MongoDB (arrays of sub-documents are
+ * traversed), hash keys for equality indexes, and MongoDB's sort order (DESIGN §2).
+ */
+import type { Doc, Sort } from '../port.js';
+
+type Obj = Record<string, unknown>;
+
+function isObject(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * The values at a dotted path (`path` already split), descending into arrays of sub-documents
+ * as MongoDB does (`members.user_id`). A leaf array is returned as one value; missing → none.
+ */
+export function valuesAt(doc: unknown, path: readonly string[]): unknown[] {
+  let v = doc;
+  for (let i = 0; i < path.length; i++) {
+    if (Array.isArray(v)) return valuesThroughArrays([v], path.slice(i));
+    if (!isObject(v) || v[path[i]!] === undefined) return [];
+    v = v[path[i]!];
+  }
+  return [v];
+}
+
+function valuesThroughArrays(start: unknown[], path: readonly string[]): unknown[] {
+  let current = start;
+  for (const seg of path) {
+    const next: unknown[] = [];
+    for (const v of current) {
+      if (Array.isArray(v)) {
+        if (/^\d+$/.test(seg) && v[Number(seg)] !== undefined) next.push(v[Number(seg)]);
+        for (const el of v) if (isObject(el) && el[seg] !== undefined) next.push(el[seg]);
+      } else if (isObject(v) && v[seg] !== undefined) {
+        next.push(v[seg]);
+      }
+    }
+    current = next;
+  }
+  return current;
+}
+
+/** Hash key of a string, number or boolean; `undefined` for any other value (not indexable). */
+export function hashKey(v: unknown): string | undefined {
+  switch (typeof v) {
+    case 'string':
+      return `s${v}`;
+    case 'number':
+      return `n${v}`;
+    case 'boolean':
+      return v ? 'T' : 'F';
+    default:
+      return undefined;
+  }
+}
+
+/** Hash keys of every scalar at a path; elements of leaf arrays are keyed one by one. */
+export function hashKeysAt(doc: unknown, path: readonly string[]): string[] {
+  const keys = new Set<string>();
+  for (const v of valuesAt(doc, path)) {
+    for (const el of Array.isArray(v) ? v : [v]) {
+      const k = hashKey(el);
+      if (k !== undefined) keys.add(k);
+    }
+  }
+  return [...keys];
+}
+
+/** Sort key of an empty array: MongoDB orders it before null and missing fields. */
+const EMPTY_ARRAY = Symbol('empty array');
+
+/** BSON type order for the JSON types we store (MongoDB "Comparison/Sort Order"). */
+function typeRank(v: unknown): number {
+  if (v === EMPTY_ARRAY) return 0;
+  if (v === null || v === undefined) return 1;
+  if (typeof v === 'number') return 2;
+  if (typeof v === 'string') return 3;
+  if (Array.isArray(v)) return 5;
+  if (typeof v === 'object') return 4;
+  if (typeof v === 'boolean') return 8;
+  return 9;
+}
+
+/** Compares two stored values in MongoDB order (strings by code unit, no collation). */
+export function compareValues(a: unknown, b: unknown): number {
+  const rank = typeRank(a) - typeRank(b);
+  if (rank !== 0) return Math.sign(rank);
+  if (typeof a === 'number' || typeof a === 'string' || typeof a === 'boolean') {
+    return a < (b as typeof a) ? -1 : a > (b as typeof a) ? 1 : 0;
+  }
+  if (Array.isArray(a)) return compareSequences(a, b as unknown[], compareValues);
+  if (isObject(a)) {
+    const pair = (x: [string, unknown], y: [string, unknown]) =>
+      Math.sign(typeRank(x[1]) - typeRank(y[1])) || (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0) || compareValues(x[1], y[1]);
+    return compareSequences(Object.entries(a), Object.entries(b as Obj), pair);
+  }
+  return 0;
+}
+
+function compareSequences<T>(a: T[], b: T[], cmp: (x: T, y: T) => number): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const c = cmp(a[i]!, b[i]!);
+    if (c !== 0) return c;
+  }
+  return Math.sign(a.length - b.length);
+}
+
+/**
+ * The value a document sorts by on one path: an array sorts by its smallest element ascending
+ * and its largest descending; an empty array before null; a missing field like null.
+ */
+function sortKey(doc: Doc, path: readonly string[], dir: 1 | -1): unknown {
+  const values = valuesAt(doc, path);
+  if (values.length === 1 && !Array.isArray(values[0])) return values[0];
+  const flat = values.flatMap((v) => (Array.isArray(v) ? (v.length > 0 ? v : [EMPTY_ARRAY]) : [v]));
+  if (flat.length === 0) return null;
+  return flat.reduce((best, v) => (compareValues(v, best) * dir < 0 ? v : best));
+}
+
+/** Sorts documents by a MongoDB sort spec (key order significant); returns a new array. */
+export function sortDocs<T extends Doc>(docs: readonly T[], sort: Sort): T[] {
+  const specs = Object.entries(sort).map(([field, dir]) => ({ path: field.split('.'), dir }));
+  const keyed = docs.map((doc) => ({ doc, keys: specs.map((s) => sortKey(doc, s.path, s.dir)) }));
+  keyed.sort((x, y) => {
+    for (let i = 0; i < specs.length; i++) {
+      const c = compareValues(x.keys[i], y.keys[i]) * specs[i]!.dir;
+      if (c !== 0) return c;
+    }
+    return 0;
+  });
+  return keyed.map((k) => k.doc);
+}
+
+/**
+ * A stored form of a document: a deep copy through JSON, so what memory holds equals what the
+ * journal holds (undefined fields dropped, dates as ISO strings — see docs/store.md).
+ */
+export function toStored<T>(doc: T): T {
+  return JSON.parse(JSON.stringify(doc)) as T;
+}

@@ -1,0 +1,2 @@
+export { MongoStore, type MongoStoreOptions } from './mongo-store.js';
+export { mapMongoError } from './errors.js';

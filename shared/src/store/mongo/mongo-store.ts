@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto';
+import { MongoClient, type AnyBulkWriteOperation, type ClientSession, type Collection as DriverCollection, type Db } from 'mongodb';
+import type { Logger } from 'pino';
+import { AppError } from '../../errors/index.js';
+import type {
+  BulkOp, BulkResult, Collection, Doc, DocumentStore, Filter, FindOneAndUpdateOptions, FindOptions, IndexSpec,
+  Session, SessionOption, StoreStats, Update, UpdateOptions, UpdateResult,
+} from '../port.js';
+import { isTransientTransactionError, mapMongoError } from './errors.js';
+
+/** Options of {@link MongoStore.connect}. */
+export interface MongoStoreOptions {
+  url: string;
+  db: string;
+  log?: Logger;
+  /** How long an operation waits for a usable server before `STORE_UNAVAILABLE`; default 5000 ms. */
+  serverSelectionTimeoutMS?: number;
+}
+
+class MongoSession implements Session {
+  readonly __session = true as const;
+  constructor(readonly client: ClientSession) {}
+}
+
+function driverSession(session: Session | undefined): { session?: ClientSession } {
+  if (!session) return {};
+  if (session instanceof MongoSession) return { session: session.client };
+  throw new AppError('INTERNAL', { message: 'The session is not a MongoStore transaction' });
+}
+
+/** Drops `undefined` option values (the driver treats a present key as set). */
+function defined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** True when an upsert with this filter takes its `_id` from the filter (equality on `_id`). */
+function filterPinsId(filter: Filter): boolean {
+  const id = filter._id;
+  if (typeof id === 'string') return true;
+  if (typeof id === 'object' && id !== null && '$eq' in id) return true;
+  return Array.isArray(filter.$and) && filter.$and.some((f) => filterPinsId(f as Filter));
+}
+
+/**
+ * The update an upsert sends: a string UUID `_id` for the inserted document (via `$setOnInsert`)
+ * unless the filter pins `_id`, so `_id` is a string on both backends (never an ObjectId).
+ */
+function withStringId(filter: Filter, update: Update, upsert: boolean | undefined): Update {
+  if (!upsert || filterPinsId(filter)) return update;
+  const setOnInsert = (update.$setOnInsert ?? {}) as Record<string, unknown>;
+  if ('_id' in setOnInsert) return update;
+  return { ...update, $setOnInsert: { ...setOnInsert, _id: randomUUID() } };
+}
+
+function toUpdateResult(r: { matchedCount: number; modifiedCount: number; upsertedId: unknown }): UpdateResult {
+  const out: UpdateResult = { matchedCount: r.matchedCount, modifiedCount: r.modifiedCount };
+  if (r.upsertedId !== null && r.upsertedId !== undefined) out.upsertedId = String(r.upsertedId);
+  return out;
+}
+
+/**
+ * One MongoDB collection behind the port. Every call is one counted round trip; driver errors
+ * are mapped once by {@link mapMongoError}, except transient transaction errors inside a session,
+ * which reach the driver's `withTransaction` unmapped so it can retry.
+ */
+class MongoCollection<T extends Doc> implements Collection<T> {
+  constructor(
+    private readonly coll: DriverCollection<Doc>,
+    /** Counts a round trip; throws when the store is closed. */
+    private readonly enter: () => void,
+  ) {}
+
+  get name(): string {
+    return this.coll.collectionName;
+  }
+
+  find(filter: Filter, opts: FindOptions = {}): Promise<T[]> {
+    const { session, sort, skip, limit, projection } = opts;
+    return this.call(session, (s) => this.coll.find(filter, defined({ ...s, sort, skip, limit, projection })).toArray()) as Promise<T[]>;
+  }
+
+  findOne(filter: Filter, opts: Omit<FindOptions, 'skip' | 'limit'> = {}): Promise<T | null> {
+    const { session, sort, projection } = opts;
+    return this.call(session, (s) => this.coll.findOne(filter, defined({ ...s, sort, projection }))) as Promise<T | null>;
+  }
+
+  countDocuments(filter: Filter, opts: SessionOption = {}): Promise<number> {
+    return this.call(opts.session, (s) => this.coll.countDocuments(filter, s));
+  }
+
+  async insertOne(doc: T, opts: SessionOption = {}): Promise<void> {
+    await this.call(opts.session, (s) => this.coll.insertOne({ ...doc }, s));
+  }
+
+  async insertMany(docs: T[], opts: SessionOption = {}): Promise<void> {
+    if (docs.length === 0) return this.call(opts.session, async () => undefined);
+    await this.call(opts.session, (s) => this.coll.insertMany(docs.map((d) => ({ ...d })), { ...s, ordered: true }));
+  }
+
+  async updateOne(filter: Filter, update: Update, opts: UpdateOptions = {}): Promise<UpdateResult> {
+    const { session, upsert } = opts;
+    const r = await this.call(session, (s) => this.coll.updateOne(filter, withStringId(filter, update, upsert), defined({ ...s, upsert })));
+    return toUpdateResult(r);
+  }
+
+  async updateMany(filter: Filter, update: Update, opts: SessionOption = {}): Promise<UpdateResult> {
+    return toUpdateResult(await this.call(opts.session, (s) => this.coll.updateMany(filter, update, s)));
+  }
+
+  findOneAndUpdate(filter: Filter, update: Update, opts: FindOneAndUpdateOptions = {}): Promise<T | null> {
+    const { session, upsert, projection, returnDocument = 'after' } = opts;
+    return this.call(session, (s) =>
+      this.coll.findOneAndUpdate(
+        filter,
+        withStringId(filter, update, upsert),
+        defined({ ...s, upsert, projection, returnDocument, includeResultMetadata: false as const }),
+      ),
+    ) as Promise<T | null>;
+  }
+
+  deleteOne(filter: Filter, opts: SessionOption = {}): Promise<{ deletedCount: number }> {
+    return this.call(opts.session, async (s) => ({ deletedCount: (await this.coll.deleteOne(filter, s)).deletedCount }));
+  }
+
+  deleteMany(filter: Filter, opts: SessionOption = {}): Promise<{ deletedCount: number }> {
+    return this.call(opts.session, async (s) => ({ deletedCount: (await this.coll.deleteMany(filter, s)).deletedCount }));
+  }
+
+  bulkWrite(ops: BulkOp<T>[], opts: SessionOption = {}): Promise<BulkResult> {
+    const driverOps = ops.map((op): AnyBulkWriteOperation<Doc> => {
+      if (!('updateOne' in op)) return op;
+      const { filter, update, upsert } = op.updateOne;
+      return { updateOne: defined({ filter, update: withStringId(filter, update, upsert), upsert }) };
+    });
+    return this.call(opts.session, async (s) => {
+      if (driverOps.length === 0) return { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0 };
+      const r = await this.coll.bulkWrite(driverOps, { ...s, ordered: true });
+      return { insertedCount: r.insertedCount, matchedCount: r.matchedCount, modifiedCount: r.modifiedCount, deletedCount: r.deletedCount };
+    });
+  }
+
+  private async call<R>(session: Session | undefined, fn: (s: { session?: ClientSession }) => Promise<R>): Promise<R> {
+    this.enter();
+    try {
+      return await fn(driverSession(session));
+    } catch (e) {
+      if (session && isTransientTransactionError(e)) throw e;
+      throw mapMongoError(e, this.name);
+    }
+  }
+}
+
+/**
+ * The MongoDB `DocumentStore` (DESIGN §2) on the official driver: sessions passed through,
+ * real transactions via `session.withTransaction` (snapshot reads, majority writes, retried by the
+ * driver on transient conflicts), `serverSelectionTimeoutMS` 5 s so a down database is a 503,
+ * never a hang. Document `_id`s are strings. After {@link close}, every call rejects with
+ * `STORE_UNAVAILABLE` (the driver would otherwise reconnect). Errors: see {@link mapMongoError}.
+ */
+export class MongoStore implements DocumentStore {
+  readonly stats: StoreStats = { roundTrips: 0 };
+  private closed = false;
+
+  private constructor(
+    private readonly client: MongoClient,
+    private readonly db: Db,
+    private readonly log: Logger | undefined,
+  ) {}
+
+  /** Connects (rejects with `STORE_UNAVAILABLE` when no server answers within the selection timeout). */
+  static async connect(opts: MongoStoreOptions): Promise<MongoStore> {
+    const client = new MongoClient(opts.url, {
+      serverSelectionTimeoutMS: opts.serverSelectionTimeoutMS ?? 5000,
+      ignoreUndefined: true,
+      appName: 'board-task-service',
+    });
+    try {
+      await client.connect();
+    } catch (e) {
+      await client.close().catch(() => undefined);
+      throw mapMongoError(e);
+    }
+    opts.log?.info({ db: opts.db }, 'mongo store connected');
+    return new MongoStore(client, client.db(opts.db), opts.log);
+  }
+
+  collection<T extends Doc = Doc>(name: string): Collection<T> {
+    return new MongoCollection<T>(this.db.collection<Doc>(name), () => {
+      this.assertOpen();
+      this.stats.roundTrips++;
+    });
+  }
+
+  async withTransaction<R>(fn: (session: Session) => Promise<R>): Promise<R> {
+    this.assertOpen();
+    const session = this.client.startSession();
+    try {
+      return await session.withTransaction(
+        async (s) => {
+          const result = await fn(new MongoSession(s));
+          this.stats.roundTrips++;
+          return result;
+        },
+        { readConcern: { level: 'snapshot' }, writeConcern: { w: 'majority' } },
+      );
+    } catch (e) {
+      this.log?.debug({ err: e }, 'mongo store: transaction failed');
+      throw mapMongoError(e);
+    } finally {
+      await session.endSession().catch(() => undefined);
+    }
+  }
+
+  /** `createIndex` per spec (wildcard `metadata.$**` supported by the server). */
+  async ensureIndexes(specs: IndexSpec[]): Promise<void> {
+    this.assertOpen();
+    try {
+      for (const spec of specs) {
+        await this.db.collection(spec.collection).createIndex(spec.keys, defined({ unique: spec.unique, name: spec.name }));
+      }
+    } catch (e) {
+      throw mapMongoError(e);
+    }
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    try {
+      await this.db.command({ ping: 1 });
+    } catch (e) {
+      throw mapMongoError(e);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.client.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new AppError('STORE_UNAVAILABLE', { message: 'The Mongo store is closed' });
+  }
+}

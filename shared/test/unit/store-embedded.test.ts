@@ -1,0 +1,234 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { EmbeddedStore, MAX_TRANSACTION_ATTEMPTS, encodeMetadata, metadataPath, type Doc, type Filter, type IndexSpec, type Session } from '@app/shared/store';
+import { rejection, storeContract } from '@app/shared/testing';
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'embedded-store-'));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+storeContract('EmbeddedStore (memory)', async () => EmbeddedStore.memory());
+storeContract('EmbeddedStore (file)', async () => EmbeddedStore.open({ dir: tempDir() }));
+
+describe('EmbeddedStore durability', () => {
+  it('keeps every committed write across close and reopen, and nothing of an aborted transaction', async () => {
+    const dir = tempDir();
+    const first = await EmbeddedStore.open({ dir });
+    const tasks = first.collection('tasks');
+    await tasks.insertMany([{ _id: 'a', n: 1, metadata: encodeMetadata({ 'app.sprint': 's1' }) }, { _id: 'b', n: 2 }, { _id: 'c', n: 3 }]);
+    await tasks.updateOne({ _id: 'a' }, { $set: { n: 10 } });
+    await tasks.deleteOne({ _id: 'b' });
+    await tasks.bulkWrite([{ insertOne: { document: { _id: 'd', n: 4 } } }, { updateMany: { filter: {}, update: { $inc: { n: 1 } } } }]);
+    await first.withTransaction(async (session) => {
+      await tasks.insertOne({ _id: 'e', n: 5 }, { session });
+      await first.collection('boards').insertOne({ _id: 'b1', name: 'board' }, { session });
+    });
+    await expect(
+      first.withTransaction(async (session) => {
+        await tasks.insertOne({ _id: 'f' }, { session });
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    const expected = await tasks.find({}, { sort: { _id: 1 } });
+    expect(expected.map((d) => [d._id, d.n])).toEqual([['a', 11], ['c', 4], ['d', 5], ['e', 5]]);
+    await first.close();
+
+    await using second = await EmbeddedStore.open({ dir });
+    expect(await second.collection('tasks').find({}, { sort: { _id: 1 } })).toEqual(expected);
+    expect(await second.collection('boards').find({})).toEqual([{ _id: 'b1', name: 'board' }]);
+    expect(await second.collection('tasks').countDocuments({ [metadataPath('app.sprint')]: 's1' })).toBe(1);
+  });
+
+  it('stores dates as ISO strings and drops undefined fields, in memory as on disk', async () => {
+    await using store = EmbeddedStore.memory();
+    await store.collection('c').insertOne({ _id: 'x', at: new Date(0), gone: undefined });
+    expect(await store.collection('c').findOne({ _id: 'x' })).toEqual({ _id: 'x', at: '1970-01-01T00:00:00.000Z' });
+  });
+
+  it('refuses a second open of the same folder while the first is open', async () => {
+    const dir = tempDir();
+    const first = await EmbeddedStore.open({ dir });
+    await first.collection('c').insertOne({ _id: 'x' });
+    expect((await rejection(EmbeddedStore.open({ dir }))).code).toBe('STORE_UNAVAILABLE');
+    await first.close();
+    await using again = await EmbeddedStore.open({ dir });
+    expect(await again.collection('c').find({})).toEqual([{ _id: 'x' }]);
+  });
+
+  it('rejects with STORE_UNAVAILABLE when the data folder cannot be created', async () => {
+    expect((await rejection(EmbeddedStore.open({ dir: '/dev/null/store' }))).code).toBe('STORE_UNAVAILABLE');
+  });
+});
+
+describe('EmbeddedStore indexes', () => {
+  const INDEXES: IndexSpec[] = ['created_by', 'groupId', 'status', 'tags', 'deleted', 'members.user_id', metadataPath('app.sprint')].map(
+    (field) => ({ collection: 'tasks', keys: { [field]: 1 } }),
+  );
+  const user = fc.constantFrom('u0', 'u1', 'u2', 'u3');
+  const group = fc.constantFrom('g0', 'g1', 'g2');
+  const status = fc.constantFrom('todo', 'doing', 'done');
+  const tag = fc.constantFrom('a', 'b', 'c');
+  const sprint = fc.constantFrom('s1', 's2');
+  const task = fc.record({
+    created_by: user,
+    groupId: fc.option(group, { nil: undefined }),
+    status,
+    deleted: fc.boolean(),
+    tags: fc.uniqueArray(tag, { maxLength: 3 }),
+    members: fc.array(fc.record({ user_id: user }), { maxLength: 2 }),
+    metadata: fc.record({ 'app%2Esprint': fc.option(sprint, { nil: undefined }) }),
+    n: fc.integer({ min: 0, max: 5 }),
+  });
+  const leaf: fc.Arbitrary<Filter> = fc.oneof(
+    user.map((u) => ({ created_by: u })),
+    fc.uniqueArray(group, { minLength: 1 }).map((gs) => ({ groupId: { $in: gs } })),
+    status.map((s) => ({ status: { $eq: s } })),
+    status.map((s) => ({ status: { $ne: s } })),
+    tag.map((t) => ({ tags: t })),
+    fc.uniqueArray(tag, { minLength: 1 }).map((ts) => ({ tags: { $all: ts } })),
+    fc.boolean().map((b) => ({ deleted: b })),
+    user.map((u) => ({ 'members.user_id': u })),
+    sprint.map((s) => ({ 'metadata.app%2Esprint': s })),
+    fc.integer({ min: 0, max: 5 }).map((n) => ({ n: { $gte: n } })),
+    fc.constant({ groupId: { $exists: false } }),
+  );
+  const { filter } = fc.letrec<{ filter: Filter }>((tie) => ({
+    filter: fc.oneof(
+      { depthSize: 'small' },
+      leaf,
+      fc.array(tie('filter'), { minLength: 1, maxLength: 3 }).map((fs) => ({ $and: fs })),
+      fc.array(tie('filter'), { minLength: 1, maxLength: 3 }).map((fs) => ({ $or: fs })),
+      fc.tuple(leaf, tie('filter')).map(([a, b]) => ({ ...b, ...a })),
+    ),
+  }));
+
+  it('gives the same results as a full scan on random data, before and after writes that move index keys', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(task, { maxLength: 60 }), fc.array(filter, { minLength: 1, maxLength: 4 }), async (docs, filters) => {
+        await using indexed = EmbeddedStore.memory();
+        await using plain = EmbeddedStore.memory();
+        await indexed.ensureIndexes(INDEXES);
+        const stores = [indexed, plain].map((s) => s.collection('tasks'));
+        for (const c of stores) await c.insertMany(docs.map((d, i) => ({ _id: `t${i}`, ...d })));
+        const snapshot = (f: Filter) => Promise.all(stores.map((c) => c.find(f, { sort: { _id: 1 } })));
+        for (const f of filters) {
+          const [a, b] = await snapshot(f);
+          expect(a).toEqual(b);
+          expect(await stores[0]!.countDocuments(f)).toBe(b!.length);
+          const update = { $set: { status: 'done', created_by: 'u1' }, $addToSet: { tags: 'c' }, $unset: { groupId: '' } };
+          const results = await Promise.all(stores.map((c) => c.updateMany(f, update)));
+          expect(results[0]).toEqual(results[1]);
+        }
+        for (const f of filters) {
+          const [a, b] = await snapshot(f);
+          expect(a).toEqual(b);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('answers the readable-tasks filter from the indexes, examining only documents the caller can read', async () => {
+    const docs = Array.from({ length: 10_000 }, (_, i) => ({
+      _id: `t${String(i).padStart(5, '0')}`,
+      title: `task ${i}`,
+      created_by: `u${i % 100}`,
+      ...(i % 500 === 0 ? { groupId: 'g1' } : {}),
+      deleted: i % 10 === 0,
+      status: i % 3 === 0 ? 'done' : 'todo',
+    }));
+    const filter = { deleted: false, $or: [{ created_by: 'u7' }, { groupId: { $in: ['g1'] } }], status: 'todo', title: { $regex: '7$' } };
+    const readable = docs.filter((d) => d.created_by === 'u7' || d.groupId === 'g1');
+    const expected = readable.filter((d) => !d.deleted && d.status === 'todo' && d.title.endsWith('7')).map((d) => d._id);
+
+    const examine = async (indexes: IndexSpec[]) => {
+      await using store = EmbeddedStore.memory();
+      await store.ensureIndexes(indexes);
+      await store.collection('tasks').insertMany(docs);
+      const before = store.stats.docsExamined;
+      const found = await store.collection('tasks').find(filter, { sort: { _id: 1 } });
+      expect(found.map((d) => d._id)).toEqual(expected);
+      return store.stats.docsExamined - before;
+    };
+    expect(expected.length).toBeGreaterThan(0);
+    expect(await examine(INDEXES)).toBeLessThanOrEqual(readable.length);
+    expect(await examine([])).toBe(docs.length);
+  });
+
+  it('refuses a unique index over existing duplicates with CONFLICT', async () => {
+    await using store = EmbeddedStore.memory();
+    await store.collection('users').insertMany([{ _id: 'a', username: 'x' }, { _id: 'b', username: 'x' }]);
+    const err = await rejection(store.ensureIndexes([{ collection: 'users', keys: { username: 1 }, unique: true }]));
+    expect(err.code).toBe('CONFLICT');
+    await store.collection('users').insertOne({ _id: 'c', username: 'x' });
+  });
+});
+
+describe('EmbeddedStore transactions', () => {
+  it('retries a transaction whose document was changed meanwhile outside it', async () => {
+    await using store = EmbeddedStore.memory();
+    const c = store.collection<Doc & { n: number }>('c');
+    await c.insertOne({ _id: 'x', n: 0 });
+    let runs = 0;
+    await store.withTransaction(async (session) => {
+      runs++;
+      const doc = await c.findOne({ _id: 'x' }, { session });
+      if (runs === 1) await c.updateOne({ _id: 'x' }, { $inc: { n: 10 } });
+      await c.updateOne({ _id: 'x' }, { $set: { n: doc!.n + 1 } }, { session });
+    });
+    expect(runs).toBe(2);
+    expect((await c.findOne({ _id: 'x' }))?.n).toBe(11);
+  });
+
+  it('gives up with CONFLICT after the last attempt and writes nothing of the transaction', async () => {
+    await using store = EmbeddedStore.memory();
+    const c = store.collection('c');
+    await c.insertOne({ _id: 'x', n: 0 });
+    let runs = 0;
+    const err = await rejection(
+      store.withTransaction(async (session) => {
+        runs++;
+        await c.updateOne({ _id: 'x' }, { $set: { mine: true } }, { session });
+        await c.insertOne({ _id: `new${runs}` }, { session });
+        await c.updateOne({ _id: 'x' }, { $inc: { n: 1 } });
+      }),
+    );
+    expect(err.code).toBe('CONFLICT');
+    expect(runs).toBe(MAX_TRANSACTION_ATTEMPTS);
+    expect(await c.find({})).toEqual([{ _id: 'x', n: runs }]);
+  });
+
+  it('fails the commit with CONFLICT when a write outside the transaction took its unique key', async () => {
+    await using store = EmbeddedStore.memory();
+    await store.ensureIndexes([{ collection: 'users', keys: { username: 1 }, unique: true }]);
+    const users = store.collection('users');
+    const err = await rejection(
+      store.withTransaction(async (session) => {
+        await users.insertOne({ _id: 'u1', username: 'alice' }, { session });
+        await users.insertOne({ _id: 'u2', username: 'alice' });
+      }),
+    );
+    expect(err.code).toBe('CONFLICT');
+    expect(await users.find({})).toEqual([{ _id: 'u2', username: 'alice' }]);
+  });
+
+  it('refuses a nested transaction and a session used after its transaction, and keeps serving', async () => {
+    await using store = EmbeddedStore.memory();
+    expect((await rejection(store.withTransaction(() => store.withTransaction(async () => 1)))).code).toBe('INTERNAL');
+    let leaked: Session | undefined;
+    await store.withTransaction(async (session) => {
+      leaked = session;
+    });
+    expect((await rejection(store.collection('c').find({}, { session: leaked! }))).code).toBe('INTERNAL');
+    expect(await store.withTransaction(async () => 'still serving')).toBe('still serving');
+  });
+});
