@@ -12,6 +12,7 @@ const alias = [
 export default defineConfig({
   resolve: { alias },
   test: {
+    reporters: ['default', './scripts/summary-reporter.mjs'],
     restoreMocks: true,
     unstubEnvs: true,
     projects: [
