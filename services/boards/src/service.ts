@@ -1,6 +1,5 @@
-import { bind } from '@app/shared/bus';
 import { BoardsOps, GroupsOps } from '@app/shared/contracts';
-import type { ServiceDefinition } from '@app/shared/domain';
+import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
 import { createBoard, getBoard, listBoards, previewActions, removeBoard, shareBoard, unshareBoard, updateBoard } from './handlers/boards.js';
 import { createBoardTask } from './handlers/create-task.js';
@@ -16,21 +15,19 @@ import { moveCard } from './handlers/move.js';
 export const boardsService: ServiceDefinition = {
   name: 'boards',
   bindings: (deps) => [
-    bind(BoardsOps.create, createBoard(deps)),
-    bind(BoardsOps.list, listBoards(deps)),
-    bind(BoardsOps.get, getBoard(deps)),
-    bind(BoardsOps.update, updateBoard(deps)),
-    bind(BoardsOps.remove, removeBoard(deps)),
-    bind(BoardsOps.share, shareBoard(deps)),
-    bind(BoardsOps.unshare, unshareBoard(deps)),
-    bind(BoardsOps.previewActions, previewActions()),
-    bind(BoardsOps.createTask, createBoardTask(deps)),
-    bind(BoardsOps.move, moveCard(deps)),
-    bind(GroupsOps.create, createGroup(deps)),
-    bind(GroupsOps.list, listGroups(deps)),
-    bind(GroupsOps.get, getGroup(deps)),
-    bind(GroupsOps.addMember, addMember(deps)),
-    bind(GroupsOps.removeMember, removeMember(deps)),
+    ...bindOps(deps, BoardsOps, {
+      create: createBoard,
+      list: listBoards,
+      get: getBoard,
+      update: updateBoard,
+      remove: removeBoard,
+      share: shareBoard,
+      unshare: unshareBoard,
+      previewActions,
+      createTask: createBoardTask,
+      move: moveCard,
+    }),
+    ...bindOps(deps, GroupsOps, { create: createGroup, list: listGroups, get: getGroup, addMember, removeMember }),
   ],
   indexes: [
     { collection: Collections.boards, keys: { owner_id: 1 }, name: 'boards_owner' },

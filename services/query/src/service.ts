@@ -1,6 +1,5 @@
-import { bind } from '@app/shared/bus';
 import { QueryOps } from '@app/shared/contracts';
-import type { ServiceDefinition } from '@app/shared/domain';
+import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, metadataPath, type IndexSpec } from '@app/shared/store';
 import { boardSummary } from './handlers/board-summary.js';
 import { queryBoard } from './handlers/query-board.js';
@@ -16,12 +15,7 @@ const taskIndex = (keys: IndexSpec['keys']): IndexSpec => ({ collection: Collect
  */
 export const queryService: ServiceDefinition = {
   name: 'query',
-  bindings: (deps) => [
-    bind(QueryOps.tasks, queryTasks(deps)),
-    bind(QueryOps.board, queryBoard(deps)),
-    bind(QueryOps.column, queryColumn(deps)),
-    bind(QueryOps.summary, boardSummary(deps)),
-  ],
+  bindings: (deps) => bindOps(deps, QueryOps, { tasks: queryTasks, board: queryBoard, column: queryColumn, summary: boardSummary }),
   indexes: [
     taskIndex({ deleted: 1, created_by: 1 }),
     taskIndex({ deleted: 1, groupId: 1 }),

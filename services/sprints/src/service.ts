@@ -1,6 +1,5 @@
-import { bind } from '@app/shared/bus';
 import { SprintsOps } from '@app/shared/contracts';
-import type { ServiceDefinition } from '@app/shared/domain';
+import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, metadataPath } from '@app/shared/store';
 import { closeSprint } from './handlers/close-sprint.js';
 
@@ -11,7 +10,7 @@ import { closeSprint } from './handlers/close-sprint.js';
  */
 export const sprintsService: ServiceDefinition = {
   name: 'sprints',
-  bindings: (deps) => [bind(SprintsOps.close, closeSprint(deps))],
+  bindings: (deps) => bindOps(deps, SprintsOps, { close: closeSprint }),
   indexes: [
     { collection: Collections.tasks, keys: { [metadataPath('app.sprint')]: 1 } },
     { collection: Collections.boards, keys: { activeSprintId: 1 }, name: 'boards_active_sprint' },

@@ -3,7 +3,8 @@ import { MemoryBus, type Bus, type Served } from '@app/shared/bus';
 import { SprintsOps, type CloseSprintBody, type CloseSprintResult } from '@app/shared/contracts';
 import { fixedClock, type BoardDoc, type GroupDoc, type Permission, type TaskDoc } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
-import { Collections, encodeMetadata, metadataPath, type DocumentStore } from '@app/shared/store';
+import { Collections, metadataPath, type DocumentStore } from '@app/shared/store';
+import { aBoard as boardDoc, aGroup as groupDoc, aTask as taskDoc, insert } from '@app/shared/testing';
 import { sprintsService } from '../src/index.js';
 
 /** The instant every test's clock is frozen at. */
@@ -30,27 +31,17 @@ export function aTask(o: {
   deadline?: string;
 }): TaskDoc {
   const at = new Date(EARLIER + ++seq * 60_000).toISOString();
-  const id = randomUUID();
-  return {
-    _id: id,
+  return taskDoc({
+    owner: o.owner,
+    at,
     title: o.title ?? `task ${seq}`,
-    description: '',
     status: o.status ?? 'todo',
-    path: '',
-    tags: [],
-    checkInCount: 0,
-    metadata: encodeMetadata(o.meta),
-    created_at: at,
-    created_by: o.owner,
-    updated_at: at,
-    updated_by: o.owner,
-    linkedToIds: [],
-    resourceIds: [],
+    metadata: o.meta,
     deleted: o.deleted ?? false,
     ...(o.groupId === undefined ? {} : { groupId: o.groupId, groupPermission: o.groupPermission ?? 'rw' }),
     ...(o.kickoff === undefined ? {} : { kickoff: o.kickoff }),
     ...(o.deadline === undefined ? {} : { deadline: o.deadline }),
-  };
+  });
 }
 
 /** A sprint task (metadata `app.type` = `sprint`). */
@@ -66,40 +57,24 @@ export function aMember(sprintId: string, o: Parameters<typeof aTask>[0] & { poi
 
 /** A stored board owned by `owner`; shared with `group` when given. */
 export function aBoard(o: { owner: string; activeSprintId?: string; group?: { id: string; permission: Permission } }): BoardDoc {
-  return {
-    _id: randomUUID(),
+  return boardDoc({
+    owner: o.owner,
     name: `board ${++seq}`,
     board_type: o.group ? 'shared' : 'private',
-    owner_id: o.owner,
-    columns: [],
-    default_tags: [],
-    metadata: {},
     ...(o.activeSprintId === undefined ? {} : { activeSprintId: o.activeSprintId }),
     ...(o.group ? { groupId: o.group.id, groupPermission: o.group.permission } : {}),
     created_at: NOW,
-    created_by: o.owner,
     updated_at: NOW,
-    updated_by: o.owner,
-  };
+  });
 }
 
 /** A stored group whose first member is its owner. */
 export function aGroup(owner: string, ...members: string[]): GroupDoc {
-  return {
-    _id: randomUUID(),
-    name: `group ${++seq}`,
-    owner_id: owner,
-    members: [{ user_id: owner, role: 'owner' }, ...members.map((user_id) => ({ user_id, role: 'member' as const }))],
-    created_at: NOW,
-  };
+  return groupDoc(owner, members, { name: `group ${++seq}`, created_at: NOW });
 }
 
 /** Inserts documents straight into the store (tests set up state without the other services). */
-export async function seed(store: DocumentStore, docs: { tasks?: TaskDoc[]; boards?: BoardDoc[]; groups?: GroupDoc[] }) {
-  if (docs.tasks?.length) await store.collection<TaskDoc>(Collections.tasks).insertMany(docs.tasks);
-  if (docs.boards?.length) await store.collection<BoardDoc>(Collections.boards).insertMany(docs.boards);
-  if (docs.groups?.length) await store.collection<GroupDoc>(Collections.groups).insertMany(docs.groups);
-}
+export const seed = insert;
 
 /** Every document of the collections close-sprint touches, for "nothing changed" assertions. */
 export async function snapshot(store: DocumentStore) {

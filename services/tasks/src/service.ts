@@ -1,6 +1,5 @@
-import { bind } from '@app/shared/bus';
 import { TasksOps } from '@app/shared/contracts';
-import type { ServiceDefinition } from '@app/shared/domain';
+import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, type IndexSpec } from '@app/shared/store';
 import { create } from './handlers/create.js';
 import { deleteMetadata } from './handlers/delete-metadata.js';
@@ -19,17 +18,8 @@ const taskIndex = (field: string): IndexSpec => ({ collection: Collections.tasks
  */
 export const tasksService: ServiceDefinition = {
   name: 'tasks',
-  bindings: (deps) => [
-    bind(TasksOps.create, create(deps)),
-    bind(TasksOps.get, get(deps)),
-    bind(TasksOps.update, update(deps)),
-    bind(TasksOps.remove, remove(deps)),
-    bind(TasksOps.setMetadata, setMetadata(deps)),
-    bind(TasksOps.deleteMetadata, deleteMetadata(deps)),
-    bind(TasksOps.movePath, movePath(deps)),
-    bind(TasksOps.addNote, addNote(deps)),
-    bind(TasksOps.listNotes, listNotes(deps)),
-  ],
+  bindings: (deps) =>
+    bindOps(deps, TasksOps, { create, get, update, remove, setMetadata, deleteMetadata, movePath, addNote, listNotes }),
   indexes: [
     ...['created_by', 'groupId', 'deleted', 'status', 'tags', 'metadata.$**', 'created_at', 'updated_at'].map(taskIndex),
     { collection: Collections.notes, keys: { task_id: 1, created_at: 1 } },

@@ -55,6 +55,7 @@ export function encodeOk(data: unknown): string {
   return `${OK_PREFIX}${data === undefined ? 'null' : JSON.stringify(data)}}`;
 }
 
+/** Encodes an error reply `{ok:false, error}` carrying the AppError's wire form (DESIGN §3). */
 export function encodeError(err: AppError): string {
   return JSON.stringify({ ok: false, error: err.toWire() });
 }

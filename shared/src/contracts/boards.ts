@@ -1,7 +1,7 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { Task } from '../domain/task.js';
 import { op } from './op.js';
-import { StringEnum } from './query.js';
+import { busRequest, MetadataObject, PathId, StringEnum, Tags, Timestamp } from './schemas.js';
 import { TaskCreateFields } from './tasks.js';
 
 /**
@@ -17,16 +17,15 @@ import { TaskCreateFields } from './tasks.js';
  */
 
 /** Path parameter `boardId`. Any string: an unknown id is a 404 `BOARD_NOT_FOUND`, not a 400. */
-export const BoardPathParams = Type.Object({ boardId: Type.String({ minLength: 1 }) });
+export const BoardPathParams = Type.Object({ boardId: PathId });
 /** Path parameters of the card move. */
-export const BoardTaskParams = Type.Object({ boardId: Type.String({ minLength: 1 }), taskId: Type.String({ minLength: 1 }) });
+export const BoardTaskParams = Type.Object({ boardId: PathId, taskId: PathId });
 /** Path parameter `groupId`. */
-export const GroupParams = Type.Object({ groupId: Type.String({ minLength: 1 }) });
+export const GroupParams = Type.Object({ groupId: PathId });
 /** Path parameters of the member removal. */
-export const GroupMemberParams = Type.Object({ groupId: Type.String({ minLength: 1 }), userId: Type.String({ minLength: 1 }) });
+export const GroupMemberParams = Type.Object({ groupId: PathId, userId: PathId });
 
-const Tags = Type.Array(Type.String({ minLength: 1 }), { description: 'duplicates are dropped' });
-const Metadata = Type.Object({}, { additionalProperties: true, description: 'free-form settings; keys may contain dots' });
+const Metadata = MetadataObject('free-form settings; keys may contain dots');
 const BoardType = StringEnum(['private', 'shared']);
 const Permission = StringEnum(['r', 'rw'], { description: '`r` read, `rw` read-write' });
 const ColumnId = Type.String({
@@ -79,13 +78,13 @@ export const Board = Type.Object({
   board_type: BoardType,
   columns: Type.Array(Column),
   default_tags: Type.Array(Type.String()),
-  metadata: Type.Object({}, { additionalProperties: true }),
+  metadata: MetadataObject(),
   activeSprintId: Type.Optional(Type.String({ description: 'the board\'s running sprint; absent when none' })),
   owner_id: Type.String(),
   group_id: Type.Optional(Type.String({ description: 'the group the board is shared with' })),
   permission: Type.Optional(Permission),
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
   is_owner: Type.Boolean(),
 });
 export type Board = Static<typeof Board>;
@@ -119,7 +118,7 @@ export const BoardUpdateBody = Type.Object(
     name: Type.Optional(BoardWritable.name),
     columns: Type.Optional(BoardWritable.columns),
     default_tags: Type.Optional(BoardWritable.default_tags),
-    metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'replaces the whole board metadata' })),
+    metadata: Type.Optional(MetadataObject('replaces the whole board metadata')),
     activeSprintId: Type.Optional(Type.String({ description: 'id of a sprint task the caller can read; `""` clears it' })),
   },
   { additionalProperties: false },
@@ -142,6 +141,7 @@ export const PreviewActionsBody = Type.Object(
   { additionalProperties: false },
 );
 export type PreviewActionsBody = Static<typeof PreviewActionsBody>;
+/** Reply of preview-actions: the `source: query` actions the column query (and default_tags) materialize. */
 export const PreviewActionsResult = Type.Object({ actions: Type.Array(ColumnAction) });
 
 /** Body of `POST /boards/{boardId}/tasks` (SPEC "Board day-to-day"). */
@@ -193,7 +193,7 @@ export const Group = Type.Object({
   name: Type.String(),
   owner_id: Type.String(),
   members: Type.Array(Type.Object({ user_id: Type.String(), role: StringEnum(['owner', 'admin', 'member']) })),
-  created_at: Type.String({ format: 'date-time' }),
+  created_at: Timestamp,
 });
 export type Group = Static<typeof Group>;
 
@@ -212,34 +212,34 @@ const Empty = Type.Object({});
 
 /** The boards service's bus API, subjects `boards.<verb>`; the caller's user id travels in the bus meta. */
 export const BoardsOps = {
-  create: op({ subject: 'boards.create', request: Type.Object(BoardCreateBody.properties), response: Board }),
+  create: op({ subject: 'boards.create', request: busRequest(BoardCreateBody.properties), response: Board }),
   list: op({ subject: 'boards.list', request: Empty, response: BoardList }),
   get: op({ subject: 'boards.get', request: BoardPathParams, response: Board }),
   /** Owner only (403 `FORBIDDEN` otherwise). */
-  update: op({ subject: 'boards.update', request: Type.Object({ ...BoardPathParams.properties, ...BoardUpdateBody.properties }), response: Board }),
+  update: op({ subject: 'boards.update', request: busRequest(BoardPathParams.properties, BoardUpdateBody.properties), response: Board }),
   /** Owner only; the board's tasks are kept. Replies `null` (HTTP 204). */
   remove: op({ subject: 'boards.remove', request: BoardPathParams, response: Type.Null() }),
   /** Owner only; the caller must belong to the group (403 `NOT_GROUP_MEMBER`). */
-  share: op({ subject: 'boards.share', request: Type.Object({ ...BoardPathParams.properties, ...BoardShareBody.properties }), response: Board }),
+  share: op({ subject: 'boards.share', request: busRequest(BoardPathParams.properties, BoardShareBody.properties), response: Board }),
   /** Owner only; removes the group sharing (the board stays `shared`, visible to its owner only). */
   unshare: op({ subject: 'boards.unshare', request: BoardPathParams, response: Board }),
   /** Read-only: the actions a column query (and default_tags) would materialize. */
-  previewActions: op({ subject: 'boards.previewActions', request: Type.Object(PreviewActionsBody.properties), response: PreviewActionsResult }),
+  previewActions: op({ subject: 'boards.previewActions', request: busRequest(PreviewActionsBody.properties), response: PreviewActionsResult }),
   /** Card create on a board: board write access; default_tags merged; shared board's group stamped. */
-  createTask: op({ subject: 'boards.createTask', request: Type.Object({ ...BoardPathParams.properties, ...BoardTaskCreateBody.properties }), response: Task }),
+  createTask: op({ subject: 'boards.createTask', request: busRequest(BoardPathParams.properties, BoardTaskCreateBody.properties), response: Task }),
   /** Card move (DESIGN §7): 404 column/task, 403, 409 `KANBAN_TASK_NOT_IN_SOURCE_COLUMN`, 422 `KANBAN_TARGET_COLUMN_UNREACHABLE`. */
-  move: op({ subject: 'boards.move', request: Type.Object({ ...BoardTaskParams.properties, ...CardMoveBody.properties }), response: CardMoveResult }),
+  move: op({ subject: 'boards.move', request: busRequest(BoardTaskParams.properties, CardMoveBody.properties), response: CardMoveResult }),
 } as const;
 
 /** The groups part of the boards service, subjects `groups.<verb>` (DESIGN §5). */
 export const GroupsOps = {
-  create: op({ subject: 'groups.create', request: Type.Object(GroupCreateBody.properties), response: Group }),
+  create: op({ subject: 'groups.create', request: busRequest(GroupCreateBody.properties), response: Group }),
   /** The caller's groups, oldest first. */
   list: op({ subject: 'groups.list', request: Empty, response: Type.Array(Group) }),
   /** Members only (404 `GROUP_NOT_FOUND` otherwise). */
   get: op({ subject: 'groups.get', request: GroupParams, response: Group }),
   /** Owner or admin only (403 `FORBIDDEN`); unknown user → 404 `USER_NOT_FOUND`. */
-  addMember: op({ subject: 'groups.addMember', request: Type.Object({ ...GroupParams.properties, ...GroupMemberBody.properties }), response: Group }),
+  addMember: op({ subject: 'groups.addMember', request: busRequest(GroupParams.properties, GroupMemberBody.properties), response: Group }),
   /** Owner or admin, or a member leaving; the owner cannot be removed. */
   removeMember: op({ subject: 'groups.removeMember', request: GroupMemberParams, response: Group }),
 } as const;

@@ -1,12 +1,13 @@
 export { op, DEFAULT_TIMEOUT_MS, type Op, type AnyOp, type In, type Out } from './op.js';
 export { HealthOps } from './health.js';
+export { StringEnum, MAX_PAGE, Page, PageSize, PathId, Tags, MetadataObject, Timestamp, busRequest } from './schemas.js';
 export {
   TasksOps, TaskParams, MetadataKeyParams, TaskCreateFields, TaskCreateBody, TaskUpdateBody, MetadataSetBody, TaskMoveBody,
   NoteCreateBody, Note, NoteList, LinkedItem, TaskDetail,
 } from './tasks.js';
 export { SprintsOps, SprintParams, CloseSprintBody, CloseSprintRequest, CloseSprintResult, BACKLOG, NO_TARGET } from './sprints.js';
 export {
-  QueryOps, StringEnum, SortDTO, TasksQueryBody, TasksQueryResult, BoardQueryBody, BoardQueryResult, ColumnQueryBody,
+  QueryOps, SortDTO, TasksQueryBody, TasksQueryResult, BoardQueryBody, BoardQueryResult, ColumnQueryBody,
   ColumnQueryResult, ColumnCard, SummaryQuerystring, ColumnSummary, BoardSummaryResult, BoardQueryParams, ColumnQueryParams,
 } from './query.js';
 export {

@@ -14,6 +14,7 @@ export interface Op<Req extends TSchema = TSchema, Res extends TSchema = TSchema
   readonly timeoutMs: number;
 }
 
+/** Any op, whatever its schemas (for registries and generic callers). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyOp = Op<any, any>;
 /** The request payload type of an op. */

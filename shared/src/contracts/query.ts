@@ -1,27 +1,12 @@
-import { Kind, Type, TypeRegistry, type Static, type TObject, type TProperties, type TUnsafe } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { Task } from '../domain/task.js';
 import { op } from './op.js';
+import { busRequest, MetadataObject, Page, PageSize, PathId, StringEnum } from './schemas.js';
 
-TypeRegistry.Set<{ enum: string[] }>('StringEnum', (schema, value) => typeof value === 'string' && schema.enum.includes(value));
-
-/**
- * A string restricted to `values`, written as plain `{type: 'string', enum}` so it stays
- * Swagger-2.0-safe (no union); the bus validator checks it through a registered TypeBox kind.
- */
-export function StringEnum<const T extends string[]>(values: T, opts: { description?: string; default?: T[number] } = {}): TUnsafe<T[number]> {
-  return Type.Unsafe<T[number]>({ ...opts, [Kind]: 'StringEnum', type: 'string', enum: values });
-}
-
-/** Page number, 1-based (DESIGN §6 "Pages"). */
-const Page = Type.Integer({ minimum: 1, default: 1, description: '1-based page number' });
-/** Page size 1..200, default 20; outside that → 400, never clamped (DESIGN §6). */
-const PageSize = Type.Integer({ minimum: 1, maximum: 200, default: 20, description: 'items per page, 1..200' });
 /** Query text in the query language (DESIGN §6). */
 const QueryText = Type.String({ description: 'query language text, e.g. `status = \'todo\' ORDER BY metadata.order ASC`' });
 /** `active` (default: the board's running sprint), `none` (no sprint clause) or a sprint id (SPEC column read). */
 const SprintChoice = Type.String({ minLength: 1, default: 'active', description: '`active`, `none` or a sprint id' });
-const BoardId = Type.String({ minLength: 1 });
-const ColumnId = Type.String({ minLength: 1 });
 
 /** Sort override of the global query (SortDTO): an API field and a direction. */
 export const SortDTO = Type.Object(
@@ -34,7 +19,7 @@ export type SortDTO = Static<typeof SortDTO>;
 
 /*
  * HTTP body schemas carry `additionalProperties: false` so Fastify strips unknown fields (they are
- * ignored); the bus requests are built from the same properties without it (see `request`).
+ * ignored); the bus requests are built from the same properties without it (`busRequest`).
  */
 
 /** Body of `POST /api/v1/tasks/query` (SPEC "Sprint rhythm"). */
@@ -50,6 +35,7 @@ export const TasksQueryBody = Type.Object(
 );
 export type TasksQueryBody = Static<typeof TasksQueryBody>;
 
+/** Reply of the global query: a page of tasks (`view` applied) with `total` and `totalPages`. */
 export const TasksQueryResult = Type.Object({
   data: Type.Array(Task),
   total: Type.Integer(),
@@ -69,6 +55,7 @@ export const BoardQueryBody = Type.Object(
 );
 export type BoardQueryBody = Static<typeof BoardQueryBody>;
 
+/** Reply of the board query: a page of full task objects within the board's scope. */
 export const BoardQueryResult = Type.Object({
   data: Type.Array(Task),
   total: Type.Integer(),
@@ -93,10 +80,11 @@ export const ColumnCard = Type.Object({
   title: Type.String(),
   status: Type.String(),
   tags: Type.Array(Type.String()),
-  metadata: Type.Object({}, { additionalProperties: true }),
+  metadata: MetadataObject(),
 });
 export type ColumnCard = Static<typeof ColumnCard>;
 
+/** Reply of the column read (Draft): a page of cards and the `effective_query` that selected them. */
 export const ColumnQueryResult = Type.Object({
   data: Type.Array(ColumnCard),
   total: Type.Integer(),
@@ -115,6 +103,7 @@ export const SummaryQuerystring = Type.Object(
 );
 export type SummaryQuerystring = Static<typeof SummaryQuerystring>;
 
+/** One column of the board summary: its card count and the titles of its first `preview` cards. */
 export const ColumnSummary = Type.Object({
   column_id: Type.String(),
   name: Type.String(),
@@ -124,6 +113,7 @@ export const ColumnSummary = Type.Object({
   over_wip_limit: Type.Optional(Type.Boolean({ description: 'total > wip_limit; present when the column has a WIP limit' })),
 });
 
+/** Reply of the board summary (Draft), columns in board order. */
 export const BoardSummaryResult = Type.Object({
   board_id: Type.String(),
   name: Type.String(),
@@ -132,14 +122,9 @@ export const BoardSummaryResult = Type.Object({
 });
 
 /** Path parameters of the board query and the summary. Any string: an unknown id is a 404. */
-export const BoardQueryParams = Type.Object({ boardId: BoardId });
+export const BoardQueryParams = Type.Object({ boardId: PathId });
 /** Path parameters of the column read. */
-export const ColumnQueryParams = Type.Object({ boardId: BoardId, columnId: ColumnId });
-
-/** A bus request: path parameters plus the body's (or query string's) fields; unknown fields are ignored. */
-function request<P extends TProperties, B extends TProperties>(params: P, body: B): TObject<P & B> {
-  return Type.Object({ ...params, ...body } as P & B);
-}
+export const ColumnQueryParams = Type.Object({ boardId: PathId, columnId: PathId });
 
 /** Query service timeouts: list reads may scan more than point reads. */
 const QUERY_TIMEOUT_MS = 10_000;
@@ -150,11 +135,11 @@ const QUERY_TIMEOUT_MS = 10_000;
  */
 export const QueryOps = {
   /** Global task query gate (`POST /api/v1/tasks/query`). */
-  tasks: op({ subject: 'query.tasks', request: request({}, TasksQueryBody.properties), response: TasksQueryResult, timeoutMs: QUERY_TIMEOUT_MS }),
+  tasks: op({ subject: 'query.tasks', request: busRequest({}, TasksQueryBody.properties), response: TasksQueryResult, timeoutMs: QUERY_TIMEOUT_MS }),
   /** Free query within one board's scope (`POST /api/v1/boards/:boardId/query`). */
-  board: op({ subject: 'query.board', request: request(BoardQueryParams.properties, BoardQueryBody.properties), response: BoardQueryResult, timeoutMs: QUERY_TIMEOUT_MS }),
+  board: op({ subject: 'query.board', request: busRequest(BoardQueryParams.properties, BoardQueryBody.properties), response: BoardQueryResult, timeoutMs: QUERY_TIMEOUT_MS }),
   /** One column's cards with the server-built effective query (Draft). */
-  column: op({ subject: 'query.column', request: request(ColumnQueryParams.properties, ColumnQueryBody.properties), response: ColumnQueryResult, timeoutMs: QUERY_TIMEOUT_MS }),
+  column: op({ subject: 'query.column', request: busRequest(ColumnQueryParams.properties, ColumnQueryBody.properties), response: ColumnQueryResult, timeoutMs: QUERY_TIMEOUT_MS }),
   /** Per-column counts and previews of a board (Draft). */
-  summary: op({ subject: 'query.summary', request: request(BoardQueryParams.properties, SummaryQuerystring.properties), response: BoardSummaryResult, timeoutMs: QUERY_TIMEOUT_MS }),
+  summary: op({ subject: 'query.summary', request: busRequest(BoardQueryParams.properties, SummaryQuerystring.properties), response: BoardSummaryResult, timeoutMs: QUERY_TIMEOUT_MS }),
 } as const;

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { op } from './op.js';
+import { busRequest } from './schemas.js';
 
 /** The rollover target meaning "take the unfinished members out of any sprint" (SPEC "Sprint rhythm"). */
 export const BACKLOG = 'backlog';
@@ -25,7 +26,7 @@ export const CloseSprintBody = Type.Object(
 export type CloseSprintBody = Static<typeof CloseSprintBody>;
 
 /** Bus request of `sprints.close`: the path's sprint id plus the body's fields (unknown fields ignored). */
-export const CloseSprintRequest = Type.Object({ ...SprintParams.properties, ...CloseSprintBody.properties });
+export const CloseSprintRequest = busRequest(SprintParams.properties, CloseSprintBody.properties);
 export type CloseSprintRequest = Static<typeof CloseSprintRequest>;
 
 /**

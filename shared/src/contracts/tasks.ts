@@ -1,6 +1,7 @@
-import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
+import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { DESCRIPTION_MAX, Task } from '../domain/task.js';
 import { op } from './op.js';
+import { busRequest, MetadataObject, Tags, Timestamp } from './schemas.js';
 
 /**
  * Contracts of the task detail family (SPEC "Task detail family", "Metadata keys"; DESIGN §1, §9):
@@ -20,8 +21,7 @@ export const TaskParams = Type.Object({ taskId: Type.String() });
 export const MetadataKeyParams = Type.Object({ taskId: Type.String(), key: Type.String({ minLength: 1 }) });
 
 /** Metadata as sent and returned: original (unescaped) keys, any JSON values except null. */
-const Metadata = Type.Object({}, { additionalProperties: true, description: 'keys such as `order`, `app.sprint`, `cf.priority`; values any JSON except null' });
-const Tags = Type.Array(Type.String({ minLength: 1 }), { description: 'duplicates are dropped' });
+const Metadata = MetadataObject('keys such as `order`, `app.sprint`, `cf.priority`; values any JSON except null');
 const Status = Type.String({ minLength: 1, description: 'free string, e.g. `todo`, `doing`, `done`' });
 const FolderPath = Type.String({ description: '`""` (unfiled), `/` (root) or `/seg/seg`; segments 1..64 chars without `\\:*?"<>|` and without leading/trailing space or dot' });
 const Instant = (what: string) =>
@@ -64,7 +64,7 @@ export const TaskUpdateBody = Type.Object(
     kickoff: Type.Optional(Instant('start; `""` clears it')),
     deadline: Type.Optional(Instant('due date; `""` clears it')),
     derivedFromId: Type.Optional(Type.String({ description: 'id of a task the caller can read; `""` clears it' })),
-    metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'keys merged into the task metadata; null is refused (use DELETE …/metadata/{key})' })),
+    metadata: Type.Optional(MetadataObject('keys merged into the task metadata; null is refused (use DELETE …/metadata/{key})')),
   },
   { additionalProperties: false },
 );
@@ -96,9 +96,9 @@ export const Note = Type.Object({
   id: Type.String(),
   task_id: Type.String(),
   content: Type.String(),
-  created_at: Type.String({ format: 'date-time' }),
+  created_at: Timestamp,
   created_by: Type.String(),
-  updated_at: Type.String({ format: 'date-time' }),
+  updated_at: Timestamp,
   updated_by: Type.String(),
 });
 export type Note = Static<typeof Note>;
@@ -124,20 +124,15 @@ export const TaskDetail = Type.Object(
 );
 export type TaskDetail = Static<typeof TaskDetail>;
 
-/** A bus request: path parameters plus the body's fields; unknown fields are allowed and ignored. */
-function request<P extends TProperties, B extends TProperties = {}>(params: P, body?: B): TObject<P & B> {
-  return Type.Object({ ...params, ...body } as P & B);
-}
-
 /** The ops of the tasks service, subjects `tasks.<verb>`. */
 export const TasksOps = {
-  create: op({ subject: 'tasks.create', request: request(TaskCreateBody.properties), response: Task }),
-  get: op({ subject: 'tasks.get', request: request(TaskParams.properties), response: TaskDetail }),
-  update: op({ subject: 'tasks.update', request: request(TaskParams.properties, TaskUpdateBody.properties), response: Task }),
-  remove: op({ subject: 'tasks.remove', request: request(TaskParams.properties), response: Type.Null() }),
-  setMetadata: op({ subject: 'tasks.setMetadata', request: request(TaskParams.properties, MetadataSetBody.properties), response: TaskDetail }),
-  deleteMetadata: op({ subject: 'tasks.deleteMetadata', request: request(MetadataKeyParams.properties), response: TaskDetail }),
-  movePath: op({ subject: 'tasks.movePath', request: request(TaskParams.properties, TaskMoveBody.properties), response: Task }),
-  addNote: op({ subject: 'tasks.addNote', request: request(TaskParams.properties, NoteCreateBody.properties), response: Note }),
-  listNotes: op({ subject: 'tasks.listNotes', request: request(TaskParams.properties), response: NoteList }),
+  create: op({ subject: 'tasks.create', request: busRequest(TaskCreateBody.properties), response: Task }),
+  get: op({ subject: 'tasks.get', request: busRequest(TaskParams.properties), response: TaskDetail }),
+  update: op({ subject: 'tasks.update', request: busRequest(TaskParams.properties, TaskUpdateBody.properties), response: Task }),
+  remove: op({ subject: 'tasks.remove', request: busRequest(TaskParams.properties), response: Type.Null() }),
+  setMetadata: op({ subject: 'tasks.setMetadata', request: busRequest(TaskParams.properties, MetadataSetBody.properties), response: TaskDetail }),
+  deleteMetadata: op({ subject: 'tasks.deleteMetadata', request: busRequest(MetadataKeyParams.properties), response: TaskDetail }),
+  movePath: op({ subject: 'tasks.movePath', request: busRequest(TaskParams.properties, TaskMoveBody.properties), response: Task }),
+  addNote: op({ subject: 'tasks.addNote', request: busRequest(TaskParams.properties, NoteCreateBody.properties), response: Note }),
+  listNotes: op({ subject: 'tasks.listNotes', request: busRequest(TaskParams.properties), response: NoteList }),
 } as const;

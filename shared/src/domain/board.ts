@@ -50,14 +50,17 @@ export interface BoardDoc extends Doc {
 
 /**
  * The set of tasks a board shows (DESIGN §5), as a store filter, for a caller who can read the
- * board: a shared board with a group → the live tasks of that group; otherwise (private, or
- * shared with no group yet) → every live task the caller can read. `default_tags` then narrow it
- * (a task must carry all of them).
+ * board: a shared board with a group → the live tasks of that group, and only the caller's own
+ * ones when the caller is not (or no longer) a member, as for the owner who left the group: a
+ * board never shows a task its caller cannot read; otherwise (private, or shared with no group
+ * yet) → every live task the caller can read. `default_tags` then narrow it (a task must carry
+ * all of them).
  */
 export function boardScopeFilter(board: Pick<BoardDoc, 'board_type' | 'groupId' | 'default_tags'>, p: Principal): Filter {
+  const groupId = board.board_type === 'shared' ? board.groupId : undefined;
   const base: Filter =
-    board.board_type === 'shared' && board.groupId !== undefined
-      ? { deleted: false, groupId: board.groupId }
+    groupId !== undefined
+      ? { deleted: false, groupId, ...(p.groupIds.includes(groupId) ? {} : { created_by: p.userId }) }
       : { deleted: false, $or: [{ created_by: p.userId }, ...(p.groupIds.length ? [{ groupId: { $in: p.groupIds } }] : [])] };
   if (board.default_tags.length > 0) return { $and: [base, { tags: { $all: board.default_tags } }] };
   return base;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { Binding } from '../bus/bus.js';
+import { bind, type Binding, type Handler } from '../bus/bus.js';
+import type { AnyOp } from '../contracts/op.js';
 import type { DocumentStore, IndexSpec } from '../store/port.js';
 import type { Clock } from './clock.js';
 
@@ -18,4 +19,15 @@ export interface ServiceDefinition {
   name: 'tasks' | 'boards' | 'sprints' | 'query';
   bindings(deps: ServiceDeps): Binding[];
   indexes: IndexSpec[];
+}
+
+/** One handler factory per op of `Ops`, under the op's key (`TasksOps` → `{create, get, …}`). */
+export type HandlerFactories<Ops extends Record<string, AnyOp>> = { [K in keyof Ops]: (deps: ServiceDeps) => Handler<Ops[K]> };
+
+/**
+ * Binds every op of an ops object (`TasksOps`, `BoardsOps`, …) to the handler its factory builds
+ * from `deps`, in the ops object's order. Exhaustive: an op without a factory is a type error.
+ */
+export function bindOps<Ops extends Record<string, AnyOp>>(deps: ServiceDeps, ops: Ops, factories: HandlerFactories<Ops>): Binding[] {
+  return (Object.keys(ops) as Array<keyof Ops & string>).map((key) => bind(ops[key], factories[key](deps)));
 }

@@ -7,9 +7,6 @@ export const TITLE_MAX = 500;
 /** Maximum description length in characters. */
 export const DESCRIPTION_MAX = 200_000;
 
-/** A UUID string (ids of tasks, boards, groups, users). */
-export const Uuid = Type.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' });
-
 /** Group permission on a shared resource: read or read-write (SPEC "Other shapes"). */
 export type Permission = 'r' | 'rw';
 

@@ -22,6 +22,7 @@ export type Value =
   /** `now` shifted by `amount` (signed) days, weeks, months or years. */
   | { type: 'relative'; amount: number; unit: 'd' | 'w' | 'm' | 'y' };
 
+/** Comparison operators of `field <op> value`. */
 export type CmpOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
 
 /** One condition. */
@@ -38,8 +39,10 @@ export type Pred =
   | { type: 'null'; field: Field; not: boolean }
   | { type: 'between'; field: Field; low: Value; high: Value };
 
+/** A condition tree: `and`/`or` lists, `not`, or a predicate. */
 export type Expr = { type: 'and'; items: Expr[] } | { type: 'or'; items: Expr[] } | { type: 'not'; expr: Expr } | Pred;
 
+/** One `ORDER BY` key; a key written without a direction is `desc` (DESIGN §6). */
 export interface OrderKey {
   field: Field;
   dir: 'asc' | 'desc';
@@ -53,6 +56,7 @@ export const BUILTIN_FIELDS = [
   'id', 'title', 'description', 'status', 'path', 'tags', 'assignee', 'kickoff', 'deadline', 'checkInCount',
   'derivedFromId', 'created_at', 'created_by', 'updated_at', 'updated_by',
 ] as const;
+/** A builtin field name. */
 export type BuiltinField = (typeof BUILTIN_FIELDS)[number];
 
 /** Builtin fields holding ISO 8601 UTC timestamps; a quoted string compared with them is read as a date. */

@@ -10,13 +10,14 @@ import { escapeRegex, likeToRegex } from './patterns.js';
 /**
  * The stored path of an API field (DESIGN §2, §6): `id` → `_id`, other builtins as they are,
  * metadata fields (`cf.x`, `app.x`, `ns.key`, `metadata.key`) → `metadata.<escaped key>`.
- * Throws `QUERY_UNKNOWN_FIELD` (position 0) for a bare name that is not a builtin and for the key `__proto__`.
+ * Throws `QUERY_UNKNOWN_FIELD` (position 0) for a bare name that is not a builtin, for an empty key
+ * (`metadata.`: MongoDB refuses empty field names) and for the key `__proto__`.
  */
 export function fieldPath(field: string): string {
   if (field === 'id') return '_id';
   if (isBuiltin(field)) return field;
   const key = metadataKeyOf(field)!;
-  if (!field.includes('.') || key === '__proto__') throw unknownField(field, 0);
+  if (!field.includes('.') || key === '' || key === '__proto__') throw unknownField(field, 0);
   return metadataPath(key);
 }
 

@@ -18,7 +18,9 @@ export interface Doc {
   [key: string]: unknown;
 }
 
+/** A MongoDB filter document (operator subset above). */
 export type Filter = Record<string, unknown>;
+/** A MongoDB update document (operator subset above). */
 export type Update = Record<string, unknown>;
 /** Sort spec: field path → 1 (ascending) or -1 (descending). Key order is significant. */
 export type Sort = Record<string, 1 | -1>;
@@ -30,10 +32,12 @@ export interface Session {
   readonly __session: true;
 }
 
+/** Passes the transaction handle; required on every call made inside `withTransaction`. */
 export interface SessionOption {
   session?: Session;
 }
 
+/** Options of `find`: sort, then skip, then limit (counts of documents), then projection. */
 export interface FindOptions extends SessionOption {
   sort?: Sort;
   skip?: number;
@@ -41,16 +45,19 @@ export interface FindOptions extends SessionOption {
   projection?: Projection;
 }
 
+/** Options of `updateOne`; `upsert` inserts when nothing matches. */
 export interface UpdateOptions extends SessionOption {
   upsert?: boolean;
 }
 
+/** Options of `findOneAndUpdate`. */
 export interface FindOneAndUpdateOptions extends UpdateOptions {
   /** Which version to return; default `after`. */
   returnDocument?: 'before' | 'after';
   projection?: Projection;
 }
 
+/** Outcome of an update, as the driver reports it. */
 export interface UpdateResult {
   matchedCount: number;
   modifiedCount: number;
@@ -64,6 +71,7 @@ export type BulkOp<T extends Doc = Doc> =
   | { updateMany: { filter: Filter; update: Update } }
   | { deleteOne: { filter: Filter } };
 
+/** Totals of a bulk write. */
 export interface BulkResult {
   insertedCount: number;
   matchedCount: number;
@@ -101,6 +109,7 @@ export interface StoreStats {
   roundTrips: number;
 }
 
+/** The store: collections by name, transactions, indexes, readiness (see the file comment for errors). */
 export interface DocumentStore extends AsyncDisposable {
   collection<T extends Doc = Doc>(name: string): Collection<T>;
   /**

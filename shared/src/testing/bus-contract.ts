@@ -4,6 +4,7 @@ import { bind, type Binding, type Bus, type Served } from '../bus/index.js';
 import { op } from '../contracts/index.js';
 import { AppError } from '../errors/index.js';
 import { createLogger, silentLogger, type Logger } from '../log/index.js';
+import { rejection } from './assertions.js';
 
 /** The buses one contract run uses; `server2` (a queue peer of `server`) defaults to `server`. */
 export interface BusFixture {
@@ -21,17 +22,6 @@ export function captureLog(name = 'test', level = 'info'): { log: Logger; lines:
   const chunks: string[] = [];
   const log = createLogger({ name, level, destination: { write: (s: string) => void chunks.push(s) } });
   return { log, lines: () => chunks.map((c) => JSON.parse(c) as Record<string, unknown>) };
-}
-
-/** Resolves with the AppError `p` rejects with; fails the test when `p` resolves or throws anything else. */
-export async function rejection(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(AppError.is(e), `expected an AppError, got ${String(e)}`).toBe(true);
-    return e as AppError;
-  }
-  return expect.fail('expected the request to fail');
 }
 
 const Add = op({

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeMetadata, encodeMetadata, metadataPath } from '../store/keys.js';
 import type { Collection, Doc, DocumentStore, Filter, IndexSpec, Sort } from '../store/port.js';
-import { rejection } from './bus-contract.js';
+import { rejection } from './assertions.js';
 
 /** The fixture every filter, sort and projection test reads (metadata keys stored escaped). */
 const ITEMS: Doc[] = [

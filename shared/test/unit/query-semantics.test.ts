@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskDoc } from '@app/shared/domain';
 import { compileQuery, parseQuery } from '@app/shared/query';
-import { EmbeddedStore, encodeMetadata, type Collection } from '@app/shared/store';
+import { EmbeddedStore, type Collection } from '@app/shared/store';
+import { aTask, type TaskFields } from '@app/shared/testing';
 
 // Semantic tests: every operator and field kind, compiled and run through the embedded store
 // over 15 stored tasks. Expected ids are in result order; without ORDER BY that is newest first
@@ -9,15 +10,12 @@ import { EmbeddedStore, encodeMetadata, type Collection } from '@app/shared/stor
 
 const NOW = new Date('2026-03-15T12:00:00.000Z');
 
-function task(n: number, fields: Partial<Omit<TaskDoc, 'metadata'>> & { metadata?: Record<string, unknown> }): TaskDoc {
-  const id = `t${String(n).padStart(2, '0')}`;
-  const created = `2026-03-${String(n).padStart(2, '0')}T10:00:00.000Z`;
-  const { metadata, ...rest } = fields;
-  return {
-    _id: id, title: `Task ${n}`, description: `Description of task ${n}`, status: 'todo', path: '', tags: [],
-    checkInCount: 0, metadata: encodeMetadata(metadata), created_at: created, created_by: n % 2 ? 'u1' : 'u2',
-    updated_at: created, updated_by: 'u1', linkedToIds: [], resourceIds: [], deleted: false, ...rest,
-  };
+function task(n: number, fields: TaskFields): TaskDoc {
+  const nn = String(n).padStart(2, '0');
+  return aTask({
+    _id: `t${nn}`, title: `Task ${n}`, description: `Description of task ${n}`, at: `2026-03-${nn}T10:00:00.000Z`,
+    created_by: n % 2 ? 'u1' : 'u2', updated_by: 'u1', ...fields,
+  });
 }
 
 const TASKS: TaskDoc[] = [

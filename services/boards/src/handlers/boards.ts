@@ -6,7 +6,7 @@ import {
   type BoardDoc, type Principal, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
-import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Filter } from '@app/shared/store';
+import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Filter, type Session } from '@app/shared/store';
 import { boardsOf, callerId, loadBoard, toBoard } from '../board-access.js';
 
 /** A board name: trimmed, not blank. */
@@ -127,7 +127,9 @@ export function previewActions(): Handler<typeof BoardsOps.previewActions> {
 
 /**
  * `boards.share` (owner only): shares the board with a group the caller belongs to (else 403
- * `NOT_GROUP_MEMBER`) with `permission`; a private board becomes `shared`.
+ * `NOT_GROUP_MEMBER`) with `permission`; a private board becomes `shared`. In the same
+ * transaction every live card created on the board takes the group and permission, so sharing a
+ * board (or changing `r` to `rw`) shares its existing cards too.
  */
 export function shareBoard({ store, clock }: ServiceDeps): Handler<typeof BoardsOps.share> {
   return async ({ boardId, group_id, permission }, ctx) => {
@@ -135,8 +137,15 @@ export function shareBoard({ store, clock }: ServiceDeps): Handler<typeof Boards
     if (!principal.groupIds.includes(group_id)) {
       throw new AppError('NOT_GROUP_MEMBER', { message: `You are not a member of group ${group_id}`, details: { group_id } });
     }
-    return writeSharing(store, boardId, principal.userId, clock.now(), {
-      $set: { groupId: group_id, groupPermission: permission, board_type: 'shared' },
+    // The board and the cards created on it change sharing together: a card follows its board.
+    return store.withTransaction(async (session) => {
+      const board = await writeSharing(store, boardId, principal.userId, clock.now(), {
+        $set: { groupId: group_id, groupPermission: permission, board_type: 'shared' },
+      }, session);
+      await store
+        .collection<TaskDoc>(Collections.tasks)
+        .updateMany({ boardId, deleted: false }, { $set: { groupId: group_id, groupPermission: permission } }, { session });
+      return board;
     });
   };
 }
@@ -149,9 +158,12 @@ export function unshareBoard({ store, clock }: ServiceDeps): Handler<typeof Boar
   };
 }
 
-async function writeSharing(store: DocumentStore, boardId: string, userId: string, now: Date, update: { $set: Record<string, unknown>; $unset?: Record<string, ''> }) {
+async function writeSharing(
+  store: DocumentStore, boardId: string, userId: string, now: Date,
+  update: { $set: Record<string, unknown>; $unset?: Record<string, ''> }, session?: Session,
+) {
   const stamped = { ...update, $set: { ...update.$set, updated_at: now.toISOString(), updated_by: userId } };
-  const after = await boardsOf(store).findOneAndUpdate({ _id: boardId, owner_id: userId }, stamped, { returnDocument: 'after' });
+  const after = await boardsOf(store).findOneAndUpdate({ _id: boardId, owner_id: userId }, stamped, { returnDocument: 'after', ...(session ? { session } : {}) });
   if (!after) throw new AppError('BOARD_NOT_FOUND', { details: { boardId } });
   return toBoard(after, userId);
 }

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { MemoryBus, type Bus } from '@app/shared/bus';
 import { BoardsOps, GroupsOps, type AnyOp, type Board, type ColumnInput, type In, type Out } from '@app/shared/contracts';
 import { fixedClock, type BoardDoc, type GroupDoc, type TaskDoc } from '@app/shared/domain';
-import { AppError } from '@app/shared/errors';
 import { silentLogger } from '@app/shared/log';
 import { Collections, EmbeddedStore, type Doc, type DocumentStore } from '@app/shared/store';
-import { expect } from 'vitest';
 import { boardsService } from '../../src/index.js';
+
+/** Error assertions shared by every service's tests. */
+export { fields, rejects } from '@app/shared/testing';
 
 export const T0 = '2026-11-22T10:00:00.000Z';
 
@@ -69,21 +70,6 @@ export async function buildBoards(opts: { bus?: Bus; store?: DocumentStore; serv
 }
 
 export type Fixture = Awaited<ReturnType<typeof buildBoards>>;
-
-/** Asserts that `p` rejects with an AppError of `code` and returns it. */
-export async function rejects(p: Promise<unknown>, code: string): Promise<AppError> {
-  const err = await p.then(
-    () => expect.fail(`expected ${code}, got a reply`),
-    (e: unknown) => e,
-  );
-  expect(AppError.is(err), `expected an AppError, got ${String(err)}`).toBe(true);
-  const app = err as AppError;
-  expect(app.code, app.message).toBe(code);
-  return app;
-}
-
-/** The `field`s named by an error's validationErrors. */
-export const fields = (e: AppError) => (e.validationErrors ?? []).map((v) => v.field);
 
 /**
  * Wraps `store` so that the first `findOneAndUpdate` on `collection` first runs `concurrent` (a

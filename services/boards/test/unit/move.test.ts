@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mergeMoveActions, planMove, type ColumnAction, type TaskDoc } from '@app/shared/domain';
+import { aTask as taskDoc, type TaskFields } from '@app/shared/testing';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
 
@@ -9,14 +10,8 @@ const exit = (field: string, operation: ColumnAction['operation'], value?: unkno
   ({ ...enter(field, operation, value), trigger: 'exit' });
 const col = (...actions: ColumnAction[]) => ({ actions });
 
-function aTask(over: Partial<TaskDoc> = {}): TaskDoc {
-  return {
-    _id: 't1', title: 'Card', description: '', status: 'todo', path: '', tags: ['a'], checkInCount: 0,
-    metadata: { 'cf%2Epriority': 'low' }, created_at: '2026-11-01T00:00:00.000Z', created_by: 'u1',
-    updated_at: '2026-11-01T00:00:00.000Z', updated_by: 'u1', linkedToIds: [], resourceIds: [], deleted: false,
-    ...over,
-  };
-}
+const aTask = (over: TaskFields = {}): TaskDoc =>
+  taskDoc({ _id: 't1', title: 'Card', tags: ['a'], metadata: { 'cf.priority': 'low' }, at: '2026-11-01T00:00:00.000Z', owner: 'u1', ...over });
 
 describe('mergeMoveActions', () => {
   it('takes exit actions of the source and enter actions of the target only', () => {

@@ -29,6 +29,7 @@ export const ErrorBodySchema = Type.Object(
   { $id: 'ErrorBody', additionalProperties: true },
 );
 
+/** An error as HTTP sends it: the status from the catalogue and the body of DESIGN §4. */
 export interface HttpError {
   statusCode: number;
   body: ErrorBody;

@@ -10,6 +10,7 @@ import type { LocalDeps, LocalRoute } from './local.js';
 const Username = Type.String({ minLength: 3, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' });
 const Password = Type.String({ minLength: 8, maxLength: 1024 });
 
+/** Body of `POST /auth/v2/register` (DESIGN §9); `inviteCode` is checked when `INVITE_CODE` is set. */
 export const RegisterBody = Type.Object(
   {
     username: Username,
@@ -20,11 +21,13 @@ export const RegisterBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** Body of `POST /auth/v2/login` (DESIGN §5). */
 export const LoginBody = Type.Object(
   { username: Type.String({ minLength: 1, maxLength: 64 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
   { additionalProperties: false },
 );
 
+/** Body of `POST /auth/refresh-token` (DESIGN §5). */
 export const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
 
 /** Answer of login and refresh (DESIGN §5). `expiresIn` is the access token's lifetime in seconds. */
@@ -38,6 +41,7 @@ export const TokenPair = Type.Object({
 });
 type TokenPair = Static<typeof TokenPair>;
 
+/** Answer of register, status 201 (DESIGN §9). */
 export const Registered = Type.Object({ userId: Type.String(), username: Type.String() });
 
 function sameSecret(a: string, b: string): boolean {

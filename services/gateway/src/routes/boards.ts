@@ -5,15 +5,11 @@ import {
 } from '@app/shared/contracts';
 import { Task } from '@app/shared/domain';
 import { Type } from '@sinclair/typebox';
-import { route, type RouteSpec } from './route.js';
+import { boardsAt as at, route, type RouteSpec } from './route.js';
 
-const TARGET = '/api/v1/boards';
-const LEGACY = '/api/v1/kanban/boards';
 const GROUPS = '/api/v1/groups';
 const live = { tag: 'boards', maturity: 'live' } as const;
 const groups = { tag: 'groups', maturity: 'live' } as const;
-/** The target path and its legacy twin (SPEC "Versioning": `/kanban/boards/*` → `/boards/*`). */
-const at = (suffix: string) => ({ url: `${TARGET}${suffix}`, legacy: [{ url: `${LEGACY}${suffix}` }] });
 const boardId = (params: Record<string, string>) => params.boardId!;
 
 /**

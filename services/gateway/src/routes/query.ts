@@ -2,10 +2,9 @@ import {
   BoardQueryBody, BoardQueryParams, BoardQueryResult, BoardSummaryResult, ColumnQueryBody, ColumnQueryParams, ColumnQueryResult,
   QueryOps, SummaryQuerystring, TasksQueryBody, TasksQueryResult,
 } from '@app/shared/contracts';
-import { route, type RouteSpec } from './route.js';
+import { boardsAt, route, tasksAt, type RouteSpec } from './route.js';
 
 /** The body when the client sent none: every field of these bodies is optional. */
-const bodyOf = <B>(body: unknown): B => (body ?? {}) as B;
 
 /**
  * Routes of the query family (SPEC "Sprint rhythm / POST /api/v1/tasks/query", "Board
@@ -14,10 +13,9 @@ const bodyOf = <B>(body: unknown): B => (body ?? {}) as B;
 export const queryRoutes: RouteSpec[] = [
   route({
     method: 'POST',
-    url: '/api/v1/tasks/query',
-    legacy: [{ url: '/api/v1/todolist/query' }],
+    ...tasksAt('/query'),
     op: QueryOps.tasks,
-    input: (req) => bodyOf<TasksQueryBody>(req.body),
+    input: (req) => req.body as TasksQueryBody,
     summary: 'Query the tasks the caller can read (backlog views, sprint member lists, ad-hoc slices)',
     tag: 'tasks',
     maturity: 'live',
@@ -26,10 +24,9 @@ export const queryRoutes: RouteSpec[] = [
   }),
   route({
     method: 'POST',
-    url: '/api/v1/boards/:boardId/query',
-    legacy: [{ url: '/api/v1/kanban/boards/:boardId/query' }],
+    ...boardsAt('/:boardId/query'),
     op: QueryOps.board,
-    input: (req) => ({ boardId: req.params.boardId!, ...bodyOf<BoardQueryBody>(req.body) }),
+    input: (req) => ({ ...(req.body as BoardQueryBody), boardId: req.params.boardId! }),
     summary: "Free query within one board's visibility scope",
     tag: 'boards',
     maturity: 'live',
@@ -41,7 +38,7 @@ export const queryRoutes: RouteSpec[] = [
     method: 'POST',
     url: '/api/v1/boards/:boardId/columns/:columnId/query',
     op: QueryOps.column,
-    input: (req) => ({ boardId: req.params.boardId!, columnId: req.params.columnId!, ...bodyOf<ColumnQueryBody>(req.body) }),
+    input: (req) => ({ ...(req.body as ColumnQueryBody), boardId: req.params.boardId!, columnId: req.params.columnId! }),
     summary: 'Read one column: column query + default_tags + sprint + filter, echoed as effective_query',
     tag: 'boards',
     maturity: 'draft',
@@ -53,7 +50,7 @@ export const queryRoutes: RouteSpec[] = [
     method: 'GET',
     url: '/api/v1/boards/:boardId/summary',
     op: QueryOps.summary,
-    input: (req) => ({ boardId: req.params.boardId!, ...(req.query as SummaryQuerystring) }),
+    input: (req) => ({ ...(req.query as SummaryQuerystring), boardId: req.params.boardId! }),
     summary: 'Per-column card counts, title previews and WIP flags of a board',
     tag: 'boards',
     maturity: 'draft',

@@ -1,6 +1,7 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import type { AnyOp, In } from '@app/shared/contracts';
 
+/** HTTP verbs the route table uses. */
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The parts of an HTTP request a route's `input` mapper may read (already validated). */
@@ -36,6 +37,22 @@ export interface RouteSpec<O extends AnyOp = AnyOp> {
   /** Success status; default 200. 204 sends no body. */
   status?: number;
 }
+
+/**
+ * `{url, legacy}` of a path in a target family and its legacy twin (SPEC "Target path families").
+ * `legacyMethod` is the legacy verb when it differs from the row's (task update: legacy POST).
+ */
+function family(target: string, legacy: string) {
+  return (suffix: string, legacyMethod?: Method) => ({
+    url: `${target}${suffix}`,
+    legacy: [legacyMethod ? { url: `${legacy}${suffix}`, method: legacyMethod } : { url: `${legacy}${suffix}` }],
+  });
+}
+
+/** `/api/v1/tasks<suffix>`, also answering at the legacy `/api/v1/todolist<suffix>`. */
+export const tasksAt = family('/api/v1/tasks', '/api/v1/todolist');
+/** `/api/v1/boards<suffix>`, also answering at the legacy `/api/v1/kanban/boards<suffix>`. */
+export const boardsAt = family('/api/v1/boards', '/api/v1/kanban/boards');
 
 /** Declares a route row with the op's input type checked. */
 export function route<O extends AnyOp>(spec: RouteSpec<O>): RouteSpec {

@@ -3,10 +3,9 @@ import {
   TasksOps, TaskUpdateBody,
 } from '@app/shared/contracts';
 import { Task } from '@app/shared/domain';
-import { route, type RouteSpec } from './route.js';
+import { route, tasksAt, type RouteSpec } from './route.js';
 
 const TARGET = '/api/v1/tasks';
-const LEGACY = '/api/v1/todolist';
 const common = { tag: 'tasks', maturity: 'live' } as const;
 const taskId = (params: Record<string, string>) => params.taskId!;
 
@@ -19,8 +18,7 @@ export const taskRoutes: RouteSpec[] = [
   route({
     ...common,
     method: 'POST',
-    url: TARGET,
-    legacy: [{ url: LEGACY }],
+    ...tasksAt(''),
     op: TasksOps.create,
     input: (req) => req.body as TaskCreateBody,
     summary: 'Create a task (not on a board)',
@@ -31,8 +29,7 @@ export const taskRoutes: RouteSpec[] = [
   route({
     ...common,
     method: 'GET',
-    url: `${TARGET}/:taskId`,
-    legacy: [{ url: `${LEGACY}/:taskId` }],
+    ...tasksAt('/:taskId'),
     op: TasksOps.get,
     input: (req) => ({ taskId: taskId(req.params) }),
     summary: 'Read a task with its notes and linked items',
@@ -42,8 +39,7 @@ export const taskRoutes: RouteSpec[] = [
   route({
     ...common,
     method: 'PATCH',
-    url: `${TARGET}/:taskId`,
-    legacy: [{ url: `${LEGACY}/:taskId`, method: 'POST' }],
+    ...tasksAt('/:taskId', 'POST'),
     op: TasksOps.update,
     input: (req) => ({ ...(req.body as TaskUpdateBody), taskId: taskId(req.params) }),
     summary: 'Partially update a task; "" clears assignee, kickoff, deadline and derivedFromId',
@@ -54,8 +50,7 @@ export const taskRoutes: RouteSpec[] = [
   route({
     ...common,
     method: 'DELETE',
-    url: `${TARGET}/:taskId`,
-    legacy: [{ url: `${LEGACY}/:taskId` }],
+    ...tasksAt('/:taskId'),
     op: TasksOps.remove,
     input: (req) => ({ taskId: taskId(req.params) }),
     summary: 'Soft-delete a task',
@@ -65,8 +60,7 @@ export const taskRoutes: RouteSpec[] = [
   route({
     ...common,
     method: 'PATCH',
-    url: `${TARGET}/:taskId/metadata`,
-    legacy: [{ url: `${LEGACY}/:taskId/metadata` }],
+    ...tasksAt('/:taskId/metadata'),
     op: TasksOps.setMetadata,
     input: (req) => ({ ...(req.body as MetadataSetBody), taskId: taskId(req.params) }),
     summary: 'Set one metadata key (value: any JSON except null)',
@@ -77,8 +71,7 @@ export const taskRoutes: RouteSpec[] = [
   route({
     ...common,
     method: 'DELETE',
-    url: `${TARGET}/:taskId/metadata/:key`,
-    legacy: [{ url: `${LEGACY}/:taskId/metadata/:key` }],
+    ...tasksAt('/:taskId/metadata/:key'),
     op: TasksOps.deleteMetadata,
     input: (req) => ({ taskId: taskId(req.params), key: req.params.key! }),
     summary: 'Remove one metadata key',
@@ -88,8 +81,7 @@ export const taskRoutes: RouteSpec[] = [
   route({
     ...common,
     method: 'PATCH',
-    url: `${TARGET}/:taskId/move`,
-    legacy: [{ url: `${LEGACY}/:taskId/move` }],
+    ...tasksAt('/:taskId/move'),
     op: TasksOps.movePath,
     input: (req) => ({ ...(req.body as TaskMoveBody), taskId: taskId(req.params) }),
     summary: 'Move a task to another folder path (not the kanban card move)',

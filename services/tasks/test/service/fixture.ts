@@ -7,6 +7,9 @@ import { silentLogger } from '@app/shared/log';
 import { Collections, EmbeddedStore, type Doc } from '@app/shared/store';
 import { tasksService } from '../../src/index.js';
 
+/** Error assertions shared by every service's tests. */
+export { fields, rejects } from '@app/shared/testing';
+
 export const T0 = '2026-11-22T10:00:00.000Z';
 
 /** Users of every test: alice owns tasks, bob and carol are other users. */
@@ -55,16 +58,3 @@ export async function buildTasks() {
     },
   };
 }
-
-/** Asserts that `p` rejects with an AppError of `code` and returns it. */
-export async function rejects(p: Promise<unknown>, code: string): Promise<{ code: string; message: string; validationErrors?: Array<{ field: string }>; details?: Record<string, unknown> }> {
-  const err = await p.then(
-    () => { throw new Error(`expected ${code}, got a reply`); },
-    (e: unknown) => e as { code: string; message: string },
-  );
-  if (err.code !== code) throw new Error(`expected ${code}, got ${err.code}: ${err.message}`);
-  return err;
-}
-
-/** The `field`s named by an error's validationErrors. */
-export const fields = (e: { validationErrors?: Array<{ field: string }> }) => (e.validationErrors ?? []).map((v) => v.field);

@@ -1,19 +1,14 @@
-import { Query } from 'mingo';
 import type {
-  BulkOp, BulkResult, Collection, Doc, Filter, FindOneAndUpdateOptions, FindOptions, Projection, Session,
+  BulkOp, BulkResult, Collection, Doc, Filter, FindOneAndUpdateOptions, FindOptions, Session,
   SessionOption, Update, UpdateOptions, UpdateResult,
 } from '../port.js';
+import { project } from './matcher.js';
 import type { Txn, TxnUpdateResult } from './txn.js';
 import { sortDocs } from './values.js';
 
 /** Runs one collection call as a unit of work: in the session's transaction, or committed at once. */
 export interface TxnRunner {
   run<R>(session: Session | undefined, fn: (txn: Txn) => R): Promise<R>;
-}
-
-function project(docs: Doc[], projection: Projection | undefined): Doc[] {
-  if (!projection || Object.keys(projection).length === 0) return docs;
-  return new Query({}, { scriptEnabled: false }).find<Doc>(docs, projection).all();
 }
 
 /** Sort, skip, limit, projection, then deep copies: callers never hold stored documents. */

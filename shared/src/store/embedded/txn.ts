@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Query, update as applyUpdate } from 'mingo';
+import { update as applyUpdate } from 'mingo';
 import type { Modifier } from 'mingo/updater';
 import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Update } from '../port.js';
 import type { CollectionState } from './collection-state.js';
+import { compileFilter } from './matcher.js';
 import { toStored } from './values.js';
 
 /** What a {@link Txn} needs from its store. */
@@ -27,9 +28,6 @@ export interface TxnUpdateResult {
   before: Doc | null;
   after: Doc | null;
 }
-
-/** mingo options: no `$where`/`$function` scripts from filters. */
-const QUERY_OPTIONS = { scriptEnabled: false } as const;
 
 function conflict(collection: string, fields: readonly string[]): AppError {
   return new AppError('CONFLICT', {
@@ -82,12 +80,12 @@ export class Txn {
 
   /** Documents matching `filter` (at most `limit`), as seen by this unit: internal refs, never hand out. */
   match(collection: string, filter: Filter, limit = Infinity): Doc[] {
-    const query = new Query(filter, QUERY_OPTIONS);
+    const matches = compileFilter(filter);
     const out: Doc[] = [];
     for (const [id, doc] of this.visible(collection, filter)) {
       if (out.length >= limit) break;
       this.host.stats.docsExamined++;
-      if (query.test(doc)) {
+      if (matches(doc)) {
         out.push(doc);
         this.observe(collection, id);
       }
@@ -185,8 +183,9 @@ export class Txn {
     const state = this.host.state(collection);
     const writes = this.writes.get(collection);
     const [first, ...others] = state.plan(filter);
-    for (const id of first ?? state.entries.keys()) {
-      if (writes?.has(id) || !others.every((set) => set.has(id))) continue;
+    candidates: for (const id of first ?? state.entries.keys()) {
+      if (writes?.has(id)) continue;
+      for (const set of others) if (!set.has(id)) continue candidates;
       const entry = state.entries.get(id);
       if (entry) yield [id, entry.doc];
     }

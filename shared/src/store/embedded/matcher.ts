@@ -1,0 +1,128 @@
+import { Query } from 'mingo';
+import type { Doc, Filter, Projection } from '../port.js';
+import { hashKey, valuesAt } from './values.js';
+
+/** mingo options: no `$where`/`$function` scripts from filters. */
+export const QUERY_OPTIONS = { scriptEnabled: false } as const;
+
+/** A compiled filter: true when the document matches. */
+export type Matcher = (doc: Doc) => boolean;
+
+type Obj = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof RegExp);
+
+/**
+ * Compiles a filter once for testing many documents (the embedded store's hot path). Filters made
+ * only of `$and`, `$or` and field conditions that are a string/number/boolean, `$eq`, `$ne`,
+ * `$in`, `$nin` (of such values) or `$regex` (string, `$options` of `i`/`m`/`s`) compile to plain
+ * functions with MongoDB semantics (an array field matches when an element does; paths descend
+ * into arrays of sub-documents, as {@link valuesAt}); any other filter is tested by mingo, which
+ * defines the semantics (the two agree, `shared/test/unit/store-matcher.test.ts`).
+ */
+export function compileFilter(filter: Filter): Matcher {
+  const fast = compileFast(filter);
+  if (fast) return fast;
+  const query = new Query(filter, QUERY_OPTIONS);
+  return (doc) => query.test(doc);
+}
+
+function compileFast(filter: Filter): Matcher | undefined {
+  const parts: Matcher[] = [];
+  for (const [key, cond] of Object.entries(filter)) {
+    let part: Matcher | undefined;
+    if (key === '$and' || key === '$or') {
+      const subs = Array.isArray(cond) && cond.length > 0 ? cond.map((c) => (isObject(c) ? compileFast(c) : undefined)) : [];
+      if (subs.length === 0 || !subs.every((s) => s !== undefined)) return undefined;
+      const all = subs as Matcher[];
+      part = key === '$and' ? (d) => all.every((s) => s(d)) : (d) => all.some((s) => s(d));
+    } else if (!key.startsWith('$')) {
+      part = compileField(key.split('.'), cond);
+    }
+    if (!part) return undefined;
+    parts.push(part);
+  }
+  if (parts.length === 1) return parts[0];
+  return (d) => parts.every((p) => p(d));
+}
+
+/** True when some value at `path` (elements of a leaf array one by one) satisfies `test`. */
+function someAt(doc: Doc, path: readonly string[], test: (v: unknown) => boolean): boolean {
+  for (const v of valuesAt(doc, path)) {
+    if (Array.isArray(v) ? v.some(test) : test(v)) return true;
+  }
+  return false;
+}
+
+/** A test for equality with any of `values` (all scalars), or undefined when one is not a scalar. */
+function equalsAny(values: unknown): ((v: unknown) => boolean) | undefined {
+  if (!Array.isArray(values)) return undefined;
+  const keys = values.map(hashKey);
+  if (!keys.every((k) => k !== undefined)) return undefined;
+  const set = new Set(keys);
+  return (v) => set.has(hashKey(v)!);
+}
+
+/** The RegExp, or undefined when the pattern is not valid JavaScript (mingo then decides). */
+function regExp(pattern: string, flags: string): RegExp | undefined {
+  try {
+    return new RegExp(pattern, flags);
+  } catch {
+    return undefined;
+  }
+}
+
+function compileField(path: readonly string[], cond: unknown): Matcher | undefined {
+  if (hashKey(cond) !== undefined) cond = { $eq: cond };
+  if (!isObject(cond)) return undefined;
+  const ops = Object.keys(cond);
+  if (ops.length === 0 || !ops.every((op) => op.startsWith('$'))) return undefined;
+  const parts: Matcher[] = [];
+  for (const op of ops) {
+    const value = cond[op];
+    let part: Matcher | undefined;
+    if (op === '$eq' || op === '$ne' || op === '$in' || op === '$nin') {
+      const test = equalsAny(op === '$eq' || op === '$ne' ? [value] : value);
+      if (test) part = op === '$eq' || op === '$in' ? (d) => someAt(d, path, test) : (d) => !someAt(d, path, test);
+    } else if (op === '$regex') {
+      const options = cond.$options ?? '';
+      const re = typeof value === 'string' && typeof options === 'string' && /^[ims]*$/.test(options) ? regExp(value, options) : undefined;
+      if (re) part = (d) => someAt(d, path, (v) => typeof v === 'string' && re.test(v));
+    } else if (op === '$options' && '$regex' in cond) {
+      continue;
+    }
+    if (!part) return undefined;
+    parts.push(part);
+  }
+  if (parts.length === 1) return parts[0];
+  return (d) => parts.every((p) => p(d));
+}
+
+/**
+ * Applies a projection like mingo does (inclusion keeps the listed fields in projection order,
+ * `_id` last unless listed or `_id: 0`; exclusion drops the listed fields). Projections of top-level fields
+ * that are all inclusions or all exclusions are done here; others (dotted paths, mixtures) by mingo.
+ * Returned documents share values with the input (callers copy them).
+ */
+export function project(docs: Doc[], projection: Projection | undefined): Doc[] {
+  if (!projection || docs.length === 0) return docs;
+  const keys = Object.keys(projection);
+  if (keys.length === 0) return docs;
+  const fields = keys.filter((k) => k !== '_id');
+  const mode = fields.length > 0 ? projection[fields[0]!] : projection._id;
+  const simple =
+    (mode === 0 || mode === 1) &&
+    fields.every((k) => projection[k] === mode && !k.includes('.') && !k.startsWith('$')) &&
+    (mode === 1 || projection._id === undefined || projection._id === 0);
+  if (!simple) return new Query({}, QUERY_OPTIONS).find<Doc>(docs, projection).all();
+  if (mode === 0) {
+    const drop = new Set(keys);
+    return docs.map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => !drop.has(k))) as Doc);
+  }
+  const included = projection._id === undefined ? [...keys, '_id'] : keys.filter((k) => projection[k] === 1);
+  return docs.map((d) => {
+    const out: Obj = {};
+    for (const k of included) if (d[k] !== undefined) out[k] = d[k];
+    return out as Doc;
+  });
+}
