@@ -1,7 +1,19 @@
-// Benchmark helpers: loopback-only load with autocannon, per-response timings for p50/p99.
+// Benchmark helpers: loopback-only load with autocannon (per-response timings for p50/p99),
+// child processes and temp dirs that are always cleaned up, tokens, and the result tables.
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Seconds of each measured load run. */
+export const DURATION_S = 4;
+/** Measured runs per load spec (interleaved with the other specs of a section, medians reported). */
+export const REPS = 3;
 
 /** Percentile (0..100) of a numeric array, in the array's unit. */
 export function pct(values, p) {
@@ -11,13 +23,18 @@ export function pct(values, p) {
 }
 
 /**
- * Runs autocannon against a 127.0.0.1 URL for `duration` seconds after a 1 s warm-up.
- * `requests` is autocannon's request list (for setupRequest); returns {rps, p50, p99, n, errors, non2xx}.
+ * Runs autocannon against a 127.0.0.1 URL for `duration` seconds, after a 1 s warm-up when
+ * `warmup`. `requests` is autocannon's request list (setupRequest/onResponse); returns
+ * {rps, p50, p99, n, errors, non2xx} (latencies in ms, from autocannon's per-response timings).
  */
-export async function load({ url, method = 'GET', body, headers = {}, connections = 10, duration = 5, requests }) {
+export async function load({ url, method = 'GET', body, headers = {}, connections = 10, requests }, { duration = DURATION_S, warmup = true } = {}) {
   if (!/^http:\/\/127\.0\.0\.1:/.test(url)) throw new Error(`bench targets loopback only: ${url}`);
-  const base = { url, method, connections, headers: { 'content-type': 'application/json', ...headers }, ...(body ? { body } : {}), ...(requests ? { requests } : {}) };
-  await run({ ...base, duration: 1 }, () => {});
+  const base = {
+    url, method, connections, timeout: 10,
+    headers: { 'content-type': 'application/json', ...headers },
+    ...(body ? { body } : {}), ...(requests ? { requests } : {}),
+  };
+  if (warmup) await run({ ...base, duration: 1 }, () => {});
   const times = [];
   const result = await run({ ...base, duration }, (ms) => times.push(ms));
   return {
@@ -30,6 +47,42 @@ export async function load({ url, method = 'GET', body, headers = {}, connection
   };
 }
 
+/**
+ * Loads every spec of `specs` ({name: load spec}) `reps` times and returns {name: result} with the
+ * median req/s, p50 and p99 of the runs and the summed counts. `interleave` (for specs served by
+ * different processes) runs a b c, a b c, … so machine noise hits all alike, with a warm-up before
+ * every run; otherwise (specs sharing one server) each spec's runs are consecutive after one
+ * warm-up, so the garbage a heavy spec leaves in the server is not charged to the next one.
+ */
+export async function measure(specs, { reps = REPS, duration = DURATION_S, interleave = true } = {}) {
+  const runs = Object.fromEntries(Object.keys(specs).map((k) => [k, []]));
+  const order = interleave
+    ? Array.from({ length: reps }, () => Object.keys(specs)).flat()
+    : Object.keys(specs).flatMap((k) => Array(reps).fill(k));
+  for (const name of order) runs[name].push(await load(specs[name], { duration, warmup: interleave || runs[name].length === 0 }));
+  const median = (rs, key) => pct(rs.map((r) => r[key]), 50);
+  const sum = (rs, key) => rs.reduce((a, r) => a + r[key], 0);
+  return Object.fromEntries(
+    Object.entries(runs).map(([name, rs]) => [
+      name,
+      {
+        rps: median(rs, 'rps'), p50: median(rs, 'p50'), p99: median(rs, 'p99'),
+        n: sum(rs, 'n'), errors: sum(rs, 'errors'), non2xx: sum(rs, 'non2xx'), rpsRuns: rs.map((r) => r.rps),
+      },
+    ]),
+  );
+}
+
+/**
+ * The ratio `top.rps ÷ bottom.rps` run by run (the i-th runs of two {@link measure} results were
+ * taken side by side), as `1.23× (runs 1.10–1.31)`: its median and its spread.
+ */
+export function pairedRatio(top, bottom) {
+  const ratios = top.rpsRuns.map((rps, i) => rps / bottom.rpsRuns[i]);
+  const value = pct(ratios, 50);
+  return { value, text: `${value.toFixed(3)}× (runs ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)})` };
+}
+
 function run(opts, onTime) {
   return new Promise((resolve, reject) => {
     const inst = autocannon(opts, (err, res) => (err ? reject(err) : resolve(res)));
@@ -37,26 +90,244 @@ function run(opts, onTime) {
   });
 }
 
-/** Spawns a node script; resolves when it prints a line `READY <json>`; returns {proc, info, stop}. */
-export async function startProcess(script, args = [], env = {}) {
-  const proc = spawn(process.execPath, [script, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  let buf = '';
-  const info = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not start in 180 s`)), 180_000);
-    proc.stdout.on('data', (d) => {
-      buf += d;
-      const m = buf.match(/READY (.*)\n/);
-      if (m) { clearTimeout(timer); resolve(JSON.parse(m[1])); }
-    });
-    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`${script} exited ${code}`)); });
-  });
-  proc.stdout.resume();
-  const stop = async () => { if (proc.exitCode === null) { proc.kill('SIGTERM'); await Promise.race([once(proc, 'exit'), new Promise((r) => setTimeout(r, 3000))]); proc.kill('SIGKILL'); } };
-  return { proc, info, stop };
+/** Times `n` sequential calls of `fn` (bounded by `maxMs`); the same result shape as {@link load}. */
+export async function timeCalls(fn, { n, maxMs = 10_000 }) {
+  const times = [];
+  let errors = 0;
+  const started = performance.now();
+  for (let i = 0; i < n && performance.now() - started < maxMs; i++) {
+    const t = performance.now();
+    try {
+      await fn(i);
+    } catch {
+      errors++;
+    }
+    times.push(performance.now() - t);
+  }
+  const total = times.reduce((a, b) => a + b, 0);
+  return { rps: (times.length * 1000) / total, p50: pct(times, 50), p99: pct(times, 99), n: times.length, errors, non2xx: 0 };
 }
 
-/** Formats a row of the results table. */
+// ---------------------------------------------------------------- processes and temp dirs
+
+/** Everything spawned or created by this run; killed/removed at exit whatever happened. */
+const children = new Set();
+const dirs = new Set();
+process.once('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+for (const sig of ['SIGINT', 'SIGTERM']) process.once(sig, () => process.exit(130));
+
+/** A fresh temp dir, removed by {@link Scope.close} (or at exit). */
+export function tempDir(prefix = 'bench-') {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.add(dir);
+  return dir;
+}
+
+function removeDir(dir) {
+  rmSync(dir, { recursive: true, force: true });
+  dirs.delete(dir);
+}
+
+async function stopChild(proc) {
+  if (proc.exitCode === null && proc.signalCode === null) {
+    const exited = once(proc, 'exit');
+    proc.kill('SIGTERM');
+    const done = await Promise.race([exited.then(() => true), sleep(3000).then(() => false)]);
+    if (!done) {
+      proc.kill('SIGKILL');
+      await exited;
+    }
+  }
+  children.delete(proc);
+}
+
+/** `BENCH_CPU_PROF=<dir>`: every spawned node process writes a CPU profile into <dir> when it stops. */
+const PROFILE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+
+/**
+ * Spawns `node <script> …args` with `env` added (LOG_LEVEL=warn unless given); stdout and stderr are
+ * kept (last 4 KB) for error messages. `ready` is either the string 'line' — resolve when the
+ * script prints `READY <json>` (the json is returned as `info`) — or an async probe polled until it
+ * returns a truthy value. Rejects (and kills the process) when it exits first or after `timeoutMs`.
+ */
+export async function startProcess(script, { args = [], env = {}, ready = 'line', timeoutMs = 120_000 } = {}) {
+  const proc = spawn(process.execPath, [...PROFILE_ARGS, script, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(proc);
+  let out = '';
+  let tail = '';
+  const keep = (d) => (tail = (tail + d).slice(-4096));
+  proc.stderr.on('data', keep);
+  const stop = () => stopChild(proc);
+  const settled = new AbortController(); // ends the timer and the probe once the race is decided
+  try {
+    const exited = new Promise((_, reject) =>
+      proc.once('exit', (code, sig) => reject(new Error(`${script} exited (${sig ?? code}) before it was ready:\n${tail}`))),
+    );
+    const timedOut = new Promise((_, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${script} not ready in ${timeoutMs / 1000} s:\n${tail}`)), timeoutMs);
+      settled.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+    });
+    let isReady;
+    if (ready === 'line') {
+      isReady = new Promise((resolve) =>
+        proc.stdout.on('data', (d) => {
+          keep(d);
+          if (out === null) return;
+          out += d;
+          const m = out.match(/READY (.*)\n/);
+          if (m) {
+            out = null;
+            resolve(JSON.parse(m[1]));
+          }
+        }),
+      );
+    } else {
+      proc.stdout.on('data', keep);
+      isReady = poll(ready, timeoutMs, settled.signal);
+    }
+    for (const p of [exited, isReady]) p.catch(() => {}); // losers of the race may reject later
+    const info = await Promise.race([exited, timedOut, isReady]);
+    return { proc, info, stop, pid: proc.pid };
+  } catch (e) {
+    await stop();
+    throw e;
+  } finally {
+    settled.abort();
+  }
+}
+
+/**
+ * Calls `probe` every 100 ms until it returns a truthy value (errors count as not yet); rejects
+ * after `timeoutMs` or once `signal` aborts.
+ */
+export async function poll(probe, timeoutMs = 30_000, signal = undefined) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline && !signal?.aborted) {
+    try {
+      const v = await probe();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(100);
+  }
+  throw new Error(`not ready within ${timeoutMs / 1000} s${last ? `: ${last.message}` : ''}`);
+}
+
+/**
+ * A private `nats-server -a 127.0.0.1 -p -1` (free port) whose ports file goes to a temp dir;
+ * killed and removed by `scope.close()` (or at exit). Returns its `nats://` URL.
+ */
+export async function startNats(scope) {
+  const dir = scope.tempDir('bench-nats-');
+  const proc = spawn('nats-server', ['-a', '127.0.0.1', '-p', '-1', '--ports_file_dir', dir], { stdio: 'ignore' });
+  children.add(proc);
+  scope.add(() => stopChild(proc));
+  const failed = new Promise((_, reject) => {
+    proc.once('error', reject);
+    proc.once('exit', (code) => reject(new Error(`nats-server exited (${code})`)));
+  });
+  failed.catch(() => {});
+  const portsFile = () => {
+    const file = readdirSync(dir).find((f) => f.endsWith('.ports'));
+    return file && JSON.parse(readFileSync(join(dir, file), 'utf8')).nats?.[0];
+  };
+  return Promise.race([failed, poll(portsFile, 10_000)]);
+}
+
+/** A free TCP port on 127.0.0.1 (for processes that need PORT up front). */
+export async function freePort() {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const { port } = srv.address();
+  srv.close();
+  await once(srv, 'close');
+  return port;
+}
+
+/**
+ * What one section owns: processes, nats-servers, temp dirs and other closers, released in reverse
+ * order by {@link Scope.close} (always called, also on failure).
+ */
+export class Scope {
+  #closers = [];
+
+  /** Registers a closer (async function). */
+  add(close) {
+    this.#closers.push(close);
+  }
+
+  /** {@link startProcess}, stopped when the scope closes. */
+  async process(script, opts) {
+    const p = await startProcess(script, opts);
+    this.add(p.stop);
+    return p;
+  }
+
+  tempDir(prefix) {
+    const dir = tempDir(prefix);
+    this.add(async () => removeDir(dir));
+    return dir;
+  }
+
+  async close() {
+    const closers = this.#closers.splice(0).reverse();
+    for (const close of closers) {
+      try {
+        await close();
+      } catch (e) {
+        console.error(`cleanup: ${e.message}`);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- HTTP and tokens
+
+/** A bench JWT secret (the gateway's `JWT_SECRET`). */
+export const JWT_SECRET = 'bench-secret-0123456789abcdef';
+
+/** An HS256 access token for `sub`, valid one hour, as the gateway signs them (DESIGN §5). */
+export function accessToken(sub, secret = JWT_SECRET) {
+  const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const data = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ sub, name: `bench-${sub.slice(0, 8)}`, iat: now, exp: now + 3600 })}`;
+  return `${data}.${createHmac('sha256', secret).update(data).digest('base64url')}`;
+}
+
+/** One HTTP call with a JSON body; returns {status, text, json}. Throws on a non-2xx unless `ok: false`. */
+export async function http(base, method, path, { token, body, ok = true } = {}) {
+  const res = await fetch(base + path, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await res.text();
+  if (ok && (res.status < 200 || res.status > 299)) throw new Error(`${method} ${path} → ${res.status}: ${text.slice(0, 300)}`);
+  return { status: res.status, text, json: text ? JSON.parse(text) : undefined };
+}
+
+// ---------------------------------------------------------------- tables
+
+/** Header of every results table. */
+export const TABLE_HEAD = '| name | req/s | p50 ms | p99 ms | ratio | errors |\n| --- | ---: | ---: | ---: | ---: | ---: |';
+
+/** Formats a row of the results table; `ratio` = rps ÷ `base.rps` (blank without a base). */
 export function row(name, r, base) {
   const ratio = base ? (r.rps / base.rps).toFixed(3) : '';
   return `| ${name} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${ratio} | ${r.non2xx + r.errors} |`;
+}
+
+/** A target line: `PASS`/`MISS`, the target text and the measured value. */
+export function target(pass, text, measured) {
+  return `- **${pass ? 'PASS' : 'MISS'}** ${text} — measured ${measured}`;
 }

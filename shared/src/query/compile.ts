@@ -1,5 +1,5 @@
-import { Query as MingoQuery } from 'mingo';
 import type { TaskDoc } from '../domain/task.js';
+import { compileFilter } from '../store/embedded/matcher.js';
 import { metadataPath } from '../store/keys.js';
 import type { Filter, Sort } from '../store/port.js';
 import { isBuiltin, metadataKeyOf, type CmpOp, type Expr, type Field, type OrderKey, type Pred, type Query, type Value } from './ast.js';
@@ -127,7 +127,7 @@ export function compileQuery(q: Query, opts: { now: Date }): { filter: Filter; s
   return { filter: q.where ? compileExpr(q.where, opts.now) : {}, sort: compileSort(q.orderBy) };
 }
 
-/** True when the stored task matches the query's condition at `now` (evaluated in memory with mingo). */
+/** True when the stored task matches the query's condition at `now` (evaluated in memory by the embedded store's matcher). */
 export function queryMatches(q: Query, taskDoc: TaskDoc, now: Date): boolean {
-  return new MingoQuery(compileQuery(q, { now }).filter, { scriptEnabled: false }).test(taskDoc);
+  return compileFilter(compileQuery(q, { now }).filter)(taskDoc);
 }

@@ -23,9 +23,12 @@ const cond = fc.oneof(
   scalar.map(($ne) => ({ $ne })),
   fc.array(scalar, { maxLength: 3 }).map(($in) => ({ $in })),
   fc.array(scalar, { maxLength: 3 }).map(($nin) => ({ $nin })),
+  fc.array(scalar, { maxLength: 2 }),
+  fc.array(scalar, { maxLength: 2 }).map(($eq) => ({ $eq })),
+  fc.array(scalar, { maxLength: 2 }).map(($ne) => ({ $ne })),
   fc.record({ $regex: fc.constantFrom('x', '^d', 'e', '^$', '.'), $options: fc.constantFrom('', 'i') }),
   // not compiled: mingo answers these through the same function
-  fc.constantFrom<unknown>(null, { $gt: 1 }, { $exists: true }, { $size: 1 }, { $all: ['x'] }, ['x'], { b: 'x' }),
+  fc.constantFrom<unknown>(null, { $gt: 1 }, { $exists: true }, { $size: 1 }, { $all: ['x'] }, [{ b: 'x' }], { b: 'x' }),
 );
 const field = fc.tuple(path, cond).map(([p, c]) => ({ [p]: c }));
 const filter: fc.Arbitrary<Filter> = fc.letrec<{ f: Filter }>((tie) => ({
@@ -58,6 +61,8 @@ describe('embedded store matcher', () => {
     expect(compileFilter({ tags: { $ne: 'x' } })(doc)).toBe(true);
     expect(compileFilter({ 'a.b': 1 })(doc)).toBe(false);
     expect(compileFilter({ 'tags.0': 'x' })(doc)).toBe(true);
+    expect(compileFilter({ tags: ['x'] })(doc)).toBe(true);
+    expect(compileFilter({ tags: { $ne: ['x'] } })(doc)).toBe(false);
     const members = { _id: 'b', a: [{ c: null }, { c: [true] }] };
     expect(compileFilter({ 'a.c': { $in: [true] } })(members)).toBe(true);
     expect(compileFilter({ 'a.c': { $nin: [true] } })(members)).toBe(false);

@@ -1,8 +1,7 @@
-import { find, Query } from 'mingo';
 import type { Handler } from '@app/shared/bus';
 import type { QueryOps } from '@app/shared/contracts';
-import { boardScopeFilter, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
-import { metadataPath, type Filter, type Projection } from '@app/shared/store';
+import { boardScopeFilter, type ServiceDeps } from '@app/shared/domain';
+import { compileFilter, metadataPath, sortDocs, type Filter, type Projection } from '@app/shared/store';
 import { compileColumn, readableBoard, sprintFor, tasksOf, type CompiledColumn } from '../reads.js';
 
 const DEFAULT_PREVIEW = 3;
@@ -34,8 +33,9 @@ function projectionFor(columns: CompiledColumn[]): Projection {
  *
  * Store round trips are constant, not per column: ONE `find` of the board scope (narrowed by the
  * sprint clause, which every column's effective query carries), projected to the fields the
- * columns read; then each column's compiled filter is evaluated in memory with mingo and its
- * matches sorted by the column's own sort. Cost is O(scope × columns) in memory (docs/query-service.md).
+ * columns read; then each column's compiled filter is evaluated in memory with the embedded
+ * store's matcher (`compileFilter`) and its first `preview` matches picked in the column's own sort
+ * (`sortDocs`, MongoDB order). Cost is O(scope × columns) in memory (docs/query-service.md).
  * Errors: 404 `BOARD_NOT_FOUND`; 400 if a stored column query no longer compiles.
  */
 export const boardSummary =
@@ -55,9 +55,9 @@ export const boardSummary =
       name: board.name,
       ...(board.activeSprintId !== undefined ? { active_sprint_id: board.activeSprintId } : {}),
       columns: columns.map(({ column, filter, sort }) => {
-        const query = new Query<TaskDoc>(filter);
-        const matching = docs.filter((d) => query.test(d));
-        const titles = preview === 0 ? [] : find<TaskDoc>(matching, {}).sort(sort).limit(preview).all().map((d) => d.title);
+        const matches = compileFilter(filter);
+        const matching = docs.filter((d) => matches(d));
+        const titles = sortDocs(matching, sort, preview).map((d) => d.title);
         return {
           column_id: column.id,
           name: column.name,

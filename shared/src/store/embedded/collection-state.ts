@@ -58,16 +58,46 @@ export class HashIndex {
   }
 }
 
-const EMPTY: ReadonlySet<string> = new Set();
+/** Ids a plan hands out: iterated (the first set of a plan) or tested for membership (the others). */
+export interface IdSet extends Iterable<string> {
+  /** The number of ids, or an upper bound of it (a union). */
+  readonly size: number;
+  has(id: string): boolean;
+}
+
+/** The union of id sets without copying them (a `$or`, or `$in` on an index); yields each id once. */
+class UnionView implements IdSet {
+  readonly size: number;
+
+  constructor(private readonly sets: readonly IdSet[]) {
+    this.size = sets.reduce((n, s) => n + s.size, 0);
+  }
+
+  has(id: string): boolean {
+    return this.sets.some((s) => s.has(id));
+  }
+
+  *[Symbol.iterator](): Iterator<string> {
+    for (let i = 0; i < this.sets.length; i++) {
+      next: for (const id of this.sets[i]!) {
+        for (let j = 0; j < i; j++) if (this.sets[j]!.has(id)) continue next;
+        yield id;
+      }
+    }
+  }
+}
+
+const EMPTY: IdSet = new Set<string>();
 
 /**
  * An index set beyond the smallest is used as a membership test only when it holds at most this
- * share of the collection; a bigger set (`deleted: false`) rejects too little to pay its lookups.
+ * share of the collection: a lookup is cheaper than testing the filter on the document, but a set
+ * as big as the collection (`deleted: false`) rejects too little to pay for it.
  */
-const SELECTIVE = 0.25;
+const SELECTIVE = 0.5;
 
-function smallest(sets: ReadonlySet<string>[]): ReadonlySet<string> | undefined {
-  return sets.reduce<ReadonlySet<string> | undefined>((best, s) => (!best || s.size < best.size ? s : best), undefined);
+function smallest(sets: IdSet[]): IdSet | undefined {
+  return sets.reduce<IdSet | undefined>((best, s) => (!best || s.size < best.size ? s : best), undefined);
 }
 
 /**
@@ -136,8 +166,8 @@ export class CollectionState {
    * selective ones. Callers iterate the first, skip ids missing from the others, and re-check every
    * candidate against the whole filter.
    */
-  plan(filter: Filter): ReadonlySet<string>[] {
-    const sets: ReadonlySet<string>[] = [];
+  plan(filter: Filter): IdSet[] {
+    const sets: IdSet[] = [];
     for (const [key, cond] of Object.entries(filter)) {
       if (key === '$and' && Array.isArray(cond)) {
         for (const sub of cond) sets.push(...this.plan(sub as Filter));
@@ -153,7 +183,7 @@ export class CollectionState {
     return sets.filter((set, i) => i === 0 || set.size <= this.entries.size * SELECTIVE);
   }
 
-  private lookup(field: string, cond: unknown): ReadonlySet<string> | undefined {
+  private lookup(field: string, cond: unknown): IdSet | undefined {
     const values = equalityValues(cond);
     if (!values) return undefined;
     if (field === '_id') return new Set(values.filter((v): v is string => typeof v === 'string' && this.entries.has(v)));
@@ -162,11 +192,8 @@ export class CollectionState {
     return this.union(values.map((v) => index.ids(hashKey(v)!) ?? EMPTY));
   }
 
-  private union(sets: Array<ReadonlySet<string> | undefined>): ReadonlySet<string> | undefined {
+  private union(sets: Array<IdSet | undefined>): IdSet | undefined {
     if (sets.length === 0 || sets.some((s) => s === undefined)) return undefined;
-    if (sets.length === 1) return sets[0];
-    const out = new Set<string>();
-    for (const s of sets) for (const id of s!) out.add(id);
-    return out;
+    return sets.length === 1 ? sets[0] : new UnionView(sets as IdSet[]);
   }
 }

@@ -4,7 +4,7 @@ import type {
 } from '../port.js';
 import { project } from './matcher.js';
 import type { Txn, TxnUpdateResult } from './txn.js';
-import { sortDocs } from './values.js';
+import { cloneJson, sortDocs } from './values.js';
 
 /** Runs one collection call as a unit of work: in the session's transaction, or committed at once. */
 export interface TxnRunner {
@@ -13,10 +13,11 @@ export interface TxnRunner {
 
 /** Sort, skip, limit, projection, then deep copies: callers never hold stored documents. */
 function shape(docs: Doc[], opts: FindOptions): Doc[] {
-  const sorted = opts.sort ? sortDocs(docs, opts.sort) : docs;
   const skip = opts.skip ?? 0;
-  const page = skip > 0 || opts.limit ? sorted.slice(skip, opts.limit ? skip + opts.limit : undefined) : sorted;
-  return project(page, opts.projection).map((d) => structuredClone(d));
+  const end = opts.limit ? skip + opts.limit : undefined;
+  const sorted = opts.sort ? sortDocs(docs, opts.sort, end) : docs;
+  const page = skip > 0 || end !== undefined ? sorted.slice(skip, end) : sorted;
+  return project(page, opts.projection).map(cloneJson);
 }
 
 function toUpdateResult(r: TxnUpdateResult): UpdateResult {

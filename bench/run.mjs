@@ -1,0 +1,57 @@
+// `npm run bench` (after the build): runs every section, or one (`node bench/run.mjs <section>`),
+// prints a markdown table per section and writes them to bench/results/latest.md. Ratios are
+// within one run; targets print PASS/MISS and never fail the process. See docs/bench.md.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { Scope } from './lib.mjs';
+import { boardSection } from './sections/board.mjs';
+import { distributedSection } from './sections/distributed.mjs';
+import { httpSection } from './sections/http.mjs';
+import { querySection } from './sections/query.mjs';
+import { sprintSection } from './sections/sprint.mjs';
+
+const SECTIONS = {
+  http: ['http (issue 2): all-in-one vs bare Fastify', httpSection],
+  distributed: ['distributed (issue 2): gateway + tasks processes over NATS vs the transport floor', distributedSection],
+  query: ['query (issue 3): the query gate over 110,000 tasks', querySection],
+  board: ['board (issue 4): column read, summary and move on a 10,000-card board', boardSection],
+  sprint: ['sprint (issue 5): close-sprint in-process', sprintSection],
+};
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((s) => !SECTIONS[s]);
+if (unknown.length) {
+  console.error(`unknown section(s): ${unknown.join(', ')}; choose from ${Object.keys(SECTIONS).join(', ')}`);
+  process.exit(2);
+}
+process.chdir(new URL('..', import.meta.url).pathname);
+
+const started = Date.now();
+const out = [
+  '# Benchmark results',
+  '',
+  `${new Date().toISOString()} · Node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'} · loopback`,
+];
+let failed = false;
+for (const name of wanted.length ? wanted : Object.keys(SECTIONS)) {
+  const [title, section] = SECTIONS[name];
+  const scope = new Scope();
+  const t0 = Date.now();
+  let lines;
+  try {
+    lines = await section(scope);
+  } catch (e) {
+    failed = true;
+    lines = [`**section failed**: ${e.stack ?? e}`];
+  } finally {
+    await scope.close();
+  }
+  const text = ['', `## ${title}`, '', ...lines, '', `_${name}: ${((Date.now() - t0) / 1000).toFixed(0)} s_`].join('\n');
+  console.log(text);
+  out.push(text);
+}
+out.push('', `_total: ${((Date.now() - started) / 1000).toFixed(0)} s_`, '');
+mkdirSync('bench/results', { recursive: true });
+writeFileSync('bench/results/latest.md', out.join('\n'));
+console.log(`\n(total ${((Date.now() - started) / 1000).toFixed(0)} s; written to bench/results/latest.md)`);
+process.exit(failed ? 1 : 0);

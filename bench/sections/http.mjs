@@ -1,0 +1,57 @@
+// Section `http` (issue 2): the all-in-one process vs a bare Fastify process returning the same JSON.
+import { randomUUID } from 'node:crypto';
+import { accessToken, http, JWT_SECRET, measure, pairedRatio, row, target, TABLE_HEAD } from '../lib.mjs';
+
+/** A task create body like a client sends. */
+export const CREATE_BODY = {
+  title: 'Write the release notes for 2.4',
+  description: 'Cover the new board summary and the column read. Link the migration guide.',
+  status: 'todo',
+  tags: ['docs', 'q4'],
+  metadata: { order: 12.5, 'cf.priority': 2 },
+};
+
+/**
+ * GET /api/v1/tasks/{id} at c=10 and c=50 and POST /api/v1/tasks at c=10, each on the bare baseline
+ * and on the all-in-one server (interleaved runs, medians). Target: all-in-one GET ≥ 0.4× bare (c=10).
+ */
+export async function httpSection(scope) {
+  const dir = scope.tempDir('bench-http-');
+  const aio = await scope.process('bench/servers/all-in-one.mjs', { env: { DATA_DIR: dir, JWT_SECRET } });
+  const base = `http://127.0.0.1:${aio.info.port}`;
+  const token = accessToken(randomUUID());
+  const created = await http(base, 'POST', '/api/v1/tasks', { token, body: CREATE_BODY });
+  const path = `/api/v1/tasks/${created.json.id}`;
+  await http(base, 'POST', `${path}/notes`, { token, body: { content: 'Draft is in the wiki.' } });
+  const detail = await http(base, 'GET', path, { token });
+  const bare = await scope.process('bench/servers/bare.mjs', { env: { BODY: detail.text, CREATED: created.text } });
+  const bareBase = `http://127.0.0.1:${bare.info.port}`;
+  const auth = { authorization: `Bearer ${token}` };
+  const post = { method: 'POST', body: JSON.stringify(CREATE_BODY), headers: auth };
+
+  const { bareGet10, aioGet10, bareGet50, aioGet50, barePost, aioPost } = await measure({
+    bareGet10: { url: bareBase + path },
+    aioGet10: { url: base + path, headers: auth },
+    bareGet50: { url: bareBase + path, connections: 50 },
+    aioGet50: { url: base + path, headers: auth, connections: 50 },
+    barePost: { url: `${bareBase}/api/v1/tasks`, ...post },
+    aioPost: { url: `${base}/api/v1/tasks`, ...post },
+  });
+
+  const ratio = pairedRatio(aioGet10, bareGet10);
+  const ratio50 = pairedRatio(aioGet50, bareGet50);
+  return [
+    `Task detail body ${detail.text.length} bytes (with one note); ratio = req/s ÷ the bare row above it.`,
+    '',
+    TABLE_HEAD,
+    row('bare Fastify GET /tasks/{id} c=10', bareGet10, bareGet10),
+    row('all-in-one GET /tasks/{id} c=10', aioGet10, bareGet10),
+    row('bare Fastify GET /tasks/{id} c=50', bareGet50, bareGet50),
+    row('all-in-one GET /tasks/{id} c=50', aioGet50, bareGet50),
+    row('bare Fastify POST /tasks c=10', barePost, barePost),
+    row('all-in-one POST /tasks c=10', aioPost, barePost),
+    '',
+    target(ratio.value >= 0.4, 'all-in-one GET detail ≥ 0.4× bare (c=10)', ratio.text),
+    `- c=50, for reference: ${ratio50.text}`,
+  ];
+}

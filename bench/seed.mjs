@@ -1,0 +1,199 @@
+// Bench data: realistic stored tasks (titles, descriptions, status mix, tags, metadata.order,
+// custom fields), written straight into an EmbeddedStore with insertMany in chunks.
+//
+// As a process: `node bench/seed.mjs <query|board> <dir>` seeds the store in <dir>, closes it and
+// prints `READY <json>` (ids the benchmark needs), so the server then starts on a seeded directory.
+import { randomUUID } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
+import { BoardsOps } from '@app/shared/contracts';
+import { MemoryBus } from '@app/shared/bus';
+import { systemClock } from '@app/shared/domain';
+import { silentLogger } from '@app/shared/log';
+import { serveServices } from '@app/shared/runtime';
+import { Collections, EmbeddedStore, encodeMetadata } from '@app/shared/store';
+
+/** Documents per insertMany call. */
+const CHUNK = 2_000;
+
+/** A small deterministic PRNG (mulberry32): the same data on every run. */
+export function rng(seed) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const pick = (list) => list[Math.floor(next() * list.length)];
+  const weighted = (pairs) => {
+    let r = next();
+    for (const [v, w] of pairs) if ((r -= w) < 0) return v;
+    return pairs[pairs.length - 1][0];
+  };
+  return { next, pick, weighted };
+}
+
+const VERBS = ['Fix', 'Add', 'Refactor', 'Document', 'Review', 'Migrate', 'Test', 'Design', 'Remove', 'Update', 'Investigate', 'Speed up'];
+const OBJECTS = [
+  'login redirect', 'billing export', 'search index', 'sprint report', 'board filters', 'API rate limits', 'user avatars',
+  'email digest', 'audit log', 'payment webhook', 'CSV import', 'dark mode', 'release notes', 'onboarding flow',
+  'cache layer', 'notification settings', 'password reset', 'invoice PDF', 'team permissions', 'mobile menu',
+];
+const QUALIFIERS = ['for SSO users', 'on mobile', 'in the admin panel', 'before the Q4 release', 'for shared boards', 'behind a flag', 'on Safari', 'for large accounts', '', ''];
+const SENTENCES = [
+  'Customers reported the problem twice this week.', 'See the linked design doc for the agreed approach.',
+  'Keep the old behaviour behind a flag until the migration is done.', 'Needs a test that covers the empty state.',
+  'Check the logs from the last incident before starting.', 'Coordinate with the platform team about the rollout.',
+  'The acceptance criteria are in the epic.', 'Measure before and after; attach the numbers here.',
+];
+/** Tags besides `dev` (which 35 % of tasks carry). */
+const OTHER_TAGS = ['ops', 'bug', 'docs', 'ux', 'backend', 'frontend', 'q4', 'infra', 'security', 'tech-debt'];
+const STATUS_MIX = [['todo', 0.35], ['doing', 0.25], ['review', 0.1], ['done', 0.3]];
+const PATHS = ['', '', '', '/projects/alpha', '/projects/beta', '/ops/runbooks'];
+const DAY_MS = 86_400_000;
+const NOW = Date.parse('2026-11-20T12:00:00.000Z');
+
+/** One title like "Fix payment webhook for large accounts". */
+export function title(r) {
+  return [r.pick(VERBS), r.pick(OBJECTS), r.pick(QUALIFIERS)].filter(Boolean).join(' ');
+}
+
+/**
+ * A stored task (TaskDoc shape, escaped metadata) owned by `owner`. `over` sets fields directly
+ * (status, tags, groupId, boardId…); `meta` adds API metadata keys.
+ */
+export function taskDoc(r, owner, over = {}, meta = {}) {
+  const created = NOW - Math.floor(r.next() * 365 * DAY_MS);
+  const updated = Math.min(NOW, created + Math.floor(r.next() * 30 * DAY_MS));
+  const tags = new Set(r.next() < 0.35 ? ['dev'] : []);
+  for (let i = Math.floor(r.next() * 3); i > 0; i--) tags.add(r.pick(OTHER_TAGS));
+  const metadata = { order: Math.round(r.next() * 100_000) / 10, 'cf.priority': 1 + Math.floor(r.next() * 4) };
+  if (r.next() < 0.6) metadata['app.points'] = r.pick([1, 2, 3, 5, 8]);
+  return {
+    _id: randomUUID(),
+    title: title(r),
+    description: Array.from({ length: 1 + Math.floor(r.next() * 3) }, () => r.pick(SENTENCES)).join(' '),
+    status: r.weighted(STATUS_MIX),
+    path: r.pick(PATHS),
+    tags: [...tags],
+    checkInCount: Math.floor(r.next() * 4),
+    metadata: encodeMetadata({ ...metadata, ...meta }),
+    created_at: new Date(created).toISOString(),
+    created_by: owner,
+    updated_at: new Date(updated).toISOString(),
+    updated_by: owner,
+    linkedToIds: [],
+    resourceIds: [],
+    deleted: r.next() < 0.01,
+    ...over,
+  };
+}
+
+/** Inserts documents into `collection` with insertMany in chunks of {@link CHUNK}. */
+export async function insertChunks(store, collection, docs) {
+  const coll = store.collection(collection);
+  for (let i = 0; i < docs.length; i += CHUNK) await coll.insertMany(docs.slice(i, i + CHUNK));
+}
+
+/** A group owned by `owner` with `members` as members (GroupDoc shape). */
+export function groupDoc(name, owner, members) {
+  return {
+    _id: randomUUID(),
+    name,
+    owner_id: owner,
+    members: [{ user_id: owner, role: 'owner' }, ...members.map((user_id) => ({ user_id, role: 'member' }))],
+    created_at: new Date(NOW).toISOString(),
+  };
+}
+
+/**
+ * Issue 3 data: 100 users × 1,000 tasks, plus 10,000 tasks of a group (created by 10 other
+ * members) that user 0 belongs to, so user 0's read scope is 11,000 tasks of 110,000.
+ */
+async function seedQuery(store) {
+  const r = rng(3);
+  const users = Array.from({ length: 100 }, () => randomUUID());
+  const mates = Array.from({ length: 10 }, () => randomUUID());
+  const group = groupDoc('Platform team', mates[0], [users[0], ...mates.slice(1)]);
+  await store.collection(Collections.groups).insertMany([group]);
+  const own = [];
+  for (const u of users) {
+    const docs = Array.from({ length: 1_000 }, () => taskDoc(r, u));
+    if (u === users[0]) own.push(...docs);
+    await insertChunks(store, Collections.tasks, docs);
+  }
+  const shared = Array.from({ length: 10_000 }, (_, i) => taskDoc(r, mates[i % mates.length], { groupId: group._id, groupPermission: 'rw' }));
+  await insertChunks(store, Collections.tasks, shared);
+  const scope = [...own, ...shared].filter((t) => !t.deleted);
+  return {
+    userId: users[0],
+    detailId: own.find((t) => !t.deleted)._id,
+    tasks: 110_000,
+    scope: scope.length,
+    firstQueryMatches: scope.filter((t) => t.status === 'doing' && t.tags.includes('dev')).length,
+  };
+}
+
+/** Issue 4 board: six status/tag-driven columns (ids fixed so the bench can name them). */
+export const BOARD_COLUMNS = [
+  { id: 'backlog', name: 'Backlog', query: "status = 'todo' AND 'backlog' IN tags ORDER BY metadata.order ASC", cards: 2_000, status: 'todo', tag: 'backlog' },
+  { id: 'ready', name: 'Ready', query: "status = 'todo' AND 'ready' IN tags ORDER BY metadata.order ASC", cards: 1_500, status: 'todo', tag: 'ready' },
+  { id: 'doing', name: 'Doing', query: "status = 'doing' ORDER BY metadata.order ASC", cards: 2_000, status: 'doing' },
+  { id: 'review', name: 'Review', query: "status = 'review' AND 'needs-review' IN tags ORDER BY metadata.order ASC", cards: 1_500, status: 'review', tag: 'needs-review' },
+  { id: 'blocked', name: 'Blocked', query: "status = 'blocked' ORDER BY metadata.order ASC", cards: 500, status: 'blocked' },
+  { id: 'done', name: 'Done', query: "status = 'done' ORDER BY metadata.order ASC", cards: 2_500, status: 'done' },
+];
+
+/**
+ * Issue 4 data: a private board of one user with {@link BOARD_COLUMNS} (created through the boards
+ * service, so actions are materialized) and 10,000 cards owned by that user, spread over the
+ * columns; plus 20 other users × 1,000 tasks around it. Returns the cards of Doing and Review
+ * (the move benchmark moves them back and forth).
+ */
+async function seedBoard(store) {
+  const r = rng(4);
+  const owner = randomUUID();
+  const bus = new MemoryBus();
+  const log = silentLogger();
+  const { boardsService } = await import('@app/boards');
+  const served = await serveServices([boardsService], { bus, store, log, clock: systemClock });
+  const board = await bus.request(
+    BoardsOps.create,
+    { name: 'Product board', board_type: 'private', columns: BOARD_COLUMNS.map(({ id, name, query }) => ({ id, name, query })) },
+    { userId: owner },
+  );
+  for (const s of served) await s.close();
+  const cards = [];
+  for (const col of BOARD_COLUMNS) {
+    for (let i = 0; i < col.cards; i++) {
+      const doc = taskDoc(r, owner, { status: col.status, boardId: board.id, deleted: false });
+      if (col.tag) doc.tags = [...new Set([...doc.tags, col.tag])];
+      cards.push({ doc, col: col.id });
+    }
+  }
+  await insertChunks(store, Collections.tasks, cards.map((c) => c.doc));
+  for (let u = 0; u < 20; u++) await insertChunks(store, Collections.tasks, Array.from({ length: 1_000 }, () => taskDoc(r, randomUUID())));
+  return {
+    userId: owner,
+    boardId: board.id,
+    columns: board.columns.map((c) => c.id),
+    detailId: cards[0].doc._id,
+    movable: cards.filter((c) => c.col === 'doing' || c.col === 'review').map((c) => [c.doc._id, c.col]),
+  };
+}
+
+const KINDS = { query: seedQuery, board: seedBoard };
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [kind, dir] = process.argv.slice(2);
+  if (!KINDS[kind] || !dir) {
+    console.error('usage: node bench/seed.mjs <query|board> <dir>');
+    process.exit(2);
+  }
+  const started = Date.now();
+  const store = await EmbeddedStore.open({ dir });
+  const info = await KINDS[kind](store);
+  await store.close();
+  console.log(`READY ${JSON.stringify({ ...info, seedMs: Date.now() - started })}`);
+}
