@@ -1,7 +1,5 @@
-import { AppError } from '@app/shared/errors';
-import { canReadBoard, loadPrincipal, type BoardDoc, type ColumnDef, type Principal, type TaskDoc } from '@app/shared/domain';
+import type { BoardDoc, ColumnDef, TaskDoc } from '@app/shared/domain';
 import { Collections, type Collection, type DocumentStore, type Filter, type Projection, type Sort } from '@app/shared/store';
-import type { CallContext } from '@app/shared/bus';
 import { buildEffectiveQuery, compileQuery } from '@app/shared/query';
 
 /** Default page size of every list read (SPEC "Limits"; DESIGN §6). */
@@ -10,32 +8,6 @@ export const DEFAULT_PAGE_SIZE = 20;
 /** The `tasks` collection. */
 export function tasksOf(store: DocumentStore): Collection<TaskDoc> {
   return store.collection<TaskDoc>(Collections.tasks);
-}
-
-/** The caller's principal; a request without a user id is 401 `UNAUTHORIZED` (the gateway always sets one). */
-export async function callerPrincipal(store: DocumentStore, ctx: CallContext): Promise<Principal> {
-  if (ctx.userId === undefined) throw new AppError('UNAUTHORIZED');
-  return loadPrincipal(store, ctx.userId);
-}
-
-/**
- * Loads the caller's principal and the board in parallel (two round trips, one latency).
- * A missing board and one the caller cannot read are the same 404 `BOARD_NOT_FOUND` (DESIGN §4).
- */
-export async function readableBoard(store: DocumentStore, ctx: CallContext, boardId: string): Promise<{ board: BoardDoc; principal: Principal }> {
-  const [principal, board] = await Promise.all([
-    callerPrincipal(store, ctx),
-    store.collection<BoardDoc>(Collections.boards).findOne({ _id: boardId }),
-  ]);
-  if (!board || !canReadBoard(principal, board)) throw new AppError('BOARD_NOT_FOUND', { details: { boardId } });
-  return { board, principal };
-}
-
-/** The board's column `columnId`, or 404 `COLUMN_NOT_FOUND`. */
-export function columnOf(board: BoardDoc, columnId: string): ColumnDef {
-  const column = board.columns.find((c) => c.id === columnId);
-  if (!column) throw new AppError('COLUMN_NOT_FOUND', { details: { boardId: board._id, columnId } });
-  return column;
 }
 
 /**

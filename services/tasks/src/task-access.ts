@@ -1,4 +1,4 @@
-import type { CallContext } from '@app/shared/bus';
+import { callerId, type CallContext } from '@app/shared/bus';
 import type { LinkedItem, Note, TaskDetail } from '@app/shared/contracts';
 import {
   canReadTask, canWriteTask, distinct, isUuid, loadPrincipal, readableTasksFilter, toTask,
@@ -6,12 +6,6 @@ import {
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { Collections, type DocumentStore, type Filter, type Update } from '@app/shared/store';
-
-/** The caller's user id; every tasks op needs one (the gateway sets it from the JWT). */
-export function callerId(ctx: CallContext): string {
-  if (!ctx.userId) throw new AppError('UNAUTHORIZED');
-  return ctx.userId;
-}
 
 /** 404 for a task that is missing, soft-deleted, unreadable or not a UUID (never reveals existence). */
 export function taskNotFound(taskId: string): AppError {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { AnyOp, In, Out } from '../contracts/op.js';
+import { AppError } from '../errors/index.js';
 
 /** What a caller tells the bus about a request; carried as headers (DESIGN §3). */
 export interface CallMeta {
@@ -20,6 +21,15 @@ export interface CallContext {
   subject: string;
   /** Child logger bound to `{reqId, subject}`. */
   log: Logger;
+}
+
+/**
+ * The caller's user id, which every user-facing op needs (the gateway sets it from the JWT `sub`).
+ * Throws 401 `UNAUTHORIZED` for a request without one.
+ */
+export function callerId(ctx: Pick<CallContext, 'userId'>): string {
+  if (!ctx.userId) throw new AppError('UNAUTHORIZED');
+  return ctx.userId;
 }
 
 /** A handler: a plain async function of `(input, ctx)` returning the op's response. */

@@ -5,7 +5,7 @@ import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
 import { bind, MemoryBus, NatsBus, type Bus, type Served } from '../bus/index.js';
 import { HealthOps } from '../contracts/index.js';
-import { CommonConfig, loadConfig } from '../config/index.js';
+import { CommonConfig, ConfigError, loadConfig } from '../config/index.js';
 import { systemClock, type Clock, type ServiceDefinition } from '../domain/index.js';
 import { createLogger } from '../log/index.js';
 import { EmbeddedStore, MongoStore, type DocumentStore } from '../store/index.js';
@@ -62,11 +62,11 @@ export async function serveServices(
 
 /**
  * The embedded default's JWT secret (DESIGN §5): `JWT_SECRET` when set; in production it is
- * required (throws); otherwise one is generated once and kept in `<DATA_DIR>/jwt-secret`.
+ * required (throws `ConfigError`); otherwise one is generated once and kept in `<DATA_DIR>/jwt-secret`.
  */
 export function resolveJwtSecret(config: CommonConfig): string {
   if (config.JWT_SECRET) return config.JWT_SECRET;
-  if (config.NODE_ENV === 'production') throw new Error('JWT_SECRET is required when NODE_ENV=production');
+  if (config.NODE_ENV === 'production') throw new ConfigError(['JWT_SECRET: required when NODE_ENV=production']);
   const file = join(config.DATA_DIR, 'jwt-secret');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(config.DATA_DIR, { recursive: true });
@@ -100,7 +100,7 @@ export function onShutdown(log: Logger, closers: Array<() => Promise<unknown>>):
 export async function runServiceProcess(def: ServiceDefinition, env: Record<string, string | undefined>): Promise<void> {
   const config = loadConfig(CommonConfig, env);
   const log = createLogger({ name: def.name, level: config.LOG_LEVEL });
-  if (!config.NATS_URL) throw new Error(`${def.name}: NATS_URL is required for a standalone service (use npm start for the all-in-one)`);
+  if (!config.NATS_URL) throw new ConfigError([`NATS_URL: required for a standalone ${def.name} service (npm start runs the all-in-one)`]);
   const { bus, store, kinds } = await openConnections(config, log, def.name);
   const served = await serveServices([def], { bus, store, log });
   log.info({ bus: kinds.bus, store: kinds.store, queue: def.name }, 'service ready');

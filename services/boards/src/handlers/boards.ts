@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Handler } from '@app/shared/bus';
+import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps } from '@app/shared/contracts';
 import {
-  DEFAULT_COLUMNS, canReadTask, distinct, loadPrincipal, normalizeColumns, queryActions,
+  DEFAULT_COLUMNS, canReadTask, distinct, loadBoard, loadPrincipal, normalizeColumns, queryActions,
   type BoardDoc, type Principal, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Filter, type Session } from '@app/shared/store';
-import { boardsOf, callerId, loadBoard, toBoard } from '../board-access.js';
+import { boardsOf, toBoard } from '../board-access.js';
 
 /** A board name: trimmed, not blank. */
 function boardName(name: string): string {
@@ -59,7 +59,7 @@ export function listBoards({ store }: ServiceDeps): Handler<typeof BoardsOps.lis
 
 /** `boards.get`: any board the caller can read. */
 export function getBoard({ store }: ServiceDeps): Handler<typeof BoardsOps.get> {
-  return async ({ boardId }, ctx) => toBoard((await loadBoard(store, ctx, boardId, 'read')).board, callerId(ctx));
+  return async ({ boardId }, ctx) => toBoard((await loadBoard(store, callerId(ctx), boardId, 'read')).board, callerId(ctx));
 }
 
 /**
@@ -72,7 +72,7 @@ export function getBoard({ store }: ServiceDeps): Handler<typeof BoardsOps.get> 
 export function updateBoard({ store, clock }: ServiceDeps): Handler<typeof BoardsOps.update> {
   return async ({ boardId, ...body }, ctx) => {
     const userId = callerId(ctx);
-    const { board, principal } = await loadBoard(store, ctx, boardId, 'owner');
+    const { board, principal } = await loadBoard(store, userId, boardId, 'owner');
     const $set: Record<string, unknown> = { updated_at: clock.now().toISOString(), updated_by: userId };
     const $unset: Record<string, ''> = {};
     const unchanged: Filter = {};
@@ -114,7 +114,7 @@ async function openSprintId(store: DocumentStore, p: Principal, sprintId: string
 /** `boards.remove` (owner only): deletes the board; its tasks are kept (they keep their `boardId`). */
 export function removeBoard({ store }: ServiceDeps): Handler<typeof BoardsOps.remove> {
   return async ({ boardId }, ctx) => {
-    await loadBoard(store, ctx, boardId, 'owner');
+    await loadBoard(store, callerId(ctx), boardId, 'owner');
     await boardsOf(store).deleteOne({ _id: boardId, owner_id: callerId(ctx) });
     return null;
   };
@@ -133,7 +133,7 @@ export function previewActions(): Handler<typeof BoardsOps.previewActions> {
  */
 export function shareBoard({ store, clock }: ServiceDeps): Handler<typeof BoardsOps.share> {
   return async ({ boardId, group_id, permission }, ctx) => {
-    const { principal } = await loadBoard(store, ctx, boardId, 'owner');
+    const { principal } = await loadBoard(store, callerId(ctx), boardId, 'owner');
     if (!principal.groupIds.includes(group_id)) {
       throw new AppError('NOT_GROUP_MEMBER', { message: `You are not a member of group ${group_id}`, details: { group_id } });
     }
@@ -153,7 +153,7 @@ export function shareBoard({ store, clock }: ServiceDeps): Handler<typeof Boards
 /** `boards.unshare` (owner only): removes the group sharing; the board stays `shared`, seen by its owner only. */
 export function unshareBoard({ store, clock }: ServiceDeps): Handler<typeof BoardsOps.unshare> {
   return async ({ boardId }, ctx) => {
-    const { principal } = await loadBoard(store, ctx, boardId, 'owner');
+    const { principal } = await loadBoard(store, callerId(ctx), boardId, 'owner');
     return writeSharing(store, boardId, principal.userId, clock.now(), { $set: {}, $unset: { groupId: '', groupPermission: '' } });
   };
 }

@@ -1,8 +1,7 @@
-import type { Handler } from '@app/shared/bus';
+import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps } from '@app/shared/contracts';
-import { cardCreateBody, checkNewTaskRefs, newTaskDoc, toTask, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
+import { cardCreateBody, checkNewTaskRefs, columnOf, loadBoard, newTaskDoc, toTask, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
-import { columnOf, loadBoard } from '../board-access.js';
 
 /**
  * `boards.createTask` (SPEC "POST /boards/{boardId}/tasks"; DESIGN §5, §7): board write access;
@@ -13,7 +12,7 @@ import { columnOf, loadBoard } from '../board-access.js';
  */
 export function createBoardTask({ store, clock }: ServiceDeps): Handler<typeof BoardsOps.createTask> {
   return async ({ boardId, column_id, ...fields }, ctx) => {
-    const { board, principal } = await loadBoard(store, ctx, boardId, 'write');
+    const { board, principal } = await loadBoard(store, callerId(ctx), boardId, 'write');
     const column = column_id === undefined ? undefined : columnOf(board, column_id);
     const body = cardCreateBody(fields, column, board.default_tags, board.activeSprintId);
     const doc: TaskDoc = { ...newTaskDoc(body, principal.userId, clock.now()), boardId: board._id };

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Handler } from '@app/shared/bus';
+import { callerId, type Handler } from '@app/shared/bus';
 import type { Group, GroupsOps } from '@app/shared/contracts';
 import type { GroupDoc, GroupRole, ServiceDeps } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, type Doc } from '@app/shared/store';
-import { callerId, groupsOf } from '../board-access.js';
+import { groupsOf } from '../board-access.js';
 
 /** The group object of the API. */
 function toGroup(doc: GroupDoc): Group {

@@ -1,13 +1,12 @@
-import type { Handler } from '@app/shared/bus';
+import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps, CardMoveResult } from '@app/shared/contracts';
 import {
-  boardScopeFilter, canReadTask, canWriteTask, mergeMoveActions, planMove,
+  boardScopeFilter, canReadTask, columnOf, loadBoard, canWriteTask, mergeMoveActions, planMove,
   type BoardDoc, type ColumnDef, type MovePlan, type Principal, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { buildEffectiveQuery, compileQuery, queryMatches } from '@app/shared/query';
 import { Collections, type Collection, type Filter } from '@app/shared/store';
-import { columnOf, loadBoard } from '../board-access.js';
 
 /** Conditional writes tried before a card whose tags keep changing under us is reported as 409 `CONFLICT`. */
 const MAX_ATTEMPTS = 3;
@@ -26,7 +25,7 @@ const MAX_ATTEMPTS = 3;
 export function moveCard({ store, clock }: ServiceDeps): Handler<typeof BoardsOps.move> {
   const tasks = store.collection<TaskDoc>(Collections.tasks);
   return async ({ boardId, taskId, from_column_id, to_column_id, dry_run = false }, ctx) => {
-    const { board, principal } = await loadBoard(store, ctx, boardId, 'write');
+    const { board, principal } = await loadBoard(store, callerId(ctx), boardId, 'write');
     const from = columnOf(board, from_column_id);
     const to = columnOf(board, to_column_id);
     const now = clock.now();

@@ -1,8 +1,8 @@
-import type { Handler } from '@app/shared/bus';
+import { callerId, type Handler } from '@app/shared/bus';
 import type { QueryOps } from '@app/shared/contracts';
-import { boardScopeFilter, type ServiceDeps } from '@app/shared/domain';
+import { boardScopeFilter, loadBoard, type ServiceDeps } from '@app/shared/domain';
 import { compileFilter, metadataPath, sortDocs, type Filter, type Projection } from '@app/shared/store';
-import { compileColumn, readableBoard, sprintFor, tasksOf, type CompiledColumn } from '../reads.js';
+import { compileColumn, sprintFor, tasksOf, type CompiledColumn } from '../reads.js';
 
 const DEFAULT_PREVIEW = 3;
 
@@ -41,7 +41,7 @@ function projectionFor(columns: CompiledColumn[]): Projection {
 export const boardSummary =
   ({ store, clock }: ServiceDeps): Handler<typeof QueryOps.summary> =>
   async (input, ctx) => {
-    const { board, principal } = await readableBoard(store, ctx, input.boardId);
+    const { board, principal } = await loadBoard(store, callerId(ctx), input.boardId, 'read');
     const sprintId = sprintFor(board, input.sprint);
     const now = clock.now();
     const columns = board.columns.map((column) => compileColumn(board, column, sprintId, now));

@@ -1,8 +1,8 @@
-import type { Handler } from '@app/shared/bus';
+import { callerId, type Handler } from '@app/shared/bus';
 import type { QueryOps } from '@app/shared/contracts';
-import { boardScopeFilter, toTask, type ServiceDeps } from '@app/shared/domain';
+import { boardScopeFilter, loadBoard, toTask, type ServiceDeps } from '@app/shared/domain';
 import { compileQuery, parseQuery } from '@app/shared/query';
-import { DEFAULT_PAGE_SIZE, findPage, readableBoard, tasksOf } from '../reads.js';
+import { DEFAULT_PAGE_SIZE, findPage, tasksOf } from '../reads.js';
 
 /**
  * Free query within one board (SPEC "POST /api/v1/boards/{boardId}/query"): the board's
@@ -14,7 +14,7 @@ export const queryBoard =
   ({ store, clock }: ServiceDeps): Handler<typeof QueryOps.board> =>
   async (input, ctx) => {
     const { filter, sort } = compileQuery(parseQuery(input.query ?? ''), { now: clock.now() });
-    const { board, principal } = await readableBoard(store, ctx, input.boardId);
+    const { board, principal } = await loadBoard(store, callerId(ctx), input.boardId, 'read');
     const page = input.page ?? 1;
     const pageSize = input.page_size ?? DEFAULT_PAGE_SIZE;
     const { docs, total } = await findPage(tasksOf(store), { $and: [boardScopeFilter(board, principal), filter] }, sort, page, pageSize);

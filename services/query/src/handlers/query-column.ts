@@ -1,8 +1,8 @@
-import type { Handler } from '@app/shared/bus';
+import { callerId, type Handler } from '@app/shared/bus';
 import type { ColumnCard, QueryOps } from '@app/shared/contracts';
-import { boardScopeFilter, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
+import { boardScopeFilter, columnOf, loadBoard, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
 import { decodeMetadata } from '@app/shared/store';
-import { columnOf, compileColumn, DEFAULT_PAGE_SIZE, findPage, readableBoard, sprintFor, tasksOf } from '../reads.js';
+import { compileColumn, DEFAULT_PAGE_SIZE, findPage, sprintFor, tasksOf } from '../reads.js';
 
 /** The card shape of the column read: id, title, status, tags, metadata (API keys). */
 function toCard(doc: TaskDoc): ColumnCard {
@@ -21,7 +21,7 @@ const CARD_FIELDS = { title: 1, status: 1, tags: 1, metadata: 1 } as const;
 export const queryColumn =
   ({ store, clock }: ServiceDeps): Handler<typeof QueryOps.column> =>
   async (input, ctx) => {
-    const { board, principal } = await readableBoard(store, ctx, input.boardId);
+    const { board, principal } = await loadBoard(store, callerId(ctx), input.boardId, 'read');
     const column = columnOf(board, input.columnId);
     const compiled = compileColumn(board, column, sprintFor(board, input.sprint), clock.now(), input.filter);
     const page = input.page ?? 1;

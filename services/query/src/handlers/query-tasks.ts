@@ -1,10 +1,10 @@
-import type { Handler } from '@app/shared/bus';
+import { callerId, type Handler } from '@app/shared/bus';
 import type { QueryOps, SortDTO } from '@app/shared/contracts';
-import { readableTasksFilter, toTask, type ServiceDeps } from '@app/shared/domain';
+import { loadPrincipal, readableTasksFilter, toTask, type ServiceDeps } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { compileQuery, fieldPath, parseQuery } from '@app/shared/query';
 import type { Sort } from '@app/shared/store';
-import { callerPrincipal, DEFAULT_PAGE_SIZE, findPage, tasksOf } from '../reads.js';
+import { DEFAULT_PAGE_SIZE, findPage, tasksOf } from '../reads.js';
 
 /**
  * The store sort of a SortDTO override: the field's stored path, then the `_id` tie-breaker.
@@ -34,7 +34,7 @@ export const queryTasks =
   async (input, ctx) => {
     const compiled = compileQuery(parseQuery(input.query ?? ''), { now: clock.now() });
     const sort = input.sort ? sortOverride(input.sort) : compiled.sort;
-    const principal = await callerPrincipal(store, ctx);
+    const principal = await loadPrincipal(store, callerId(ctx));
     const page = input.page ?? 1;
     const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
     const view = input.view === 'lite' ? 'lite' : 'full';

@@ -1,4 +1,4 @@
-import type { Handler } from '@app/shared/bus';
+import { callerId, type Handler } from '@app/shared/bus';
 import { SprintsOps, type CloseSprintResult } from '@app/shared/contracts';
 import {
   canReadBoard, canReadTask, canWriteBoard, canWriteTask, loadPrincipal, newNoteDoc,
@@ -33,8 +33,7 @@ export function closeSprint({ store, clock }: ServiceDeps): Handler<typeof Sprin
   const notes = store.collection<NoteDoc>(Collections.notes);
 
   return async ({ sprintId, rollover }, ctx) => {
-    const userId = ctx.userId;
-    if (userId === undefined) throw new AppError('UNAUTHORIZED');
+    const userId = callerId(ctx);
 
     return store.withTransaction(async (session) => {
       const principal = await loadPrincipal(store, userId, session);

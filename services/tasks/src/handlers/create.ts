@@ -1,7 +1,7 @@
-import type { Handler } from '@app/shared/bus';
+import { callerId, type Handler } from '@app/shared/bus';
 import type { TasksOps } from '@app/shared/contracts';
 import { checkNewTaskRefs, loadPrincipal, newTaskDoc, toTask, type ServiceDeps } from '@app/shared/domain';
-import { callerId, tasksOf } from '../task-access.js';
+import { tasksOf } from '../task-access.js';
 
 /** `tasks.create`: a task not on a board, private to its creator (SPEC "Task"). */
 export const create = (deps: ServiceDeps): Handler<typeof TasksOps.create> => async (input, ctx) => {
