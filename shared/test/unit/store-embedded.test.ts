@@ -137,6 +137,29 @@ describe('EmbeddedStore indexes', () => {
     );
   });
 
+  it('gives the same results as a full scan when index sets are large enough to be bitmaps', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(task, { minLength: 1, maxLength: 30 }), fc.array(filter, { minLength: 1, maxLength: 4 }), async (docs, filters) => {
+        await using indexed = EmbeddedStore.memory();
+        await using plain = EmbeddedStore.memory();
+        await indexed.ensureIndexes(INDEXES);
+        const stores = [indexed, plain].map((s) => s.collection('tasks'));
+        // 25 copies of each: every common key holds hundreds of slots
+        const many = Array.from({ length: 25 }, (_, k) => docs.map((d, i) => ({ _id: `t${k}-${i}`, ...d }))).flat();
+        for (const c of stores) await c.insertMany(many);
+        for (const f of filters) {
+          const [a, b] = await Promise.all(stores.map((c) => c.find(f, { sort: { _id: 1 }, projection: { _id: 1 } })));
+          expect(a).toEqual(b);
+          expect(await stores[0]!.countDocuments(f)).toBe(b!.length);
+          await Promise.all(stores.map((c) => c.updateMany(f, { $set: { status: 'done' }, $addToSet: { tags: 'c' } })));
+          const [c, d] = await Promise.all(stores.map((s) => s.countDocuments({ status: 'done', tags: 'c' })));
+          expect(c).toBe(d);
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it('answers the readable-tasks filter from the indexes, examining only documents the caller can read', async () => {
     const docs = Array.from({ length: 10_000 }, (_, i) => ({
       _id: `t${String(i).padStart(5, '0')}`,

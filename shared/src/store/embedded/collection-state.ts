@@ -1,23 +1,28 @@
 import { AppError } from '../../errors/index.js';
 import type { Doc, Filter } from '../port.js';
+import { andAll, orSlots, Posting, type Slots } from './slots.js';
 import { hashKey, hashKeysAt } from './values.js';
 
-/** A stored document and its version (a store-wide sequence number bumped on every write). */
+/**
+ * A stored document, its version (a store-wide sequence number bumped on every write) and its
+ * slot (its position in the collection, fixed for the document's life; see `slots.ts`).
+ */
 export interface Entry {
   doc: Doc;
   version: number;
+  slot: number;
 }
 
 /** Key of a missing or null field in a unique index (MongoDB indexes both as null). */
 const NULL_KEY = 'z';
 
 /**
- * An in-memory hash index: key of a field value → ids of the documents holding it. Array fields
- * index each element. Single-field indexes serve as equality prefilters; a `unique` index also
- * enforces uniqueness of its (possibly compound) key.
+ * An in-memory hash index: key of a field value → slots of the documents holding it. Array fields
+ * index each element. Single-field indexes answer equality and `$in` conditions (docs/store.md
+ * "Indexes and plans"); a `unique` index also enforces uniqueness of its (possibly compound) key.
  */
 export class HashIndex {
-  private readonly map = new Map<string, Set<string>>();
+  private readonly map = new Map<string, Posting>();
   private readonly paths: string[][];
 
   constructor(
@@ -37,87 +42,75 @@ export class HashIndex {
     return perField.reduce<string[]>((acc, ks) => acc.flatMap((a) => ks.map((k) => `${a}\u0000${k}`)), ['']);
   }
 
-  ids(key: string): ReadonlySet<string> | undefined {
+  /** The slots holding `key` (live view, valid until the next write), or undefined for none. */
+  slots(key: string): Slots | undefined {
     return this.map.get(key);
   }
 
-  add(id: string, doc: Doc): void {
-    for (const k of this.keys(doc)) {
-      const set = this.map.get(k);
-      if (set) set.add(id);
-      else this.map.set(k, new Set([id]));
+  /** Indexes the document in `slot`; `slotCount` sizes bitmaps. */
+  add(slot: number, doc: Doc, slotCount: number, keys = this.keys(doc)): void {
+    for (const k of keys) {
+      let posting = this.map.get(k);
+      if (!posting) this.map.set(k, (posting = new Posting()));
+      posting.add(slot, slotCount);
     }
   }
 
-  remove(id: string, doc: Doc): void {
-    for (const k of this.keys(doc)) {
-      const set = this.map.get(k);
-      set?.delete(id);
-      if (set?.size === 0) this.map.delete(k);
+  /** Drops the document in `slot` from the keys `keys` (default: all of `doc`'s). */
+  remove(slot: number, doc: Doc, keys = this.keys(doc)): void {
+    for (const k of keys) {
+      const posting = this.map.get(k);
+      posting?.remove(slot);
+      if (posting?.size === 0) this.map.delete(k);
     }
   }
-}
 
-/** Ids a plan hands out: iterated (the first set of a plan) or tested for membership (the others). */
-export interface IdSet extends Iterable<string> {
-  /** The number of ids, or an upper bound of it (a union). */
-  readonly size: number;
-  has(id: string): boolean;
-}
-
-/** The union of id sets without copying them (a `$or`, or `$in` on an index); yields each id once. */
-class UnionView implements IdSet {
-  readonly size: number;
-
-  constructor(private readonly sets: readonly IdSet[]) {
-    this.size = sets.reduce((n, s) => n + s.size, 0);
-  }
-
-  has(id: string): boolean {
-    return this.sets.some((s) => s.has(id));
-  }
-
-  *[Symbol.iterator](): Iterator<string> {
-    for (let i = 0; i < this.sets.length; i++) {
-      next: for (const id of this.sets[i]!) {
-        for (let j = 0; j < i; j++) if (this.sets[j]!.has(id)) continue next;
-        yield id;
-      }
-    }
+  /** Re-indexes a document whose content changed, touching only the keys that differ. */
+  replace(slot: number, before: Doc, after: Doc, slotCount: number): void {
+    const old = this.keys(before);
+    const next = this.keys(after);
+    if (old.length === next.length && old.every((k, i) => k === next[i])) return;
+    this.remove(slot, before, old.filter((k) => !next.includes(k)));
+    this.add(slot, after, slotCount, next.filter((k) => !old.includes(k)));
   }
 }
-
-const EMPTY: IdSet = new Set<string>();
 
 /**
- * An index set beyond the smallest is used as a membership test only when it holds at most this
- * share of the collection: a lookup is cheaper than testing the filter on the document, but a set
- * as big as the collection (`deleted: false`) rejects too little to pay for it.
+ * The candidates of a filter: `slots` holds every match (`undefined`: every document), and when
+ * `exact` the indexes answered the whole filter, so the slots are exactly the matches.
  */
-const SELECTIVE = 0.5;
-
-function smallest(sets: IdSet[]): IdSet | undefined {
-  return sets.reduce<IdSet | undefined>((best, s) => (!best || s.size < best.size ? s : best), undefined);
+export interface Plan {
+  slots: Slots | undefined;
+  exact: boolean;
 }
+
+const isPlainObject = (v: unknown): v is Filter => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof RegExp);
 
 /**
  * The equality values a filter condition pins a field to (`v`, `{$eq: v}`, `{$in: [...]}`), when
- * all are strings, numbers or booleans; otherwise `undefined` (the index cannot answer it).
+ * all are strings, numbers or booleans, and whether the condition is nothing but that equality;
+ * `undefined` when an index cannot answer it.
  */
-function equalityValues(cond: unknown): unknown[] | undefined {
-  if (hashKey(cond) !== undefined) return [cond];
-  if (typeof cond !== 'object' || cond === null || Array.isArray(cond)) return undefined;
-  const ops = cond as Record<string, unknown>;
-  if (!Object.keys(ops).every((k) => k.startsWith('$'))) return undefined;
-  if ('$eq' in ops && hashKey(ops.$eq) !== undefined) return [ops.$eq];
-  if (Array.isArray(ops.$in) && ops.$in.every((v) => hashKey(v) !== undefined)) return ops.$in;
+function equalityValues(cond: unknown): { values: unknown[]; only: boolean } | undefined {
+  if (hashKey(cond) !== undefined) return { values: [cond], only: true };
+  if (!isPlainObject(cond)) return undefined;
+  const keys = Object.keys(cond);
+  if (!keys.every((k) => k.startsWith('$'))) return undefined;
+  const only = keys.length === 1;
+  if ('$eq' in cond && hashKey(cond.$eq) !== undefined) return { values: [cond.$eq], only };
+  if (Array.isArray(cond.$in) && cond.$in.every((v) => hashKey(v) !== undefined)) return { values: cond.$in, only };
   return undefined;
 }
 
-/** One collection of the embedded store: its documents, in insertion order, and its indexes. */
+/** One collection of the embedded store: its documents (by id and by slot) and its indexes. */
 export class CollectionState {
   readonly entries = new Map<string, Entry>();
+  /** Entries by slot; a deleted document leaves its slot empty (slots are never reused). */
+  readonly bySlot: Array<Entry | undefined> = [];
   private readonly indexes: HashIndex[] = [];
+  /** Bumped by every write and index change; cached plans of an older count are stale. */
+  private changes = 0;
+  private readonly plans = new WeakMap<Filter, { changes: number; plan: Plan }>();
 
   constructor(readonly name: string) {}
 
@@ -134,14 +127,15 @@ export class CollectionState {
     const same = this.indexes.findIndex((ix) => ix.fields.join() === fields.join());
     if (same >= 0 && (this.indexes[same]!.unique || !unique)) return;
     const index = new HashIndex(fields, unique);
-    for (const [id, { doc }] of this.entries) {
-      if (unique && index.keys(doc).some((k) => index.ids(k)?.size)) {
+    this.changes++;
+    for (const { doc, slot } of this.entries.values()) {
+      if (unique && index.keys(doc).some((k) => index.slots(k)?.size)) {
         throw new AppError('CONFLICT', {
           message: `Duplicate keys prevent a unique index on ${this.name} (${fields.join(', ')})`,
           details: { collection: this.name, fields: [...fields] },
         });
       }
-      index.add(id, doc);
+      index.add(slot, doc, this.bySlot.length);
     }
     if (same >= 0) this.indexes[same] = index;
     else this.indexes.push(index);
@@ -150,50 +144,80 @@ export class CollectionState {
   /** Stores (or with `null` removes) a document under a new version, maintaining the indexes. */
   apply(id: string, doc: Doc | null, version: number): void {
     const old = this.entries.get(id);
-    for (const ix of this.indexes) {
-      if (old) ix.remove(id, old.doc);
-      if (doc) ix.add(id, doc);
+    this.changes++;
+    if (!doc) {
+      if (!old) return;
+      for (const ix of this.indexes) ix.remove(old.slot, old.doc);
+      this.bySlot[old.slot] = undefined;
+      this.entries.delete(id);
+      return;
     }
-    if (doc) this.entries.set(id, { doc, version });
-    else this.entries.delete(id);
+    const slot = old ? old.slot : this.bySlot.length;
+    const entry: Entry = { doc, version, slot };
+    this.bySlot[slot] = entry;
+    this.entries.set(id, entry);
+    for (const ix of this.indexes) {
+      if (old) ix.replace(slot, old.doc, doc, this.bySlot.length);
+      else ix.add(slot, doc, this.bySlot.length);
+    }
   }
 
   /**
-   * Index sets that each hold every match of `filter` (so their intersection does too); empty
-   * when no index applies (full scan). Uses an equality or `$in` on `_id` or an indexed field at
-   * the top level or inside a top-level `$and`, and a `$or` whose every branch is indexable (the
-   * union of the branches' smallest sets). The smallest set comes first, followed by the other
-   * selective ones. Callers iterate the first, skip ids missing from the others, and re-check every
-   * candidate against the whole filter.
+   * The plan of a filter: the intersection of the index sets of its conditions. Answered by an
+   * index: equality or `$in` on `_id` or an indexed field, at the top level or inside `$and`, and a
+   * `$or` whose every branch has a set (their union). The plan is exact when every condition was
+   * answered that way; otherwise callers test each candidate against the whole filter. The last
+   * plan of a filter object is reused until the collection changes (a page and its count are
+   * planned once).
    */
-  plan(filter: Filter): IdSet[] {
-    const sets: IdSet[] = [];
-    for (const [key, cond] of Object.entries(filter)) {
-      if (key === '$and' && Array.isArray(cond)) {
-        for (const sub of cond) sets.push(...this.plan(sub as Filter));
-      } else if (key === '$or' && Array.isArray(cond)) {
-        const union = this.union(cond.map((branch) => smallest(this.plan(branch as Filter))));
-        if (union) sets.push(union);
-      } else if (!key.startsWith('$')) {
-        const set = this.lookup(key, cond);
-        if (set) sets.push(set);
+  plan(filter: Filter): Plan {
+    const cached = this.plans.get(filter);
+    if (cached && cached.changes === this.changes) return cached.plan;
+    const sets: Slots[] = [];
+    const exact = this.collect(filter, sets);
+    const plan = { slots: andAll(sets), exact };
+    this.plans.set(filter, { changes: this.changes, plan });
+    return plan;
+  }
+
+  /** Pushes the sets every match of `filter` is in; returns whether they answer it exactly. */
+  private collect(filter: Filter, sets: Slots[]): boolean {
+    let exact = true;
+    for (const key of Object.keys(filter)) {
+      const cond = filter[key];
+      if (key === '$and' && Array.isArray(cond) && cond.length > 0 && cond.every(isPlainObject)) {
+        for (const sub of cond as Filter[]) exact = this.collect(sub, sets) && exact;
+      } else if (key === '$or' && Array.isArray(cond) && cond.length > 0 && cond.every(isPlainObject)) {
+        const branches = (cond as Filter[]).map((b) => {
+          const own: Slots[] = [];
+          const branchExact = this.collect(b, own);
+          return { slots: andAll(own), exact: branchExact };
+        });
+        if (branches.every((b) => b.slots)) sets.push(orSlots(branches.map((b) => b.slots!)));
+        exact &&= branches.every((b) => b.slots && b.exact);
+      } else {
+        const set = key.startsWith('$') ? undefined : this.lookup(key, cond);
+        if (set) sets.push(set.slots);
+        exact &&= set?.exact ?? false;
       }
     }
-    sets.sort((a, b) => a.size - b.size);
-    return sets.filter((set, i) => i === 0 || set.size <= this.entries.size * SELECTIVE);
+    return exact;
   }
 
-  private lookup(field: string, cond: unknown): IdSet | undefined {
-    const values = equalityValues(cond);
-    if (!values) return undefined;
-    if (field === '_id') return new Set(values.filter((v): v is string => typeof v === 'string' && this.entries.has(v)));
+  private lookup(field: string, cond: unknown): { slots: Slots; exact: boolean } | undefined {
+    const eq = equalityValues(cond);
+    if (!eq) return undefined;
+    if (field === '_id') {
+      const slots = eq.values.flatMap((v) => (typeof v === 'string' ? [this.entries.get(v)?.slot ?? -1] : [])).filter((s) => s >= 0);
+      const arr = [...new Set(slots)].sort((a, b) => a - b);
+      return { slots: { size: arr.length, arr }, exact: eq.only };
+    }
     const index = this.indexes.find((ix) => ix.fields.length === 1 && ix.fields[0] === field);
     if (!index) return undefined;
-    return this.union(values.map((v) => index.ids(hashKey(v)!) ?? EMPTY));
-  }
-
-  private union(sets: Array<IdSet | undefined>): IdSet | undefined {
-    if (sets.length === 0 || sets.some((s) => s === undefined)) return undefined;
-    return sets.length === 1 ? sets[0] : new UnionView(sets as IdSet[]);
+    const sets = eq.values.flatMap((v) => {
+      const s = index.slots(hashKey(v)!);
+      return s ? [s] : [];
+    });
+    return { slots: orSlots(sets), exact: eq.only };
   }
 }

@@ -48,7 +48,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
   }
 
   countDocuments(filter: Filter, opts: SessionOption = {}): Promise<number> {
-    return this.runner.run(opts.session, (txn) => txn.match(this.name, filter).length);
+    return this.runner.run(opts.session, (txn) => txn.count(this.name, filter));
   }
 
   insertOne(doc: T, opts: SessionOption = {}): Promise<void> {

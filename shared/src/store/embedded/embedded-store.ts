@@ -142,10 +142,11 @@ export class EmbeddedStore implements DocumentStore {
   }
 
   /**
-   * Builds the in-memory hash indexes: the first field of every key as an equality prefilter, and
-   * unique keys as constraints (`CONFLICT` when existing documents break one). Wildcard keys
-   * (`metadata.$**`) and `_id` are accepted and need nothing here. Indexes are not persisted: the
-   * services declare them at every start-up.
+   * Builds the in-memory hash indexes: every field of a non-unique key as its own single-field
+   * index (plans intersect them, which answers what a compound key would), and unique keys as
+   * constraints (`CONFLICT` when existing documents break one). Wildcard keys (`metadata.$**`) and
+   * `_id` are accepted and need nothing here. Indexes are not persisted: the services declare them
+   * at every start-up (docs/store.md "Indexes and plans").
    */
   async ensureIndexes(specs: IndexSpec[]): Promise<void> {
     this.assertOpen();
@@ -154,7 +155,7 @@ export class EmbeddedStore implements DocumentStore {
       if (fields.length === 0 || fields.some((f) => f.endsWith('$**'))) continue;
       const state = this.state(spec.collection);
       if (spec.unique) state.addIndex(fields, true);
-      if (fields[0] !== '_id') state.addIndex(fields.slice(0, 1), false);
+      for (const field of spec.unique ? fields.slice(0, 1) : fields) if (field !== '_id') state.addIndex([field], false);
     }
   }
 

@@ -4,7 +4,8 @@ import { update as mingoUpdate, type Modifier } from 'mingo/updater';
 import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Update } from '../port.js';
 import type { CollectionState } from './collection-state.js';
-import { compileFilter } from './matcher.js';
+import { compileFilter, type Matcher } from './matcher.js';
+import { eachSlot } from './slots.js';
 import { toStored } from './values.js';
 
 /** What a {@link Txn} needs from its store. */
@@ -90,33 +91,54 @@ export class Txn {
 
   /**
    * Documents matching `filter` (at most `limit`), as seen by this unit: internal refs, never hand
-   * out. Candidates are the stored documents in every index set of the plan and not overridden by
-   * this unit, then the unit's own writes.
+   * out. Candidates are the stored documents of the filter's plan (in slot order) not overridden by
+   * this unit, then the unit's own writes; a candidate is tested against the filter unless the plan
+   * is exact (docs/store.md "Indexes and plans").
    */
   match(collection: string, filter: Filter, limit = Infinity): Doc[] {
-    const matches = compileFilter(filter);
     const state = this.host.state(collection);
     const writes = this.writes.get(collection);
+    const { slots, exact } = state.plan(filter);
+    let matches: Matcher | undefined;
     const out: Doc[] = [];
-    const consider = (id: string, doc: Doc) => {
-      this.host.stats.docsExamined++;
-      if (!matches(doc)) return;
-      out.push(doc);
-      this.observe(collection, id);
+    if (limit <= 0) return out;
+    const stats = this.host.stats;
+    const visit = (slot: number): boolean => {
+      const entry = state.bySlot[slot];
+      if (!entry || writes?.has(entry.doc._id)) return true;
+      stats.docsExamined++;
+      if (!exact && !(matches ??= compileFilter(filter))(entry.doc)) return true;
+      out.push(entry.doc);
+      this.observe(collection, entry.doc._id);
+      return out.length < limit;
     };
-    const [first, ...others] = state.plan(filter);
-    candidates: for (const id of first ?? state.entries.keys()) {
-      if (out.length >= limit) return out;
-      if (writes?.has(id)) continue;
-      for (const set of others) if (!set.has(id)) continue candidates;
-      const entry = state.entries.get(id);
-      if (entry) consider(id, entry.doc);
+    if (slots) {
+      if (!eachSlot(slots, visit)) return out;
+    } else {
+      for (let slot = 0; slot < state.bySlot.length; slot++) if (!visit(slot)) return out;
     }
     for (const [id, doc] of writes ?? []) {
       if (out.length >= limit) break;
-      if (doc) consider(id, doc);
+      if (!doc) continue;
+      stats.docsExamined++;
+      if (!(matches ??= compileFilter(filter))(doc)) continue;
+      out.push(doc);
+      this.observe(collection, id);
     }
     return out;
+  }
+
+  /**
+   * The number of documents matching `filter`, as seen by this unit. An exact plan outside a
+   * transaction, with no pending writes to the collection, is counted from the index sets alone.
+   */
+  count(collection: string, filter: Filter): number {
+    if (!this.tracksReads && !this.writes.has(collection)) {
+      const state = this.host.state(collection);
+      const { slots, exact } = state.plan(filter);
+      if (exact) return slots ? slots.size : state.entries.size;
+    }
+    return this.match(collection, filter).length;
   }
 
   /** Inserts a copy of `doc`; `CONFLICT` when its `_id` or a unique key is taken. */
@@ -161,12 +183,20 @@ export class Txn {
 
   /** Throws `CONFLICT` when `doc` shares a unique-index key with another visible document. */
   assertUnique(collection: string, doc: Doc): void {
+    const state = this.host.state(collection);
     const writes = this.writes.get(collection);
-    for (const index of this.host.state(collection).uniqueIndexes()) {
+    for (const index of state.uniqueIndexes()) {
       for (const key of index.keys(doc)) {
         const clashes = (id: string, other: Doc | undefined | null) =>
           id !== doc._id && !!other && index.keys(other).includes(key);
-        for (const id of index.ids(key) ?? []) if (clashes(id, this.get(collection, id))) throw conflict(collection, index.fields);
+        const held = index.slots(key);
+        if (held) {
+          eachSlot(held, (slot) => {
+            const id = state.bySlot[slot]?.doc._id;
+            if (id !== undefined && clashes(id, this.get(collection, id))) throw conflict(collection, index.fields);
+            return true;
+          });
+        }
         for (const [id, other] of writes ?? []) if (clashes(id, other)) throw conflict(collection, index.fields);
       }
     }

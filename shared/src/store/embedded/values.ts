@@ -84,6 +84,7 @@ function typeRank(v: unknown): number {
 
 /** Compares two stored values in MongoDB order (strings by code unit, no collation). */
 export function compareValues(a: unknown, b: unknown): number {
+  if (typeof a === typeof b && (typeof a === 'number' || typeof a === 'string')) return a < (b as typeof a) ? -1 : a > (b as typeof a) ? 1 : 0;
   const rank = typeRank(a) - typeRank(b);
   if (rank !== 0) return Math.sign(rank);
   if (typeof a === 'number' || typeof a === 'string' || typeof a === 'boolean') {
@@ -111,8 +112,13 @@ function compareSequences<T>(a: T[], b: T[], cmp: (x: T, y: T) => number): numbe
  * and its largest descending; an empty array before null; a missing field like null.
  */
 function sortKey(doc: Doc, path: readonly string[], dir: 1 | -1): unknown {
-  const top = path.length === 1 ? doc[path[0]!] : undefined;
-  if (top !== undefined && !Array.isArray(top)) return top;
+  const top = doc[path[0]!];
+  if (path.length === 1) {
+    if (top !== undefined && !Array.isArray(top)) return top;
+  } else if (path.length === 2 && isObject(top)) {
+    const v = top[path[1]!];
+    if (v !== undefined && v !== null && typeof v !== 'object') return v;
+  }
   const values = valuesAt(doc, path);
   if (values.length === 1 && !Array.isArray(values[0])) return values[0];
   const flat = values.flatMap((v) => (Array.isArray(v) ? (v.length > 0 ? v : [EMPTY_ARRAY]) : [v]));
@@ -123,35 +129,50 @@ function sortKey(doc: Doc, path: readonly string[], dir: 1 | -1): unknown {
 /**
  * Sorts documents by a MongoDB sort spec (key order significant; ties keep their input order) and
  * returns the first `limit` of them (default all) in a new array. A small `limit` keeps only the
- * best so far instead of sorting everything (a page of a large match).
+ * best so far instead of sorting everything (a page of a large match). Sort keys are computed once
+ * per document.
  */
 export function sortDocs<T extends Doc>(docs: readonly T[], sort: Sort, limit = docs.length): T[] {
+  if (limit <= 0 || docs.length === 0) return [];
   const specs = Object.entries(sort).map(([field, dir]) => ({ path: field.split('.'), dir }));
-  const keyed = docs.map((doc) => ({ doc, keys: specs.map((s) => sortKey(doc, s.path, s.dir)) }));
-  type Keyed = (typeof keyed)[number];
-  const cmp = (x: Keyed, y: Keyed) => {
-    for (let i = 0; i < specs.length; i++) {
-      const c = compareValues(x.keys[i], y.keys[i]) * specs[i]!.dir;
+  // One key column per sort field; comparisons read them by document index.
+  const columns = specs.map((spec) => docs.map((doc) => sortKey(doc, spec.path, spec.dir)));
+  const dirs = specs.map((spec) => spec.dir);
+  const first = columns[0]!;
+  const dir0 = dirs[0]!;
+  const cmp = (x: number, y: number): number => {
+    const a = first[x];
+    const b = first[y];
+    if (typeof a === 'number' && typeof b === 'number') {
+      if (a !== b) return a < b ? -dir0 : dir0;
+    } else {
+      const c = compareValues(a, b) * dir0;
       if (c !== 0) return c;
     }
-    return 0;
+    for (let j = 1; j < columns.length; j++) {
+      const c = compareValues(columns[j]![x], columns[j]![y]) * dirs[j]!;
+      if (c !== 0) return c;
+    }
+    return x - y;
   };
-  if (limit <= 0) return [];
-  if (limit * 4 >= keyed.length) return keyed.sort(cmp).slice(0, limit).map((k) => k.doc);
-  const best: Keyed[] = [];
-  for (const k of keyed) {
-    if (best.length === limit && cmp(k, best[limit - 1]!) >= 0) continue;
+  if (limit * 4 >= docs.length) {
+    const order = Array.from(docs, (_, i) => i).sort(cmp);
+    return order.slice(0, limit).map((i) => docs[i]!);
+  }
+  const best: number[] = [];
+  for (let i = 0; i < docs.length; i++) {
+    if (best.length === limit && cmp(i, best[limit - 1]!) >= 0) continue;
     let lo = 0;
     let hi = best.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (cmp(k, best[mid]!) < 0) hi = mid;
+      if (cmp(i, best[mid]!) < 0) hi = mid;
       else lo = mid + 1;
     }
-    best.splice(lo, 0, k);
+    best.splice(lo, 0, i);
     if (best.length > limit) best.pop();
   }
-  return best.map((k) => k.doc);
+  return best.map((i) => docs[i]!);
 }
 
 /**
