@@ -25,5 +25,7 @@ export const queryService: ServiceDefinition = {
     taskIndex({ updated_at: 1 }),
     taskIndex({ 'metadata.$**': 1 }),
     taskIndex({ [metadataPath('app.sprint')]: 1 }),
+    // the default order of every column (DESIGN §7)
+    taskIndex({ [metadataPath('order')]: 1 }),
   ],
 };

@@ -28,12 +28,46 @@ interface Hooks {
  * `QUERY_UNKNOWN_FIELD` (`details: {field, position, suggestion}`). Never anything else.
  */
 export function parseQuery(text: string): Query {
-  return run(text, (h) => parse(text, { startRule: 'Query', hooks: h }));
+  return cached('Query', text);
 }
 
 /** Parses a filter fragment: like {@link parseQuery} but without ORDER BY (DESIGN §7 column read). */
 export function parseFilter(text: string): Query {
-  return run(text, (h) => parse(text, { startRule: 'Filter', hooks: h }));
+  return cached('Filter', text);
+}
+
+/** How many parsed texts are kept, least recently used dropped first. */
+const PARSE_CACHE_SIZE = 500;
+/** Longer texts are parsed every time (the cache stays small). */
+const PARSE_CACHE_MAX_LENGTH = 2_000;
+const parsed = new Map<string, Query>();
+
+/**
+ * The AST of `text` from the parse cache, or parsed (and cached when short). Column queries, the
+ * same board filter and repeated gate queries are parsed once; cached trees are deeply frozen,
+ * since every caller shares them. Errors are never cached.
+ */
+function cached(startRule: 'Query' | 'Filter', text: string): Query {
+  const key = `${startRule}\u0000${text}`;
+  const hit = parsed.get(key);
+  if (hit) {
+    parsed.delete(key);
+    parsed.set(key, hit);
+    return hit;
+  }
+  const query = run(text, (h) => parse(text, { startRule, hooks: h }) as Query);
+  if (text.length > PARSE_CACHE_MAX_LENGTH) return query;
+  parsed.set(key, deepFreeze(query));
+  if (parsed.size > PARSE_CACHE_SIZE) parsed.delete(parsed.keys().next().value!);
+  return query;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
 
 function run(text: string, parseWith: (h: Hooks) => Query): Query {

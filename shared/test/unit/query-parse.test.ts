@@ -397,3 +397,27 @@ describe('LIKE regex', () => {
     expect(queryMatches(parseQuery(`title LIKE '${'_%'.repeat(40)}b'`), withTitle(long), NOW)).toBe(false);
   });
 });
+
+describe('parse cache', () => {
+  it('gives the same tree for a repeated text, shared read-only, and fails a bad text every time', () => {
+    const text = "status = 'doing' AND 'dev' IN tags ORDER BY metadata.order ASC";
+    const first = parseQuery(text);
+    const again = parseQuery(text);
+    expect(again).toEqual(first);
+    // callers share cached trees: changing one is refused instead of corrupting later parses
+    expect(() => {
+      (again as { orderBy: unknown[] }).orderBy.push('x');
+    }).toThrow(TypeError);
+    expect(printQuery(parseQuery(text))).toBe(printQuery(first));
+    const bad = "status = 'doing' AND";
+    expect(errorOf(() => parseQuery(bad)).code).toBe('QUERY_SYNTAX');
+    expect(errorOf(() => parseQuery(bad)).details).toEqual(errorOf(() => parseQuery(bad)).details);
+  });
+
+  it('parses texts longer than the cached length the same way', () => {
+    const long = `${Array.from({ length: 150 }, (_, i) => `title = 't${i}'`).join(' OR ')} ORDER BY title ASC`;
+    expect(long.length).toBeGreaterThan(2_000);
+    expect(printQuery(parseQuery(long))).toBe(printQuery(parseQuery(long)));
+    expect(Object.isFrozen(parseQuery(long))).toBe(false);
+  });
+});

@@ -1,6 +1,7 @@
 import { AppError } from '../../errors/index.js';
-import type { Doc, Filter } from '../port.js';
+import type { Doc, Filter, Sort } from '../port.js';
 import { andAll, orSlots, Posting, type Slots } from './slots.js';
+import { SortIndex } from './sort-index.js';
 import { hashKey, hashKeysAt } from './values.js';
 
 /**
@@ -111,6 +112,8 @@ export class CollectionState {
   /** Bumped by every write and index change; cached plans of an older count are stale. */
   private changes = 0;
   private readonly plans = new WeakMap<Filter, { changes: number; plan: Plan }>();
+  /** Sort indexes by field, built on the first sorted read of an indexed field. */
+  private readonly sortIndexes = new Map<string, SortIndex>();
 
   constructor(readonly name: string) {}
 
@@ -148,6 +151,7 @@ export class CollectionState {
     if (!doc) {
       if (!old) return;
       for (const ix of this.indexes) ix.remove(old.slot, old.doc);
+      for (const sx of this.sortIndexes.values()) sx.write(old.slot, null);
       this.bySlot[old.slot] = undefined;
       this.entries.delete(id);
       return;
@@ -160,6 +164,23 @@ export class CollectionState {
       if (old) ix.replace(slot, old.doc, doc, this.bySlot.length);
       else ix.add(slot, doc, this.bySlot.length);
     }
+    for (const sx of this.sortIndexes.values()) sx.write(slot, doc);
+  }
+
+  /**
+   * The sort index that walks `sort`'s order: for a sort on a field with a single-field index
+   * (then at most `_id`), built from the stored documents on first use; `undefined` otherwise.
+   */
+  sortIndex(sort: Sort): SortIndex | undefined {
+    const field = Object.keys(sort)[0];
+    if (field === undefined || !this.indexes.some((ix) => ix.fields.length === 1 && ix.fields[0] === field)) return undefined;
+    let index = this.sortIndexes.get(field);
+    if (!index) {
+      index = new SortIndex(field);
+      for (const entry of this.bySlot) if (entry) index.write(entry.slot, entry.doc);
+      this.sortIndexes.set(field, index);
+    }
+    return index.serves(sort) ? index : undefined;
   }
 
   /**

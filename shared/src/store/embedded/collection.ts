@@ -39,7 +39,12 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
   ) {}
 
   find(filter: Filter, opts: FindOptions = {}): Promise<T[]> {
-    return this.runner.run(opts.session, (txn) => shape(txn.match(this.name, filter), opts) as T[]);
+    return this.runner.run(opts.session, (txn) => {
+      const skip = opts.skip ?? 0;
+      const walked = opts.sort && opts.limit ? txn.matchSorted(this.name, filter, opts.sort, skip + opts.limit) : undefined;
+      if (walked) return project(walked.slice(skip), opts.projection).map(cloneJson) as T[];
+      return shape(txn.match(this.name, filter), opts) as T[];
+    });
   }
 
   async findOne(filter: Filter, opts: Omit<FindOptions, 'skip' | 'limit'> = {}): Promise<T | null> {

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Context } from 'mingo';
 import { update as mingoUpdate, type Modifier } from 'mingo/updater';
 import { AppError } from '../../errors/index.js';
-import type { Doc, Filter, Update } from '../port.js';
+import type { Doc, Filter, Sort, Update } from '../port.js';
 import type { CollectionState } from './collection-state.js';
 import { compileFilter, type Matcher } from './matcher.js';
-import { eachSlot } from './slots.js';
+import { eachSlot, hasSlot } from './slots.js';
 import { toStored } from './values.js';
 
 /** What a {@link Txn} needs from its store. */
@@ -54,6 +54,12 @@ function mapFor<V>(maps: Map<string, Map<string, V>>, key: string): Map<string, 
 }
 
 const NO_LITERAL = Symbol('no literal');
+
+/**
+ * A sort-index walk is taken when its expected length (`n × documents / candidates` slots) is at
+ * most this many times the candidates, whose keys a sort would compute and compare.
+ */
+const WALK_PER_CANDIDATE = 4;
 
 /** The value an upsert takes from one filter condition: a literal or `{$eq: v}` (MongoDB rules). */
 function literal(cond: unknown): unknown {
@@ -125,6 +131,36 @@ export class Txn {
       out.push(doc);
       this.observe(collection, id);
     }
+    return out;
+  }
+
+  /**
+   * The first `n` matches of `filter` in `sort` order, walked from a sort index (docs/store.md
+   * "Indexes and plans"); `undefined` when this unit has pending writes to the collection, no
+   * sort index serves `sort`, or sorting the plan's candidates is expected to be cheaper (the walk
+   * visits about `n × documents / candidates` slots).
+   */
+  matchSorted(collection: string, filter: Filter, sort: Sort, n: number): Doc[] | undefined {
+    if (this.writes.has(collection) || !(n > 0) || !Number.isFinite(n)) return undefined;
+    const state = this.host.state(collection);
+    const { slots, exact } = state.plan(filter);
+    const candidates = slots ? slots.size : state.entries.size;
+    if (candidates === 0) return [];
+    if ((n * state.entries.size) / candidates > WALK_PER_CANDIDATE * candidates) return undefined;
+    const index = state.sortIndex(sort);
+    if (!index) return undefined;
+    let matches: Matcher | undefined;
+    const out: Doc[] = [];
+    const stats = this.host.stats;
+    index.walk(sort, (slot) => {
+      if (slots && !hasSlot(slots, slot)) return true;
+      const doc = state.bySlot[slot]!.doc;
+      stats.docsExamined++;
+      if (!exact && !(matches ??= compileFilter(filter))(doc)) return true;
+      out.push(doc);
+      this.observe(collection, doc._id);
+      return out.length < n;
+    });
     return out;
   }
 

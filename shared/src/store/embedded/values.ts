@@ -111,7 +111,7 @@ function compareSequences<T>(a: T[], b: T[], cmp: (x: T, y: T) => number): numbe
  * The value a document sorts by on one path: an array sorts by its smallest element ascending
  * and its largest descending; an empty array before null; a missing field like null.
  */
-function sortKey(doc: Doc, path: readonly string[], dir: 1 | -1): unknown {
+export function sortKey(doc: Doc, path: readonly string[], dir: 1 | -1): unknown {
   const top = doc[path[0]!];
   if (path.length === 1) {
     if (top !== undefined && !Array.isArray(top)) return top;

@@ -1,0 +1,122 @@
+import type { Doc, Sort } from '../port.js';
+import { compareValues, sortKey } from './values.js';
+
+/** Changed slots a sort index merges in at read time before it re-sorts itself. */
+const MIN_REBUILD = 1_024;
+
+/**
+ * The documents of a collection in the order of one field (docs/store.md "Indexes and plans"):
+ * a sorted base of slots by (sort key, `_id`), plus the slots written since it was built, which
+ * readers merge in. A sorted read with a small `limit` walks it and stops after `limit` matches
+ * instead of computing and comparing the sort key of every match. Keys follow MongoDB's order
+ * (`sortKey`); a descending walk is refused while some document holds an array there (its
+ * descending key would differ from its ascending one).
+ */
+export class SortIndex {
+  private readonly path: string[];
+  /** Slots by (key, _id), as of the last build. */
+  private base = new Int32Array(0);
+  /** Current ascending key per slot (undefined: no document). */
+  private readonly keys: unknown[] = [];
+  private readonly ids: Array<string | undefined> = [];
+  /** Slots whose document was written since the build (their base position may be stale). */
+  private readonly changed = new Set<number>();
+  /** Slots whose ascending and descending keys differ (array values). */
+  private readonly multi = new Set<number>();
+  private built = false;
+
+  constructor(readonly field: string) {
+    this.path = field.split('.');
+  }
+
+  /** Records a write of the document in `slot` (`null`: deleted). */
+  write(slot: number, doc: Doc | null): void {
+    if (!doc) {
+      this.keys[slot] = undefined;
+      this.ids[slot] = undefined;
+      this.multi.delete(slot);
+    } else {
+      const asc = sortKey(doc, this.path, 1);
+      const before = this.keys[slot];
+      if (this.ids[slot] === doc._id && before !== undefined && compareValues(before, asc) === 0 && !this.multi.has(slot)) return;
+      this.keys[slot] = asc;
+      this.ids[slot] = doc._id;
+      if (compareValues(asc, sortKey(doc, this.path, -1)) !== 0) this.multi.add(slot);
+      else this.multi.delete(slot);
+    }
+    if (this.built) this.changed.add(slot);
+  }
+
+  /**
+   * Calls `visit` with live slots in `sort` order until it returns false. `sort` must be
+   * `{[field]: ±1}` optionally followed by `{_id: ±1}` (see {@link SortIndex.serves}).
+   */
+  walk(sort: Sort, visit: (slot: number) => boolean): void {
+    if (!this.built || this.changed.size > Math.max(MIN_REBUILD, this.base.length >> 4)) this.rebuild();
+    const [dir, idDir] = directions(sort);
+    const cmp = (a: number, b: number) => this.compare(a, b);
+    const fresh = [...this.changed].filter((s) => this.ids[s] !== undefined).sort(cmp);
+    const base = this.base;
+    const changed = this.changed;
+    // One ascending (key, _id) stream: the base without changed slots, merged with the changed ones.
+    let i = dir === 1 ? 0 : base.length - 1;
+    let j = dir === 1 ? 0 : fresh.length - 1;
+    const next = (): number => {
+      while (i >= 0 && i < base.length && changed.has(base[i]!)) i += dir;
+      const b = i >= 0 && i < base.length ? base[i]! : -1;
+      const f = j >= 0 && j < fresh.length ? fresh[j]! : -1;
+      if (b < 0 && f < 0) return -1;
+      if (f < 0 || (b >= 0 && cmp(b, f) * dir < 0)) {
+        i += dir;
+        return b;
+      }
+      j += dir;
+      return f;
+    };
+    if (idDir === dir) {
+      for (let s = next(); s >= 0; s = next()) if (!visit(s)) return;
+      return;
+    }
+    // `_id` runs against the walk: emit each run of equal keys reversed.
+    let group: number[] = [];
+    for (let s = next(); ; s = next()) {
+      if (group.length > 0 && (s < 0 || compareValues(this.keys[s], this.keys[group[0]!]) !== 0)) {
+        for (let k = group.length - 1; k >= 0; k--) if (!visit(group[k]!)) return;
+        group = [];
+      }
+      if (s < 0) return;
+      group.push(s);
+    }
+  }
+
+  /** True when a walk can give `sort`'s order: this field, then at most `_id`; descending only without array values. */
+  serves(sort: Sort): boolean {
+    const keys = Object.keys(sort);
+    if (keys[0] !== this.field || keys.length > 2 || (keys.length === 2 && keys[1] !== '_id')) return false;
+    return sort[this.field] === 1 || this.multi.size === 0;
+  }
+
+  private compare(a: number, b: number): number {
+    const c = compareValues(this.keys[a], this.keys[b]);
+    if (c !== 0) return c;
+    const x = this.ids[a]!;
+    const y = this.ids[b]!;
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+
+  private rebuild(): void {
+    const live: number[] = [];
+    for (let s = 0; s < this.ids.length; s++) if (this.ids[s] !== undefined) live.push(s);
+    live.sort((a, b) => this.compare(a, b));
+    this.base = Int32Array.from(live);
+    this.changed.clear();
+    this.built = true;
+  }
+}
+
+/** The walk direction of a sort a {@link SortIndex} serves, and the direction of its `_id` tie-breaker. */
+function directions(sort: Sort): [1 | -1, 1 | -1] {
+  const [field, id] = Object.keys(sort);
+  const dir = sort[field!]!;
+  return [dir, id === undefined ? dir : sort[id]!];
+}
