@@ -1,4 +1,5 @@
 import type { AppliedAction } from '../contracts/boards.js';
+import { cloneJson } from '../store/embedded/values.js';
 import { escapeKey, metadataPath } from '../store/keys.js';
 import type { Update } from '../store/port.js';
 import type { ColumnAction, ColumnDef } from './board.js';
@@ -100,7 +101,7 @@ export interface MovePlan {
  * change are reported; `add_tags` / `remove_tags` list the tags actually added or removed.
  */
 export function planMove(task: TaskDoc, effect: MoveEffect, userId: string, now: Date): MovePlan {
-  const after = structuredClone(task);
+  const after = cloneJson(task);
   const $set: Record<string, unknown> = {};
   const $unset: Record<string, ''> = {};
   const applied: AppliedAction[] = [];

@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { Expr, OrderKey, Query } from './ast.js';
-import { parseFilter, parseQuery } from './parse.js';
+import { deepFreeze, parseFilter, parseQuery } from './parse.js';
 import { printQuery } from './print.js';
 
 /**
@@ -39,6 +39,13 @@ export function buildEffectiveQuery(p: { column: string; defaultTags: string[]; 
   query: Query;
   text: string;
 } {
+  const key = JSON.stringify([p.column, p.defaultTags, p.sprintId ?? null, p.filter ?? '']);
+  const hit = effective.get(key);
+  if (hit) {
+    effective.delete(key);
+    effective.set(key, hit);
+    return hit;
+  }
   const column = parsePart(p.column, 'column');
   const tags: Query[] = p.defaultTags.map((t) => ({
     where: { type: 'has', value: { type: 'string', value: t }, field: 'tags' },
@@ -48,5 +55,12 @@ export function buildEffectiveQuery(p: { column: string; defaultTags: string[]; 
     p.sprintId === undefined ? [] : [{ where: { type: 'cmp', field: 'app.sprint', op: '=', value: { type: 'string', value: p.sprintId } }, orderBy: [] }];
   const filter = parsePart(p.filter ?? '', 'filter');
   const query = andQueries(column, ...tags, ...sprint, filter, { orderBy: COLUMN_ORDER });
-  return { query, text: printQuery(query) };
+  const result = deepFreeze({ query, text: printQuery(query) });
+  effective.set(key, result);
+  if (effective.size > EFFECTIVE_CACHE_SIZE) effective.delete(effective.keys().next().value!);
+  return result;
 }
+
+/** Effective queries kept (by their parts), least recently used dropped first. */
+const EFFECTIVE_CACHE_SIZE = 500;
+const effective = new Map<string, { query: Query; text: string }>();

@@ -62,7 +62,8 @@ function cached(startRule: 'Query' | 'Filter', text: string): Query {
   return query;
 }
 
-function deepFreeze<T>(value: T): T {
+/** Freezes `value` and everything reachable from it (trees that callers share read-only). */
+export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const v of Object.values(value)) deepFreeze(v);

@@ -109,6 +109,8 @@ export class CollectionState {
   /** Entries by slot; a deleted document leaves its slot empty (slots are never reused). */
   readonly bySlot: Array<Entry | undefined> = [];
   private readonly indexes: HashIndex[] = [];
+  /** The single-field indexes by field (the ones plans use). */
+  private readonly single = new Map<string, HashIndex>();
   /** Bumped by every write and index change; cached plans of an older count are stale. */
   private changes = 0;
   private readonly plans = new WeakMap<Filter, { changes: number; plan: Plan }>();
@@ -142,6 +144,7 @@ export class CollectionState {
     }
     if (same >= 0) this.indexes[same] = index;
     else this.indexes.push(index);
+    if (fields.length === 1) this.single.set(fields[0]!, index);
   }
 
   /** Stores (or with `null` removes) a document under a new version, maintaining the indexes. */
@@ -173,7 +176,7 @@ export class CollectionState {
    */
   sortIndex(sort: Sort): SortIndex | undefined {
     const field = Object.keys(sort)[0];
-    if (field === undefined || !this.indexes.some((ix) => ix.fields.length === 1 && ix.fields[0] === field)) return undefined;
+    if (field === undefined || !this.single.has(field)) return undefined;
     let index = this.sortIndexes.get(field);
     if (!index) {
       index = new SortIndex(field);
@@ -233,7 +236,7 @@ export class CollectionState {
       const arr = [...new Set(slots)].sort((a, b) => a - b);
       return { slots: { size: arr.length, arr }, exact: eq.only };
     }
-    const index = this.indexes.find((ix) => ix.fields.length === 1 && ix.fields[0] === field);
+    const index = this.single.get(field);
     if (!index) return undefined;
     const sets = eq.values.flatMap((v) => {
       const s = index.slots(hashKey(v)!);

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Context } from 'mingo';
-import { update as mingoUpdate, type Modifier } from 'mingo/updater';
 import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Sort, Update } from '../port.js';
 import type { CollectionState } from './collection-state.js';
 import { compileFilter, type Matcher } from './matcher.js';
 import { eachSlot, hasSlot } from './slots.js';
+import { applyUpdate, applyWithMingo } from './updater.js';
 import { toStored } from './values.js';
 
 /** What a {@link Txn} needs from its store. */
@@ -28,16 +27,6 @@ export interface TxnUpdateResult {
   upsertedId?: string;
   before: Doc | null;
   after: Doc | null;
-}
-
-/**
- * mingo's updater with an empty base context: it adds the query, comparison and boolean operators
- * an update needs by itself, while the default full context (every operator) would be copied on
- * every call. Returns the modified paths, like mingo's `update`.
- */
-const UPDATE_OPTIONS = { queryOptions: { scriptEnabled: false, context: Context.init() } };
-function applyUpdate(doc: Doc, spec: Modifier<Doc>): string[] {
-  return mingoUpdate(doc, spec, undefined, undefined, UPDATE_OPTIONS);
 }
 
 function conflict(collection: string, fields: readonly string[]): AppError {
@@ -190,19 +179,19 @@ export class Txn {
     const matches = this.match(collection, filter, opts.multi ? Infinity : 1);
     const result: TxnUpdateResult = { matchedCount: matches.length, modifiedCount: 0, before: null, after: null };
     for (const doc of matches) {
-      const next = toStored(doc);
       result.before = result.after = doc;
-      if (applyUpdate(next, spec as Modifier<Doc>).length === 0) continue;
-      if (next._id !== doc._id) throw new AppError('INTERNAL', { message: 'An update may not change _id' });
-      result.after = toStored(next);
-      this.put(collection, doc._id, result.after);
+      const { after, modified } = applyUpdate(doc, spec);
+      if (!modified) continue;
+      if (after._id !== doc._id) throw new AppError('INTERNAL', { message: 'An update may not change _id' });
+      result.after = after;
+      this.put(collection, doc._id, after);
       result.modifiedCount++;
     }
     if (matches.length === 0 && opts.upsert) {
       const { _id, ...fields } = equalityFields(filter);
       const seed = (_id === undefined ? {} : { _id }) as Doc;
-      applyUpdate(seed, { $set: fields });
-      applyUpdate(seed, spec as Modifier<Doc>);
+      applyWithMingo(seed, { $set: fields });
+      applyWithMingo(seed, spec);
       if (typeof seed._id !== 'string') seed._id = randomUUID();
       result.after = this.insert(collection, seed);
       result.upsertedId = seed._id;
