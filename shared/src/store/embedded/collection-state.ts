@@ -1,6 +1,6 @@
 import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Sort } from '../port.js';
-import { andAll, orSlots, Posting, type Slots } from './slots.js';
+import { andAll, NO_SLOTS, orSlots, Posting, type Slots } from './slots.js';
 import { SortIndex } from './sort-index.js';
 import { hashKey, hashKeysAt } from './values.js';
 
@@ -232,6 +232,10 @@ export class CollectionState {
     const eq = equalityValues(cond);
     if (!eq) return undefined;
     if (field === '_id') {
+      if (eq.values.length === 1) {
+        const slot = typeof eq.values[0] === 'string' ? this.entries.get(eq.values[0])?.slot : undefined;
+        return { slots: slot === undefined ? NO_SLOTS : { size: 1, arr: [slot] }, exact: eq.only };
+      }
       const slots = eq.values.flatMap((v) => (typeof v === 'string' ? [this.entries.get(v)?.slot ?? -1] : [])).filter((s) => s >= 0);
       const arr = [...new Set(slots)].sort((a, b) => a - b);
       return { slots: { size: arr.length, arr }, exact: eq.only };

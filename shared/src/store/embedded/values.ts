@@ -57,6 +57,12 @@ export function hashKey(v: unknown): string | undefined {
 
 /** Hash keys of every scalar at a path; elements of leaf arrays are keyed one by one. */
 export function hashKeysAt(doc: unknown, path: readonly string[]): string[] {
+  if (path.length === 1 && isObject(doc)) {
+    const v = doc[path[0]!];
+    if (v === undefined) return [];
+    const k = hashKey(v);
+    if (k !== undefined) return [k];
+  }
   const keys = new Set<string>();
   for (const v of valuesAt(doc, path)) {
     for (const el of Array.isArray(v) ? v : [v]) {
