@@ -15,19 +15,55 @@ declare module '@fastify/jwt' {
   }
 }
 
+/** How many verified access tokens the gateway remembers (oldest dropped first). */
+const VERIFIED_TOKENS = 10_000;
+
+/**
+ * Access tokens this gateway has verified, by their exact `Authorization` header value, with their
+ * claims and expiry (ms). A hit skips decoding and the HMAC check; an entry is used only before
+ * the token's `exp`, and a header differing in any byte (another signature) is a miss. Failures
+ * are never remembered. Per app, so apps with different secrets never share entries.
+ */
+export class VerifiedTokens {
+  private readonly entries = new Map<string, { user: AccessClaims; expiresAtMs: number }>();
+
+  constructor(private readonly max = VERIFIED_TOKENS) {}
+
+  /** The claims of a remembered, unexpired header; `undefined` otherwise. */
+  get(header: string, nowMs: number): AccessClaims | undefined {
+    const hit = this.entries.get(header);
+    if (hit === undefined) return undefined;
+    if (hit.expiresAtMs > nowMs) return hit.user;
+    this.entries.delete(header);
+    return undefined;
+  }
+
+  /** Remembers a header whose token was just verified (`exp` in seconds, as in the JWT). */
+  remember(header: string, user: AccessClaims, exp: unknown): void {
+    if (typeof exp !== 'number') return;
+    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(header, { user, expiresAtMs: exp * 1000 });
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    verifiedTokens: VerifiedTokens;
+  }
+}
+
 /**
  * Registers @fastify/jwt on `app` (root scope; a number `expiresIn` is seconds there): HS256 only, tokens must carry `sub` and `exp`.
  * Restricting `algorithms` matters: without it an HS512 token made with the same secret passes
- * (research/spike.md §3).
+ * (research/spike.md §3). Also decorates `app.verifiedTokens` ({@link VerifiedTokens}).
  */
 export async function registerJwt(app: FastifyInstance, opts: { secret: string; expiresInSeconds: number }): Promise<void> {
   await app.register(fastifyJwt, {
     secret: opts.secret,
     sign: { algorithm: 'HS256', expiresIn: opts.expiresInSeconds },
-    // Verified tokens are cached (LRU, entries never outlive the token's `exp`; failures are not
-    // cached): verification is a large share of a cheap request's CPU.
-    verify: { algorithms: ['HS256'], requiredClaims: ['sub', 'exp'], cache: 10_000, cacheTTL: 60_000 },
+    verify: { algorithms: ['HS256'], requiredClaims: ['sub', 'exp'] },
   });
+  app.decorate('verifiedTokens', new VerifiedTokens());
 }
 
 const EXPIRED = new Set(['FST_JWT_AUTHORIZATION_TOKEN_EXPIRED', 'FAST_JWT_EXPIRED']);
@@ -36,9 +72,17 @@ const EXPIRED = new Set(['FST_JWT_AUTHORIZATION_TOKEN_EXPIRED', 'FAST_JWT_EXPIRE
  * `onRequest` guard of every non-public route: verifies the bearer token and sets `req.user`.
  * Every failure is 401 `UNAUTHORIZED` (missing, empty, malformed, expired, wrongly signed,
  * `alg:none` or another algorithm) — @fastify/jwt alone answers 400 or 500 for some of these.
+ * A header verified before and not yet expired is taken from `app.verifiedTokens`: verification
+ * is a large share of a cheap request's CPU (docs/bench.md).
  */
 export async function authenticate(req: FastifyRequest): Promise<void> {
-  if (req.headers.authorization === undefined) throw new AppError('UNAUTHORIZED');
+  const header = req.headers.authorization;
+  if (header === undefined) throw new AppError('UNAUTHORIZED');
+  const known = req.server.verifiedTokens.get(header, Date.now());
+  if (known) {
+    req.user = known;
+    return;
+  }
   try {
     await req.jwtVerify();
   } catch (e) {
@@ -46,4 +90,5 @@ export async function authenticate(req: FastifyRequest): Promise<void> {
     const expired = typeof code === 'string' && EXPIRED.has(code);
     throw new AppError('UNAUTHORIZED', { message: expired ? 'The access token has expired' : 'The access token is invalid' });
   }
+  req.server.verifiedTokens.remember(header, req.user, (req.user as { exp?: unknown }).exp);
 }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { claims, craftToken, testApp, type TestApp } from './helpers.js';
 
 const URL = '/api/v1/widgets/w1';
@@ -52,5 +52,31 @@ describe('bearer token verification', () => {
   it('says when the token has expired, so the client knows to refresh', async () => {
     const res = await get(`Bearer ${craftToken(claims({ iat: now() - 7200, exp: now() - 60 }))}`);
     expect(res.json().message).toBe('The access token has expired');
+  });
+});
+
+describe('remembered tokens', () => {
+  it('refuses a token accepted before once it has expired', async () => {
+    const soon = Math.floor(Date.now() / 1000) + 5;
+    const header = `Bearer ${craftToken(claims({ exp: soon }))}`;
+    expect((await get(header)).statusCode).toBe(200);
+    expect((await get(header)).statusCode).toBe(200);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime((soon + 1) * 1000);
+      const res = await get(header);
+      expect(res.statusCode).toBe(401);
+      expect(res.json().message).toBe('The access token has expired');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('does not carry a token verified by one gateway to a gateway with another secret', async () => {
+    const header = `Bearer ${craftToken(claims())}`;
+    expect((await get(header)).statusCode).toBe(200);
+    await using other = await testApp({ env: { JWT_SECRET: 'another-secret-for-this-test-0123456789' } });
+    const res = await other.app.inject({ method: 'GET', url: URL, headers: { authorization: header } });
+    expect(res.statusCode).toBe(401);
   });
 });

@@ -113,7 +113,8 @@ export class CollectionState {
   private readonly single = new Map<string, HashIndex>();
   /** Bumped by every write and index change; cached plans of an older count are stale. */
   private changes = 0;
-  private readonly plans = new WeakMap<Filter, { changes: number; plan: Plan }>();
+  /** The last plan made, reused for the same filter object while nothing changed (a page, then its count). */
+  private lastPlan: { filter: Filter; changes: number; plan: Plan } | undefined;
   /** Sort indexes by field, built on the first sorted read of an indexed field. */
   private readonly sortIndexes = new Map<string, SortIndex>();
 
@@ -191,16 +192,16 @@ export class CollectionState {
    * index: equality or `$in` on `_id` or an indexed field, at the top level or inside `$and`, and a
    * `$or` whose every branch has a set (their union). The plan is exact when every condition was
    * answered that way; otherwise callers test each candidate against the whole filter. The last
-   * plan of a filter object is reused until the collection changes (a page and its count are
-   * planned once).
+   * plan is reused for the same filter object until the collection changes (a page and its count,
+   * asked together, are planned once).
    */
   plan(filter: Filter): Plan {
-    const cached = this.plans.get(filter);
-    if (cached && cached.changes === this.changes) return cached.plan;
+    const last = this.lastPlan;
+    if (last && last.filter === filter && last.changes === this.changes) return last.plan;
     const sets: Slots[] = [];
     const exact = this.collect(filter, sets);
     const plan = { slots: andAll(sets), exact };
-    this.plans.set(filter, { changes: this.changes, plan });
+    this.lastPlan = { filter, changes: this.changes, plan };
     return plan;
   }
 
@@ -242,6 +243,7 @@ export class CollectionState {
     }
     const index = this.single.get(field);
     if (!index) return undefined;
+    if (eq.values.length === 1) return { slots: index.slots(hashKey(eq.values[0])!) ?? NO_SLOTS, exact: eq.only };
     const sets = eq.values.flatMap((v) => {
       const s = index.slots(hashKey(v)!);
       return s ? [s] : [];

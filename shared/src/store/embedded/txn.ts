@@ -229,6 +229,7 @@ export class Txn {
 
   /** The pending writes, in order of first write per document. */
   changes(): Change[] {
+    if (this.writes.size === 0) return [];
     return [...this.writes].flatMap(([collection, docs]) => [...docs].map(([id, doc]) => ({ collection, id, doc })));
   }
 

@@ -140,6 +140,7 @@ export function sortKey(doc: Doc, path: readonly string[], dir: 1 | -1): unknown
  */
 export function sortDocs<T extends Doc>(docs: readonly T[], sort: Sort, limit = docs.length): T[] {
   if (limit <= 0 || docs.length === 0) return [];
+  if (docs.length === 1) return [docs[0]!];
   const specs = Object.entries(sort).map(([field, dir]) => ({ path: field.split('.'), dir }));
   // One key column per sort field; comparisons read them by document index.
   const columns = specs.map((spec) => docs.map((doc) => sortKey(doc, spec.path, spec.dir)));
