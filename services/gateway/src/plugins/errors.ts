@@ -10,7 +10,7 @@ export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply
   const { statusCode, body } = toHttpError(err, req.id);
   if (statusCode >= 500) {
     const level = body.code === 'INTERNAL' ? 'error' : 'warn';
-    req.log[level]({ err, code: body.code }, 'request failed');
+    req.log[level]({ reqId: req.id, err, code: body.code }, 'request failed');
   }
   return reply.code(statusCode).type('application/json').send(body);
 }

@@ -100,15 +100,20 @@ export class EmbeddedStore implements DocumentStore {
   }
 
   /** One collection call: in the session's overlay, or applied at once (partial on error). */
-  private async run<R>(session: Session | undefined, fn: (txn: Txn) => R): Promise<R> {
-    this.assertOpen();
-    this.stats.roundTrips++;
-    if (session) return fn(this.txnOf(session));
-    const txn = new Txn(this.host, false);
+  private run<R>(session: Session | undefined, fn: (txn: Txn) => R): Promise<R> {
+    // Synchronous work settled as a promise (no async function: one promise per call, not three).
     try {
-      return fn(txn);
-    } finally {
-      this.commit(txn);
+      this.assertOpen();
+      this.stats.roundTrips++;
+      if (session) return Promise.resolve(fn(this.txnOf(session)));
+      const txn = new Txn(this.host, false);
+      try {
+        return Promise.resolve(fn(txn));
+      } finally {
+        this.commit(txn);
+      }
+    } catch (e) {
+      return Promise.reject(e);
     }
   }
 
