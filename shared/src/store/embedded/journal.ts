@@ -37,12 +37,13 @@ export class Journal {
     }
     const upsert = this.db.prepare('INSERT INTO docs (coll, id, body) VALUES (?, ?, ?) ON CONFLICT (coll, id) DO UPDATE SET body = excluded.body');
     const remove = this.db.prepare('DELETE FROM docs WHERE coll = ? AND id = ?');
-    this.writeAll = this.db.transaction((changes: Change[]) => {
-      for (const c of changes) {
-        if (c.doc) upsert.run(c.collection, c.id, JSON.stringify(c.doc));
-        else remove.run(c.collection, c.id);
-      }
-    });
+    const apply = (c: Change) => {
+      if (c.doc) upsert.run(c.collection, c.id, JSON.stringify(c.doc));
+      else remove.run(c.collection, c.id);
+    };
+    const many = this.db.transaction((changes: Change[]) => changes.forEach(apply));
+    // One statement is atomic on its own (autocommit): no BEGIN/COMMIT round for a single change.
+    this.writeAll = (changes) => (changes.length === 1 ? apply(changes[0]!) : many(changes));
   }
 
   /** Every stored document, in first-insert order. */

@@ -15,7 +15,7 @@ const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null &
 /**
  * Compiles a filter once for testing many documents (the embedded store's hot path). Filters made
  * only of `$and`, `$or` and field conditions that are a string/number/boolean (or, on a top-level
- * field, a non-empty array of them), `$eq`/`$ne` (of either), `$in`/`$nin` (of such scalars) or `$regex` (string, `$options` of
+ * field, an array of them), `$eq`/`$ne` (of either), `$in`/`$nin` (of such scalars) or `$regex` (string, `$options` of
  * `i`/`m`/`s`) compile to plain
  * functions with MongoDB semantics (an array field matches when an element does; paths descend
  * into arrays of sub-documents, as {@link valuesAt}); any other filter is tested by mingo, which
@@ -100,7 +100,7 @@ function compileField(path: readonly string[], cond: unknown): Matcher | undefin
     let part: Matcher | undefined;
     const positive = op === '$eq' || op === '$in';
     if ((op === '$eq' || op === '$ne') && Array.isArray(value)) {
-      if (path.length === 1 && value.length > 0 && equalsAny(value)) part = positive ? (d) => holdsArray(d, path[0]!, value) : (d) => !holdsArray(d, path[0]!, value);
+      if (path.length === 1 && equalsAny(value)) part = positive ? (d) => holdsArray(d, path[0]!, value) : (d) => !holdsArray(d, path[0]!, value);
     } else if (op === '$eq' || op === '$ne' || op === '$in' || op === '$nin') {
       const test = equalsAny(op === '$eq' || op === '$ne' ? [value] : value);
       if (test) part = positive ? (d) => someAt(d, path, test) : (d) => !someAt(d, path, test);
