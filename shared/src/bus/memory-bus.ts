@@ -33,19 +33,18 @@ export class MemoryBus implements Bus {
     this.rr.set(op.subject, i + 1);
     const entry = entries[i]!;
     const payload = encodeRequest(input);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
+    const reply = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(
         () => reject(new AppError('UPSTREAM_TIMEOUT', { details: { subject: op.subject, timeoutMs: op.timeoutMs } })),
         op.timeoutMs,
       );
+      // dispatch never rejects: every failure is an error reply
+      void dispatch(entry.binding, payload, meta, op.subject, entry.log).then((text) => {
+        clearTimeout(timer);
+        resolve(text);
+      });
     });
-    try {
-      const reply = await Promise.race([dispatch(entry.binding, payload, meta, op.subject, entry.log), timeout]);
-      return decodeReplyText(reply);
-    } finally {
-      clearTimeout(timer);
-    }
+    return decodeReplyText(reply);
   }
 
   async serve(bindings: readonly Binding[], opts: ServeOptions): Promise<Served> {

@@ -13,6 +13,7 @@ export function escapeKey(key: string): string {
 
 /** Reverses {@link escapeKey}. */
 export function unescapeKey(stored: string): string {
+  if (!stored.includes('%')) return stored;
   let out = stored;
   if (out.startsWith('%24')) out = `$${out.slice(3)}`;
   return out.replace(/%2E/g, '.').replace(/%25/g, '%');

@@ -110,9 +110,13 @@ export function andAll(sets: readonly Slots[]): Slots | undefined {
   if (sets.length <= 1) return sets[0];
   const arrays = sets.filter((s) => s.arr).sort((a, b) => a.size - b.size);
   if (arrays.length > 0) {
-    const [driver, ...rest] = [...arrays, ...sets.filter((s) => s.bits)];
+    const driver = arrays[0]!;
     const out: number[] = [];
-    for (const slot of driver!.arr!) if (rest.every((s) => hasSlot(s, slot))) out.push(slot);
+    for (const slot of driver.arr!) {
+      let all = true;
+      for (const s of sets) if (s !== driver && !hasSlot(s, slot)) all = false;
+      if (all) out.push(slot);
+    }
     return { size: out.length, arr: out };
   }
   const maps = sets.map((s) => s.bits!).sort((a, b) => a.length - b.length);
