@@ -4,7 +4,7 @@ import { metadataPath } from '../store/keys.js';
 import type { Filter, Sort } from '../store/port.js';
 import { isBuiltin, metadataKeyOf, type CmpOp, type Expr, type Field, type OrderKey, type Pred, type Query, type Value } from './ast.js';
 import { resolveDate } from './dates.js';
-import { unknownField } from './parse.js';
+import { deepFreeze, unknownField } from './parse.js';
 import { escapeRegex, likeToRegex } from './patterns.js';
 
 /**
@@ -122,12 +122,41 @@ function compileSort(keys: OrderKey[]): Sort {
  * (UTC). Every key of the filter is an operator of the store port's subset or a field path from
  * {@link fieldPath}; every value is a literal from the query (text reaches `$regex` escaped).
  * The sort always ends with `_id` (ascending, unless the query itself orders by `id`).
+ * A shared (frozen) query without date words or relative dates is compiled once; its result is
+ * frozen too, so callers must wrap, never change, the filter.
  */
 export function compileQuery(q: Query, opts: { now: Date }): { filter: Filter; sort: Sort } {
-  return { filter: q.where ? compileExpr(q.where, opts.now) : {}, sort: compileSort(q.orderBy) };
+  const hit = compiled.get(q);
+  if (hit) return hit;
+  const reusable = Object.isFrozen(q) && !dependsOnNow(q.where);
+  const result = { filter: q.where ? compileExpr(q.where, opts.now) : {}, sort: compileSort(q.orderBy) };
+  if (reusable) compiled.set(q, deepFreeze(result));
+  return result;
 }
 
-/** True when the stored task matches the query's condition at `now` (evaluated in memory by the embedded store's matcher). */
+/** True when the query's matcher is the same at any `now` (evaluated in memory by the embedded store's matcher). */
 export function queryMatches(q: Query, taskDoc: TaskDoc, now: Date): boolean {
-  return compileFilter(compileQuery(q, { now }).filter)(taskDoc);
+  const known = matchers.get(q);
+  if (known) return known(taskDoc);
+  const m = compileFilter(compileQuery(q, { now }).filter);
+  if (compiled.has(q)) matchers.set(q, m);
+  return m(taskDoc);
+}
+
+/** Compiled forms of shared queries (parse cache, effective-query memo) that do not depend on `now`. */
+const compiled = new WeakMap<Query, { filter: Filter; sort: Sort }>();
+const matchers = new WeakMap<Query, (doc: TaskDoc) => boolean>();
+
+/** True when an expression holds a date word (`today`, `now`…) or a relative date (`-7d`). */
+function dependsOnNow(e: Expr | undefined): boolean {
+  if (!e) return false;
+  switch (e.type) {
+    case 'and':
+    case 'or':
+      return e.items.some(dependsOnNow);
+    case 'not':
+      return dependsOnNow(e.expr);
+    default:
+      return JSON.stringify(e).includes('"type":"dateword"') || JSON.stringify(e).includes('"type":"relative"');
+  }
 }

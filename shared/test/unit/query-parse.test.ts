@@ -414,6 +414,16 @@ describe('parse cache', () => {
     expect(errorOf(() => parseQuery(bad)).details).toEqual(errorOf(() => parseQuery(bad)).details);
   });
 
+  it('compiles a cached query with date words against each request\'s now, and others once', () => {
+    const dated = parseQuery('created_at >= today');
+    const later = new Date('2026-03-20T12:00:00.000Z');
+    expect(JSON.stringify(compileQuery(parseQuery('created_at >= today'), { now: later }))).not.toBe(
+      JSON.stringify(compileQuery(dated, { now: NOW })),
+    );
+    const plain = parseQuery("status = 'doing'");
+    expect(compileQuery(plain, { now: later })).toEqual(compileQuery(plain, { now: NOW }));
+  });
+
   it('parses texts longer than the cached length the same way', () => {
     const long = `${Array.from({ length: 150 }, (_, i) => `title = 't${i}'`).join(' OR ')} ORDER BY title ASC`;
     expect(long.length).toBeGreaterThan(2_000);
