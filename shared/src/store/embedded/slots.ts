@@ -41,17 +41,19 @@ export function hasSlot(s: Slots, slot: number): boolean {
     const w = slot >>> 5;
     return w < s.bits.length && (s.bits[w]! & (1 << (slot & 31))) !== 0;
   }
-  const arr = s.arr!;
+  return s.arr![lowerBound(s.arr!, slot)] === slot;
+}
+
+/** The first index of sorted `arr` whose value is not below `slot` (`arr.length` if none). */
+function lowerBound(arr: readonly number[], slot: number): number {
   let lo = 0;
   let hi = arr.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    const v = arr[mid]!;
-    if (v === slot) return true;
-    if (v < slot) lo = mid + 1;
+    if (arr[mid]! < slot) lo = mid + 1;
     else hi = mid;
   }
-  return false;
+  return lo;
 }
 
 /**
@@ -174,15 +176,9 @@ export class Posting implements Slots {
     const arr = this.arr!;
     if (arr.length === 0 || arr[arr.length - 1]! < slot) arr.push(slot);
     else {
-      let lo = 0;
-      let hi = arr.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (arr[mid]! < slot) lo = mid + 1;
-        else hi = mid;
-      }
-      if (arr[lo] === slot) return;
-      arr.splice(lo, 0, slot);
+      const at = lowerBound(arr, slot);
+      if (arr[at] === slot) return;
+      arr.splice(at, 0, slot);
     }
     this.size++;
     if (this.size > SMALL && this.size * SPARSE > slotCount) this.toBitmap(slotCount);
@@ -200,15 +196,9 @@ export class Posting implements Slots {
       return;
     }
     const arr = this.arr!;
-    let lo = 0;
-    let hi = arr.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (arr[mid]! < slot) lo = mid + 1;
-      else hi = mid;
-    }
-    if (arr[lo] === slot) {
-      arr.splice(lo, 1);
+    const at = lowerBound(arr, slot);
+    if (arr[at] === slot) {
+      arr.splice(at, 1);
       this.size--;
     }
   }
