@@ -192,8 +192,8 @@ export class CollectionState {
    * index: equality or `$in` on `_id` or an indexed field, at the top level or inside `$and`, and a
    * `$or` whose every branch has a set (their union). The plan is exact when every condition was
    * answered that way; otherwise callers test each candidate against the whole filter. The last
-   * plan is reused for the same filter object until the collection changes (a page and its count,
-   * asked together, are planned once).
+   * plan is reused for the same filter object within one synchronous run while the collection is
+   * unchanged (a page and its count, asked together, are planned once).
    */
   plan(filter: Filter): Plan {
     const last = this.lastPlan;
@@ -201,7 +201,12 @@ export class CollectionState {
     const sets: Slots[] = [];
     const exact = this.collect(filter, sets);
     const plan = { slots: andAll(sets), exact };
-    this.lastPlan = { filter, changes: this.changes, plan };
+    const entry = { filter, changes: this.changes, plan };
+    this.lastPlan = entry;
+    // kept for the calls made in the same synchronous run only (a page and its count started together)
+    queueMicrotask(() => {
+      if (this.lastPlan === entry) this.lastPlan = undefined;
+    });
     return plan;
   }
 
