@@ -103,6 +103,17 @@ function equalityValues(cond: unknown): { values: unknown[]; only: boolean } | u
   return undefined;
 }
 
+/** Collections holding a last plan, forgotten together once the current synchronous run ends. */
+let remembering: CollectionState[] = [];
+
+function forgetAfterThisRun(state: CollectionState): void {
+  if (remembering.push(state) > 1) return;
+  queueMicrotask(() => {
+    for (const s of remembering) s.lastPlan = undefined;
+    remembering = [];
+  });
+}
+
 /** One collection of the embedded store: its documents (by id and by slot) and its indexes. */
 export class CollectionState {
   readonly entries = new Map<string, Entry>();
@@ -114,7 +125,7 @@ export class CollectionState {
   /** Bumped by every write and index change; cached plans of an older count are stale. */
   private changes = 0;
   /** The last plan made, reused for the same filter object while nothing changed (a page, then its count). */
-  private lastPlan: { filter: Filter; changes: number; plan: Plan } | undefined;
+  lastPlan: { filter: Filter; changes: number; plan: Plan } | undefined;
   /** Sort indexes by field, built on the first sorted read of an indexed field. */
   private readonly sortIndexes = new Map<string, SortIndex>();
 
@@ -201,12 +212,9 @@ export class CollectionState {
     const sets: Slots[] = [];
     const exact = this.collect(filter, sets);
     const plan = { slots: andAll(sets), exact };
-    const entry = { filter, changes: this.changes, plan };
-    this.lastPlan = entry;
     // kept for the calls made in the same synchronous run only (a page and its count started together)
-    queueMicrotask(() => {
-      if (this.lastPlan === entry) this.lastPlan = undefined;
-    });
+    if (!this.lastPlan) forgetAfterThisRun(this);
+    this.lastPlan = { filter, changes: this.changes, plan };
     return plan;
   }
 
