@@ -59,6 +59,7 @@ function jsonBodiesOnly(app: FastifyInstance): void {
  */
 export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   const { bus, store, clock, log, config } = deps;
+  const perRequestLogs = log.isLevelEnabled('debug');
   // Rows carry TypeBox schemas; the generic registrar needs no per-route inference, so the typed
   // instance is handed on as a plain FastifyInstance (pino's Logger type also differs from Fastify's).
   const app = Fastify({
@@ -67,10 +68,10 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     bodyLimit: BODY_LIMIT,
     // Per-request lines only at debug level: they cost ~10% of throughput on the hot path.
-    logController: new LogController({ disableRequestLogging: !log.isLevelEnabled('debug') }),
+    logController: new LogController({ disableRequestLogging: !perRequestLogs }),
     // Below debug level nothing logs per request but errors, which name the request id
     // themselves (plugins/errors.ts): no child logger is made per request (~3 % of a detail read).
-    childLoggerFactory: (logger, bindings, opts) => (log.isLevelEnabled('debug') ? logger.child(bindings, opts) : logger),
+    childLoggerFactory: (logger, bindings, opts) => (perRequestLogs ? logger.child(bindings, opts) : logger),
     frameworkErrors: (err, req, reply) => {
       sendError(err, req, reply);
     },

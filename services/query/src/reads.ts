@@ -21,8 +21,9 @@ export function sprintFor(board: BoardDoc, choice = 'active'): string | undefine
 }
 
 /**
- * One page of `filter` in `sort` order, and the total match count (two round trips, run together).
- * `sort` must end with the unique `_id` tie-breaker so pages never overlap or skip (DESIGN §6).
+ * One page of `filter` in `sort` order, and the total match count (two round trips, run together;
+ * a `pageSize` of 0 reads the count only). `sort` must end with the unique `_id` tie-breaker so
+ * pages never overlap or skip (DESIGN §6).
  */
 export async function findPage(
   tasks: Collection<TaskDoc>,
@@ -33,7 +34,7 @@ export async function findPage(
   projection?: Projection,
 ): Promise<{ docs: TaskDoc[]; total: number }> {
   const [docs, total] = await Promise.all([
-    tasks.find(filter, { sort, skip: (page - 1) * pageSize, limit: pageSize, ...(projection ? { projection } : {}) }),
+    pageSize > 0 ? tasks.find(filter, { sort, skip: (page - 1) * pageSize, limit: pageSize, ...(projection ? { projection } : {}) }) : [],
     tasks.countDocuments(filter),
   ]);
   return { docs, total };

@@ -156,7 +156,9 @@ function dependsOnNow(e: Expr | undefined): boolean {
       return e.items.some(dependsOnNow);
     case 'not':
       return dependsOnNow(e.expr);
-    default:
-      return JSON.stringify(e).includes('"type":"dateword"') || JSON.stringify(e).includes('"type":"relative"');
+    default: {
+      const text = JSON.stringify(e);
+      return text.includes('"type":"dateword"') || text.includes('"type":"relative"');
+    }
   }
 }

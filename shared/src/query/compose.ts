@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors/index.js';
 import type { Expr, OrderKey, Query } from './ast.js';
 import { deepFreeze, parseFilter, parseQuery } from './parse.js';
@@ -41,11 +42,7 @@ export function buildEffectiveQuery(p: { column: string; defaultTags: string[]; 
 } {
   const key = JSON.stringify([p.column, p.defaultTags, p.sprintId ?? null, p.filter ?? '']);
   const hit = effective.get(key);
-  if (hit) {
-    effective.delete(key);
-    effective.set(key, hit);
-    return hit;
-  }
+  if (hit) return hit;
   const column = parsePart(p.column, 'column');
   const tags: Query[] = p.defaultTags.map((t) => ({
     where: { type: 'has', value: { type: 'string', value: t }, field: 'tags' },
@@ -57,10 +54,8 @@ export function buildEffectiveQuery(p: { column: string; defaultTags: string[]; 
   const query = andQueries(column, ...tags, ...sprint, filter, { orderBy: COLUMN_ORDER });
   const result = deepFreeze({ query, text: printQuery(query) });
   effective.set(key, result);
-  if (effective.size > EFFECTIVE_CACHE_SIZE) effective.delete(effective.keys().next().value!);
   return result;
 }
 
-/** Effective queries kept (by their parts), least recently used dropped first. */
-const EFFECTIVE_CACHE_SIZE = 500;
-const effective = new Map<string, { query: Query; text: string }>();
+/** Effective queries (by their parts), least recently used dropped past 500. */
+const effective = new LRUCache<string, { query: Query; text: string }>({ max: 500 });

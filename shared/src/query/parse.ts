@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors/index.js';
 import { BUILTIN_FIELDS, DATE_FIELDS, isBuiltin, metadataField, metadataKeyOf, type Expr, type Field, type OrderKey, type Query, type Value } from './ast.js';
 import { readIso } from './dates.js';
@@ -36,11 +37,10 @@ export function parseFilter(text: string): Query {
   return cached('Filter', text);
 }
 
-/** How many parsed texts are kept, least recently used dropped first. */
-const PARSE_CACHE_SIZE = 500;
+/** Parsed texts (by start rule and text), least recently used dropped past 500. */
+const parsed = new LRUCache<string, Query>({ max: 500 });
 /** Longer texts are parsed every time (the cache stays small). */
 const PARSE_CACHE_MAX_LENGTH = 2_000;
-const parsed = new Map<string, Query>();
 
 /**
  * The AST of `text` from the parse cache, or parsed (and cached when short). Column queries, the
@@ -50,15 +50,9 @@ const parsed = new Map<string, Query>();
 function cached(startRule: 'Query' | 'Filter', text: string): Query {
   const key = `${startRule}\u0000${text}`;
   const hit = parsed.get(key);
-  if (hit) {
-    parsed.delete(key);
-    parsed.set(key, hit);
-    return hit;
-  }
+  if (hit) return hit;
   const query = run(text, (h) => parse(text, { startRule, hooks: h }) as Query);
-  if (text.length > PARSE_CACHE_MAX_LENGTH) return query;
-  parsed.set(key, deepFreeze(query));
-  if (parsed.size > PARSE_CACHE_SIZE) parsed.delete(parsed.keys().next().value!);
+  if (text.length <= PARSE_CACHE_MAX_LENGTH) parsed.set(key, deepFreeze(query));
   return query;
 }
 

@@ -5,5 +5,4 @@ export type {
 export { escapeKey, unescapeKey, encodeMetadata, decodeMetadata, metadataPath } from './keys.js';
 export { Collections } from './collections.js';
 export { EmbeddedStore, MAX_TRANSACTION_ATTEMPTS, type EmbeddedStats, type EmbeddedStoreOptions } from './embedded/index.js';
-export { cloneJson, compileFilter, sortDocs, type Matcher } from './embedded/index.js';
 export { MongoStore, type MongoStoreOptions } from './mongo/index.js';

@@ -1,4 +1,5 @@
 import fastifyJwt from '@fastify/jwt';
+import { LRUCache } from 'lru-cache';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { AppError } from '@app/shared/errors';
 
@@ -15,19 +16,22 @@ declare module '@fastify/jwt' {
   }
 }
 
-/** How many verified access tokens the gateway remembers (oldest dropped first). */
+/** How many verified access tokens the gateway remembers (least recently used dropped first). */
 const VERIFIED_TOKENS = 10_000;
 
 /**
  * Access tokens this gateway has verified, by their exact `Authorization` header value, with their
  * claims and expiry (ms). A hit skips decoding and the HMAC check; an entry is used only before
  * the token's `exp`, and a header differing in any byte (another signature) is a miss. Failures
- * are never remembered. Per app, so apps with different secrets never share entries.
+ * are never remembered; least recently used dropped first. Per app, so apps with different
+ * secrets never share entries.
  */
 export class VerifiedTokens {
-  private readonly entries = new Map<string, { user: AccessClaims; expiresAtMs: number }>();
+  private readonly entries: LRUCache<string, { user: AccessClaims; expiresAtMs: number }>;
 
-  constructor(private readonly max = VERIFIED_TOKENS) {}
+  constructor(max = VERIFIED_TOKENS) {
+    this.entries = new LRUCache({ max });
+  }
 
   /** The claims of a remembered, unexpired header; `undefined` otherwise. */
   get(header: string, nowMs: number): AccessClaims | undefined {
@@ -41,7 +45,6 @@ export class VerifiedTokens {
   /** Remembers a header whose token was just verified (`exp` in seconds, as in the JWT). */
   remember(header: string, user: AccessClaims, exp: unknown): void {
     if (typeof exp !== 'number') return;
-    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(header, { user, expiresAtMs: exp * 1000 });
   }
 }

@@ -1,7 +1,7 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { QueryOps } from '@app/shared/contracts';
 import { boardScopeFilter, loadBoard, type ServiceDeps } from '@app/shared/domain';
-import { compileColumn, sprintFor, tasksOf } from '../reads.js';
+import { compileColumn, findPage, sprintFor, tasksOf } from '../reads.js';
 
 const DEFAULT_PREVIEW = 3;
 
@@ -10,8 +10,8 @@ const DEFAULT_PREVIEW = 3;
  * first `preview` titles in column order, and its WIP flags.
  *
  * Each column is read like a column read (docs/query-service.md "Summary"): its effective query
- * within the board scope, counted (`countDocuments`) and its first `preview` titles fetched
- * (`find` with the column's sort, `limit`, titles only), every column's two reads run together.
+ * within the board scope, counted and its first `preview` titles fetched (`findPage`, titles
+ * only), every column's reads run together.
  * Store round trips: principal + board + 2 × columns. Both backends answer the counts from their
  * indexes, so the cost follows the columns' matches, not the board scope.
  * Errors: 404 `BOARD_NOT_FOUND`; 400 if a stored column query no longer compiles.
@@ -28,11 +28,7 @@ export const boardSummary =
     const columns = await Promise.all(
       board.columns.map(async (column) => {
         const { filter, sort } = compileColumn(board, column, sprintId, now);
-        const effective = { $and: [scope, filter] };
-        const [total, first] = await Promise.all([
-          tasks.countDocuments(effective),
-          preview > 0 ? tasks.find(effective, { sort, limit: preview, projection: { title: 1 } }) : [],
-        ]);
+        const { docs: first, total } = await findPage(tasks, { $and: [scope, filter] }, sort, 1, preview, { title: 1 });
         return {
           column_id: column.id,
           name: column.name,

@@ -1,6 +1,6 @@
 import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Sort } from '../port.js';
-import { andAll, NO_SLOTS, orSlots, Posting, type Slots } from './slots.js';
+import { andAll, orSlots, Posting, type Slots } from './slots.js';
 import { SortIndex } from './sort-index.js';
 import { hashKey, hashKeysAt } from './values.js';
 
@@ -244,23 +244,20 @@ export class CollectionState {
 
   private lookup(field: string, cond: unknown): { slots: Slots; exact: boolean } | undefined {
     const eq = equalityValues(cond);
-    if (!eq) return undefined;
-    if (field === '_id') {
-      if (eq.values.length === 1) {
-        const slot = typeof eq.values[0] === 'string' ? this.entries.get(eq.values[0])?.slot : undefined;
-        return { slots: slot === undefined ? NO_SLOTS : { size: 1, arr: [slot] }, exact: eq.only };
-      }
-      const slots = eq.values.flatMap((v) => (typeof v === 'string' ? [this.entries.get(v)?.slot ?? -1] : [])).filter((s) => s >= 0);
-      const arr = [...new Set(slots)].sort((a, b) => a - b);
-      return { slots: { size: arr.length, arr }, exact: eq.only };
+    const index = field === '_id' ? undefined : this.single.get(field);
+    if (!eq || (field !== '_id' && !index)) return undefined;
+    const sets: Slots[] = [];
+    for (const v of eq.values) {
+      const set = index ? index.slots(hashKey(v)!) : this.slotOf(v);
+      if (set) sets.push(set);
     }
-    const index = this.single.get(field);
-    if (!index) return undefined;
-    if (eq.values.length === 1) return { slots: index.slots(hashKey(eq.values[0])!) ?? NO_SLOTS, exact: eq.only };
-    const sets = eq.values.flatMap((v) => {
-      const s = index.slots(hashKey(v)!);
-      return s ? [s] : [];
-    });
     return { slots: orSlots(sets), exact: eq.only };
   }
+
+  /** The one-slot set of the document with `_id` = `id`, if stored. */
+  private slotOf(id: unknown): Slots | undefined {
+    const slot = typeof id === 'string' ? this.entries.get(id)?.slot : undefined;
+    return slot === undefined ? undefined : { size: 1, arr: [slot] };
+  }
+
 }

@@ -94,32 +94,21 @@ export class Txn {
     const state = this.host.state(collection);
     const writes = this.writes.get(collection);
     const { slots, exact } = state.plan(filter);
-    let matches: Matcher | undefined;
     const out: Doc[] = [];
     if (limit <= 0) return out;
-    const stats = this.host.stats;
+    const take = this.collector(collection, filter, exact, limit, out);
     const visit = (slot: number): boolean => {
       const entry = state.bySlot[slot];
-      if (!entry || writes?.has(entry.doc._id)) return true;
-      stats.docsExamined++;
-      if (!exact && !(matches ??= compileFilter(filter))(entry.doc)) return true;
-      out.push(entry.doc);
-      this.observe(collection, entry.doc._id);
-      return out.length < limit;
+      return !entry || writes?.has(entry.doc._id) === true || take(entry.doc);
     };
     if (slots) {
       if (!eachSlot(slots, visit)) return out;
     } else {
       for (let slot = 0; slot < state.bySlot.length; slot++) if (!visit(slot)) return out;
     }
-    for (const [id, doc] of writes ?? []) {
-      if (out.length >= limit) break;
-      if (!doc) continue;
-      stats.docsExamined++;
-      if (!(matches ??= compileFilter(filter))(doc)) continue;
-      out.push(doc);
-      this.observe(collection, id);
-    }
+    // the unit's own writes are always tested against the filter
+    const takeWritten = this.collector(collection, filter, false, limit, out);
+    for (const doc of writes?.values() ?? []) if (doc && !takeWritten(doc)) break;
     return out;
   }
 
@@ -138,19 +127,26 @@ export class Txn {
     if ((n * state.entries.size) / candidates > WALK_PER_CANDIDATE * candidates) return undefined;
     const index = state.sortIndex(sort);
     if (!index) return undefined;
-    let matches: Matcher | undefined;
     const out: Doc[] = [];
+    const take = this.collector(collection, filter, exact, n, out);
+    index.walk(sort, (slot) => (slots !== undefined && !hasSlot(slots, slot)) || take(state.bySlot[slot]!.doc));
+    return out;
+  }
+
+  /**
+   * A visitor that appends each document passing `filter` (untested when `exact`) to `out` and
+   * records it as read; it returns false once `out` holds `limit` documents.
+   */
+  private collector(collection: string, filter: Filter, exact: boolean, limit: number, out: Doc[]): (doc: Doc) => boolean {
+    let matches: Matcher | undefined;
     const stats = this.host.stats;
-    index.walk(sort, (slot) => {
-      if (slots && !hasSlot(slots, slot)) return true;
-      const doc = state.bySlot[slot]!.doc;
+    return (doc) => {
       stats.docsExamined++;
       if (!exact && !(matches ??= compileFilter(filter))(doc)) return true;
       out.push(doc);
       this.observe(collection, doc._id);
-      return out.length < n;
-    });
-    return out;
+      return out.length < limit;
+    };
   }
 
   /**
