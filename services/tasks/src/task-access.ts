@@ -15,24 +15,34 @@ export function taskNotFound(taskId: string): AppError {
 export const tasksOf = (store: DocumentStore) => store.collection<TaskDoc>(Collections.tasks);
 export const notesOf = (store: DocumentStore) => store.collection<NoteDoc>(Collections.notes);
 
-/** A live task the caller may access, with the caller as access rules see it. */
+/**
+ * A live task the caller may access. `principal()` gives the caller as access rules see it (its
+ * groups); it is read at most once, and only when asked for.
+ */
 export interface Loaded {
   task: TaskDoc;
-  principal: Principal;
   userId: string;
+  principal: () => Promise<Principal>;
 }
 
 /**
  * Loads live task `taskId` for the caller (DESIGN §5, §9): not a UUID, missing, soft-deleted or
  * unreadable → 404 `TASK_NOT_FOUND`; `need: 'write'` and readable but not writable → 403 `FORBIDDEN`.
- * The task and the caller's groups are read concurrently.
+ * The task is read first; the caller's groups only when the caller is not its owner (an owner
+ * may read and write its tasks whatever its groups) or when a handler asks for `principal()`.
  */
 export async function loadTask(store: DocumentStore, ctx: CallContext, taskId: string, need: 'read' | 'write'): Promise<Loaded> {
   const userId = callerId(ctx);
   if (!isUuid(taskId)) throw taskNotFound(taskId);
-  const [principal, task] = await Promise.all([loadPrincipal(store, userId), tasksOf(store).findOne({ _id: taskId, deleted: false })]);
-  if (!task || !canReadTask(principal, task)) throw taskNotFound(taskId);
-  if (need === 'write' && !canWriteTask(principal, task)) throw new AppError('FORBIDDEN', { details: { taskId } });
+  const task = await tasksOf(store).findOne({ _id: taskId, deleted: false });
+  if (!task) throw taskNotFound(taskId);
+  let loading: Promise<Principal> | undefined;
+  const principal = () => (loading ??= loadPrincipal(store, userId));
+  if (task.created_by !== userId) {
+    const p = await principal();
+    if (!canReadTask(p, task)) throw taskNotFound(taskId);
+    if (need === 'write' && !canWriteTask(p, task)) throw new AppError('FORBIDDEN', { details: { taskId } });
+  }
   return { task, principal, userId };
 }
 
@@ -67,22 +77,30 @@ export async function listNotes(store: DocumentStore, taskId: string): Promise<N
   return docs.map(toNote);
 }
 
+/** Summaries of the linked tasks (ids `linkIds`) the principal can read; deleted ones left out. */
+async function linkedItems(store: DocumentStore, principal: () => Promise<Principal>, linkIds: string[]): Promise<Map<string, LinkedItem>> {
+  const filter = { $and: [readableTasksFilter(await principal()), { _id: { $in: linkIds } }] };
+  const linked = await tasksOf(store).find(filter, { projection: { _id: 1, title: 1, status: 1 } });
+  return new Map(linked.map((t) => [t._id, { id: t._id, title: t.title, status: t.status }]));
+}
+
 /**
  * Task detail (SPEC "Task detail family"): the task plus `notes`, and `derivedFrom`/`linkedTo`
  * summaries of the linked tasks the caller can read; deleted or unreadable links are left out.
- * Notes and all links are read concurrently, the links in one batched read.
+ * Notes and links are read concurrently, all links in one batched read; the caller's groups
+ * (`principal`, see {@link Loaded}) are read only when the task has links.
  */
-export async function taskDetail(store: DocumentStore, p: Principal, task: TaskDoc): Promise<TaskDetail> {
-  const linkIds = distinct([...(task.derivedFromId ? [task.derivedFromId] : []), ...task.linkedToIds]);
-  const [notes, linked] = await Promise.all([
-    listNotes(store, task._id),
-    linkIds.length === 0
-      ? Promise.resolve([])
-      : tasksOf(store).find({ $and: [readableTasksFilter(p), { _id: { $in: linkIds } }] }, { projection: { _id: 1, title: 1, status: 1 } }),
-  ]);
-  const byId = new Map<string, LinkedItem>(linked.map((t) => [t._id, { id: t._id, title: t.title, status: t.status }]));
-  const detail: TaskDetail = { ...toTask(task), notes, linkedTo: task.linkedToIds.flatMap((id) => byId.get(id) ?? []) };
-  const from = task.derivedFromId === undefined ? undefined : byId.get(task.derivedFromId);
+export async function taskDetail(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc): Promise<TaskDetail> {
+  const linkIds = distinct(task.derivedFromId ? [task.derivedFromId, ...task.linkedToIds] : task.linkedToIds);
+  let notes: Note[];
+  let byId: Map<string, LinkedItem> | undefined;
+  if (linkIds.length === 0) notes = await listNotes(store, task._id);
+  else [notes, byId] = await Promise.all([listNotes(store, task._id), linkedItems(store, principal, linkIds)]);
+  // The API task is a fresh object: extended in place rather than copied.
+  const detail = toTask(task) as TaskDetail;
+  detail.notes = notes;
+  detail.linkedTo = byId ? task.linkedToIds.flatMap((id) => byId.get(id) ?? []) : [];
+  const from = byId && task.derivedFromId !== undefined ? byId.get(task.derivedFromId) : undefined;
   if (from) detail.derivedFrom = from;
   return detail;
 }

@@ -31,7 +31,8 @@ export function encodeMetadata(meta: Record<string, unknown> | undefined): Recor
 export function decodeMetadata(stored: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (!stored || typeof stored !== 'object') return out;
-  for (const [k, v] of Object.entries(stored as Record<string, unknown>)) out[unescapeKey(k)] = v;
+  const src = stored as Record<string, unknown>;
+  for (const k of Object.keys(src)) out[unescapeKey(k)] = src[k];
   return out;
 }
 

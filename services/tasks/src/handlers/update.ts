@@ -14,6 +14,6 @@ export const update = (deps: ServiceDeps): Handler<typeof TasksOps.update> => as
   const change = taskPatchUpdate(patch, userId, deps.clock.now());
   if (patch.assignee) await checkAssignee(deps.store, patch.assignee);
   if (patch.derivedFromId === taskId) throw invalidField('/derivedFromId', 'a task cannot be derived from itself', 'self');
-  if (patch.derivedFromId) await checkTaskRefs(deps.store, principal, [{ field: '/derivedFromId', id: patch.derivedFromId }]);
+  if (patch.derivedFromId) await checkTaskRefs(deps.store, await principal(), [{ field: '/derivedFromId', id: patch.derivedFromId }]);
   return toTask(await writeTask(deps.store, taskId, change));
 };
