@@ -79,7 +79,11 @@ export interface BulkResult {
   deletedCount: number;
 }
 
-/** One collection. Documents go in and come out as plain JSON-compatible objects. */
+/**
+ * One collection. Documents go in and come out as plain JSON-compatible objects. Documents passed
+ * in are copied. Documents handed out are read-only: MongoDB's are copies, the embedded store's
+ * are its stored documents, deeply frozen (changing one throws a TypeError); copy before changing.
+ */
 export interface Collection<T extends Doc = Doc> {
   readonly name: string;
   find(filter: Filter, opts?: FindOptions): Promise<T[]>;

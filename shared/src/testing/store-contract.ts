@@ -138,16 +138,28 @@ export function storeContract(label: string, makeStore: () => Promise<DocumentSt
         expect(await c.countDocuments({ status: 'nope' })).toBe(0);
       });
 
-      it('hands out copies: changing an inserted or returned object changes nothing stored', async () => {
+      it('keeps what is stored: changing an inserted object, or trying to change a returned one, changes nothing stored', async () => {
         const c = coll();
         const doc = { _id: 'k', title: 'kept', tags: ['a'], metadata: { order: 1 } };
         await c.insertOne(doc);
         doc.tags.push('mutated');
         doc.metadata.order = 99;
+        // Returned documents are read-only (port.ts): MongoDB hands out copies, the embedded store
+        // its frozen stored documents, where a change throws. Neither reaches the store.
+        const attempt = (change: () => void) => {
+          try {
+            change();
+          } catch (e) {
+            expect(e).toBeInstanceOf(TypeError);
+          }
+        };
         const read = (await c.findOne({ _id: 'k' }))!;
-        (read.tags as string[]).push('mutated');
-        (read.metadata as Record<string, unknown>).order = 42;
-        (await c.find({}))[0]!.title = 'changed';
+        attempt(() => (read.tags as string[]).push('mutated'));
+        attempt(() => ((read.metadata as Record<string, unknown>).order = 42));
+        const [listed] = await c.find({});
+        attempt(() => (listed!.title = 'changed'));
+        const updated = (await c.findOneAndUpdate({ _id: 'k' }, { $set: { title: 'kept' } }, { returnDocument: 'after' }))!;
+        attempt(() => (updated.tags as string[]).push('mutated'));
         expect(await c.findOne({ _id: 'k' })).toEqual({ _id: 'k', title: 'kept', tags: ['a'], metadata: { order: 1 } });
       });
 

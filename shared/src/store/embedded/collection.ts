@@ -4,20 +4,23 @@ import type {
 } from '../port.js';
 import { project } from './matcher.js';
 import type { Txn, TxnUpdateResult } from './txn.js';
-import { cloneJson, sortDocs } from './values.js';
+import { sortDocs } from './values.js';
 
 /** Runs one collection call as a unit of work: in the session's transaction, or committed at once. */
 export interface TxnRunner {
   run<R>(session: Session | undefined, fn: (txn: Txn) => R): Promise<R>;
 }
 
-/** Sort, skip, limit, projection, then deep copies: callers never hold stored documents. */
+/**
+ * Sort, skip, limit, projection. The documents handed out are the stored ones, deeply frozen
+ * (`deepFreeze`): reading copies nothing, and a caller cannot change what is stored.
+ */
 function shape(docs: Doc[], opts: FindOptions): Doc[] {
   const skip = opts.skip ?? 0;
   const end = opts.limit ? skip + opts.limit : undefined;
   const sorted = opts.sort ? sortDocs(docs, opts.sort, end) : docs;
   const page = skip > 0 || end !== undefined ? sorted.slice(skip, end) : sorted;
-  return project(page, opts.projection).map(cloneJson);
+  return project(page, opts.projection);
 }
 
 function toUpdateResult(r: TxnUpdateResult): UpdateResult {
@@ -42,7 +45,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     return this.runner.run(opts.session, (txn) => {
       const skip = opts.skip ?? 0;
       const walked = opts.sort && opts.limit ? txn.matchSorted(this.name, filter, opts.sort, skip + opts.limit) : undefined;
-      if (walked) return project(walked.slice(skip), opts.projection).map(cloneJson) as T[];
+      if (walked) return project(walked.slice(skip), opts.projection) as T[];
       return shape(txn.match(this.name, filter), opts) as T[];
     });
   }

@@ -8,6 +8,7 @@ import { EmbeddedCollection, type TxnRunner } from './collection.js';
 import { CollectionState } from './collection-state.js';
 import { Journal } from './journal.js';
 import { Txn, type TxnHost } from './txn.js';
+import { deepFreeze } from './values.js';
 
 /** How often `withTransaction` runs `fn` before giving up with `CONFLICT`. */
 export const MAX_TRANSACTION_ATTEMPTS = 5;
@@ -76,7 +77,7 @@ export class EmbeddedStore implements DocumentStore {
     const started = Date.now();
     let count = 0;
     for (const row of store.journal!.rows()) {
-      store.state(row.coll).apply(row.id, JSON.parse(row.body) as Doc, ++store.seq);
+      store.state(row.coll).apply(row.id, deepFreeze(JSON.parse(row.body) as Doc), ++store.seq);
       count++;
     }
     opts.log?.info({ file: store.journal!.file, documents: count, ms: Date.now() - started }, 'embedded store loaded');

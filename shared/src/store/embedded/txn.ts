@@ -5,7 +5,7 @@ import type { CollectionState } from './collection-state.js';
 import { compileFilter, type Matcher } from './matcher.js';
 import { eachSlot, hasSlot } from './slots.js';
 import { applyUpdate, applyWithMingo } from './updater.js';
-import { toStored } from './values.js';
+import { deepFreeze, toStored } from './values.js';
 
 /** What a {@link Txn} needs from its store. */
 export interface TxnHost {
@@ -244,8 +244,9 @@ export class Txn {
     return this.host.state(collection).entries.get(id)?.doc;
   }
 
+  /** Records a write; the new document is frozen from here on (reads hand it out as it is). */
   private put(collection: string, id: string, doc: Doc | null): void {
-    if (doc) this.assertUnique(collection, doc);
+    if (doc) this.assertUnique(collection, deepFreeze(doc));
     this.observe(collection, id);
     mapFor(this.writes, collection).set(id, doc);
   }
