@@ -9,6 +9,19 @@ interface Entry {
   log: Logger;
 }
 
+/** A request waiting for its reply: when it times out (`performance.now()` ms) and how it fails. */
+interface Pending {
+  deadline: number;
+  timeOut: () => void;
+}
+
+/**
+ * How often pending requests are checked against their deadlines, in ms: a request times out at
+ * most this much after its op's `timeoutMs`. One interval for all requests, running only while
+ * some are pending, costs less per request than a timer each.
+ */
+export const TIMEOUT_SWEEP_MS = 20;
+
 /**
  * In-process bus (DESIGN §2, §3): the same dispatch and JSON round trip as NATS, delivered
  * through a map. Several serve() calls for one subject share requests round-robin, like a queue
@@ -17,6 +30,8 @@ interface Entry {
 export class MemoryBus implements Bus {
   private readonly subjects = new Map<string, Entry[]>();
   private readonly rr = new Map<string, number>();
+  private readonly pending = new Set<Pending>();
+  private sweeper: ReturnType<typeof setInterval> | undefined;
   private closed = false;
 
   async request<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<Out<O>> {
@@ -34,13 +49,14 @@ export class MemoryBus implements Bus {
     const entry = entries[i]!;
     const payload = encodeRequest(input);
     const reply = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new AppError('UPSTREAM_TIMEOUT', { details: { subject: op.subject, timeoutMs: op.timeoutMs } })),
-        op.timeoutMs,
-      );
+      const pending: Pending = {
+        deadline: performance.now() + op.timeoutMs,
+        timeOut: () => reject(new AppError('UPSTREAM_TIMEOUT', { details: { subject: op.subject, timeoutMs: op.timeoutMs } })),
+      };
+      this.track(pending);
       // dispatch never rejects: every failure is an error reply
       void dispatch(entry.binding, payload, meta, op.subject, entry.log).then((text) => {
-        clearTimeout(timer);
+        this.pending.delete(pending);
         resolve(text);
       });
     });
@@ -77,6 +93,25 @@ export class MemoryBus implements Bus {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+
+  private track(p: Pending): void {
+    this.pending.add(p);
+    this.sweeper ??= setInterval(() => this.sweep(), TIMEOUT_SWEEP_MS);
+  }
+
+  /** Fails the requests past their deadline; stops the interval once nothing is pending. */
+  private sweep(): void {
+    const now = performance.now();
+    for (const p of this.pending) {
+      if (p.deadline > now) continue;
+      this.pending.delete(p);
+      p.timeOut();
+    }
+    if (this.pending.size === 0) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
   }
 
   private assertOpen(): void {
