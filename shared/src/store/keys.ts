@@ -13,10 +13,23 @@ export function escapeKey(key: string): string {
 
 /** Reverses {@link escapeKey}. */
 export function unescapeKey(stored: string): string {
-  if (!stored.includes('%')) return stored;
-  let out = stored;
-  if (out.startsWith('%24')) out = `$${out.slice(3)}`;
-  return out.replace(/%2E/g, '.').replace(/%25/g, '%');
+  let at = stored.indexOf('%');
+  if (at < 0) return stored;
+  // one left-to-right pass over the `%XX` sequences escapeKey writes
+  let out = '';
+  let from = 0;
+  for (; at >= 0; at = stored.indexOf('%', from)) {
+    const code = stored.slice(at + 1, at + 3);
+    const char = code === '2E' ? '.' : code === '25' ? '%' : code === '24' && at === 0 ? '$' : undefined;
+    if (char === undefined) {
+      out += stored.slice(from, at + 1);
+      from = at + 1;
+      continue;
+    }
+    out += stored.slice(from, at) + char;
+    from = at + 3;
+  }
+  return out + stored.slice(from);
 }
 
 /** Escapes every key of an API metadata object for storage (values untouched). */

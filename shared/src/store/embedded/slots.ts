@@ -83,11 +83,13 @@ export function orSlots(sets: readonly Slots[]): Slots {
   if (sets.length === 1) return sets[0]!;
   let total = 0;
   let top = 0;
+  let bitmaps = 0;
   for (const s of sets) {
     total += s.size;
+    if (s.bits) bitmaps++;
     top = Math.max(top, s.bits ? s.bits.length * 32 : s.arr!.length > 0 ? s.arr![s.arr!.length - 1]! + 1 : 0);
   }
-  if (sets.every((s) => s.arr) && (total <= SMALL || total * SPARSE <= top)) {
+  if (bitmaps === 0 && (total <= SMALL || total * SPARSE <= top)) {
     const all = new Int32Array(total);
     let n = 0;
     for (const s of sets) for (const slot of s.arr!) all[n++] = slot;
@@ -97,54 +99,113 @@ export function orSlots(sets: readonly Slots[]): Slots {
     return { size: out.length, arr: out };
   }
   const words = new Uint32Array((top + 31) >>> 5);
-  for (const s of sets) {
-    if (s.bits) for (let i = 0; i < s.bits.length; i++) words[i]! |= s.bits[i]!;
-    else for (const slot of s.arr!) words[slot >>> 5]! |= 1 << (slot & 31);
+  if (bitmaps === 1) {
+    // one bitmap: copied whole, the arrays' slots added to it, counting only the new ones
+    const base = sets.find((x) => x.bits)!;
+    words.set(base.bits!);
+    let size = base.size;
+    for (const x of sets) {
+      if (x === base) continue;
+      const arr = x.arr!;
+      for (let k = 0; k < arr.length; k++) {
+        const slot = arr[k]!;
+        const w = slot >>> 5;
+        const mask = 1 << (slot & 31);
+        if ((words[w]! & mask) === 0) {
+          words[w]! |= mask;
+          size++;
+        }
+      }
+    }
+    return { size, bits: words };
+  }
+  for (const x of sets) {
+    const bits = x.bits;
+    if (bits) for (let i = 0; i < bits.length; i++) words[i]! |= bits[i]!;
+    else {
+      const arr = x.arr!;
+      for (let k = 0; k < arr.length; k++) words[arr[k]! >>> 5]! |= 1 << (arr[k]! & 31);
+    }
   }
   return { size: countBits(words), bits: words };
 }
 
-/**
- * The intersection of every set; `undefined` (every slot) for none. Driven by the smallest sorted
- * array when there is one (membership tests in the others), else one pass over the bitmaps' words.
- */
-export function andAll(sets: readonly Slots[]): Slots | undefined {
-  if (sets.length <= 1) return sets[0];
-  const arrays = sets.filter((s) => s.arr).sort((a, b) => a.size - b.size);
-  if (arrays.length > 0) {
-    const driver = arrays[0]!;
-    const out: number[] = [];
-    for (const slot of driver.arr!) {
-      let all = true;
-      for (const s of sets) if (s !== driver && !hasSlot(s, slot)) all = false;
-      if (all) out.push(slot);
-    }
-    return { size: out.length, arr: out };
-  }
-  const maps = sets.map((s) => s.bits!).sort((a, b) => a.length - b.length);
-  const first = maps[0]!;
-  const words = new Uint32Array(first.length);
+/** The intersection of bitmaps over their first `length` words (one fused pass for up to four). */
+function andBitmaps(maps: readonly Uint32Array[], length: number): Slots {
+  const words = new Uint32Array(length);
   let size = 0;
+  const [a, b, c, d] = maps as [Uint32Array, Uint32Array, Uint32Array?, Uint32Array?];
   if (maps.length === 2) {
-    const second = maps[1]!;
-    for (let i = 0; i < words.length; i++) {
-      const x = first[i]! & second[i]!;
+    for (let i = 0; i < length; i++) {
+      const x = a[i]! & b[i]!;
       if (x !== 0) {
         words[i] = x;
         size += popcount(x);
       }
     }
-    return { size, bits: words };
-  }
-  for (let i = 0; i < words.length; i++) {
-    let x = first[i]!;
-    for (let j = 1; j < maps.length && x !== 0; j++) x &= maps[j]![i]!;
-    if (x !== 0) {
-      words[i] = x;
-      size += popcount(x);
+  } else if (maps.length === 3) {
+    for (let i = 0; i < length; i++) {
+      const x = a[i]! & b[i]! & c![i]!;
+      if (x !== 0) {
+        words[i] = x;
+        size += popcount(x);
+      }
+    }
+  } else if (maps.length === 4) {
+    for (let i = 0; i < length; i++) {
+      const x = a[i]! & b[i]! & c![i]! & d![i]!;
+      if (x !== 0) {
+        words[i] = x;
+        size += popcount(x);
+      }
+    }
+  } else {
+    for (let i = 0; i < length; i++) {
+      let x = a[i]!;
+      for (let j = 1; j < maps.length && x !== 0; j++) x &= maps[j]![i]!;
+      if (x !== 0) {
+        words[i] = x;
+        size += popcount(x);
+      }
     }
   }
   return { size, bits: words };
+}
+
+/**
+ * The intersection of every set; `undefined` (every slot) for none. Driven by the smallest sorted
+ * array when there is one (each of its slots tested in the others), else one fused pass over the
+ * bitmaps' words.
+ */
+export function andAll(sets: readonly Slots[]): Slots | undefined {
+  if (sets.length <= 1) return sets[0];
+  let driver: Slots | undefined;
+  for (const x of sets) if (x.arr && (!driver || x.size < driver.size)) driver = x;
+  if (!driver) {
+    let length = Infinity;
+    for (const x of sets) length = Math.min(length, x.bits!.length);
+    return andBitmaps(sets.map((x) => x.bits!), length);
+  }
+  const others = sets.filter((x) => x !== driver).sort((x, y) => x.size - y.size);
+  const maps = others.filter((x) => x.bits).map((x) => x.bits!);
+  const arrays = others.filter((x) => x.arr).map((x) => x.arr!);
+  const slots = driver.arr!;
+  const out: number[] = [];
+  next: for (let k = 0; k < slots.length; k++) {
+    const slot = slots[k]!;
+    const w = slot >>> 5;
+    const mask = 1 << (slot & 31);
+    for (let j = 0; j < maps.length; j++) {
+      const bits = maps[j]!;
+      if (w >= bits.length || (bits[w]! & mask) === 0) continue next;
+    }
+    for (let j = 0; j < arrays.length; j++) {
+      const arr = arrays[j]!;
+      if (arr[lowerBound(arr, slot)] !== slot) continue next;
+    }
+    out.push(slot);
+  }
+  return { size: out.length, arr: out };
 }
 
 /**

@@ -21,6 +21,8 @@ export class SortIndex {
   private readonly ids: Array<string | undefined> = [];
   /** Slots whose document was written since the build (their base position may be stale). */
   private readonly changed = new Set<number>();
+  /** 1 at the slots of {@link changed}: the walk's membership test, cheaper than the set's. */
+  private changedMark = new Uint8Array(0);
   /** Slots whose ascending and descending keys differ (array values). */
   private readonly multi = new Set<number>();
   private built = false;
@@ -44,7 +46,17 @@ export class SortIndex {
       if (compareValues(asc, sortKey(doc, this.path, -1)) !== 0) this.multi.add(slot);
       else this.multi.delete(slot);
     }
-    if (this.built) this.changed.add(slot);
+    if (this.built) this.markChanged(slot);
+  }
+
+  private markChanged(slot: number): void {
+    if (slot >= this.changedMark.length) {
+      const grown = new Uint8Array(Math.max(slot + 1, this.changedMark.length * 2, 1_024));
+      grown.set(this.changedMark);
+      this.changedMark = grown;
+    }
+    this.changedMark[slot] = 1;
+    this.changed.add(slot);
   }
 
   /**
@@ -54,15 +66,24 @@ export class SortIndex {
   walk(sort: Sort, visit: (slot: number) => boolean): void {
     if (!this.built || this.changed.size > Math.max(MIN_REBUILD, this.base.length >> 4)) this.rebuild();
     const [dir, idDir] = directions(sort);
+    const base = this.base;
+    if (this.changed.size === 0 && idDir === dir) {
+      // nothing written since the build: the base is the order
+      if (dir === 1) {
+        for (let k = 0; k < base.length; k++) if (!visit(base[k]!)) return;
+      } else {
+        for (let k = base.length - 1; k >= 0; k--) if (!visit(base[k]!)) return;
+      }
+      return;
+    }
     const cmp = (a: number, b: number) => this.compare(a, b);
     const fresh = [...this.changed].filter((s) => this.ids[s] !== undefined).sort(cmp);
-    const base = this.base;
-    const changed = this.changed;
+    const mark = this.changedMark;
     // One ascending (key, _id) stream: the base without changed slots, merged with the changed ones.
     let i = dir === 1 ? 0 : base.length - 1;
     let j = dir === 1 ? 0 : fresh.length - 1;
     const next = (): number => {
-      while (i >= 0 && i < base.length && changed.has(base[i]!)) i += dir;
+      while (i >= 0 && i < base.length && mark[base[i]!] === 1) i += dir;
       const b = i >= 0 && i < base.length ? base[i]! : -1;
       const f = j >= 0 && j < fresh.length ? fresh[j]! : -1;
       if (b < 0 && f < 0) return -1;
@@ -110,6 +131,7 @@ export class SortIndex {
     live.sort((a, b) => this.compare(a, b));
     this.base = Int32Array.from(live);
     this.changed.clear();
+    this.changedMark.fill(0);
     this.built = true;
   }
 }
