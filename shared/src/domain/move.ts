@@ -1,5 +1,4 @@
 import type { AppliedAction } from '../contracts/boards.js';
-import { cloneJson } from '../store/embedded/values.js';
 import { escapeKey, metadataPath } from '../store/keys.js';
 import type { Update } from '../store/port.js';
 import type { ColumnAction, ColumnDef } from './board.js';
@@ -95,13 +94,14 @@ export interface MovePlan {
 }
 
 /**
- * Applies a move effect to `task` (not mutated). Set, add, remove and clear are idempotent:
+ * Applies a move effect to `task` (not mutated; `after` shares its unchanged values). Set, add, remove and clear are idempotent:
  * re-applying a plan to its own `after` yields no applied actions. A cleared `status` or `path`
  * becomes `""`; other cleared fields are removed (reported as `set` without `to`). Only fields that
  * change are reported; `add_tags` / `remove_tags` list the tags actually added or removed.
  */
 export function planMove(task: TaskDoc, effect: MoveEffect, userId: string, now: Date): MovePlan {
-  const after = cloneJson(task);
+  // A new top level and metadata object: only those are changed below (tags get a new array).
+  const after: TaskDoc = { ...task, metadata: { ...task.metadata } };
   const $set: Record<string, unknown> = {};
   const $unset: Record<string, ''> = {};
   const applied: AppliedAction[] = [];
@@ -115,7 +115,7 @@ export function planMove(task: TaskDoc, effect: MoveEffect, userId: string, now:
     else after[field] = to;
     if (to === undefined) $unset[storedPath(field)] = '';
     else $set[storedPath(field)] = to;
-    if (JSON.stringify(from) !== JSON.stringify(to)) applied.push(setAction(field, from, to));
+    if (from !== to && JSON.stringify(from) !== JSON.stringify(to)) applied.push(setAction(field, from, to));
   };
   for (const [field, value] of effect.set) write(field, value);
   for (const field of effect.clear) write(field, ALWAYS_PRESENT.has(field) ? '' : undefined);

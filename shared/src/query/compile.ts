@@ -4,7 +4,8 @@ import { metadataPath } from '../store/keys.js';
 import type { Filter, Sort } from '../store/port.js';
 import { isBuiltin, metadataKeyOf, type CmpOp, type Expr, type Field, type OrderKey, type Pred, type Query, type Value } from './ast.js';
 import { resolveDate } from './dates.js';
-import { deepFreeze, unknownField } from './parse.js';
+import { deepFreeze } from '../util/index.js';
+import { unknownField } from './parse.js';
 import { escapeRegex, likeToRegex } from './patterns.js';
 
 /**

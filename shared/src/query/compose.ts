@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors/index.js';
 import type { Expr, OrderKey, Query } from './ast.js';
-import { deepFreeze, parseFilter, parseQuery } from './parse.js';
+import { deepFreeze } from '../util/index.js';
+import { parseFilter, parseQuery } from './parse.js';
 import { printQuery } from './print.js';
 
 /**

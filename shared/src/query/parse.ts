@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors/index.js';
+import { deepFreeze } from '../util/index.js';
 import { BUILTIN_FIELDS, DATE_FIELDS, isBuiltin, metadataField, metadataKeyOf, type Expr, type Field, type OrderKey, type Query, type Value } from './ast.js';
 import { readIso } from './dates.js';
 import { parse, SyntaxError as PeggySyntaxError, type Expectation } from './gen/parser.js';
@@ -54,15 +55,6 @@ function cached(startRule: 'Query' | 'Filter', text: string): Query {
   const query = run(text, (h) => parse(text, { startRule, hooks: h }) as Query);
   if (text.length <= PARSE_CACHE_MAX_LENGTH) parsed.set(key, deepFreeze(query));
   return query;
-}
-
-/** Freezes `value` and everything reachable from it (trees that callers share read-only). */
-export function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }
 
 function run(text: string, parseWith: (h: Hooks) => Query): Query {

@@ -49,7 +49,9 @@ export function moveCard({ store, clock }: ServiceDeps): Handler<typeof BoardsOp
       if (dry_run) return moveResult(plan);
       const guard = plan.tagsChanged ? { $and: [inSource, { tags: task.tags }] } : inSource;
       const before = await tasks.findOneAndUpdate(guard, plan.update, { returnDocument: 'before' });
-      if (before) return moveResult(planMove(before, effect, principal.userId, now));
+      // `before` is the very document planned from when nothing wrote it meanwhile (the embedded
+      // store hands out its stored documents); otherwise the plan is redone on what was replaced.
+      if (before) return moveResult(before === task ? plan : planMove(before, effect, principal.userId, now));
       if (attempt === MAX_ATTEMPTS) {
         throw new AppError('CONFLICT', { message: 'The card kept changing during the move; read it again and retry', details: { taskId } });
       }

@@ -8,7 +8,7 @@ import { EmbeddedCollection, type TxnRunner } from './collection.js';
 import { CollectionState } from './collection-state.js';
 import { Journal } from './journal.js';
 import { Txn, type TxnHost } from './txn.js';
-import { deepFreeze } from './values.js';
+import { deepFreeze } from '../../util/index.js';
 
 /** How often `withTransaction` runs `fn` before giving up with `CONFLICT`. */
 export const MAX_TRANSACTION_ATTEMPTS = 5;

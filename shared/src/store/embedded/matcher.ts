@@ -28,7 +28,21 @@ export function compileFilter(filter: Filter): Matcher {
   return (doc) => query.test(doc);
 }
 
+/**
+ * Fast matchers (or `null`: not compilable) of frozen filters, such as the compiled shared queries
+ * of `compileQuery`: a frozen filter cannot change, so it is compiled once however many filters
+ * wrap it.
+ */
+const frozenFast = new WeakMap<Filter, Matcher | null>();
+
 function compileFast(filter: Filter): Matcher | undefined {
+  if (!Object.isFrozen(filter)) return compileFastNow(filter);
+  let known = frozenFast.get(filter);
+  if (known === undefined) frozenFast.set(filter, (known = compileFastNow(filter) ?? null));
+  return known ?? undefined;
+}
+
+function compileFastNow(filter: Filter): Matcher | undefined {
   const parts: Matcher[] = [];
   for (const [key, cond] of Object.entries(filter)) {
     let part: Matcher | undefined;

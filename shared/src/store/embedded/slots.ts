@@ -130,13 +130,17 @@ export function orSlots(sets: readonly Slots[]): Slots {
   return { size: countBits(words), bits: words };
 }
 
-/** The intersection of bitmaps over their first `length` words (one fused pass for up to four). */
+/**
+ * The intersection of bitmaps over their first `length` words: one fused pass for up to four,
+ * skipping the words where the first (the sparsest, as callers order them) is zero.
+ */
 function andBitmaps(maps: readonly Uint32Array[], length: number): Slots {
   const words = new Uint32Array(length);
   let size = 0;
   const [a, b, c, d] = maps as [Uint32Array, Uint32Array, Uint32Array?, Uint32Array?];
   if (maps.length === 2) {
     for (let i = 0; i < length; i++) {
+      if (a[i] === 0) continue;
       const x = a[i]! & b[i]!;
       if (x !== 0) {
         words[i] = x;
@@ -145,6 +149,7 @@ function andBitmaps(maps: readonly Uint32Array[], length: number): Slots {
     }
   } else if (maps.length === 3) {
     for (let i = 0; i < length; i++) {
+      if (a[i] === 0) continue;
       const x = a[i]! & b[i]! & c![i]!;
       if (x !== 0) {
         words[i] = x;
@@ -153,6 +158,7 @@ function andBitmaps(maps: readonly Uint32Array[], length: number): Slots {
     }
   } else if (maps.length === 4) {
     for (let i = 0; i < length; i++) {
+      if (a[i] === 0) continue;
       const x = a[i]! & b[i]! & c![i]! & d![i]!;
       if (x !== 0) {
         words[i] = x;
@@ -184,7 +190,8 @@ export function andAll(sets: readonly Slots[]): Slots | undefined {
   if (!driver) {
     let length = Infinity;
     for (const x of sets) length = Math.min(length, x.bits!.length);
-    return andBitmaps(sets.map((x) => x.bits!), length);
+    // sparsest first: a zero word of it settles the result word with one load
+    return andBitmaps([...sets].sort((x, y) => x.size - y.size).map((x) => x.bits!), length);
   }
   const others = sets.filter((x) => x !== driver).sort((x, y) => x.size - y.size);
   const maps = others.filter((x) => x.bits).map((x) => x.bits!);

@@ -5,7 +5,8 @@ import type { CollectionState } from './collection-state.js';
 import { compileFilter, type Matcher } from './matcher.js';
 import { eachSlot, hasSlot } from './slots.js';
 import { applyUpdate, applyWithMingo } from './updater.js';
-import { deepFreeze, toStored } from './values.js';
+import { deepFreeze } from '../../util/index.js';
+import { toStored } from './values.js';
 
 /** What a {@link Txn} needs from its store. */
 export interface TxnHost {

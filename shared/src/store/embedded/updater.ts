@@ -1,7 +1,7 @@
 import { Context } from 'mingo';
 import { update as mingoUpdate, type Modifier } from 'mingo/updater';
 import type { Doc, Update } from '../port.js';
-import { cloneJson, toStored } from './values.js';
+import { storedValue, toStored } from './values.js';
 
 type Obj = Record<string, unknown>;
 
@@ -19,22 +19,47 @@ export function applyWithMingo(doc: Doc, spec: Update): boolean {
   return mingoUpdate(doc, spec as Modifier<Doc>, undefined, undefined, UPDATE_OPTIONS).length > 0;
 }
 
-/** Dotted paths of `$set`/`$unset`, split, when the fast path may apply them (no array positions, no operators). */
-function simplePaths(spec: Update): Array<{ op: '$set' | '$unset'; path: string[]; value: unknown }> | undefined {
-  const out: Array<{ op: '$set' | '$unset'; path: string[]; value: unknown }> = [];
+/** True for a path segment MongoDB reads as an array position (all digits). */
+function isPosition(seg: string): boolean {
+  for (let i = 0; i < seg.length; i++) {
+    const c = seg.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return seg.length > 0;
+}
+
+/** One `$set`/`$unset` of the fast path: the dotted field, its segments and the value. */
+interface SimplePath {
+  op: '$set' | '$unset';
+  field: string;
+  path: string[];
+  value: unknown;
+}
+
+/**
+ * Dotted paths of `$set`/`$unset`, split, when the fast path may apply them (no array positions,
+ * no operators, no `__proto__`, no path inside another).
+ */
+function simplePaths(spec: Update): SimplePath[] | undefined {
+  const out: SimplePath[] = [];
   for (const op of Object.keys(spec)) {
     if (op !== '$set' && op !== '$unset') return undefined;
     const fields = spec[op];
     if (!isPlainObject(fields)) return undefined;
-    for (const [field, value] of Object.entries(fields)) {
+    for (const field of Object.keys(fields)) {
       const path = field.split('.');
-      if (path.some((seg) => seg === '' || seg.startsWith('$') || /^\d+$/.test(seg))) return undefined;
-      out.push({ op, path, value });
+      for (const seg of path) if (seg === '' || seg === '__proto__' || seg.charCodeAt(0) === 36 || isPosition(seg)) return undefined;
+      out.push({ op, field, path, value: fields[field] });
     }
   }
-  // a path inside another (`a` and `a.b`) is a MongoDB error: left to mingo
-  const joined = out.map((p) => p.path.join('.'));
-  if (joined.some((a, i) => joined.some((b, j) => i !== j && (a === b || b.startsWith(`${a}.`))))) return undefined;
+  // a path inside another (`a` and `a.b`), or one path twice, is a MongoDB error: left to mingo
+  for (let i = 0; i < out.length; i++) {
+    for (let j = 0; j < out.length; j++) {
+      const a = out[i]!.field;
+      const b = out[j]!.field;
+      if (i !== j && (a === b || (b.length > a.length && b.charCodeAt(a.length) === 46 && b.startsWith(a)))) return undefined;
+    }
+  }
   return out;
 }
 
@@ -54,17 +79,28 @@ function sameValue(a: unknown, b: unknown): boolean {
 export function applyUpdate(doc: Doc, spec: Update): { after: Doc; modified: boolean } {
   const paths = simplePaths(spec);
   if (paths && paths.every(({ path }) => traversable(doc, path))) {
-    const after = cloneJson(doc);
+    // Copy on write: the top level and the sub-documents on the written paths are new objects,
+    // everything else is shared with `doc` (stored documents are never changed, see deepFreeze).
+    const after: Obj = { ...doc };
+    const copies = new Set<Obj>([after]);
     let modified = false;
     next: for (const { op, path, value } of paths) {
       let parent: Obj = after;
       for (let i = 0; i < path.length - 1; i++) {
         const seg = path[i]!;
-        if (parent[seg] === undefined) {
+        const child = parent[seg] as Obj | undefined;
+        if (child === undefined) {
           if (op === '$unset') continue next;
-          parent[seg] = {};
+          const made: Obj = {};
+          copies.add(made);
+          parent = parent[seg] = made;
+        } else if (copies.has(child)) {
+          parent = child;
+        } else {
+          const copy = { ...child };
+          copies.add(copy);
+          parent = parent[seg] = copy;
         }
-        parent = parent[seg] as Obj;
       }
       const last = path[path.length - 1]!;
       if (op === '$unset') {
@@ -74,14 +110,14 @@ export function applyUpdate(doc: Doc, spec: Update): { after: Doc; modified: boo
         }
         continue;
       }
-      const stored = value === undefined ? undefined : toStored(value);
+      const stored = value === undefined ? undefined : storedValue(value);
       if (stored === undefined) continue;
       if (!sameValue(parent[last], stored)) {
         parent[last] = stored;
         modified = true;
       }
     }
-    return { after, modified };
+    return { after: after as Doc, modified };
   }
   const after = toStored(doc);
   if (!applyWithMingo(after, spec)) return { after, modified: false };

@@ -1,0 +1,1 @@
+export { deepFreeze } from './freeze.js';
