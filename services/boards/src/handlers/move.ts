@@ -2,7 +2,7 @@ import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps, CardMoveResult } from '@app/shared/contracts';
 import {
   boardScopeFilter, canReadTask, columnOf, loadBoard, canWriteTask, mergeMoveActions, planMove,
-  type BoardDoc, type ColumnDef, type MovePlan, type Principal, type ServiceDeps, type TaskDoc,
+  type BoardDoc, type ColumnDef, type MoveEffect, type MovePlan, type Principal, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { buildEffectiveQuery, compileQuery, queryMatches } from '@app/shared/query';
@@ -10,6 +10,19 @@ import { Collections, type Collection, type Filter } from '@app/shared/store';
 
 /** Conditional writes tried before a card whose tags keep changing under us is reported as 409 `CONFLICT`. */
 const MAX_ATTEMPTS = 3;
+
+/** Effects of column pairs that cannot change (frozen: read from the embedded store), by `from`, then `to`. */
+const effects = new WeakMap<ColumnDef, WeakMap<ColumnDef, MoveEffect>>();
+
+/** merge(exit(from), enter(to)) (DESIGN §7), computed once per pair of frozen columns. */
+function effectOf(from: ColumnDef, to: ColumnDef): MoveEffect {
+  if (!Object.isFrozen(from) || !Object.isFrozen(to)) return mergeMoveActions(from, to);
+  let byTo = effects.get(from);
+  if (!byTo) effects.set(from, (byTo = new WeakMap()));
+  let effect = byTo.get(to);
+  if (!effect) byTo.set(to, (effect = mergeMoveActions(from, to)));
+  return effect;
+}
 
 /**
  * `boards.move` (SPEC "POST /boards/{boardId}/tasks/{taskId}/move"; DESIGN §7). Needs board write
@@ -33,7 +46,7 @@ export function moveCard({ store, clock }: ServiceDeps): Handler<typeof BoardsOp
       $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(columnQuery(board, from), { now }).filter],
     };
     const target = columnQuery(board, to);
-    const effect = mergeMoveActions(from, to);
+    const effect = effectOf(from, to);
 
     for (let attempt = 1; ; attempt++) {
       const task = await tasks.findOne(inSource);

@@ -103,6 +103,23 @@ function equalityValues(cond: unknown): { values: unknown[]; only: boolean } | u
   return undefined;
 }
 
+/** Most `_id` values a filter may pin for {@link CollectionState} to plan just those documents. */
+const PINNED_IDS = 16;
+
+/** The `_id` values `filter` pins (top level, or an item of a top-level `$and`), if few. */
+function pinnedIds(filter: Filter): unknown[] | undefined {
+  const own = '_id' in filter ? equalityValues(filter._id) : undefined;
+  if (own) return own.values.length <= PINNED_IDS ? own.values : undefined;
+  const and = filter.$and;
+  if (!Array.isArray(and)) return undefined;
+  for (const item of and) {
+    if (!isPlainObject(item) || !('_id' in item)) continue;
+    const eq = equalityValues(item._id);
+    if (eq) return eq.values.length <= PINNED_IDS ? eq.values : undefined;
+  }
+  return undefined;
+}
+
 /** Collections holding a last plan, forgotten together once the current synchronous run ends. */
 let remembering: CollectionState[] = [];
 
@@ -209,13 +226,36 @@ export class CollectionState {
   plan(filter: Filter): Plan {
     const last = this.lastPlan;
     if (last && last.filter === filter && last.changes === this.changes) return last.plan;
-    const sets: Slots[] = [];
-    const exact = this.collect(filter, sets);
-    const plan = { slots: andAll(sets), exact };
+    const plan = this.pinnedPlan(filter) ?? this.indexPlan(filter);
     // kept for the calls made in the same synchronous run only (a page and its count started together)
     if (!this.lastPlan) forgetAfterThisRun(this);
     this.lastPlan = { filter, changes: this.changes, plan };
     return plan;
+  }
+
+  private indexPlan(filter: Filter): Plan {
+    const sets: Slots[] = [];
+    const exact = this.collect(filter, sets);
+    return { slots: andAll(sets), exact };
+  }
+
+  /**
+   * The plan of a filter that pins `_id` (equality, or `$in` of at most {@link PINNED_IDS} values,
+   * at the top level or inside a top-level `$and`): those documents only, without looking up the
+   * other conditions, which the candidates are tested against instead. Exact when `_id` is the
+   * whole filter. `undefined` for other filters.
+   */
+  private pinnedPlan(filter: Filter): Plan | undefined {
+    const ids = pinnedIds(filter);
+    if (!ids) return undefined;
+    const slots: number[] = [];
+    for (const id of ids) {
+      const slot = typeof id === 'string' ? this.entries.get(id)?.slot : undefined;
+      if (slot !== undefined && !slots.includes(slot)) slots.push(slot);
+    }
+    slots.sort((a, b) => a - b);
+    const only = Object.keys(filter).length === 1 && equalityValues(filter._id)?.only === true;
+    return { slots: { size: slots.length, arr: slots }, exact: only };
   }
 
   /** Pushes the sets every match of `filter` is in; returns whether they answer it exactly. */
