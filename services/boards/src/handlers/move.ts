@@ -7,6 +7,7 @@ import {
 import { AppError } from '@app/shared/errors';
 import { buildEffectiveQuery, compileQuery, queryMatches } from '@app/shared/query';
 import { Collections, type Collection, type Filter } from '@app/shared/store';
+import { deepFreeze } from '@app/shared/util';
 
 /** Conditional writes tried before a card whose tags keep changing under us is reported as 409 `CONFLICT`. */
 const MAX_ATTEMPTS = 3;
@@ -42,9 +43,10 @@ export function moveCard({ store, clock }: ServiceDeps): Handler<typeof BoardsOp
     const from = columnOf(board, from_column_id);
     const to = columnOf(board, to_column_id);
     const now = clock.now();
-    const inSource: Filter = {
+    // frozen: the store compiles it once for the read and the write
+    const inSource: Filter = deepFreeze({
       $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(columnQuery(board, from), { now }).filter],
-    };
+    });
     const target = columnQuery(board, to);
     const effect = effectOf(from, to);
 

@@ -66,8 +66,13 @@ export class HashIndex {
     }
   }
 
-  /** Re-indexes a document whose content changed, touching only the keys that differ. */
+  /**
+   * Re-indexes a document whose content changed, touching only the keys that differ. Nothing to do
+   * when every indexed field's top-level value is the same value or object in both (stored
+   * documents are never changed, and updates share what they do not write).
+   */
   replace(slot: number, before: Doc, after: Doc, slotCount: number): void {
+    if (this.paths.every((p) => before[p[0]!] === after[p[0]!])) return;
     const old = this.keys(before);
     const next = this.keys(after);
     if (old.length === next.length && old.every((k, i) => k === next[i])) return;

@@ -190,8 +190,8 @@ export function toStored<T>(doc: T): T {
   return JSON.parse(JSON.stringify(doc)) as T;
 }
 
-/** The stored form of one value ({@link toStored}), scalars without the JSON round trip. */
-export function storedValue(value: unknown): unknown {
+/** The stored (JSON) form of a string, boolean, number or null; `undefined` for anything else. */
+function storedScalar(value: unknown): unknown {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -199,6 +199,25 @@ export function storedValue(value: unknown): unknown {
     case 'number':
       return Number.isFinite(value) ? value : null;
     default:
-      return value === null ? null : toStored(value);
+      return value === null ? null : undefined;
   }
+}
+
+/**
+ * The stored form of one value ({@link toStored}): scalars and arrays of scalars (a tag list)
+ * without the JSON round trip.
+ */
+export function storedValue(value: unknown): unknown {
+  const scalar = storedScalar(value);
+  if (scalar !== undefined) return scalar;
+  if (Array.isArray(value)) {
+    const out: unknown[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const v = storedScalar(value[i]);
+      if (v === undefined) return toStored(value);
+      out[i] = v;
+    }
+    return out;
+  }
+  return toStored(value);
 }
