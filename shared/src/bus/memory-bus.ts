@@ -38,17 +38,24 @@ export class MemoryBus implements Bus {
     return JSON.parse(await this.requestText(op, input, meta)) as Out<O>;
   }
 
-  async requestText<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<string> {
-    this.assertOpen();
-    const entries = this.subjects.get(op.subject);
-    if (!entries || entries.length === 0) {
-      throw new AppError('SERVICE_UNAVAILABLE', { details: { subject: op.subject } });
+  /** One promise per request: no async wrapper around the reply's. */
+  requestText<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<string> {
+    let entry: Entry;
+    let payload: string;
+    try {
+      this.assertOpen();
+      const entries = this.subjects.get(op.subject);
+      if (!entries || entries.length === 0) {
+        throw new AppError('SERVICE_UNAVAILABLE', { details: { subject: op.subject } });
+      }
+      const i = (this.rr.get(op.subject) ?? 0) % entries.length;
+      this.rr.set(op.subject, i + 1);
+      entry = entries[i]!;
+      payload = encodeRequest(input);
+    } catch (e) {
+      return Promise.reject(e);
     }
-    const i = (this.rr.get(op.subject) ?? 0) % entries.length;
-    this.rr.set(op.subject, i + 1);
-    const entry = entries[i]!;
-    const payload = encodeRequest(input);
-    const reply = await new Promise<string>((resolve, reject) => {
+    return new Promise<string>((resolve, reject) => {
       const pending: Pending = {
         deadline: performance.now() + op.timeoutMs,
         timeOut: () => reject(new AppError('UPSTREAM_TIMEOUT', { details: { subject: op.subject, timeoutMs: op.timeoutMs } })),
@@ -57,10 +64,13 @@ export class MemoryBus implements Bus {
       // dispatch never rejects: every failure is an error reply
       void dispatch(entry.binding, payload, meta, op.subject, entry.log).then((text) => {
         this.pending.delete(pending);
-        resolve(text);
+        try {
+          resolve(decodeReplyText(text));
+        } catch (e) {
+          reject(e);
+        }
       });
     });
-    return decodeReplyText(reply);
   }
 
   async serve(bindings: readonly Binding[], opts: ServeOptions): Promise<Served> {

@@ -77,8 +77,10 @@ function equalityFields(filter: Filter, out: Record<string, unknown> = {}): Reco
  * can detect writes made meanwhile by others (DESIGN §2, docs/store.md).
  */
 export class Txn {
-  private readonly writes = new Map<string, Map<string, Doc | null>>();
-  private readonly seen = new Map<string, Map<string, number>>();
+  /** Made on the first write (most units only read). */
+  private writes: Map<string, Map<string, Doc | null>> | undefined;
+  /** Made on the first read of a transaction's unit. */
+  private seen: Map<string, Map<string, number>> | undefined;
 
   constructor(
     private readonly host: TxnHost,
@@ -93,7 +95,7 @@ export class Txn {
    */
   match(collection: string, filter: Filter, limit = Infinity): Doc[] {
     const state = this.host.state(collection);
-    const writes = this.writes.get(collection);
+    const writes = this.writes?.get(collection);
     const { slots, exact } = state.plan(filter);
     const out: Doc[] = [];
     if (limit <= 0) return out;
@@ -120,7 +122,7 @@ export class Txn {
    * visits about `n × documents / candidates` slots).
    */
   matchSorted(collection: string, filter: Filter, sort: Sort, n: number): Doc[] | undefined {
-    if (this.writes.has(collection) || !(n > 0) || !Number.isFinite(n)) return undefined;
+    if (this.writes?.has(collection) || !(n > 0) || !Number.isFinite(n)) return undefined;
     const state = this.host.state(collection);
     const { slots, exact } = state.plan(filter);
     const candidates = slots ? slots.size : state.entries.size;
@@ -155,7 +157,7 @@ export class Txn {
    * transaction, with no pending writes to the collection, is counted from the index sets alone.
    */
   count(collection: string, filter: Filter): number {
-    if (!this.tracksReads && !this.writes.has(collection)) {
+    if (!this.tracksReads && !this.writes?.has(collection)) {
       const state = this.host.state(collection);
       const { slots, exact } = state.plan(filter);
       if (exact) return slots ? slots.size : state.entries.size;
@@ -206,7 +208,7 @@ export class Txn {
   /** Throws `CONFLICT` when `doc` shares a unique-index key with another visible document. */
   assertUnique(collection: string, doc: Doc): void {
     const state = this.host.state(collection);
-    const writes = this.writes.get(collection);
+    const writes = this.writes?.get(collection);
     for (const index of state.uniqueIndexes()) {
       for (const key of index.keys(doc)) {
         const clashes = (id: string, other: Doc | undefined | null) =>
@@ -226,13 +228,13 @@ export class Txn {
 
   /** The pending writes, in order of first write per document. */
   changes(): Change[] {
-    if (this.writes.size === 0) return [];
+    if (!this.writes) return [];
     return [...this.writes].flatMap(([collection, docs]) => [...docs].map(([id, doc]) => ({ collection, id, doc })));
   }
 
   /** True when no document this unit read or wrote has been written by someone else since. */
   isCurrent(): boolean {
-    for (const [collection, versions] of this.seen) {
+    for (const [collection, versions] of this.seen ?? []) {
       const entries = this.host.state(collection).entries;
       for (const [id, version] of versions) if ((entries.get(id)?.version ?? 0) !== version) return false;
     }
@@ -240,7 +242,7 @@ export class Txn {
   }
 
   private get(collection: string, id: string): Doc | undefined {
-    const writes = this.writes.get(collection);
+    const writes = this.writes?.get(collection);
     if (writes?.has(id)) return writes.get(id) ?? undefined;
     return this.host.state(collection).entries.get(id)?.doc;
   }
@@ -249,12 +251,12 @@ export class Txn {
   private put(collection: string, id: string, doc: Doc | null): void {
     if (doc) this.assertUnique(collection, deepFreeze(doc));
     this.observe(collection, id);
-    mapFor(this.writes, collection).set(id, doc);
+    mapFor((this.writes ??= new Map()), collection).set(id, doc);
   }
 
   private observe(collection: string, id: string): void {
     if (!this.tracksReads) return;
-    const seen = mapFor(this.seen, collection);
+    const seen = mapFor((this.seen ??= new Map()), collection);
     if (!seen.has(id)) seen.set(id, this.host.state(collection).entries.get(id)?.version ?? 0);
   }
 }
