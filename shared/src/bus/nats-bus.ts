@@ -155,7 +155,9 @@ export class NatsBus implements Bus {
       log.error({ err, reqId: meta.requestId, subject: binding.op.subject }, 'reply not sent');
       // Tell the caller now instead of letting it wait for its timeout (e.g. a reply over max_payload).
       try {
-        msg.respond(encodeError(new AppError('INTERNAL', { message: 'The reply could not be sent over the bus' })));
+        // a bus fault (503), not a bug: the same request with a smaller page gets through
+        const message = 'The reply could not be sent over the bus (larger than its max_payload?); ask for a smaller page';
+        msg.respond(encodeError(new AppError('SERVICE_UNAVAILABLE', { message, details: { subject: binding.op.subject, replyBytes: Buffer.byteLength(reply) } })));
       } catch {
         // the connection is gone: the caller times out (504)
       }

@@ -2,25 +2,20 @@ import { pino, type Logger, type DestinationStream } from 'pino';
 
 export type { Logger };
 
-/** Paths pino redacts in every log line: credentials and tokens never reach the log. */
+/** Keys whose values never reach the log, at the top level or up to two objects deep. */
+const SECRET_KEYS = ['password', 'passwordHash', 'token', 'accessToken', 'refreshToken', 'secret', 'JWT_SECRET', 'ADMIN_PASSWORD'];
+
+/**
+ * Paths pino redacts in every log line: credentials and tokens never reach the log. Each secret
+ * key is redacted at the top level and one or two objects down (`*.key`, `*.*.key`: e.g. a request
+ * body inside an error's details); deeper ones are not (pino paths have no recursive wildcard).
+ */
 export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'headers.authorization',
   'authorization',
-  '*.password',
-  '*.passwordHash',
-  '*.token',
-  '*.accessToken',
-  '*.refreshToken',
-  '*.secret',
-  'password',
-  'accessToken',
-  'refreshToken',
-  'JWT_SECRET',
-  '*.JWT_SECRET',
-  'ADMIN_PASSWORD',
-  '*.ADMIN_PASSWORD',
+  ...SECRET_KEYS.flatMap((key) => [key, `*.${key}`, `*.*.${key}`]),
 ];
 
 /**

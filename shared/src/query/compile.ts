@@ -1,7 +1,7 @@
 import type { TaskDoc } from '../domain/task.js';
-import { compileFilter } from '../store/embedded/matcher.js';
 import { metadataPath } from '../store/keys.js';
 import type { Filter, Sort } from '../store/port.js';
+import { compileFilter } from '../store/index.js';
 import { isBuiltin, metadataKeyOf, type CmpOp, type Expr, type Field, type OrderKey, type Pred, type Query, type Value } from './ast.js';
 import { resolveDate } from './dates.js';
 import { deepFreeze } from '../util/index.js';

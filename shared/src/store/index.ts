@@ -4,5 +4,7 @@ export type {
 } from './port.js';
 export { escapeKey, unescapeKey, encodeMetadata, decodeMetadata, metadataPath } from './keys.js';
 export { Collections } from './collections.js';
+/** Tests a filter against documents in memory, with MongoDB semantics (the embedded store's matcher). */
+export { compileFilter, type Matcher } from './embedded/matcher.js';
 export { EmbeddedStore, MAX_TRANSACTION_ATTEMPTS, type EmbeddedStats, type EmbeddedStoreOptions } from './embedded/index.js';
 export { MongoStore, type MongoStoreOptions } from './mongo/index.js';

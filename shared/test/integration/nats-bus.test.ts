@@ -104,14 +104,16 @@ describe('NatsBus only', () => {
     });
   });
 
-  it('answers 413 to a request over the server max_payload and 500 at once to a reply over it', async () => {
+  it('answers 413 to a request over the server max_payload and 503 at once to a reply over it', async () => {
     const bus = await connectBus(nats.url, uniquePrefix());
     const big = 'x'.repeat(1_100_000);
     try {
       const echo = bind(Text, async ({ text }) => ({ text: text === 'big' ? big : text }));
       await bus.serve([echo], { queue: 'itest', log });
       expect((await rejection(bus.request(Text, { text: big }))).code).toBe('PAYLOAD_TOO_LARGE');
-      expect((await rejection(bus.request(Text, { text: 'big' }))).code).toBe('INTERNAL');
+      const tooBig = await rejection(bus.request(Text, { text: 'big' }));
+      expect(tooBig).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503, details: { subject: Text.subject } });
+      expect((tooBig.details as { replyBytes: number }).replyBytes).toBeGreaterThan(1_100_000);
       expect(await bus.request(Text, { text: 'small' })).toEqual({ text: 'small' });
     } finally {
       await bus.close();

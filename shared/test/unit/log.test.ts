@@ -19,18 +19,20 @@ describe('createLogger', () => {
         user: { username: 'ada', password: 'pw-nested', token: 'tok-nested', refreshToken: 'rt-nested' },
         req: { method: 'POST', headers: { authorization: 'Bearer req-header' } },
         headers: { authorization: 'Bearer bus-header' },
+        err: { details: { password: 'pw-deep', refreshToken: 'rt-deep' } },
       },
       'login',
     );
     expect(lines).toHaveLength(1);
     const line = lines[0]!;
-    for (const secret of ['pw-top', 'at-top', 'Bearer', 'pw-nested', 'tok-nested', 'rt-nested']) expect(line).not.toContain(secret);
+    for (const secret of ['pw-top', 'at-top', 'Bearer', 'pw-nested', 'tok-nested', 'rt-nested', 'pw-deep', 'rt-deep']) expect(line).not.toContain(secret);
     expect(JSON.parse(line)).toMatchObject({
       msg: 'login',
       password: '[redacted]',
       authorization: '[redacted]',
       user: { username: 'ada', password: '[redacted]', token: '[redacted]' },
       req: { method: 'POST', headers: { authorization: '[redacted]' } },
+      err: { details: { password: '[redacted]', refreshToken: '[redacted]' } },
     });
   });
 
