@@ -62,6 +62,8 @@ const FILTER_CASES: Array<[string, Filter, string[]]> = [
   ['$exists false on an escaped metadata key', { [SPRINT]: { $exists: false } }, ['b', 'd']],
   ['nested numeric comparison', { 'metadata.order': { $gte: 1 } }, ['a', 'b']],
   ['$in on _id', { _id: { $in: ['a', 'zz'] } }, ['a']],
+  ['_id pinned inside nested $and, other conditions still apply', { $and: [{ $and: [{ _id: { $in: ['a', 'b'] } }, { n: { $gte: 1 } }] }, { status: 'todo' }] }, ['a']],
+  ['_id pinned with a condition it fails', { $and: [{ _id: 'b' }, { status: 'todo' }] }, []],
   ['empty filter', {}, ['a', 'b', 'c', 'd']],
 ];
 

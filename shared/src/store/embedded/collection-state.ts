@@ -111,16 +111,15 @@ function equalityValues(cond: unknown): { values: unknown[]; only: boolean } | u
 /** Most `_id` values a filter may pin for {@link CollectionState} to plan just those documents. */
 const PINNED_IDS = 16;
 
-/** The `_id` values `filter` pins (top level, or an item of a top-level `$and`), if few. */
+/** The `_id` values `filter` pins (at its top level or in its `$and` items, at any depth), if few. */
 function pinnedIds(filter: Filter): unknown[] | undefined {
   const own = '_id' in filter ? equalityValues(filter._id) : undefined;
   if (own) return own.values.length <= PINNED_IDS ? own.values : undefined;
   const and = filter.$and;
   if (!Array.isArray(and)) return undefined;
   for (const item of and) {
-    if (!isPlainObject(item) || !('_id' in item)) continue;
-    const eq = equalityValues(item._id);
-    if (eq) return eq.values.length <= PINNED_IDS ? eq.values : undefined;
+    const ids = isPlainObject(item) ? pinnedIds(item) : undefined;
+    if (ids) return ids;
   }
   return undefined;
 }
@@ -246,7 +245,7 @@ export class CollectionState {
 
   /**
    * The plan of a filter that pins `_id` (equality, or `$in` of at most {@link PINNED_IDS} values,
-   * at the top level or inside a top-level `$and`): those documents only, without looking up the
+   * at the top level or inside `$and`, at any depth): those documents only, without looking up the
    * other conditions, which the candidates are tested against instead. Exact when `_id` is the
    * whole filter. `undefined` for other filters.
    */
