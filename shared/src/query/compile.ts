@@ -135,18 +135,16 @@ export function compileQuery(q: Query, opts: { now: Date }): { filter: Filter; s
   return result;
 }
 
-/** True when the query's matcher is the same at any `now` (evaluated in memory by the embedded store's matcher). */
+/**
+ * True when the stored task matches the query's condition at `now`, evaluated in memory with the
+ * store's matcher (`compileFilter`, which compiles a shared query's frozen filter once).
+ */
 export function queryMatches(q: Query, taskDoc: TaskDoc, now: Date): boolean {
-  const known = matchers.get(q);
-  if (known) return known(taskDoc);
-  const m = compileFilter(compileQuery(q, { now }).filter);
-  if (compiled.has(q)) matchers.set(q, m);
-  return m(taskDoc);
+  return compileFilter(compileQuery(q, { now }).filter)(taskDoc);
 }
 
 /** Compiled forms of shared queries (parse cache, effective-query memo) that do not depend on `now`. */
 const compiled = new WeakMap<Query, { filter: Filter; sort: Sort }>();
-const matchers = new WeakMap<Query, (doc: TaskDoc) => boolean>();
 
 /** True when an expression holds a date word (`today`, `now`…) or a relative date (`-7d`). */
 function dependsOnNow(e: Expr | undefined): boolean {

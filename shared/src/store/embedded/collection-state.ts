@@ -111,15 +111,17 @@ function equalityValues(cond: unknown): { values: unknown[]; only: boolean } | u
 /** Most `_id` values a filter may pin for {@link CollectionState} to plan just those documents. */
 const PINNED_IDS = 16;
 
-/** The `_id` values `filter` pins (at its top level or in its `$and` items, at any depth), if few. */
-function pinnedIds(filter: Filter): unknown[] | undefined {
-  const own = '_id' in filter ? equalityValues(filter._id) : undefined;
-  if (own) return own.values.length <= PINNED_IDS ? own.values : undefined;
+/** The `_id` condition `filter` pins (at its top level or in its `$and` items, at any depth), if few ids. */
+function pinnedId(filter: Filter): unknown {
+  if ('_id' in filter) {
+    const eq = equalityValues(filter._id);
+    if (eq) return eq.values.length <= PINNED_IDS ? filter._id : undefined;
+  }
   const and = filter.$and;
   if (!Array.isArray(and)) return undefined;
   for (const item of and) {
-    const ids = isPlainObject(item) ? pinnedIds(item) : undefined;
-    if (ids) return ids;
+    const cond = isPlainObject(item) ? pinnedId(item) : undefined;
+    if (cond !== undefined) return cond;
   }
   return undefined;
 }
@@ -250,16 +252,10 @@ export class CollectionState {
    * whole filter. `undefined` for other filters.
    */
   private pinnedPlan(filter: Filter): Plan | undefined {
-    const ids = pinnedIds(filter);
-    if (!ids) return undefined;
-    const slots: number[] = [];
-    for (const id of ids) {
-      const slot = typeof id === 'string' ? this.entries.get(id)?.slot : undefined;
-      if (slot !== undefined && !slots.includes(slot)) slots.push(slot);
-    }
-    slots.sort((a, b) => a - b);
-    const only = Object.keys(filter).length === 1 && equalityValues(filter._id)?.only === true;
-    return { slots: { size: slots.length, arr: slots }, exact: only };
+    const cond = pinnedId(filter);
+    if (cond === undefined) return undefined;
+    const { slots, exact } = this.lookup('_id', cond)!;
+    return { slots, exact: exact && filter._id === cond && Object.keys(filter).length === 1 };
   }
 
   /** Pushes the sets every match of `filter` is in; returns whether they answer it exactly. */

@@ -1,6 +1,6 @@
 import { Query } from 'mingo';
 import type { Doc, Filter, Projection } from '../port.js';
-import { hashKey, valuesAt } from './values.js';
+import { hashKey, THROUGH_ARRAY, valueAt, valuesAt } from './values.js';
 
 /** mingo options: no `$where`/`$function` scripts from filters. */
 export const QUERY_OPTIONS = { scriptEnabled: false } as const;
@@ -24,16 +24,25 @@ const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null &
 export function compileFilter(filter: Filter): Matcher {
   const fast = compileFast(filter);
   if (fast) return fast;
+  if (!Object.isFrozen(filter)) return mingoMatcher(filter);
+  let known = frozenMingo.get(filter);
+  if (!known) frozenMingo.set(filter, (known = mingoMatcher(filter)));
+  return known;
+}
+
+function mingoMatcher(filter: Filter): Matcher {
   const query = new Query(filter, QUERY_OPTIONS);
   return (doc) => query.test(doc);
 }
 
 /**
- * Fast matchers (or `null`: not compilable) of frozen filters, such as the compiled shared queries
- * of `compileQuery`: a frozen filter cannot change, so it is compiled once however many filters
- * wrap it.
+ * Matchers of frozen filters, such as the compiled shared queries of `compileQuery`: a frozen
+ * filter cannot change, so it is compiled once however many filters wrap it and however often it
+ * is asked for. `frozenFast` holds the fast matcher (`null`: not compilable), `frozenMingo` the
+ * mingo one of a frozen filter that is not.
  */
 const frozenFast = new WeakMap<Filter, Matcher | null>();
+const frozenMingo = new WeakMap<Filter, Matcher>();
 
 function compileFast(filter: Filter): Matcher | undefined {
   if (!Object.isFrozen(filter)) return compileFastNow(filter);
@@ -63,10 +72,8 @@ function compileFastNow(filter: Filter): Matcher | undefined {
 
 /** True when some value at `path` (elements of a leaf array one by one) satisfies `test`. */
 function someAt(doc: Doc, path: readonly string[], test: (v: unknown) => boolean): boolean {
-  if (path.length === 1) {
-    const v = doc[path[0]!];
-    return v !== undefined && (Array.isArray(v) ? v.some(test) : test(v));
-  }
+  const one = valueAt(doc, path);
+  if (one !== THROUGH_ARRAY) return one !== undefined && (Array.isArray(one) ? one.some(test) : test(one));
   for (const v of valuesAt(doc, path)) {
     if (Array.isArray(v) ? v.some(test) : test(v)) return true;
   }

@@ -131,48 +131,34 @@ export function orSlots(sets: readonly Slots[]): Slots {
 }
 
 /**
- * The intersection of bitmaps over their first `length` words: one fused pass for up to four,
- * skipping the words where the first (the sparsest, as callers order them) is zero.
+ * The intersection of bitmaps over their first `length` words, skipping the words where the first
+ * (the sparsest, as callers order them) is zero. Up to four bitmaps go through one fused pass
+ * (fewer repeat the last: `x & y & y` is `x & y`); more are intersected word by word.
  */
 function andBitmaps(maps: readonly Uint32Array[], length: number): Slots {
   const words = new Uint32Array(length);
   let size = 0;
-  const [a, b, c, d] = maps as [Uint32Array, Uint32Array, Uint32Array?, Uint32Array?];
-  if (maps.length === 2) {
+  const a = maps[0]!;
+  if (maps.length <= 4) {
+    const b = maps[1]!;
+    const c = maps[2] ?? b;
+    const d = maps[3] ?? c;
     for (let i = 0; i < length; i++) {
       if (a[i] === 0) continue;
-      const x = a[i]! & b[i]!;
+      const x = a[i]! & b[i]! & c[i]! & d[i]!;
       if (x !== 0) {
         words[i] = x;
         size += popcount(x);
       }
     }
-  } else if (maps.length === 3) {
-    for (let i = 0; i < length; i++) {
-      if (a[i] === 0) continue;
-      const x = a[i]! & b[i]! & c![i]!;
-      if (x !== 0) {
-        words[i] = x;
-        size += popcount(x);
-      }
-    }
-  } else if (maps.length === 4) {
-    for (let i = 0; i < length; i++) {
-      if (a[i] === 0) continue;
-      const x = a[i]! & b[i]! & c![i]! & d![i]!;
-      if (x !== 0) {
-        words[i] = x;
-        size += popcount(x);
-      }
-    }
-  } else {
-    for (let i = 0; i < length; i++) {
-      let x = a[i]!;
-      for (let j = 1; j < maps.length && x !== 0; j++) x &= maps[j]![i]!;
-      if (x !== 0) {
-        words[i] = x;
-        size += popcount(x);
-      }
+    return { size, bits: words };
+  }
+  for (let i = 0; i < length; i++) {
+    let x = a[i]!;
+    for (let j = 1; j < maps.length && x !== 0; j++) x &= maps[j]![i]!;
+    if (x !== 0) {
+      words[i] = x;
+      size += popcount(x);
     }
   }
   return { size, bits: words };

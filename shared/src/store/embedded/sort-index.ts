@@ -20,8 +20,8 @@ export class SortIndex {
   private readonly keys: unknown[] = [];
   private readonly ids: Array<string | undefined> = [];
   /** Slots whose document was written since the build (their base position may be stale). */
-  private readonly changed = new Set<number>();
-  /** 1 at the slots of {@link changed}: the walk's membership test, cheaper than the set's. */
+  private changed: number[] = [];
+  /** 1 at the slots of {@link changed} (its membership test). */
   private changedMark = new Uint8Array(0);
   /** Slots whose ascending and descending keys differ (array values). */
   private readonly multi = new Set<number>();
@@ -55,8 +55,9 @@ export class SortIndex {
       grown.set(this.changedMark);
       this.changedMark = grown;
     }
+    if (this.changedMark[slot] === 1) return;
     this.changedMark[slot] = 1;
-    this.changed.add(slot);
+    this.changed.push(slot);
   }
 
   /**
@@ -64,10 +65,10 @@ export class SortIndex {
    * `{[field]: ±1}` optionally followed by `{_id: ±1}` (see {@link SortIndex.serves}).
    */
   walk(sort: Sort, visit: (slot: number) => boolean): void {
-    if (!this.built || this.changed.size > Math.max(MIN_REBUILD, this.base.length >> 4)) this.rebuild();
+    if (!this.built || this.changed.length > Math.max(MIN_REBUILD, this.base.length >> 4)) this.rebuild();
     const [dir, idDir] = directions(sort);
     const base = this.base;
-    if (this.changed.size === 0 && idDir === dir) {
+    if (this.changed.length === 0 && idDir === dir) {
       // nothing written since the build: the base is the order
       if (dir === 1) {
         for (let k = 0; k < base.length; k++) if (!visit(base[k]!)) return;
@@ -77,7 +78,7 @@ export class SortIndex {
       return;
     }
     const cmp = (a: number, b: number) => this.compare(a, b);
-    const fresh = [...this.changed].filter((s) => this.ids[s] !== undefined).sort(cmp);
+    const fresh = this.changed.filter((s) => this.ids[s] !== undefined).sort(cmp);
     const mark = this.changedMark;
     // One ascending (key, _id) stream: the base without changed slots, merged with the changed ones.
     let i = dir === 1 ? 0 : base.length - 1;
@@ -130,7 +131,7 @@ export class SortIndex {
     for (let s = 0; s < this.ids.length; s++) if (this.ids[s] !== undefined) live.push(s);
     live.sort((a, b) => this.compare(a, b));
     this.base = Int32Array.from(live);
-    this.changed.clear();
+    this.changed = [];
     this.changedMark.fill(0);
     this.built = true;
   }

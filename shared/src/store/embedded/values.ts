@@ -15,13 +15,28 @@ function isObject(v: unknown): v is Obj {
  * as MongoDB does (`members.user_id`). A leaf array is returned as one value; missing → none.
  */
 export function valuesAt(doc: unknown, path: readonly string[]): unknown[] {
+  const v = valueAt(doc, path);
+  if (v === THROUGH_ARRAY) return valuesThroughArrays([doc], path);
+  return v === undefined ? [] : [v];
+}
+
+/** What {@link valueAt} answers for a path that descends through an array (several values). */
+export const THROUGH_ARRAY = Symbol('through an array');
+
+/**
+ * The one value at a dotted path when the walk crosses no array before its last segment (a leaf
+ * array is the value; missing → `undefined`), else {@link THROUGH_ARRAY}: the common case of
+ * {@link valuesAt} without building an array, for the store's per-document hot paths.
+ */
+export function valueAt(doc: unknown, path: readonly string[]): unknown {
   let v = doc;
   for (let i = 0; i < path.length; i++) {
-    if (Array.isArray(v)) return valuesThroughArrays([v], path.slice(i));
-    if (!isObject(v) || v[path[i]!] === undefined) return [];
+    if (Array.isArray(v)) return THROUGH_ARRAY;
+    if (!isObject(v)) return undefined;
     v = v[path[i]!];
+    if (v === undefined) return undefined;
   }
-  return [v];
+  return v;
 }
 
 function valuesThroughArrays(start: unknown[], path: readonly string[]): unknown[] {
@@ -57,12 +72,10 @@ export function hashKey(v: unknown): string | undefined {
 
 /** Hash keys of every scalar at a path; elements of leaf arrays are keyed one by one. */
 export function hashKeysAt(doc: unknown, path: readonly string[]): string[] {
-  if (path.length === 1 && isObject(doc)) {
-    const v = doc[path[0]!];
-    if (v === undefined) return [];
-    const k = hashKey(v);
-    if (k !== undefined) return [k];
-  }
+  const one = valueAt(doc, path);
+  if (one === undefined) return [];
+  const k = hashKey(one);
+  if (k !== undefined) return [k];
   const keys = new Set<string>();
   for (const v of valuesAt(doc, path)) {
     for (const el of Array.isArray(v) ? v : [v]) {
@@ -118,15 +131,9 @@ function compareSequences<T>(a: T[], b: T[], cmp: (x: T, y: T) => number): numbe
  * and its largest descending; an empty array before null; a missing field like null.
  */
 export function sortKey(doc: Doc, path: readonly string[], dir: 1 | -1): unknown {
-  const top = doc[path[0]!];
-  if (path.length === 1) {
-    if (top !== undefined && !Array.isArray(top)) return top;
-  } else if (path.length === 2 && isObject(top)) {
-    const v = top[path[1]!];
-    if (v !== undefined && v !== null && typeof v !== 'object') return v;
-  }
+  const one = valueAt(doc, path);
+  if (one !== THROUGH_ARRAY && one !== undefined && !Array.isArray(one)) return one;
   const values = valuesAt(doc, path);
-  if (values.length === 1 && !Array.isArray(values[0])) return values[0];
   const flat = values.flatMap((v) => (Array.isArray(v) ? (v.length > 0 ? v : [EMPTY_ARRAY]) : [v]));
   if (flat.length === 0) return null;
   return flat.reduce((best, v) => (compareValues(v, best) * dir < 0 ? v : best));
@@ -145,18 +152,8 @@ export function sortDocs<T extends Doc>(docs: readonly T[], sort: Sort, limit = 
   // One key column per sort field; comparisons read them by document index.
   const columns = specs.map((spec) => docs.map((doc) => sortKey(doc, spec.path, spec.dir)));
   const dirs = specs.map((spec) => spec.dir);
-  const first = columns[0]!;
-  const dir0 = dirs[0]!;
   const cmp = (x: number, y: number): number => {
-    const a = first[x];
-    const b = first[y];
-    if (typeof a === 'number' && typeof b === 'number') {
-      if (a !== b) return a < b ? -dir0 : dir0;
-    } else {
-      const c = compareValues(a, b) * dir0;
-      if (c !== 0) return c;
-    }
-    for (let j = 1; j < columns.length; j++) {
+    for (let j = 0; j < columns.length; j++) {
       const c = compareValues(columns[j]![x], columns[j]![y]) * dirs[j]!;
       if (c !== 0) return c;
     }
