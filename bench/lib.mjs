@@ -331,3 +331,21 @@ export function row(name, r, base) {
 export function target(pass, text, measured) {
   return `- **${pass ? 'PASS' : 'MISS'}** ${text} — measured ${measured}`;
 }
+
+/**
+ * A base and our server side by side at c=10 and c=50 ({@link measure} results): the four table
+ * rows (each of ours with the ratio to the base row above it) and the target on the c=10 paired
+ * ratio (≥ `min`, described by `text`), with the c=50 one for reference.
+ */
+export function versusBase({ baseName, oursName, base10, ours10, base50, ours50 }, { min, text }) {
+  const ratio = pairedRatio(ours10, base10);
+  return {
+    rows: [
+      row(`${baseName} c=10`, base10, base10),
+      row(`${oursName} c=10`, ours10, base10),
+      row(`${baseName} c=50`, base50, base50),
+      row(`${oursName} c=50`, ours50, base50),
+    ],
+    verdict: [target(ratio.value >= min, text, ratio.text), `- c=50, for reference: ${pairedRatio(ours50, base50).text}`],
+  };
+}

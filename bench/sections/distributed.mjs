@@ -1,7 +1,7 @@
 // Section `distributed` (issue 2): gateway and tasks service as their own processes over a private
 // nats-server, beside the transport floor (Fastify → NatsBus.requestText → echo responder).
 import { randomUUID } from 'node:crypto';
-import { accessToken, freePort, http, JWT_SECRET, measure, pairedRatio, row, startNats, target, TABLE_HEAD } from '../lib.mjs';
+import { accessToken, freePort, http, JWT_SECRET, measure, startNats, TABLE_HEAD, versusBase } from '../lib.mjs';
 import { CREATE_BODY } from './http.mjs';
 
 /**
@@ -44,18 +44,16 @@ export async function distributedSection(scope) {
     dist50: { url: base + path, headers: auth, connections: 50 },
   }, { reps: 4 });
 
-  const ratio = pairedRatio(dist10, floor10);
-  const ratio50 = pairedRatio(dist50, floor50);
+  const { rows, verdict } = versusBase(
+    { baseName: 'floor: Fastify → NatsBus → echo', oursName: 'distributed GET /tasks/{id}', base10: floor10, ours10: dist10, base50: floor50, ours50: dist50 },
+    { min: 0.7, text: 'distributed GET detail ≥ 0.7× the transport floor (c=10)' },
+  );
   return [
     'Processes: nats-server, gateway, tasks service (own DATA_DIRs), floor Fastify, echo responder; ratio = req/s ÷ the floor row above it.',
     '',
     TABLE_HEAD,
-    row('floor: Fastify → NatsBus → echo c=10', floor10, floor10),
-    row('distributed GET /tasks/{id} c=10', dist10, floor10),
-    row('floor: Fastify → NatsBus → echo c=50', floor50, floor50),
-    row('distributed GET /tasks/{id} c=50', dist50, floor50),
+    ...rows,
     '',
-    target(ratio.value >= 0.7, 'distributed GET detail ≥ 0.7× the transport floor (c=10)', ratio.text),
-    `- c=50, for reference: ${ratio50.text}`,
+    ...verdict,
   ];
 }

@@ -1,6 +1,6 @@
 // Section `http` (issue 2): the all-in-one process vs a bare Fastify process returning the same JSON.
 import { randomUUID } from 'node:crypto';
-import { accessToken, http, JWT_SECRET, measure, pairedRatio, row, target, TABLE_HEAD } from '../lib.mjs';
+import { accessToken, http, JWT_SECRET, measure, row, TABLE_HEAD, versusBase } from '../lib.mjs';
 
 /** A task create body like a client sends. */
 export const CREATE_BODY = {
@@ -38,20 +38,18 @@ export async function httpSection(scope) {
     aioPost: { url: `${base}/api/v1/tasks`, ...post },
   });
 
-  const ratio = pairedRatio(aioGet10, bareGet10);
-  const ratio50 = pairedRatio(aioGet50, bareGet50);
+  const { rows, verdict } = versusBase(
+    { baseName: 'bare Fastify GET /tasks/{id}', oursName: 'all-in-one GET /tasks/{id}', base10: bareGet10, ours10: aioGet10, base50: bareGet50, ours50: aioGet50 },
+    { min: 0.4, text: 'all-in-one GET detail ≥ 0.4× bare (c=10)' },
+  );
   return [
     `Task detail body ${detail.text.length} bytes (with one note); ratio = req/s ÷ the bare row above it.`,
     '',
     TABLE_HEAD,
-    row('bare Fastify GET /tasks/{id} c=10', bareGet10, bareGet10),
-    row('all-in-one GET /tasks/{id} c=10', aioGet10, bareGet10),
-    row('bare Fastify GET /tasks/{id} c=50', bareGet50, bareGet50),
-    row('all-in-one GET /tasks/{id} c=50', aioGet50, bareGet50),
+    ...rows,
     row('bare Fastify POST /tasks c=10', barePost, barePost),
     row('all-in-one POST /tasks c=10', aioPost, barePost),
     '',
-    target(ratio.value >= 0.4, 'all-in-one GET detail ≥ 0.4× bare (c=10)', ratio.text),
-    `- c=50, for reference: ${ratio50.text}`,
+    ...verdict,
   ];
 }
