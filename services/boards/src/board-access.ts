@@ -1,5 +1,5 @@
 import type { Board } from '@app/shared/contracts';
-import type { BoardDoc, GroupDoc } from '@app/shared/domain';
+import { columnsAsRead, type BoardDoc, type GroupDoc } from '@app/shared/domain';
 import { Collections, decodeMetadata, type DocumentStore } from '@app/shared/store';
 
 /** The `boards` collection. */
@@ -7,13 +7,16 @@ export const boardsOf = (store: DocumentStore) => store.collection<BoardDoc>(Col
 /** The `groups` collection. */
 export const groupsOf = (store: DocumentStore) => store.collection<GroupDoc>(Collections.groups);
 
-/** The board object of the API (SPEC "Board"; DESIGN §9): metadata keys decoded, `is_owner` for `userId`. */
+/**
+ * The board object of the API (SPEC "Board"; DESIGN §9): metadata keys decoded, `is_owner` for
+ * `userId`, column actions as {@link columnsAsRead} gives them (issue 14).
+ */
 export function toBoard(doc: BoardDoc, userId: string): Board {
   const b: Board = {
     id: doc._id,
     name: doc.name,
     board_type: doc.board_type,
-    columns: doc.columns,
+    columns: columnsAsRead(doc.columns),
     default_tags: doc.default_tags,
     metadata: decodeMetadata(doc.metadata),
     owner_id: doc.owner_id,

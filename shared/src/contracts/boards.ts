@@ -136,12 +136,11 @@ export type BoardShareBody = Static<typeof BoardShareBody>;
 export const PreviewActionsBody = Type.Object(
   {
     query: Type.String({ maxLength: 10_000, description: 'a column query' }),
-    default_tags: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'board default_tags to include, as a board write would' })),
   },
   { additionalProperties: false },
 );
 export type PreviewActionsBody = Static<typeof PreviewActionsBody>;
-/** Reply of preview-actions: the `source: query` actions the column query (and default_tags) materialize. */
+/** Reply of preview-actions: the `source: query` actions the column query materializes (default_tags never give actions, issue 14). */
 export const PreviewActionsResult = Type.Object({ actions: Type.Array(ColumnAction) });
 
 /** Body of `POST /boards/{boardId}/tasks` (SPEC "Board day-to-day"). */
@@ -223,7 +222,7 @@ export const BoardsOps = {
   share: op({ subject: 'boards.share', request: busRequest(BoardPathParams.properties, BoardShareBody.properties), response: Board }),
   /** Owner only; removes the group sharing (the board stays `shared`, visible to its owner only). */
   unshare: op({ subject: 'boards.unshare', request: BoardPathParams, response: Board }),
-  /** Read-only: the actions a column query (and default_tags) would materialize. */
+  /** Read-only: the actions a column query would materialize (the column query alone). */
   previewActions: op({ subject: 'boards.previewActions', request: busRequest(PreviewActionsBody.properties), response: PreviewActionsResult }),
   /** Card create on a board: board write access; default_tags merged; shared board's group stamped. */
   createTask: op({ subject: 'boards.createTask', request: busRequest(BoardPathParams.properties, BoardTaskCreateBody.properties), response: Task }),

@@ -1,16 +1,17 @@
 import type { BoardTaskCreateBody, ColumnActionInput, ColumnInput } from '../contracts/boards.js';
 import type { TaskCreateBody } from '../contracts/tasks.js';
 import { AppError, invalidField } from '../errors/index.js';
-import { buildEffectiveQuery, materializeActions, parseQuery } from '../query/index.js';
+import { materializeActions, parseQuery } from '../query/index.js';
 import type { ColumnAction, ColumnDef } from './board.js';
 import { METADATA_FIELD, mergeMoveActions } from './move.js';
 import { distinct, normalizeDate, validatePath } from './task-write.js';
 
 /**
  * Column rules of every board write (SPEC "Column definition"; DESIGN §7): ids backfilled and kept
- * stable, column queries validated, `source: query` actions regenerated from the column query and
- * the board's default_tags, `source: manual` actions checked and kept. Also the initial values of
- * a card created in a column. Errors name the column by index (`/columns/2/query`).
+ * stable, column queries validated, `source: query` actions regenerated from the column query
+ * alone (issue 14: default_tags are merged into column *queries* and card tags, never into
+ * actions), `source: manual` actions checked and kept. Also the initial values of a card created
+ * in a column. Errors name the column by index (`/columns/2/query`).
  */
 
 /** Columns of a board created without `columns` (the SPEC's sample statuses). */
@@ -63,14 +64,16 @@ export function backfillColumnIds(columns: ReadonlyArray<Pick<ColumnInput, 'id' 
 }
 
 /**
- * The `source: query` actions of a column query and the board's default_tags (DESIGN §7), as
- * `preview-actions` returns them. Throws the query's 400 (`QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD`
- * / `QUERY_TOO_LONG`) with `details.field` = `field` and its message prefixed by it.
+ * The `source: query` actions of a column query (DESIGN §7), as `preview-actions` returns them.
+ * They come from the column query alone: the board's default_tags are part of the column's
+ * effective query (move checks, column read) and of a new card's tags, never actions (issue 14);
+ * a query that is empty or only an ORDER BY has none. Throws the query's 400 (`QUERY_SYNTAX` /
+ * `QUERY_UNKNOWN_FIELD` / `QUERY_TOO_LONG`) with `details.field` = `field` and its message
+ * prefixed by it.
  */
-export function queryActions(query: string, defaultTags: readonly string[], field = '/query'): ColumnAction[] {
+export function queryActions(query: string, field = '/query'): ColumnAction[] {
   try {
-    parseQuery(query); // errors with positions relative to the column query itself
-    return materializeActions(buildEffectiveQuery({ column: query, defaultTags: [...defaultTags] }).query);
+    return materializeActions(parseQuery(query)); // errors with positions relative to the column query itself
   } catch (e) {
     if (!AppError.is(e) || e.status !== 400) throw e;
     throw new AppError(e.code, {
@@ -79,6 +82,28 @@ export function queryActions(query: string, defaultTags: readonly string[], fiel
       ...(e.validationErrors ? { validationErrors: e.validationErrors } : {}),
     });
   }
+}
+
+/**
+ * The columns of a stored board as reads return them (issue 14): each column's `source: query`
+ * actions are those of its query alone, so a board stored before default_tags stopped being
+ * materialized (its columns then carried `enter add` / `exit remove` of every default tag) reads
+ * as if written today; manual actions are kept after them. A column whose stored actions are
+ * already right is returned as is (same object); a query that no longer parses keeps its stored
+ * actions. Pure: the stored document is not changed (the next board write stores the fresh ones).
+ */
+export function columnsAsRead(columns: readonly ColumnDef[]): ColumnDef[] {
+  return columns.map((c) => {
+    let fresh: ColumnAction[];
+    try {
+      fresh = materializeActions(parseQuery(c.query));
+    } catch {
+      return c;
+    }
+    const stored = c.actions.filter((a) => a.source === 'query');
+    if (JSON.stringify(stored) === JSON.stringify(fresh)) return c;
+    return { ...c, actions: [...fresh, ...c.actions.filter((a) => a.source !== 'query')] };
+  });
 }
 
 /** Fields an action may change besides `metadata.<key>` (SPEC "Task"). */
@@ -121,15 +146,16 @@ function setValue(field: string, value: unknown, at: string): unknown {
 
 /**
  * The stored columns of a board write (DESIGN §7): ids backfilled against `previous`, each query
- * checked, `source: query` actions regenerated from the query and `defaultTags`, manual actions
- * checked and kept after them (client-sent `query` actions are dropped), `wip_limit` kept.
+ * checked, `source: query` actions regenerated from the column query alone (not the board's
+ * default_tags, issue 14), manual actions checked and kept after them (client-sent `query`
+ * actions are dropped), `wip_limit` kept.
  */
-export function normalizeColumns(columns: readonly ColumnInput[], defaultTags: readonly string[], previous: readonly ColumnDef[] = []): ColumnDef[] {
+export function normalizeColumns(columns: readonly ColumnInput[], previous: readonly ColumnDef[] = []): ColumnDef[] {
   const ids = backfillColumnIds(columns, previous);
   return columns.map((c, i) => {
     const query = c.query ?? '';
     const manual = (c.actions ?? []).flatMap((a, j) => (a.source === 'query' ? [] : [normalizeManualAction(a, `/columns/${i}/actions/${j}`)]));
-    const def: ColumnDef = { id: ids[i]!, name: c.name, query, actions: [...queryActions(query, defaultTags, `/columns/${i}/query`), ...manual] };
+    const def: ColumnDef = { id: ids[i]!, name: c.name, query, actions: [...queryActions(query, `/columns/${i}/query`), ...manual] };
     if (c.wip_limit !== undefined) def.wip_limit = c.wip_limit;
     return def;
   });

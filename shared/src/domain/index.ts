@@ -11,5 +11,5 @@ export {
   taskPatchUpdate, metadataSetUpdate, newNoteDoc, checkNewTaskRefs, checkAssignee, checkTaskRefs, type NoteDoc,
 } from './task-write.js';
 export { mergeMoveActions, planMove, METADATA_FIELD, type MoveEffect, type MovePlan } from './move.js';
-export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, normalizeColumns, cardCreateBody } from './columns.js';
+export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, columnsAsRead, normalizeColumns, cardCreateBody } from './columns.js';
 export { loadBoard, columnOf, type BoardNeed, type LoadedBoard } from './board-access.js';

@@ -30,7 +30,7 @@ export function createBoard({ store, clock }: ServiceDeps): Handler<typeof Board
       name: boardName(input.name),
       board_type: input.board_type,
       owner_id: userId,
-      columns: normalizeColumns(input.columns ?? DEFAULT_COLUMNS, defaultTags),
+      columns: normalizeColumns(input.columns ?? DEFAULT_COLUMNS),
       default_tags: defaultTags,
       metadata: encodeMetadata(input.metadata),
       created_at: at,
@@ -83,7 +83,7 @@ export function updateBoard({ store, clock }: ServiceDeps): Handler<typeof Board
       if (body.default_tags === undefined) unchanged.default_tags = board.default_tags;
       else $set.default_tags = defaultTags;
       if (body.columns === undefined) unchanged.columns = board.columns;
-      $set.columns = normalizeColumns(body.columns ?? board.columns, defaultTags, board.columns);
+      $set.columns = normalizeColumns(body.columns ?? board.columns, board.columns);
     }
     if (body.activeSprintId === '') $unset.activeSprintId = '';
     else if (body.activeSprintId !== undefined) $set.activeSprintId = await openSprintId(store, principal, body.activeSprintId);
@@ -122,7 +122,7 @@ export function removeBoard({ store }: ServiceDeps): Handler<typeof BoardsOps.re
 
 /** `boards.previewActions`: read-only; the same computation as a board write (DESIGN §7). */
 export function previewActions(): Handler<typeof BoardsOps.previewActions> {
-  return async ({ query, default_tags }) => ({ actions: queryActions(query, distinct(default_tags ?? [])) });
+  return async ({ query }) => ({ actions: queryActions(query) });
 }
 
 /**

@@ -25,10 +25,9 @@ describe('boards.create', () => {
       owner_id: ALICE, created_at: T0, updated_at: T0, is_owner: true,
     });
     expect(board.columns.map((c) => c.id)).toEqual(['col-to-do', 'col-to-do-2', 'col-recent']);
-    expect(board.columns[2]).toEqual({ id: 'col-recent', name: 'Recent', query: 'ORDER BY updated_at DESC', wip_limit: 5, actions: [
-      { trigger: 'enter', field: 'tags', operation: 'add', value: ['team'], source: 'query' },
-      { trigger: 'exit', field: 'tags', operation: 'remove', value: ['team'], source: 'query' },
-    ] });
+    // actions come from the column query alone: default_tags give none, an ORDER BY only column has none (issue 14)
+    expect(board.columns[2]).toEqual({ id: 'col-recent', name: 'Recent', query: 'ORDER BY updated_at DESC', wip_limit: 5, actions: [] });
+    expect(board.columns[0]!.actions).toEqual([{ trigger: 'enter', field: 'status', operation: 'set', value: 'todo', source: 'query' }]);
     expect(board.columns[1]!.actions.filter((a) => a.operation === 'set')).toEqual([
       { trigger: 'enter', field: 'status', operation: 'set', value: 'todo', source: 'query' },
       { trigger: 'enter', field: 'metadata.cf.priority', operation: 'set', value: 'high', source: 'query' },
@@ -133,7 +132,7 @@ describe('boards.update', () => {
     expect(again.columns).toEqual(updated.columns);
   });
 
-  it('regenerates query actions when default_tags change, keeping manual actions', async () => {
+  it('keeps the actions of the column queries when default_tags change, keeping manual actions', async () => {
     await using t = await buildBoards();
     const manual = { trigger: 'enter' as const, field: 'assignee', operation: 'clear' as const, source: 'manual' as const };
     const board = await t.newBoard({ columns: [{ name: 'Todo', query: "status = 'todo'", actions: [manual] }] });
@@ -141,10 +140,34 @@ describe('boards.update', () => {
     expect(updated.default_tags).toEqual(['q4']);
     expect(updated.columns[0]!.actions).toEqual([
       { trigger: 'enter', field: 'status', operation: 'set', value: 'todo', source: 'query' },
-      { trigger: 'enter', field: 'tags', operation: 'add', value: ['q4'], source: 'query' },
-      { trigger: 'exit', field: 'tags', operation: 'remove', value: ['q4'], source: 'query' },
       manual,
     ]);
+    expect((await t.boards.findOne({ _id: board.id }))!.columns[0]!.actions).toEqual(updated.columns[0]!.actions);
+  });
+
+  it('reads a board stored with default-tag actions (before issue 14) with the column query\'s actions only', async () => {
+    await using t = await buildBoards();
+    const manual = { trigger: 'enter' as const, field: 'tags', operation: 'add' as const, value: ['team'], source: 'manual' as const };
+    const board = await t.newBoard({ default_tags: ['team'], columns: [{ name: 'Todo', query: "status = 'todo'", actions: [manual] }, { name: 'All', query: '' }] });
+    // what a board write stored before the fix: every default tag as enter add + exit remove
+    const stale = [
+      { trigger: 'enter', field: 'status', operation: 'set', value: 'todo', source: 'query' },
+      { trigger: 'enter', field: 'tags', operation: 'add', value: ['team'], source: 'query' },
+      { trigger: 'exit', field: 'tags', operation: 'remove', value: ['team'], source: 'query' },
+      manual,
+    ];
+    const staleAll = stale.slice(1, 3);
+    const stored = (await t.boards.findOne({ _id: board.id }))!;
+    const columns = [{ ...stored.columns[0]!, actions: stale }, { ...stored.columns[1]!, actions: staleAll }] as typeof stored.columns;
+    await t.boards.updateOne({ _id: board.id }, { $set: { columns } });
+    const read = await t.call(BoardsOps.get, { boardId: board.id });
+    expect(read.columns[0]!.actions).toEqual([stale[0], manual]);
+    expect(read.columns[1]!.actions).toEqual([]);
+    const listed = await t.call(BoardsOps.list, {});
+    expect(listed.owned_boards.find((b) => b.id === board.id)!.columns).toEqual(read.columns);
+    // the next board write stores the fresh actions
+    await t.call(BoardsOps.update, { boardId: board.id, default_tags: ['team'] });
+    expect((await t.boards.findOne({ _id: board.id }))!.columns.map((c) => c.actions)).toEqual([[stale[0], manual], []]);
   });
 
   it('sets and clears the active sprint, accepting only an open sprint task the caller can read', async () => {
@@ -212,8 +235,8 @@ describe('boards.list, boards.remove, boards.previewActions', () => {
       { trigger: 'enter', field: 'tags', operation: 'add', value: ['blog'], source: 'query' },
       { trigger: 'exit', field: 'tags', operation: 'remove', value: ['blog'], source: 'query' },
     ]);
-    const withTags = await t.call(BoardsOps.previewActions, { query: '', default_tags: ['q4'] });
-    expect(withTags.actions.map((a) => [a.trigger, a.operation, a.value])).toEqual([['enter', 'add', ['q4']], ['exit', 'remove', ['q4']]]);
+    expect((await t.call(BoardsOps.previewActions, { query: '' })).actions).toEqual([]);
+    expect((await t.call(BoardsOps.previewActions, { query: 'ORDER BY updated_at DESC' })).actions).toEqual([]);
     const e = await rejects(t.call(BoardsOps.previewActions, { query: "status = = 'x'" }), 'QUERY_SYNTAX');
     expect(e.details).toMatchObject({ position: 9, field: '/query' });
     expect(t.store.stats.roundTrips).toBe(before);

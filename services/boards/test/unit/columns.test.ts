@@ -48,16 +48,16 @@ describe('normalizeColumns', () => {
         { trigger: 'exit', field: 'assignee', operation: 'clear', source: 'manual' },
       ],
     };
-    const once = normalizeColumns([stale], []);
+    const once = normalizeColumns([stale]);
     expect(once[0]!.actions).toEqual([
       { trigger: 'enter', field: 'status', operation: 'set', value: 'b', source: 'query' },
       { trigger: 'exit', field: 'assignee', operation: 'clear', source: 'manual' },
     ]);
-    expect(normalizeColumns(once, [], once)).toEqual(once);
+    expect(normalizeColumns(once, once)).toEqual(once);
   });
 
   it('names the column and position of a bad query', () => {
-    const e = thrown(() => normalizeColumns([{ name: 'a' }, { name: 'b' }, { name: 'c', query: 'status = ' }], []));
+    const e = thrown(() => normalizeColumns([{ name: 'a' }, { name: 'b' }, { name: 'c', query: 'status = ' }]));
     expect(e.code).toBe('QUERY_SYNTAX');
     expect(e.details).toMatchObject({ field: '/columns/2/query', position: 9 });
   });
