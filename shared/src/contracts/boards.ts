@@ -1,7 +1,7 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { Task } from '../domain/task.js';
 import { op } from './op.js';
-import { busRequest, MetadataObject, PathId, StringEnum, Tags, Timestamp } from './schemas.js';
+import { busRequest, MetadataObject, MetadataValue, PathId, StringEnum, Tags, Timestamp } from './schemas.js';
 import { TaskCreateFields } from './tasks.js';
 
 /**
@@ -44,7 +44,11 @@ export const ColumnAction = Type.Object({
 
 /** An action as a client sends it; `source` defaults to `manual`, and sent `query` actions are replaced. */
 export const ColumnActionInput = Type.Object(
-  { ...ColumnAction.properties, source: Type.Optional(ColumnAction.properties.source) },
+  {
+    ...ColumnAction.properties,
+    value: Type.Optional(MetadataValue('`set`: the value (within the metadata limits); `add`/`remove`: a tag or an array of tags')),
+    source: Type.Optional(ColumnAction.properties.source),
+  },
   { additionalProperties: false },
 );
 export type ColumnActionInput = Static<typeof ColumnActionInput>;

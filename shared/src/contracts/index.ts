@@ -1,6 +1,7 @@
 export { op, DEFAULT_TIMEOUT_MS, type Op, type AnyOp, type In, type Out } from './op.js';
 export { HealthOps } from './health.js';
-export { StringEnum, MAX_PAGE, Page, PageSize, PathId, Tags, MetadataObject, Timestamp, busRequest } from './schemas.js';
+export { StringEnum, MAX_PAGE, Page, PageSize, PathId, Tags, MetadataObject, MetadataValue, Timestamp, busRequest,
+  METADATA_MAX_DEPTH, METADATA_VALUE_MAX_BYTES, METADATA_LIMITS_KEYWORD } from './schemas.js';
 export {
   TasksOps, TaskParams, MetadataKeyParams, TaskCreateFields, TaskCreateBody, TaskUpdateBody, MetadataSetBody, TaskMoveBody,
   NoteCreateBody, Note, NoteList, LinkedItem, TaskDetail,

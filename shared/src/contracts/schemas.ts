@@ -28,9 +28,27 @@ export const PathId = Type.String({ minLength: 1 });
 /** Tags as a client sends them: non-empty strings; duplicates are dropped by the write. */
 export const Tags = Type.Array(Type.String({ minLength: 1 }), { description: 'duplicates are dropped' });
 
-/** A free-form metadata object (keys may contain dots, values any JSON); `description` for Swagger. */
+/** Deepest nesting of one metadata value (issue 14): a scalar is 0 levels, `{"a":{"b":1}}` is 2. */
+export const METADATA_MAX_DEPTH = 32;
+/** Longest metadata value, as the bytes (UTF-8) of its JSON text (issue 14). */
+export const METADATA_VALUE_MAX_BYTES = 64 * 1024;
+/**
+ * Schema keyword carrying the metadata limits ({@link METADATA_MAX_DEPTH},
+ * {@link METADATA_VALUE_MAX_BYTES}): `'object'` checks every value of a metadata object,
+ * `'value'` the value itself. The gateway's validator enforces it (a 400 naming
+ * `/metadata/<key>`); Swagger shows it as a vendor extension; the bus validator ignores it.
+ */
+export const METADATA_LIMITS_KEYWORD = 'x-metadata-limits';
+
+/**
+ * A free-form metadata object (keys may contain dots, values any JSON within the metadata
+ * limits); `description` for Swagger.
+ */
 export const MetadataObject = (description?: string) =>
-  Type.Object({}, description === undefined ? { additionalProperties: true } : { additionalProperties: true, description });
+  Type.Object({}, { additionalProperties: true, [METADATA_LIMITS_KEYWORD]: 'object', ...(description === undefined ? {} : { description }) });
+
+/** One metadata value as a client sends it: any JSON within the metadata limits. */
+export const MetadataValue = (description: string) => Type.Unknown({ description, [METADATA_LIMITS_KEYWORD]: 'value' });
 
 /** An ISO 8601 UTC timestamp as returned (`toISOString()`). */
 export const Timestamp = Type.String({ format: 'date-time' });

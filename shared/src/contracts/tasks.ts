@@ -1,7 +1,7 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { DESCRIPTION_MAX, Task } from '../domain/task.js';
 import { op } from './op.js';
-import { busRequest, MetadataObject, Tags, Timestamp } from './schemas.js';
+import { busRequest, MetadataObject, MetadataValue, Tags, Timestamp } from './schemas.js';
 
 /**
  * Contracts of the task detail family (SPEC "Task detail family", "Metadata keys"; DESIGN §1, §9):
@@ -74,7 +74,7 @@ export type TaskUpdateBody = Static<typeof TaskUpdateBody>;
 export const MetadataSetBody = Type.Object(
   {
     key: Type.String({ minLength: 1 }),
-    value: Type.Unknown({ description: 'any JSON value except null (remove a key with DELETE …/metadata/{key})' }),
+    value: MetadataValue('any JSON value except null (remove a key with DELETE …/metadata/{key})'),
   },
   { additionalProperties: false },
 );

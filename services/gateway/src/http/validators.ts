@@ -1,6 +1,8 @@
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
+import { METADATA_LIMITS_KEYWORD, METADATA_MAX_DEPTH, METADATA_VALUE_MAX_BYTES } from '@app/shared/contracts';
+import { invalidField } from '@app/shared/errors';
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
@@ -8,13 +10,82 @@ const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 const base: Options = { useDefaults: true, removeAdditional: true, allErrors: true, addUsedSchema: false, strict: false };
 
 /**
+ * Deepest nesting of objects and arrays in any JSON body (issue 14; docs/http.md "Limits"): the
+ * body object itself is level 1. Deeper bodies are a 400 before schema validation, so no later
+ * step (validation, the bus's JSON encoding, the store) ever walks an unbounded tree.
+ */
+export const MAX_BODY_DEPTH = 64;
+
+/**
  * Request validators (DESIGN §9, issue 2 "wrong types → 400"): JSON bodies are checked without
  * type coercion, so `{"title": 5}` is a 400 naming `/title`; path and query-string values, which
  * are always text on the wire, are coerced (`?preview=3` → 3). Unknown body fields are stripped
  * where a schema says `additionalProperties: false` (Fastify's default), and defaults are applied.
+ * Limits (issue 14): a body nested deeper than {@link MAX_BODY_DEPTH} is a 400 `VALIDATION_FAILED`
+ * naming its first two levels (`/metadata/a`); schemas marked with the metadata-limits keyword
+ * refuse values nested deeper than `METADATA_MAX_DEPTH` or longer than `METADATA_VALUE_MAX_BYTES`
+ * with a 400 naming `/metadata/<key>` (or the value's own field).
  */
 export function installValidators(app: FastifyInstance): void {
-  const strict = addFormats(new Ajv({ ...base, coerceTypes: false }));
-  const coercing = addFormats(new Ajv({ ...base, coerceTypes: 'array' }));
+  const strict = addMetadataLimits(addFormats(new Ajv({ ...base, coerceTypes: false })));
+  const coercing = addMetadataLimits(addFormats(new Ajv({ ...base, coerceTypes: 'array' })));
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+  app.addHook('preValidation', (req, _reply, done) => {
+    const at = tooDeep(req.body, MAX_BODY_DEPTH);
+    if (at === undefined) done();
+    else done(invalidField(pointer(at.slice(0, 2)), `nested deeper than ${MAX_BODY_DEPTH} levels of objects and arrays`, 'depth'));
+  });
+}
+
+/**
+ * The path (keys and indexes) to the first object or array of `value` lying deeper than `limit`
+ * levels (`value` itself is level 1 when it is one), or undefined. Iterative: a 1 MiB body nested
+ * 500,000 levels is walked without recursion, and the walk stops at the first offender.
+ */
+export function tooDeep(value: unknown, limit: number): Array<string | number> | undefined {
+  const stack: Array<{ v: unknown; depth: number; path: Array<string | number> }> = [{ v: value, depth: 1, path: [] }];
+  while (stack.length > 0) {
+    const { v, depth, path } = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > limit) return path;
+    if (Array.isArray(v)) v.forEach((item, i) => stack.push({ v: item, depth: depth + 1, path: [...path, i] }));
+    else for (const [k, item] of Object.entries(v)) stack.push({ v: item, depth: depth + 1, path: [...path, k] });
+  }
+  return undefined;
+}
+
+/** A JSON pointer (RFC 6901) of a path. */
+function pointer(path: ReadonlyArray<string | number>): string {
+  return path.map((p) => `/${String(p).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+}
+
+/** Checks one metadata value against the limits; the message of the first fault, or undefined. */
+function metadataFault(value: unknown): string | undefined {
+  // a metadata value's own nesting: its outermost object or array is level 1
+  if (tooDeep(value, METADATA_MAX_DEPTH) !== undefined) return `nested deeper than ${METADATA_MAX_DEPTH} levels (metadata limit)`;
+  const bytes = Buffer.byteLength(JSON.stringify(value) ?? '');
+  if (bytes > METADATA_VALUE_MAX_BYTES) return `${bytes} bytes of JSON, over the ${METADATA_VALUE_MAX_BYTES}-byte limit of a metadata value`;
+  return undefined;
+}
+
+type MetadataLimitsValidator = ((kind: unknown, data: unknown, parent: unknown, cxt?: { instancePath: string }) => boolean) & { errors?: Partial<ErrorObject>[] };
+
+/** Registers the metadata-limits keyword (`'object'`: every value of the object; `'value'`: the value). */
+function addMetadataLimits(ajv: Ajv): Ajv {
+  const validate: MetadataLimitsValidator = (kind, data, _parent, cxt) => {
+    const base = cxt?.instancePath ?? '';
+    const entries: Array<[string, unknown]> =
+      kind === 'object' ? (typeof data === 'object' && data !== null && !Array.isArray(data) ? Object.entries(data) : []) : [['', data]];
+    const errors: Partial<ErrorObject>[] = [];
+    for (const [key, value] of entries) {
+      const message = metadataFault(value);
+      if (message === undefined) continue;
+      const instancePath = kind === 'object' ? `${base}${pointer([key])}` : base;
+      errors.push({ keyword: METADATA_LIMITS_KEYWORD, instancePath, params: { depth: METADATA_MAX_DEPTH, bytes: METADATA_VALUE_MAX_BYTES }, message });
+    }
+    validate.errors = errors;
+    return errors.length === 0;
+  };
+  ajv.addKeyword({ keyword: METADATA_LIMITS_KEYWORD, schemaType: 'string', errors: true, validate });
+  return ajv;
 }

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError, system, type Answer, type System, type User } from './system.js';
+
+/**
+ * Input limits through HTTP (issue 14; docs/http.md "Limits"): a body nested thousands of levels
+ * deep is a 400 naming the field, never a 500; metadata values are capped in depth (32) and size
+ * (64 KiB) on every route that takes them; nothing refused is written.
+ */
+
+let sys: System;
+let alice: User;
+
+beforeAll(async () => {
+  sys = await system();
+  alice = await sys.user('alice');
+});
+afterAll(async () => {
+  await sys?.[Symbol.asyncDispose]();
+});
+
+/** Sends raw JSON text (a value too deep for the test's own JSON.stringify is never built). */
+async function raw(method: 'POST' | 'PATCH' | 'PUT', url: string, text: string): Promise<Answer> {
+  const res = await sys.app.inject({ method, url, headers: { ...alice.headers, 'content-type': 'application/json' }, payload: text });
+  return { status: res.statusCode, headers: res.headers, body: res.body === '' ? undefined : res.json() };
+}
+
+/** `{"a":{"a":…1…}}` with `levels` objects, as JSON text. */
+const nestedText = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+/** The same as a value (only for depths JSON.stringify handles). */
+const nested = (levels: number): unknown => JSON.parse(nestedText(levels));
+
+/** Asserts a 400 `VALIDATION_FAILED` naming exactly `field` first; returns the body. */
+function expectField(res: Answer, field: string): any {
+  const body = expectError(res, 400, 'VALIDATION_FAILED');
+  expect(body.validationErrors[0].field).toBe(field);
+  expect(body.message).toContain(field.slice(1));
+  return body;
+}
+
+async function taskCount(): Promise<number> {
+  return (await sys.call('POST', '/api/v1/tasks/query', alice, {})).body.total;
+}
+
+describe('body depth', () => {
+  it('a body nested 5,000 levels deep is a 400 naming the field, not a 500; nothing is written', async () => {
+    const before = await taskCount();
+    const res = await raw('POST', '/api/v1/tasks', `{"title":"x","metadata":${nestedText(5000)}}`);
+    const body = expectField(res, '/metadata/a');
+    expect(body.message).toMatch(/deeper than 64 levels/);
+    expect(await taskCount()).toBe(before);
+  });
+
+  it('applies to every JSON body, even to fields the schema would strip', async () => {
+    expectField(await raw('POST', '/api/v1/boards', `{"name":"b","board_type":"private","junk":[${nestedText(100)}]}`), '/junk/0');
+    expectField(await raw('POST', '/api/v1/tasks/query', `{"query":"","sort":${nestedText(70)}}`), '/sort/a');
+  });
+});
+
+describe('metadata limits', () => {
+  it('a metadata value nests at most 32 levels, on task create, task PATCH and the metadata PATCH', async () => {
+    const ok = await sys.call('POST', '/api/v1/tasks', alice, { title: 'deep enough', metadata: { 'cf.tree': nested(32) } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+    const before = await taskCount();
+    expect(expectField(await sys.call('POST', '/api/v1/tasks', alice, { title: 'too deep', metadata: { 'cf.tree': nested(33) } }), '/metadata/cf.tree').message)
+      .toMatch(/deeper than 32 levels/);
+    expect(await taskCount()).toBe(before);
+
+    expectField(await sys.call('PATCH', `/api/v1/tasks/${ok.body.id}`, alice, { metadata: { 'a/b': nested(33) } }), '/metadata/a~1b');
+    expectField(await sys.call('PATCH', `/api/v1/tasks/${ok.body.id}/metadata`, alice, { key: 'cf.tree', value: nested(33) }), '/value');
+    const unchanged = await sys.call('GET', `/api/v1/tasks/${ok.body.id}`, alice);
+    expect(unchanged.body.metadata).toEqual({ 'cf.tree': nested(32) });
+  });
+
+  it('a metadata value is at most 64 KiB of JSON', async () => {
+    const fits = 'x'.repeat(64 * 1024 - 2); // the quotes make it exactly 65,536 bytes
+    const ok = await sys.call('POST', '/api/v1/tasks', alice, { title: 'big', metadata: { blob: fits } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+    const body = expectField(await sys.call('PATCH', `/api/v1/tasks/${ok.body.id}/metadata`, alice, { key: 'blob', value: `${fits}é` }), '/value');
+    expect(body.message).toMatch(/65538 bytes/);
+  });
+
+  it('board metadata and column action values have the same limits', async () => {
+    expectField(await sys.call('POST', '/api/v1/boards', alice, { name: 'b', board_type: 'private', metadata: { ui: nested(33) } }), '/metadata/ui');
+    const columns = [{ name: 'A', query: '', actions: [{ trigger: 'enter', field: 'cf.x', operation: 'set', value: nested(33) }] }];
+    expectField(await sys.call('POST', '/api/v1/boards', alice, { name: 'b', board_type: 'private', columns }), '/columns/0/actions/0/value');
+    const boards = await sys.call('GET', '/api/v1/boards', alice);
+    expect(boards.body.owned_boards).toEqual([]);
+  });
+});
