@@ -12,7 +12,8 @@ export async function distributedSection(scope) {
   const natsUrl = await startNats(scope);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const common = { NATS_URL: natsUrl, JWT_SECRET, HOST: '127.0.0.1' };
+  // each process on its own embedded store: the documented opt-in for separately started processes (issue 14)
+  const common = { NATS_URL: natsUrl, JWT_SECRET, HOST: '127.0.0.1', EMBEDDED_STANDALONE: '1' };
   await scope.process('services/gateway/dist/main.js', {
     env: { ...common, BUS_PREFIX: 'bench', PORT: String(port), DATA_DIR: scope.tempDir('bench-gw-') },
     ready: async () => (await http(base, 'GET', '/health/ready', { ok: false })).status === 200,

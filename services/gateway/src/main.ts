@@ -9,9 +9,11 @@ import { tasksService } from '@app/tasks';
 import { CommonConfig, loadConfig } from '@app/shared/config';
 import { systemClock } from '@app/shared/domain';
 import { createLogger } from '@app/shared/log';
-import { onShutdown, openConnections, resolveJwtSecret, serveServices } from '@app/shared/runtime';
+import { checkSeparateProcessStore, guardStartup, onShutdown, openConnections, resolveJwtSecret, serveServices } from '@app/shared/runtime';
 import { buildApp, ensureAdmin, GatewayConfig } from './index.js';
 
+// Until it listens, a start-up failure is one line on stderr and exit code 1 (issue 14).
+const started = guardStartup();
 const all = process.argv.includes('--all');
 const common = loadConfig(CommonConfig, process.env);
 const config = loadConfig(GatewayConfig, { ...process.env, JWT_SECRET: resolveJwtSecret(common) });
@@ -20,6 +22,7 @@ if (!all && !config.NATS_URL) {
   log.fatal('NATS_URL is required for a standalone gateway (npm start runs the all-in-one)');
   process.exit(1);
 }
+if (!all) checkSeparateProcessStore(config, 'gateway');
 const { bus, store, kinds } = await openConnections(config, log, 'gateway');
 const served = all ? await serveServices([tasksService, boardsService, sprintsService, queryService], { bus, store, log }) : [];
 await ensureAdmin(store, config);
@@ -27,3 +30,4 @@ const app = await buildApp({ bus, store, clock: systemClock, log, config });
 await app.listen({ port: config.PORT, host: config.HOST });
 log.info({ mode: all ? 'all-in-one' : 'gateway', bus: kinds.bus, store: kinds.store, port: config.PORT }, 'listening');
 onShutdown(log, [() => app.close(), ...served.map((s) => () => s.close()), () => bus.close(), () => store.close()]);
+started();

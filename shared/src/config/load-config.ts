@@ -64,5 +64,17 @@ export const CommonConfig = Type.Object({
     { default: 'info' },
   ),
   NODE_ENV: Type.String({ default: 'development' }),
+  /**
+   * Embedded store durability (issue 14; docs/store.md "Durability"): `full` (default) syncs every
+   * commit before it is acknowledged; `normal` trades the last writes before an OS crash for speed.
+   */
+  EMBEDDED_SYNC: Type.Union([Type.Literal('full'), Type.Literal('normal')], { default: 'full' }),
+  /**
+   * Opt-in for a separately started process (`node services/<name>/dist/main.js`, the gateway
+   * without `--all`) to open its own embedded store in `DATA_DIR` when `MONGO_URL` is unset
+   * (issue 14): such a process then sees only its own data. Without it, such a process refuses
+   * to start. Benchmarks and single-service experiments only.
+   */
+  EMBEDDED_STANDALONE: Type.Boolean({ default: false }),
 });
 export type CommonConfig = Static<typeof CommonConfig>;

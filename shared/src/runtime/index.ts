@@ -1,1 +1,4 @@
-export { openConnections, serveServices, resolveJwtSecret, onShutdown, runServiceProcess, type Connections } from './process.js';
+export {
+  openConnections, serveServices, resolveJwtSecret, onShutdown, runServiceProcess, type Connections,
+  StartupError, startupFailureMessage, exitOnStartupError, guardStartup, checkSeparateProcessStore,
+} from './process.js';

@@ -8,7 +8,8 @@ import { HealthOps } from '../contracts/index.js';
 import { CommonConfig, ConfigError, loadConfig } from '../config/index.js';
 import { systemClock, type Clock, type ServiceDefinition } from '../domain/index.js';
 import { createLogger } from '../log/index.js';
-import { EmbeddedStore, MongoStore, type DocumentStore } from '../store/index.js';
+import { AppError } from '../errors/index.js';
+import { EmbeddedStore, MongoStore, StoreInUseError, type DocumentStore } from '../store/index.js';
 
 /** Connections a process opens once: the bus and the store (DESIGN §2). */
 export interface Connections {
@@ -19,14 +20,76 @@ export interface Connections {
 }
 
 /**
+ * A start-up refusal the operator can act on (issue 14): the process prints its message as one
+ * line on stderr, without a stack, and exits with code 1 ({@link exitOnStartupError}).
+ */
+export class StartupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartupError';
+  }
+}
+
+/**
+ * The one line a start-up failure is reported with: a {@link StartupError}'s message, a
+ * `ConfigError`'s list of every bad variable, an AppError's catalogue message (with its cause's
+ * message, e.g. why MongoDB cannot be reached); undefined for anything else (a bug: its stack is
+ * worth printing).
+ */
+export function startupFailureMessage(err: unknown): string | undefined {
+  if (err instanceof StartupError || err instanceof ConfigError) return err.message;
+  if (AppError.is(err)) {
+    const cause = err.cause instanceof Error ? ` (${err.cause.message})` : '';
+    return `${err.message}${cause}`;
+  }
+  return undefined;
+}
+
+/** Ends the process for a start-up failure: {@link startupFailureMessage} (or the stack of anything else) on stderr, exit code 1. */
+export function exitOnStartupError(err: unknown): never {
+  const line = startupFailureMessage(err) ?? (err instanceof Error ? err.stack ?? err.message : String(err));
+  process.stderr.write(`${line}\n`);
+  process.exit(1);
+}
+
+/**
+ * Guards an entry point's start-up (issue 14): until the returned function is called (once the
+ * process serves), an uncaught error, including a rejected top-level await, ends the process
+ * through {@link exitOnStartupError}. After it, graceful shutdown ({@link onShutdown}) handles them.
+ */
+export function guardStartup(): () => void {
+  const onError = (err: unknown) => exitOnStartupError(err);
+  process.on('uncaughtException', onError);
+  return () => {
+    process.off('uncaughtException', onError);
+  };
+}
+
+/**
+ * The store rule of a separately started process (the gateway without `--all`, or
+ * `node services/<name>/dist/main.js`; issue 14): the embedded store is single-process, so such a
+ * process needs `MONGO_URL` to share data with the others, unless `EMBEDDED_STANDALONE=1` says it
+ * runs alone on its own `DATA_DIR`. Throws a {@link StartupError} otherwise.
+ */
+export function checkSeparateProcessStore(config: CommonConfig, name: string): void {
+  if (config.MONGO_URL || config.EMBEDDED_STANDALONE) return;
+  throw new StartupError(
+    `MONGO_URL is required for a separately started ${name} (the embedded store is single-process; ` +
+      'run everything in one process with npm start, or set EMBEDDED_STANDALONE=1 to run it alone on its own DATA_DIR)',
+  );
+}
+
+/**
  * Opens the bus and the store the config names (DESIGN §2): NATS when `NATS_URL` is set, else the
  * in-process bus (only valid when every participant runs in this process); MongoDB when `MONGO_URL`
- * is set, else the embedded store in `DATA_DIR`. Called only from entry points.
+ * is set, else the embedded store in `DATA_DIR` with `EMBEDDED_SYNC` durability. Called only from
+ * entry points. A `DATA_DIR` another process holds is a {@link StartupError}
+ * ("DATA_DIR ./data is in use by another process").
  */
 export async function openConnections(config: CommonConfig, log: Logger, name: string): Promise<Connections> {
   const store = config.MONGO_URL
     ? await MongoStore.connect({ url: config.MONGO_URL, db: config.MONGO_DB, log })
-    : await EmbeddedStore.open({ dir: config.DATA_DIR, log });
+    : await openEmbedded(config, log);
   const bus = config.NATS_URL
     ? await NatsBus.connect({ servers: config.NATS_URL, prefix: config.BUS_PREFIX, name, log })
     : new MemoryBus();
@@ -35,6 +98,15 @@ export async function openConnections(config: CommonConfig, log: Logger, name: s
     store,
     kinds: { bus: config.NATS_URL ? 'nats' : 'memory', store: config.MONGO_URL ? 'mongo' : 'embedded' },
   };
+}
+
+async function openEmbedded(config: CommonConfig, log: Logger): Promise<EmbeddedStore> {
+  try {
+    return await EmbeddedStore.open({ dir: config.DATA_DIR, log, sync: config.EMBEDDED_SYNC });
+  } catch (e) {
+    if (e instanceof StoreInUseError) throw new StartupError(`DATA_DIR ${config.DATA_DIR} is in use by another process`);
+    throw e;
+  }
 }
 
 /**
@@ -94,15 +166,20 @@ export function onShutdown(log: Logger, closers: Array<() => Promise<unknown>>):
 
 /**
  * Entry point of one service process (`node services/<name>/dist/main.js`): reads the config from
- * `env` (passed in by main.ts), requires NATS, opens the store, serves the service and shuts down
- * gracefully. Rejects with a `ConfigError` listing every bad variable.
+ * `env` (passed in by main.ts), requires NATS, requires `MONGO_URL` unless `EMBEDDED_STANDALONE`
+ * ({@link checkSeparateProcessStore}), opens the store, serves the service and shuts down
+ * gracefully. A start-up failure (bad variables, the store rule, a `DATA_DIR` in use, an
+ * unreachable store) ends the process with one line on stderr and exit code 1 (issue 14).
  */
 export async function runServiceProcess(def: ServiceDefinition, env: Record<string, string | undefined>): Promise<void> {
+  const started = guardStartup();
   const config = loadConfig(CommonConfig, env);
   const log = createLogger({ name: def.name, level: config.LOG_LEVEL });
   if (!config.NATS_URL) throw new ConfigError([`NATS_URL: required for a standalone ${def.name} service (npm start runs the all-in-one)`]);
+  checkSeparateProcessStore(config, `${def.name} service`);
   const { bus, store, kinds } = await openConnections(config, log, def.name);
   const served = await serveServices([def], { bus, store, log });
   log.info({ bus: kinds.bus, store: kinds.store, queue: def.name }, 'service ready');
   onShutdown(log, [...served.map((s) => () => s.close()), () => bus.close(), () => store.close()]);
+  started();
 }

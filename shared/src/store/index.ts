@@ -6,5 +6,5 @@ export { escapeKey, unescapeKey, encodeMetadata, decodeMetadata, metadataPath } 
 export { Collections } from './collections.js';
 /** Tests a filter against documents in memory, with MongoDB semantics (the embedded store's matcher). */
 export { compileFilter, type Matcher } from './embedded/matcher.js';
-export { EmbeddedStore, MAX_TRANSACTION_ATTEMPTS, type EmbeddedStats, type EmbeddedStoreOptions } from './embedded/index.js';
+export { EmbeddedStore, MAX_TRANSACTION_ATTEMPTS, StoreInUseError, type EmbeddedStats, type EmbeddedStoreOptions, type JournalSync } from './embedded/index.js';
 export { MongoStore, type MongoStoreOptions } from './mongo/index.js';

@@ -24,7 +24,16 @@ describe('loadConfig(CommonConfig, env)', () => {
       REGISTRATION_ENABLED: true,
       LOG_LEVEL: 'info',
       NODE_ENV: 'development',
+      EMBEDDED_SYNC: 'full',
+      EMBEDDED_STANDALONE: false,
     });
+  });
+
+  it('takes EMBEDDED_SYNC=normal and EMBEDDED_STANDALONE=1, and refuses anything else (issue 14)', () => {
+    expect(loadConfig(CommonConfig, { EMBEDDED_SYNC: 'normal', EMBEDDED_STANDALONE: '1' })).toMatchObject({ EMBEDDED_SYNC: 'normal', EMBEDDED_STANDALONE: true });
+    const problems = problemsOf({ EMBEDDED_SYNC: 'off', EMBEDDED_STANDALONE: 'yes' });
+    expect(problems).toContain('EMBEDDED_SYNC: Expected one of full, normal (got "off")');
+    expect(problems.some((p) => p.startsWith('EMBEDDED_STANDALONE:'))).toBe(true);
   });
 
   it('converts numbers and booleans and keeps strings', () => {

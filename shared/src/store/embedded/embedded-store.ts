@@ -6,7 +6,7 @@ import { AppError } from '../../errors/index.js';
 import type { Collection, Doc, DocumentStore, IndexSpec, Session, StoreStats } from '../port.js';
 import { EmbeddedCollection, type TxnRunner } from './collection.js';
 import { CollectionState } from './collection-state.js';
-import { Journal } from './journal.js';
+import { Journal, type JournalSync } from './journal.js';
 import { Txn, type TxnHost } from './txn.js';
 import { deepFreeze } from '../../util/index.js';
 
@@ -23,6 +23,8 @@ export interface EmbeddedStoreOptions {
   /** Folder of `store.sqlite`; created when missing. */
   dir: string;
   log?: Logger;
+  /** Journal durability (issue 14; default `full`: a commit is synced before it is acknowledged). */
+  sync?: JournalSync;
 }
 
 class EmbeddedSession implements Session {
@@ -65,7 +67,8 @@ export class EmbeddedStore implements DocumentStore {
 
   /**
    * Opens (or creates) the durable store in `<dir>/store.sqlite` and loads every document.
-   * Rejects with `STORE_UNAVAILABLE` when the folder or file cannot be opened.
+   * Rejects with `StoreInUseError` when another process has the file open, and with
+   * `STORE_UNAVAILABLE` when the folder or file cannot be opened otherwise.
    */
   static async open(opts: EmbeddedStoreOptions): Promise<EmbeddedStore> {
     try {
@@ -73,7 +76,7 @@ export class EmbeddedStore implements DocumentStore {
     } catch (e) {
       throw new AppError('STORE_UNAVAILABLE', { message: `Cannot create the data folder ${opts.dir}`, cause: e });
     }
-    const store = new EmbeddedStore(new Journal(join(opts.dir, 'store.sqlite')), opts.log);
+    const store = new EmbeddedStore(new Journal(join(opts.dir, 'store.sqlite'), opts.sync), opts.log);
     const started = Date.now();
     let count = 0;
     for (const row of store.journal!.rows()) {

@@ -1,1 +1,2 @@
 export { EmbeddedStore, MAX_TRANSACTION_ATTEMPTS, type EmbeddedStats, type EmbeddedStoreOptions } from './embedded-store.js';
+export { StoreInUseError, type JournalSync } from './journal.js';

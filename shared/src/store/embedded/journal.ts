@@ -14,26 +14,47 @@ function unavailable(message: string, cause: unknown): AppError {
 }
 
 /**
+ * How far a commit is on disk before the write is acknowledged (issue 14; docs/store.md
+ * "Durability"): `full` (the default) syncs the WAL on every commit, so an acknowledged write
+ * survives an OS crash or power loss; `normal` syncs only at checkpoints, so a process crash
+ * keeps every acknowledged write but an OS crash may drop the last ones.
+ */
+export type JournalSync = 'full' | 'normal';
+
+/**
+ * Thrown when the journal file is locked by another process (SQLite `SQLITE_BUSY` at open): the
+ * embedded store is single-process. A `STORE_UNAVAILABLE` AppError like every other open
+ * failure; entry points recognise it and turn it into one line naming `DATA_DIR`.
+ */
+export class StoreInUseError extends AppError {
+  constructor(readonly file: string, cause?: unknown) {
+    super('STORE_UNAVAILABLE', { message: `The embedded store ${file} is in use by another process`, cause });
+    this.name = 'StoreInUseError';
+  }
+}
+
+/**
  * Durability of the embedded store (DESIGN §2): one better-sqlite3 table
- * `docs(coll, id, body)` in WAL mode with `synchronous=NORMAL`. Each {@link write} is one sqlite
- * transaction (upsert or delete per document), so a call, a bulk write or a transaction commit
- * is on disk entirely or not at all. The file is locked exclusively while open: memory is the
- * source of truth, so a second process on the same file is refused. SQLite faults become
- * `STORE_UNAVAILABLE`.
+ * `docs(coll, id, body)` in WAL mode with `synchronous=FULL` (or `NORMAL`, {@link JournalSync}).
+ * Each {@link write} is one sqlite transaction (upsert or delete per document), so a call, a bulk
+ * write or a transaction commit is on disk entirely or not at all. The file is locked
+ * exclusively while open: memory is the source of truth, so a second process on the same file is
+ * refused with {@link StoreInUseError}. Other SQLite faults become `STORE_UNAVAILABLE`.
  */
 export class Journal {
   private readonly db: Database.Database;
   private readonly writeAll: (changes: Change[]) => void;
 
-  constructor(readonly file: string) {
+  constructor(readonly file: string, sync: JournalSync = 'full') {
     try {
       this.db = new Database(file, { timeout: 200 });
       this.db.pragma('locking_mode = EXCLUSIVE');
       this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma(`synchronous = ${sync === 'normal' ? 'NORMAL' : 'FULL'}`);
       this.db.exec('CREATE TABLE IF NOT EXISTS docs (coll TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (coll, id))');
     } catch (e) {
-      throw unavailable(`Cannot open the embedded store at ${file} (is another process using it?)`, e);
+      if ((e as { code?: unknown }).code === 'SQLITE_BUSY') throw new StoreInUseError(file, e);
+      throw unavailable(`Cannot open the embedded store at ${file}`, e);
     }
     const upsert = this.db.prepare('INSERT INTO docs (coll, id, body) VALUES (?, ?, ?) ON CONFLICT (coll, id) DO UPDATE SET body = excluded.body');
     const remove = this.db.prepare('DELETE FROM docs WHERE coll = ? AND id = ?');
