@@ -1,6 +1,6 @@
 // The all-in-one service as `npm start --all` builds it, from the built packages: the gateway
 // (`buildApp`) on a MemoryBus, every service served in-process, an EmbeddedStore in DATA_DIR.
-// Env: DATA_DIR, JWT_SECRET, LOG_LEVEL. Prints `READY {"port":…,"loadMs":…}` once listening.
+// Env: DATA_DIR, JWT_SECRET, LOG_LEVEL, EMBEDDED_SYNC. Prints `READY {"port":…,"loadMs":…}` once listening.
 import { boardsService } from '@app/boards';
 import { buildApp, GatewayConfig } from '@app/gateway';
 import { queryService } from '@app/query';
@@ -16,7 +16,7 @@ import { EmbeddedStore } from '@app/shared/store';
 const config = loadConfig(GatewayConfig, { ...process.env, HOST: '127.0.0.1', PORT: '0' });
 const log = createLogger({ name: 'bench-all-in-one', level: config.LOG_LEVEL });
 const started = Date.now();
-const store = await EmbeddedStore.open({ dir: config.DATA_DIR, log });
+const store = await EmbeddedStore.open({ dir: config.DATA_DIR, log, sync: config.EMBEDDED_SYNC });
 const loadMs = Date.now() - started;
 const bus = new MemoryBus();
 const served = await serveServices([tasksService, boardsService, sprintsService, queryService], { bus, store, log });
