@@ -111,11 +111,17 @@ export class EmbeddedStore implements DocumentStore {
       this.stats.roundTrips++;
       if (session) return Promise.resolve(fn(this.txnOf(session)));
       const txn = new Txn(this.host, false);
+      let result: R;
+      let failed: { error: unknown } | undefined;
       try {
-        return Promise.resolve(fn(txn));
-      } finally {
-        this.commit(txn);
+        result = fn(txn);
+      } catch (error) {
+        failed = { error };
       }
+      // what was written stays written, also when fn failed half-way; the caller hears back once it is durable
+      const durable = this.commit(txn);
+      const settle = () => (failed ? Promise.reject(failed.error) : Promise.resolve(result));
+      return durable ? durable.then(settle) : settle();
     } catch (e) {
       return Promise.reject(e);
     }
@@ -126,10 +132,14 @@ export class EmbeddedStore implements DocumentStore {
     if (transactionScope.getStore() === this) {
       throw new AppError('INTERNAL', { message: 'withTransaction cannot be nested on the embedded store' });
     }
-    return this.serialized(() => transactionScope.run(this, () => this.attempt(fn, 1)));
+    // the next transaction may start while this one's commit is being synced (group commit)
+    const [result, durable] = await this.serialized(() => transactionScope.run(this, () => this.attempt(fn, 1)));
+    if (durable) await durable;
+    return result;
   }
 
-  private async attempt<R>(fn: (session: Session) => Promise<R>, attempt: number): Promise<R> {
+  /** Runs `fn` until it commits (or gives up); the result and, in `full` durability, the commit's sync. */
+  private async attempt<R>(fn: (session: Session) => Promise<R>, attempt: number): Promise<[R, Promise<void> | undefined]> {
     const session = new EmbeddedSession(this, new Txn(this.host, true));
     let result: R;
     try {
@@ -139,10 +149,7 @@ export class EmbeddedStore implements DocumentStore {
     }
     this.assertOpen();
     this.stats.roundTrips++;
-    if (session.txn.isCurrent()) {
-      this.commit(session.txn);
-      return result;
-    }
+    if (session.txn.isCurrent()) return [result, this.commit(session.txn)];
     if (attempt >= MAX_TRANSACTION_ATTEMPTS) {
       throw new AppError('CONFLICT', { message: 'The transaction kept conflicting with concurrent writes', details: { attempts: attempt } });
     }
@@ -182,13 +189,17 @@ export class EmbeddedStore implements DocumentStore {
     await this.close();
   }
 
-  /** Applies a unit of work: unique keys re-checked, then sqlite (one transaction), then memory. */
-  private commit(txn: Txn): void {
+  /**
+   * Applies a unit of work: unique keys re-checked, then sqlite (one transaction), then memory.
+   * Returns the journal's sync to wait for before acknowledging (`full` durability), if any.
+   */
+  private commit(txn: Txn): Promise<void> | undefined {
     const changes = txn.changes();
-    if (changes.length === 0) return;
+    if (changes.length === 0) return undefined;
     for (const c of changes) if (c.doc) txn.assertUnique(c.collection, c.doc);
     this.journal?.write(changes);
     for (const c of changes) this.state(c.collection).apply(c.id, c.doc, ++this.seq);
+    return this.journal?.flush();
   }
 
   private txnOf(session: Session): Txn {

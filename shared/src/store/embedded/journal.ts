@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { AppError } from '../../errors/index.js';
 import type { Change } from './txn.js';
+import { WalSync } from './wal-sync.js';
 
 /** One stored row: a document of a collection as JSON text. */
 export interface JournalRow {
@@ -15,9 +16,10 @@ function unavailable(message: string, cause: unknown): AppError {
 
 /**
  * How far a commit is on disk before the write is acknowledged (issue 14; docs/store.md
- * "Durability"): `full` (the default) syncs the WAL on every commit, so an acknowledged write
- * survives an OS crash or power loss; `normal` syncs only at checkpoints, so a process crash
- * keeps every acknowledged write but an OS crash may drop the last ones.
+ * "Durability"): `full` (the default) acknowledges a write only once the WAL holding it is synced
+ * (fsync, shared by concurrent commits: {@link WalSync}), so an acknowledged write survives an OS
+ * crash or power loss; `normal` syncs only at checkpoints, so a process crash keeps every
+ * acknowledged write but an OS crash may drop the last ones.
  */
 export type JournalSync = 'full' | 'normal';
 
@@ -35,7 +37,8 @@ export class StoreInUseError extends AppError {
 
 /**
  * Durability of the embedded store (DESIGN §2): one better-sqlite3 table
- * `docs(coll, id, body)` in WAL mode with `synchronous=FULL` (or `NORMAL`, {@link JournalSync}).
+ * `docs(coll, id, body)` in WAL mode with `synchronous=NORMAL`, plus, for `full` durability
+ * ({@link JournalSync}), a group fsync of the WAL before each write is acknowledged ({@link flush}).
  * Each {@link write} is one sqlite transaction (upsert or delete per document), so a call, a bulk
  * write or a transaction commit is on disk entirely or not at all. The file is locked
  * exclusively while open: memory is the source of truth, so a second process on the same file is
@@ -44,13 +47,15 @@ export class StoreInUseError extends AppError {
 export class Journal {
   private readonly db: Database.Database;
   private readonly writeAll: (changes: Change[]) => void;
+  private readonly walSync: WalSync | undefined;
 
   constructor(readonly file: string, sync: JournalSync = 'full') {
     try {
       this.db = new Database(file, { timeout: 200 });
       this.db.pragma('locking_mode = EXCLUSIVE');
       this.db.pragma('journal_mode = WAL');
-      this.db.pragma(`synchronous = ${sync === 'normal' ? 'NORMAL' : 'FULL'}`);
+      // `full` is reached by WalSync's group fsync; SQLite's per-commit sync would cost one fsync per write
+      this.db.pragma('synchronous = NORMAL');
       this.db.exec('CREATE TABLE IF NOT EXISTS docs (coll TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (coll, id))');
     } catch (e) {
       if ((e as { code?: unknown }).code === 'SQLITE_BUSY') throw new StoreInUseError(file, e);
@@ -65,6 +70,15 @@ export class Journal {
     const many = this.db.transaction((changes: Change[]) => changes.forEach(apply));
     // One statement is atomic on its own (autocommit): no BEGIN/COMMIT round for a single change.
     this.writeAll = (changes) => (changes.length === 1 ? apply(changes[0]!) : many(changes));
+    this.walSync = sync === 'normal' ? undefined : new WalSync(`${file}-wal`);
+  }
+
+  /**
+   * `full`: a promise that resolves when everything written so far is on disk (rejects with
+   * `STORE_UNAVAILABLE` when the sync fails); `normal`: undefined (nothing to wait for).
+   */
+  flush(): Promise<void> | undefined {
+    return this.walSync?.flush();
   }
 
   /** Every stored document, in first-insert order. */
@@ -83,5 +97,6 @@ export class Journal {
 
   close(): void {
     this.db.close();
+    this.walSync?.close();
   }
 }

@@ -1,0 +1,54 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { EmbeddedStore, type JournalSync } from '@app/shared/store';
+
+/**
+ * The embedded store's durability modes (issue 14; docs/store.md "One process, durable
+ * acknowledgements"): `full` (default) acknowledges a write once its WAL is synced, concurrent
+ * writes sharing one sync (group commit); `normal` acknowledges at once. Both keep every
+ * acknowledged write across a reopen; transactions and failing bulk writes too.
+ */
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'store-durability-'));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe.each<[JournalSync | undefined]>([[undefined], ['full'], ['normal']])('EmbeddedStore durability %s', (sync) => {
+  it('keeps every acknowledged write of concurrent calls, transactions and a half-failed bulk write across a reopen', async () => {
+    const dir = tempDir();
+    const opts = { dir, ...(sync ? { sync } : {}) };
+    const first = await EmbeddedStore.open(opts);
+    const c = first.collection('c');
+    await Promise.all(Array.from({ length: 50 }, (_, i) => c.insertOne({ _id: `a${i}`, n: i })));
+    await Promise.all(Array.from({ length: 5 }, (_, i) => first.withTransaction(async (s) => {
+      await c.updateOne({ _id: `a${i}` }, { $set: { tx: true } }, { session: s });
+      await c.insertOne({ _id: `t${i}` }, { session: s });
+    })));
+    // a bulk insert failing half-way: what it wrote before the duplicate stays, and is durable when it answers
+    await expect(c.insertMany([{ _id: 'b1' }, { _id: 'a0' }, { _id: 'b2' }])).rejects.toMatchObject({ code: 'CONFLICT' });
+    const before = await c.find({}, { sort: { _id: 1 } });
+    await first.close();
+
+    await using again = await EmbeddedStore.open(opts);
+    expect(await again.collection('c').find({}, { sort: { _id: 1 } })).toEqual(before);
+    expect(await again.collection('c').countDocuments({ tx: true })).toBe(5);
+  });
+
+  it('answers writes still waiting for their sync when the store closes', async () => {
+    const dir = tempDir();
+    const store = await EmbeddedStore.open({ dir, ...(sync ? { sync } : {}) });
+    const writes = Array.from({ length: 10 }, (_, i) => store.collection('c').insertOne({ _id: `w${i}` }));
+    await store.close();
+    await Promise.all(writes);
+    await using again = await EmbeddedStore.open({ dir });
+    expect(await again.collection('c').countDocuments({})).toBe(10);
+  });
+});
