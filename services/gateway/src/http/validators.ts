@@ -43,13 +43,20 @@ export function installValidators(app: FastifyInstance): void {
  * 500,000 levels is walked without recursion, and the walk stops at the first offender.
  */
 export function tooDeep(value: unknown, limit: number): Array<string | number> | undefined {
-  const stack: Array<{ v: unknown; depth: number; path: Array<string | number> }> = [{ v: value, depth: 1, path: [] }];
+  // each entry links to its parent: the path is rebuilt only for the offender (no copy per node)
+  type Entry = { v: unknown; depth: number; key: string | number; parent: Entry | undefined };
+  const stack: Entry[] = [{ v: value, depth: 1, key: '', parent: undefined }];
   while (stack.length > 0) {
-    const { v, depth, path } = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth > limit) return path;
-    if (Array.isArray(v)) v.forEach((item, i) => stack.push({ v: item, depth: depth + 1, path: [...path, i] }));
-    else for (const [k, item] of Object.entries(v)) stack.push({ v: item, depth: depth + 1, path: [...path, k] });
+    const e = stack.pop()!;
+    if (typeof e.v !== 'object' || e.v === null) continue;
+    if (e.depth > limit) {
+      const path: Array<string | number> = [];
+      for (let at: Entry | undefined = e; at?.parent; at = at.parent) path.unshift(at.key);
+      return path;
+    }
+    const depth = e.depth + 1;
+    if (Array.isArray(e.v)) e.v.forEach((v, key) => stack.push({ v, depth, key, parent: e }));
+    else for (const [key, v] of Object.entries(e.v)) stack.push({ v, depth, key, parent: e });
   }
   return undefined;
 }
