@@ -91,10 +91,10 @@ export async function tempDir(prefix: string): Promise<{ dir: string; remove(): 
 }
 
 /**
- * Polls `GET <base>/health/ready` until 200 (every 50 ms, at most `timeoutMs`); rejects with the
+ * Polls `GET <base>/health/ready` until 200 (every 50 ms, at most `timeoutMs`, 60 s by default: a loaded CI machine starts slowly); rejects with the
  * child's output when it exits or the time is up.
  */
-export async function waitReady(base: string, child: Child, timeoutMs = 20_000): Promise<void> {
+export async function waitReady(base: string, child: Child, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.proc.exitCode !== null || child.proc.signalCode !== null) {

@@ -31,7 +31,7 @@ async function expectRefused(child: Child, line: string | RegExp): Promise<void>
 }
 
 describe('a DATA_DIR already in use', () => {
-  it('refuses a second process with one line naming DATA_DIR; the first keeps serving', async () => {
+  it('refuses a second process with one line naming DATA_DIR; the first keeps serving', { timeout: 120_000 }, async () => {
     const data = await tempDir('startup-lock-');
     const port = await freePort();
     const env = { DATA_DIR: data.dir, JWT_SECRET, HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
@@ -55,7 +55,7 @@ describe('a separately started process without MONGO_URL', () => {
   const refusal = (name: string) =>
     new RegExp(`^MONGO_URL is required for a separately started ${name} \\(the embedded store is single-process; .*EMBEDDED_STANDALONE=1`);
 
-  it('refuses to start, for every service and the gateway alone', async () => {
+  it('refuses to start, for every service and the gateway alone', { timeout: 120_000 }, async () => {
     const data = await tempDir('startup-alone-');
     try {
       const env = { DATA_DIR: data.dir, JWT_SECRET, NATS_URL: nats.url, LOG_LEVEL: 'warn' };
@@ -68,11 +68,11 @@ describe('a separately started process without MONGO_URL', () => {
     }
   });
 
-  it('starts with the documented opt-in EMBEDDED_STANDALONE=1, and stops cleanly', async () => {
+  it('starts with the documented opt-in EMBEDDED_STANDALONE=1, and stops cleanly', { timeout: 120_000 }, async () => {
     const data = await tempDir('startup-optin-');
     const child = startChild(entry('tasks'), [], { DATA_DIR: data.dir, JWT_SECRET, NATS_URL: nats.url, EMBEDDED_STANDALONE: '1', LOG_LEVEL: 'info' });
     try {
-      const deadline = Date.now() + 20_000;
+      const deadline = Date.now() + 60_000;
       while (!child.stdout().includes('service ready') && child.proc.exitCode === null && Date.now() < deadline) await sleep(50);
       expect(child.stdout(), child.stderr()).toContain('service ready');
       await child.stop('SIGTERM');
@@ -83,7 +83,7 @@ describe('a separately started process without MONGO_URL', () => {
     }
   });
 
-  it('reports a bad EMBEDDED_SYNC or EMBEDDED_STANDALONE with the other configuration faults, without a stack', async () => {
+  it('reports a bad EMBEDDED_SYNC or EMBEDDED_STANDALONE with the other configuration faults, without a stack', { timeout: 120_000 }, async () => {
     const child = startChild(entry('gateway'), ['--all'], { EMBEDDED_SYNC: 'fast', EMBEDDED_STANDALONE: 'maybe', PORT: '1' });
     const { code } = await child.exited;
     expect(code).toBe(1);
