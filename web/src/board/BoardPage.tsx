@@ -10,7 +10,7 @@ import { CardDetail } from './CardDetail.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
 import { ColumnEditor } from './ColumnEditor.js';
 import { Lane } from './Lane.js';
-import { openEventStream, POLL_MS, sleep, type BoardEvent } from './live.js';
+import { openEventStream, pollInterval, POLL_MS, sleep, type BoardEvent } from './live.js';
 import {
   applyOptimisticMove, columnOf, describeActions, emptyColumn, neighbourColumn, PAGE_SIZE, restoreColumns, summarySignature,
   type Columns, type ColumnState,
@@ -54,6 +54,8 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   const [closing, setClosing] = useState<{ id: string; title: string } | null>(null);
   const [live, setLive] = useState<'polling' | 'stream'>('polling');
   const [dragging, setDragging] = useState<string | null>(null);
+  /** Column reloads in flight (the lanes are `aria-busy` meanwhile). */
+  const [reloading, setReloading] = useState(0);
 
   const columnsRef = useRef(columns);
   columnsRef.current = columns;
@@ -87,10 +89,11 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   const reloadAll = useCallback(
     async (b: Board, f: string, s: string, only?: readonly string[]) => {
       const ids = only ?? b.columns.map((c) => c.id);
+      setReloading((n) => n + 1);
       const [states, sum] = await Promise.all([
         Promise.all(ids.map((id) => readColumn(b, id, columnsRef.current[id]?.pages ?? 1, f, s))),
         api.summary(b.id, s),
-      ]);
+      ]).finally(() => setReloading((n) => n - 1));
       setColumns((prev) => {
         const next: Columns = only ? { ...prev } : {};
         ids.forEach((id, i) => (next[id] = states[i]!));
@@ -183,7 +186,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
       } catch {
         /* the next tick tries again */
       }
-    }, POLL_MS);
+    }, pollInterval());
     (async () => {
       let lastId: string | undefined;
       while (!ctl.signal.aborted) {
@@ -341,16 +344,19 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   const lanesOrder = useRef(order);
   lanesOrder.current = order;
   /** Arrow keys jump the held card to the neighbouring lane (dnd-kit keyboard sensor). */
+  /** The lane a keyboard drag is aimed at (set by the arrow keys; cleared when a drag starts or ends). */
+  const keyboardTarget = useRef<string | null>(null);
   const keyboardCoordinates: KeyboardCoordinateGetter = useCallback((event, { context }) => {
-    const { active, over, droppableRects } = context;
+    const { active, droppableRects } = context;
     if (!active) return undefined;
-    const current = (over?.id as string | undefined) ?? (active.data.current?.from as string);
+    const current = keyboardTarget.current ?? (active.data.current?.from as string);
     const step = event.code === 'ArrowRight' || event.code === 'ArrowDown' ? 1 : event.code === 'ArrowLeft' || event.code === 'ArrowUp' ? -1 : 0;
     if (step === 0) return undefined;
     event.preventDefault();
     const target = neighbourColumn(lanesOrder.current, current, step);
     const rect = target ? droppableRects.get(target) : undefined;
-    if (!rect) return undefined;
+    if (!target || !rect) return undefined;
+    keyboardTarget.current = target;
     return { x: rect.left + 8, y: rect.top + 48 };
   }, []);
 
@@ -365,6 +371,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   }, []);
 
   const onDragStart = (e: DragStartEvent) => {
+    keyboardTarget.current = null;
     setDragging(String(e.active.id));
     setPreview(null);
   };
@@ -373,6 +380,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
     showPreview(String(e.active.id), from, e.over ? String(e.over.id) : undefined);
   };
   const onDragEnd = (e: DragEndEvent) => {
+    keyboardTarget.current = null;
     setDragging(null);
     const from = e.active.data.current?.from as string;
     if (e.over && String(e.over.id) !== from) void performMove(String(e.active.id), from, String(e.over.id));
@@ -451,7 +459,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
         <h1 id="board-title">{board.name}</h1>
         <span className="muted">
           {board.board_type}
-          {!writable ? ' · read only' : ''} · {live === 'stream' ? 'live' : 'refreshes every 5 s'}
+          {!writable ? ' · read only' : ''} · {live === 'stream' ? 'live' : `refreshes every ${Math.round(pollInterval() / 1000)} s`}
         </span>
         <div className="board-actions">
           {board.is_owner && (
@@ -545,7 +553,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           },
         }}
       >
-        <div className="lanes" role="list" aria-label={`Columns of ${board.name}`}>
+        <div className="lanes" role="list" aria-label={`Columns of ${board.name}`} aria-busy={reloading > 0}>
           {board.columns.map((col) => (
             <Lane
               key={col.id}

@@ -5,6 +5,15 @@ import { EVENTS_STREAM_PATH } from '../api/endpoints.js';
 /** How often the board summary is re-read while no event stream is open (milliseconds). */
 export const POLL_MS = 5_000;
 
+/**
+ * The refresh period in force: {@link POLL_MS}, unless `localStorage['board.pollMs']` holds
+ * another number of milliseconds (≥ 1000; a developer and test setting, docs/web.md).
+ */
+export function pollInterval(): number {
+  const v = Number((globalThis as { localStorage?: { getItem(k: string): string | null } }).localStorage?.getItem('board.pollMs'));
+  return Number.isFinite(v) && v >= 1000 ? v : POLL_MS;
+}
+
 /** One event envelope of the stream (issue 10: `{id, seq, type, occurred_at, actor, task_id?, board_id?, data}`). */
 export interface BoardEvent {
   id?: string;
