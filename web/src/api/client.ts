@@ -135,6 +135,11 @@ export class Api {
     return this.session ? `Bearer ${this.session.accessToken}` : undefined;
   }
 
+  /** The absolute or page-relative URL of a gateway path (the client's base + `path`). */
+  url(path: string): string {
+    return this.base + path;
+  }
+
   /** One call of an {@link endpoints} row. Throws {@link ApiError} on a non-2xx answer. */
   async call<R>(name: EndpointName, opts: CallOptions = {}, retried = false): Promise<R> {
     const ep: Endpoint = endpoints[name];

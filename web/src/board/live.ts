@@ -40,7 +40,7 @@ export async function openEventStream(
     if (!auth) return 'failed';
     const headers: Record<string, string> = { authorization: auth, accept: 'text/event-stream' };
     if (opts.lastEventId) headers['last-event-id'] = opts.lastEventId;
-    res = await fetch(`${EVENTS_STREAM_PATH}?board_id=${encodeURIComponent(opts.boardId)}`, { headers, signal: opts.signal });
+    res = await fetch(api.url(`${EVENTS_STREAM_PATH}?board_id=${encodeURIComponent(opts.boardId)}`), { headers, signal: opts.signal });
   } catch {
     return 'failed';
   }
