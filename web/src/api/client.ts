@@ -190,7 +190,7 @@ export class Api {
     this.call<Board>('shareBoard', { params: { boardId }, body: { group_id, permission } });
   previewActions = (query: string, default_tags: string[]) => this.call<Preview>('previewActions', { body: { query, default_tags } });
   summary = (boardId: string, sprint: string, signal?: AbortSignal) =>
-    this.call<Summary>('summary', { params: { boardId }, query: { sprint, preview: 0 }, signal });
+    this.call<Summary>('summary', { params: { boardId }, query: { sprint, preview: 3 }, signal });
   readColumn = (boardId: string, columnId: string, body: { sprint: string; filter?: string; page: number; page_size: number }) =>
     this.call<ColumnPage>('readColumn', { params: { boardId, columnId }, body });
   createCard = (boardId: string, title: string, column_id: string) =>

@@ -174,8 +174,12 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
         if (moveInFlight.current === 0) void refreshRef.current();
       }, 250);
     };
+    let ticks = 0;
     const poll = setInterval(async () => {
-      if (streaming || moveInFlight.current > 0 || document.hidden) return;
+      ticks++;
+      // While the stream is open the summary is still checked every 3rd tick: a safety net for
+      // anything the stream did not say (it never costs more than one small read per 15 s).
+      if ((streaming && ticks % 3 !== 0) || moveInFlight.current > 0 || document.hidden) return;
       try {
         const sum = await api.summary(board.id, sprint, ctl.signal);
         const sig = summarySignature(sum);

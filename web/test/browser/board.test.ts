@@ -85,14 +85,19 @@ async function dragCard(page: Page, card: Locator, target: Locator, expectPrevie
 describe.skipIf(!hasChromium)('web board in Chromium', () => {
   it('walks the issue scenario: register, board, cards, drag, keyboard, 409, filter, close sprint, read-only viewer', async () => {
     const ctxA = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    // The owner's page refreshes only on its own actions, so the 409 below is deterministic.
+    // The owner's page refreshes only on its own actions (no periodic refresh, no event stream even
+    // where the gateway has one), so the 409 below is deterministic. The reader's page is live.
     await ctxA.addInitScript('localStorage.setItem("board.pollMs", "600000")');
+    await ctxA.route('**/api/v1/events/stream**', (route) =>
+      route.fulfill({ status: 404, contentType: 'application/json', body: '{"code":"NOT_FOUND","message":"no stream for this page"}' }),
+    );
     const page = await newPage(ctxA);
     const errors = watchErrors(page);
 
     // Register (the login page is what an anonymous visitor sees at /).
     await page.goto(server.base + '/');
     await page.getByRole('heading', { name: 'Log in or register' }).waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, 'login.png') });
     await login(page, 'ada', true);
     const api = apiAs(server.base, (await session(page)).accessToken);
 
@@ -198,6 +203,7 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     await detail.getByLabel('Add a note (markdown)').fill('Checked by _QA_');
     await detail.getByRole('button', { name: 'Add note' }).click();
     await detail.getByText('Notes (1)').waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, 'card-detail.png') });
     expect(await page.evaluate('window.__xss')).toBeUndefined();
     await detail.getByRole('button', { name: 'Close dialog' }).click();
     await cardIn(lane(page, 'Done'), 'Polish UI').getByText('3 pts').waitFor();
@@ -209,6 +215,7 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     await doingRow.getByLabel('WIP limit').fill('1');
     await doingRow.getByRole('button', { name: 'Preview actions' }).click();
     await doingRow.getByRole('status').filter({ hasText: 'enter: set status "doing"' }).waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, 'column-editor.png') });
     await editor.getByRole('button', { name: 'Save columns' }).click();
     await editor.waitFor({ state: 'detached' });
     await lane(page, 'Doing').getByTestId('lane-wip').filter({ hasText: 'over WIP limit 1' }).waitFor();
@@ -225,6 +232,8 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     const errorsB = watchErrors(pageB);
     await pageB.goto(server.base + '/');
     await login(pageB, 'bob', false);
+    await pageB.getByRole('link', { name: 'Release board' }).waitFor();
+    await pageB.screenshot({ path: join(ARTIFACTS, 'boards-reader.png') });
     await pageB.getByRole('link', { name: 'Release board' }).click();
     await cardIn(lane(pageB, 'Doing'), 'Write docs').waitFor();
     await pageB.getByText('read only').first().waitFor();
@@ -267,6 +276,7 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     await closeDialog.getByTestId('velocity').waitFor();
     expect(await closeDialog.getByTestId('velocity').textContent()).toBe('3');
     expect(await closeDialog.getByTestId('rolled-over').textContent()).toBe('1');
+    await page.screenshot({ path: join(ARTIFACTS, 'close-sprint.png') });
     await closeDialog.getByRole('button', { name: 'Done', exact: true }).click();
     expect((await api('GET', `/api/v1/tasks/${sprintId}`)).body.status).toBe('done');
     expect((await api('GET', `/api/v1/boards/${boardId}`)).body.activeSprintId).toBeUndefined();
@@ -327,7 +337,7 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
         ...board.columns.map((col: { id: string }) =>
           api('POST', `/api/v1/boards/${board.id}/columns/${col.id}/query`, { sprint: 'active', page: 1, page_size: 20 }),
         ),
-        api('GET', `/api/v1/boards/${board.id}/summary?sprint=active&preview=0`),
+        api('GET', `/api/v1/boards/${board.id}/summary?sprint=active&preview=3`),
       ]);
       floorRuns.push(performance.now() - t0);
     }
@@ -355,6 +365,17 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
       expect(await l.getByRole('list').getByRole('listitem').count()).toBe(20);
     }
     await page.screenshot({ path: join(ARTIFACTS, 'bench-board-1440.png') });
+
+    // Per-column paging: a 21st card in Stage 6 shows "Load more (20 of 21)"; it reads page 2.
+    await api('POST', `/api/v1/boards/${board.id}/tasks`, { title: 'Card 6.21', column_id: board.columns[5].id });
+    await page.reload();
+    const stage6 = lane(page, 'Stage 6');
+    await stage6.getByTestId('lane-count').filter({ hasText: '21' }).waitFor();
+    expect(await stage6.getByRole('list').getByRole('listitem').count()).toBe(20);
+    await stage6.getByRole('button', { name: 'Load more (20 of 21)' }).click();
+    await cardIn(stage6, 'Card 6.21').waitFor();
+    expect(await stage6.getByRole('list').getByRole('listitem').count()).toBe(21);
+    expect(await stage6.getByRole('button', { name: /Load more/ }).count()).toBe(0);
 
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const js = readdirSync(join(WEB_DIST, 'assets')).filter((f) => f.endsWith('.js'));
