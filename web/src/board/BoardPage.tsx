@@ -127,8 +127,10 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
       try {
         const b = await loadBoard();
         if (cancelled) return;
+        performance.mark('board:board-read');
         setColumns(Object.fromEntries(b.columns.map((c) => [c.id, emptyColumn()])));
         await reloadAll(b, '', 'active');
+        performance.mark('board:reads-done');
         void loadSprints();
       } catch (e) {
         if (!cancelled) setLoadError(e instanceof ApiError ? describe(e) : String(e));
