@@ -187,6 +187,31 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     await page.getByRole('button', { name: 'Clear' }).click();
     await filterAlert.waitFor({ state: 'detached' });
 
+    // The sprint switcher: a card outside the sprint shows only with "All cards (no sprint filter)".
+    expect((await api('POST', `/api/v1/boards/${boardId}/tasks`, { title: 'Backlog idea', status: 'todo' })).status).toBe(201);
+    const sprintSelect = page.getByRole('combobox', { name: 'Sprint' });
+    await sprintSelect.selectOption('none');
+    await cardIn(todo, 'Backlog idea').waitFor();
+    await sprintSelect.selectOption('active');
+    await cardIn(todo, 'Backlog idea').waitFor({ state: 'detached' });
+    await sprintSelect.selectOption(sprintId); // the sprint by id: the same cards as "active"
+    await cardIn(lane(page, 'Doing'), 'Ship it').waitFor();
+    expect(await cardIn(todo, 'Backlog idea').count()).toBe(0);
+    await sprintSelect.selectOption('active');
+
+    // Card detail: delete takes two steps; the card is gone from the page and from the API.
+    await sprintSelect.selectOption('none');
+    const doomedId = (await cardIn(todo, 'Backlog idea').getAttribute('data-card-id'))!;
+    await cardIn(todo, 'Backlog idea').getByRole('button', { name: 'Backlog idea', exact: true }).click();
+    const doomed = page.getByRole('dialog', { name: 'Backlog idea' });
+    await doomed.getByRole('button', { name: 'Delete' }).click();
+    await doomed.getByRole('button', { name: 'Confirm delete' }).click();
+    await doomed.waitFor({ state: 'detached' });
+    await cardIn(todo, 'Backlog idea').waitFor({ state: 'detached' });
+    expect((await api('GET', `/api/v1/tasks/${doomedId}`)).status).toBe(404);
+    await sprintSelect.selectOption('active');
+    await page.locator('.lanes[aria-busy="false"]').waitFor();
+
     // Card detail: markdown is rendered and sanitized (no script from a card runs); points via edit.
     await cardIn(lane(page, 'Done'), 'Polish UI').getByRole('button', { name: 'Polish UI', exact: true }).click();
     const detail = page.getByRole('dialog', { name: 'Polish UI' });
