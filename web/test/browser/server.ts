@@ -34,7 +34,7 @@ export interface RunningServer {
  * embedded store; resolves once `/health/ready` answers 200 (at most `readyMs`). `stop()` ends it
  * (SIGTERM, then SIGKILL after 10 s) and removes the data dir. Needs `npm run build` first.
  */
-export async function startServer(readyMs = 30_000): Promise<RunningServer> {
+export async function startServer(readyMs = 60_000): Promise<RunningServer> {
   if (!existsSync(MAIN) || !existsSync(join(WEB_DIST, 'index.html'))) {
     throw new Error(`The built server or web board is missing (${MAIN}, ${WEB_DIST}): run npm run build first`);
   }
