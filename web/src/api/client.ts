@@ -1,6 +1,6 @@
 import { endpoints, type Endpoint, type EndpointName } from './endpoints.js';
 import type {
-  Board, BoardList, Card, CloseSprintResult, ColumnInput, ColumnPage, ErrorBody, Group, MoveResult, Note, Preview, Summary, Task,
+  Board, BoardList, CloseSprintResult, ColumnInput, ColumnPage, ErrorBody, Group, MoveResult, Note, Preview, Summary, Task,
   TaskDetail, TaskPage, TokenPair,
 } from './types.js';
 
@@ -219,4 +219,3 @@ export class Api {
     this.call<Group>('addGroupMember', { params: { groupId }, body: { user_id, role } });
 }
 
-export type { Card };

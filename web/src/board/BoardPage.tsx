@@ -4,7 +4,7 @@ import {
 } from '@dnd-kit/core';
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { ApiError, type Api } from '../api/client.js';
-import type { Board, Card, Summary, Task } from '../api/types.js';
+import type { Board, Summary, Task } from '../api/types.js';
 import { describe } from '../LoginPage.js';
 import { CardDetail } from './CardDetail.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
@@ -642,4 +642,3 @@ function StartSprint({ onStart }: { onStart: (title: string) => Promise<void> })
   );
 }
 
-export type { Card };
