@@ -12,8 +12,11 @@ COPY services/tasks/package.json services/tasks/
 COPY services/boards/package.json services/boards/
 COPY services/sprints/package.json services/sprints/
 COPY services/query/package.json services/query/
+COPY web/package.json web/
 RUN npm ci --no-audit --no-fund
 COPY . .
+# The build includes the web board (web/dist), which the gateway serves at `/`; its packages are
+# build-time only (devDependencies) and leave with the prune.
 RUN npm run build && npm prune --omit=dev
 
 FROM node:22-bookworm-slim

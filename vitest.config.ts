@@ -20,7 +20,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'unit',
-          include: ['shared/test/unit/**/*.test.ts', 'services/*/test/{unit,service,app}/**/*.test.ts'],
+          include: ['shared/test/unit/**/*.test.ts', 'services/*/test/{unit,service,app}/**/*.test.ts', 'web/test/*.test.ts'],
           testTimeout: 20_000,
         },
       },
@@ -30,6 +30,16 @@ export default defineConfig({
           name: 'integration',
           include: ['shared/test/integration/**/*.test.ts', 'services/*/test/integration/**/*.test.ts'],
           testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        // The web board in Debian's Chromium against the built all-in-one server (docs/web.md).
+        resolve: { alias },
+        test: {
+          name: 'browser',
+          include: ['web/test/browser/**/*.test.ts'],
+          testTimeout: 120_000,
           hookTimeout: 120_000,
         },
       },

@@ -12,6 +12,7 @@ import { APP_NAME, type GatewayConfig } from './config.js';
 import { registerJwt } from './plugins/auth.js';
 import { installErrorHandlers, sendError } from './plugins/errors.js';
 import { registerSwagger } from './plugins/swagger.js';
+import { registerWeb, type SpaFallback } from './plugins/web.js';
 import { installValidators } from './http/validators.js';
 import type { LocalDeps } from './routes/local.js';
 import type { RouteSpec } from './routes/route.js';
@@ -30,6 +31,11 @@ export interface GatewayDeps {
   config: GatewayConfig;
   /** The bus route table; default {@link allRoutes}. Tests pass small stub tables. */
   routes?: readonly RouteSpec[];
+  /**
+   * Folder of the built web board served at `/` (issue 13, docs/web.md); default `web/dist` of
+   * this repository. `false` serves no board (every unmatched path is the JSON 404).
+   */
+  webRoot?: string | false;
 }
 
 /**
@@ -49,7 +55,8 @@ function jsonBodiesOnly(app: FastifyInstance): void {
 /**
  * Builds the HTTP gateway (DESIGN §1, §4, §5, §9) without listening: the route table forwarded
  * over `bus` (one round trip per request), local auth/health routes on `store`, JWT auth, rate
- * limits on login/register, Swagger 2.0 at `/api/v1/swagger.json` and the UI at `/docs`.
+ * limits on login/register, Swagger 2.0 at `/api/v1/swagger.json` and the UI at `/docs`, and the
+ * built web board at `/` (plugins/web.ts).
  * Ensures the auth indexes before returning a ready instance (the admin bootstrap is
  * `ensureAdmin`, called by `main.ts`). Tests call `app.inject()`; `main.ts` calls `listen()`.
  *
@@ -77,7 +84,9 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
 
-  installErrorHandlers(app);
+  // The SPA fallback is filled in once the web plugin is registered; the 404 handler asks it first.
+  let spaFallback: SpaFallback | undefined;
+  installErrorHandlers(app, (req, reply) => spaFallback?.(req, reply) ?? false);
   installValidators(app);
   // Bus replies are passed through as JSON text; response schemas serve Swagger only.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -96,6 +105,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   const localDeps: LocalDeps = { bus, store, clock, config, signAccessToken: (claims) => app.jwt.sign(claims) };
   registerBusRoutes(app, bus, deps.routes ?? allRoutes);
   registerLocalRoutes(app, localDeps, localRoutes);
+  if (deps.webRoot !== false) spaFallback = await registerWeb(app, deps.webRoot);
   await app.ready();
   return app;
 }

@@ -74,12 +74,16 @@ export const ColumnQueryBody = Type.Object(
 );
 export type ColumnQueryBody = Static<typeof ColumnQueryBody>;
 
-/** A card as the column read returns it. Metadata keys are the API keys (`app.sprint`). */
+/**
+ * A card as the column read returns it. Metadata keys are the API keys (`app.sprint`). `assignee`
+ * is absent when unset (issue 13: the web board shows it on the card).
+ */
 export const ColumnCard = Type.Object({
   id: Type.String(),
   title: Type.String(),
   status: Type.String(),
   tags: Type.Array(Type.String()),
+  assignee: Type.Optional(Type.String()),
   metadata: MetadataObject(),
 });
 export type ColumnCard = Static<typeof ColumnCard>;

@@ -15,10 +15,15 @@ export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply
   return reply.code(statusCode).type('application/json').send(body);
 }
 
-/** Installs the one error handler and the 404 handler: every error leaves as `{code, message, ..., traceId}`. */
-export function installErrorHandlers(app: FastifyInstance): void {
+/**
+ * Installs the one error handler and the 404 handler: every error leaves as `{code, message, ...,
+ * traceId}`. `fallback` (the web board's SPA fallback, plugins/web.ts) may answer an unmatched
+ * request first; when it returns false the JSON 404 is sent.
+ */
+export function installErrorHandlers(app: FastifyInstance, fallback?: (req: FastifyRequest, reply: FastifyReply) => boolean): void {
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
-  app.setNotFoundHandler((req, reply) =>
-    sendError(new AppError('NOT_FOUND', { message: `No route ${req.method} ${req.url.split('?')[0]}` }), req, reply),
-  );
+  app.setNotFoundHandler((req, reply) => {
+    if (fallback?.(req, reply)) return reply;
+    return sendError(new AppError('NOT_FOUND', { message: `No route ${req.method} ${req.url.split('?')[0]}` }), req, reply);
+  });
 }

@@ -96,14 +96,18 @@ export interface TestApp extends AsyncDisposable {
  * Builds the gateway on a MemoryBus serving {@link stubBindings} and an in-memory embedded store.
  * `routes` defaults to {@link stubRoutes}; `env` overrides config variables.
  */
-export async function testApp(opts: { env?: Record<string, string>; routes?: readonly RouteSpec[]; store?: DocumentStore } = {}): Promise<TestApp> {
+export async function testApp(
+  opts: { env?: Record<string, string>; routes?: readonly RouteSpec[]; store?: DocumentStore; webRoot?: string | false } = {},
+): Promise<TestApp> {
   const bus = new MemoryBus();
   const log = silentLogger();
   await bus.serve(stubBindings, { queue: 'test', log });
   const store = opts.store ?? (await EmbeddedStore.memory());
   const clock = fixedClock('2026-01-05T10:00:00.000Z');
   const config = testConfig(opts.env);
-  const app = await buildApp({ bus, store, clock, log, config, routes: opts.routes ?? stubRoutes });
+  const app = await buildApp({
+    bus, store, clock, log, config, routes: opts.routes ?? stubRoutes, ...(opts.webRoot !== undefined ? { webRoot: opts.webRoot } : {}),
+  });
   return {
     app, bus, store, clock, config,
     async [Symbol.asyncDispose]() {

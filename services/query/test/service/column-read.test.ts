@@ -68,13 +68,17 @@ describe('POST /boards/:boardId/columns/:columnId/query: effective_query', () =>
 });
 
 describe('POST /boards/:boardId/columns/:columnId/query: cards', () => {
-  test('returns the matching cards in column order as {id, title, status, tags, metadata}', async () => {
+  test('returns the matching cards in column order as {id, title, status, tags, assignee?, metadata}', async () => {
     const { f, board, cards } = await seeded();
     await using _ = f;
     const res = await read(f, { boardId: board._id, columnId: 'col-todo' });
     expect(res).toMatchObject({ total: 3, page: 1, page_size: 20 });
     expect(res.data.map((c) => c.title)).toEqual(['first', 'second', 'third']);
-    expect(res.data[0]).toEqual({ id: cards.first._id, title: 'first', status: 'todo', tags: ['web'], metadata: { order: 1, 'app.sprint': SPRINT } });
+    expect(res.data[0]).toEqual({
+      id: cards.first._id, title: 'first', status: 'todo', tags: ['web'], assignee: 'user-bob', metadata: { order: 1, 'app.sprint': SPRINT },
+    });
+    // A card without an assignee has no assignee key (issue 13: the web board shows it when set).
+    expect(res.data[1]).not.toHaveProperty('assignee');
   });
 
   test('sprint none, an explicit sprint and a filter change which cards match', async () => {

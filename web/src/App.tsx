@@ -1,0 +1,79 @@
+import { useCallback, useEffect, useState } from 'react';
+import type { Api } from './api/client.js';
+import { BoardPage } from './board/BoardPage.js';
+import { BoardsPage } from './BoardsPage.js';
+import { LoginPage } from './LoginPage.js';
+
+/** Client-side routes: `/` boards list, `/boards/<id>` a board, `/login`. The gateway answers index.html for each. */
+export type Route = { page: 'login' } | { page: 'boards' } | { page: 'board'; boardId: string };
+
+export function parseRoute(pathname: string): Route {
+  const m = /^\/boards\/([^/]+)\/?$/.exec(pathname);
+  if (m) return { page: 'board', boardId: decodeURIComponent(m[1]!) };
+  if (pathname === '/login') return { page: 'login' };
+  return { page: 'boards' };
+}
+
+/** The application shell: header, session handling (a failed refresh returns to login) and routing. */
+export function App({ api }: { api: Api }) {
+  const [route, setRoute] = useState<Route>(() => parseRoute(location.pathname));
+  const [user, setUser] = useState(api.session?.userName ?? null);
+
+  const navigate = useCallback((path: string) => {
+    history.pushState(null, '', path);
+    setRoute(parseRoute(path));
+    window.scrollTo(0, 0);
+  }, []);
+
+  useEffect(() => {
+    const onPop = () => setRoute(parseRoute(location.pathname));
+    window.addEventListener('popstate', onPop);
+    api.onSessionEnd = () => {
+      setUser(null);
+      history.pushState(null, '', '/login');
+      setRoute({ page: 'login' });
+    };
+    return () => window.removeEventListener('popstate', onPop);
+  }, [api]);
+
+  const loggedIn = user !== null && api.session !== null;
+  const shown: Route = loggedIn ? (route.page === 'login' ? { page: 'boards' } : route) : { page: 'login' };
+
+  return (
+    <>
+      <header className="topbar">
+        <a
+          href="/"
+          className="brand"
+          onClick={(e) => {
+            e.preventDefault();
+            navigate('/');
+          }}
+        >
+          Boards
+        </a>
+        {loggedIn && (
+          <div className="who">
+            <span aria-label="Logged in as">{user}</span>
+            <button type="button" onClick={() => api.logout()}>
+              Log out
+            </button>
+          </div>
+        )}
+      </header>
+      <main id="main">
+        {shown.page === 'login' && (
+          <LoginPage
+            api={api}
+            onLoggedIn={(name) => {
+              setUser(name);
+              if (route.page === 'login') navigate('/');
+            }}
+          />
+        )}
+        {shown.page === 'boards' && <BoardsPage api={api} navigate={navigate} />}
+        {shown.page === 'board' && <BoardPage key={shown.boardId} api={api} boardId={shown.boardId} navigate={navigate} />}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,221 @@
+import { endpoints, type Endpoint, type EndpointName } from './endpoints.js';
+import type {
+  Board, BoardList, CloseSprintResult, ColumnInput, ColumnPage, ErrorBody, Group, MoveResult, Note, Preview, Summary, Task,
+  TaskDetail, TaskPage, TokenPair,
+} from './types.js';
+
+/** A failed API call: the HTTP status and the error body of the catalogue (docs/http.md). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: ErrorBody,
+  ) {
+    super(body.message);
+    this.name = 'ApiError';
+  }
+  get code(): string {
+    return this.body.code;
+  }
+  /** `details.position` of a query-language error (offset into the text sent), when the server gave one. */
+  get position(): number | undefined {
+    const p = this.body.details?.position;
+    return typeof p === 'number' ? p : undefined;
+  }
+}
+
+/** What the board keeps of a login (localStorage key {@link SESSION_KEY}). */
+export interface Session {
+  accessToken: string;
+  refreshToken: string;
+  /** Epoch milliseconds at which the access token expires. */
+  expiresAt: number;
+  userId: string;
+  userName: string;
+}
+
+export const SESSION_KEY = 'board.session';
+
+/** Where the session is kept: `localStorage` in the browser (the subset of Storage used). */
+export interface SessionStore {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
+/** Refresh this long before the access token expires (milliseconds). */
+const REFRESH_EARLY_MS = 30_000;
+
+interface CallOptions {
+  params?: Record<string, string>;
+  body?: Record<string, unknown>;
+  query?: Record<string, string | number | undefined>;
+  signal?: AbortSignal;
+}
+
+/** Fills `{param}` placeholders of a Swagger-style path. */
+export function fillPath(path: string, params: Record<string, string> = {}): string {
+  return path.replace(/\{(\w+)\}/g, (_, k: string) => {
+    const v = params[k];
+    if (v === undefined) throw new Error(`missing path parameter ${k}`);
+    return encodeURIComponent(v);
+  });
+}
+
+/**
+ * The web board's API client (issue 13): calls only the operations of {@link endpoints} (checked
+ * against the Swagger document by a test), sends the bearer token, and rotates the refresh token
+ * as a real client does: refreshed shortly before expiry, and once more on a 401; a failed refresh
+ * ends the session (`onSessionEnd`), which returns the page to the login form.
+ */
+export class Api {
+  session: Session | null;
+  onSessionEnd: () => void = () => {};
+  private refreshing: Promise<boolean> | null = null;
+
+  constructor(
+    private readonly base = '',
+    private readonly storage: SessionStore | null = (globalThis as { localStorage?: SessionStore }).localStorage ?? null,
+  ) {
+    this.session = this.load();
+  }
+
+  private load(): Session | null {
+    try {
+      const raw = this.storage?.getItem(SESSION_KEY);
+      return raw ? (JSON.parse(raw) as Session) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  private save(session: Session | null): void {
+    this.session = session;
+    if (session) this.storage?.setItem(SESSION_KEY, JSON.stringify(session));
+    else this.storage?.removeItem(SESSION_KEY);
+  }
+
+  private adopt(pair: TokenPair): Session {
+    const s: Session = {
+      accessToken: pair.accessToken,
+      refreshToken: pair.refreshToken,
+      expiresAt: Date.now() + pair.expiresIn * 1000,
+      userId: pair.userId,
+      userName: pair.userName,
+    };
+    this.save(s);
+    return s;
+  }
+
+  /** Forgets the tokens (the server keeps no session: access tokens expire on their own, docs/auth.md). */
+  logout(): void {
+    this.save(null);
+    this.onSessionEnd();
+  }
+
+  /** Exchanges the refresh token for a new pair (single flight); false, and the session ends, when refused. */
+  refresh(): Promise<boolean> {
+    if (!this.session) return Promise.resolve(false);
+    this.refreshing ??= (async () => {
+      try {
+        const pair = await this.call<TokenPair>('refresh', { body: { refreshToken: this.session!.refreshToken } });
+        this.adopt(pair);
+        return true;
+      } catch {
+        this.logout();
+        return false;
+      } finally {
+        this.refreshing = null;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  /** The `Authorization` header value, refreshing first when the token is about to expire. */
+  async authorization(): Promise<string | undefined> {
+    if (this.session && this.session.expiresAt - Date.now() < REFRESH_EARLY_MS) await this.refresh();
+    return this.session ? `Bearer ${this.session.accessToken}` : undefined;
+  }
+
+  /** The absolute or page-relative URL of a gateway path (the client's base + `path`). */
+  url(path: string): string {
+    return this.base + path;
+  }
+
+  /** One call of an {@link endpoints} row. Throws {@link ApiError} on a non-2xx answer. */
+  async call<R>(name: EndpointName, opts: CallOptions = {}, retried = false): Promise<R> {
+    const ep: Endpoint = endpoints[name];
+    for (const k of Object.keys(opts.body ?? {})) {
+      if (!ep.body?.includes(k)) throw new Error(`${name}: body field ${k} is not in the endpoint table`);
+    }
+    let url = this.base + fillPath(ep.path, opts.params);
+    const q = Object.entries(opts.query ?? {}).filter(([, v]) => v !== undefined);
+    for (const [k] of q) if (!ep.query?.includes(k)) throw new Error(`${name}: query field ${k} is not in the endpoint table`);
+    if (q.length) url += `?${new URLSearchParams(q.map(([k, v]): [string, string] => [k, String(v)])).toString()}`;
+    const headers: Record<string, string> = {};
+    if (opts.body !== undefined) headers['content-type'] = 'application/json';
+    if (!ep.public) {
+      const auth = await this.authorization();
+      if (!auth) throw new ApiError(401, { code: 'UNAUTHORIZED', message: 'Not logged in' });
+      headers.authorization = auth;
+    }
+    const res = await fetch(url, {
+      method: ep.method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      signal: opts.signal,
+    });
+    const text = await res.text();
+    const data: unknown = text === '' ? undefined : JSON.parse(text);
+    if (res.ok) return data as R;
+    if (res.status === 401 && !ep.public && !retried && this.session) {
+      if (await this.refresh()) return this.call<R>(name, opts, true);
+    }
+    throw new ApiError(res.status, (data as ErrorBody) ?? { code: 'HTTP_' + res.status, message: res.statusText });
+  }
+
+  // ---- auth -------------------------------------------------------------------------------------
+  async login(username: string, password: string): Promise<Session> {
+    return this.adopt(await this.call<TokenPair>('login', { body: { username, password } }));
+  }
+  register(username: string, password: string): Promise<{ userId: string; username: string }> {
+    return this.call('register', { body: { username, password } });
+  }
+
+  // ---- boards -----------------------------------------------------------------------------------
+  listBoards = () => this.call<BoardList>('listBoards');
+  createBoard = (name: string, board_type: 'private' | 'shared') => this.call<Board>('createBoard', { body: { name, board_type } });
+  getBoard = (boardId: string) => this.call<Board>('getBoard', { params: { boardId } });
+  updateBoard = (boardId: string, body: { name?: string; columns?: ColumnInput[]; activeSprintId?: string }) =>
+    this.call<Board>('updateBoard', { params: { boardId }, body });
+  shareBoard = (boardId: string, group_id: string, permission: 'r' | 'rw') =>
+    this.call<Board>('shareBoard', { params: { boardId }, body: { group_id, permission } });
+  previewActions = (query: string, default_tags: string[]) => this.call<Preview>('previewActions', { body: { query, default_tags } });
+  summary = (boardId: string, sprint: string, signal?: AbortSignal) =>
+    this.call<Summary>('summary', { params: { boardId }, query: { sprint, preview: 3 }, signal });
+  readColumn = (boardId: string, columnId: string, body: { sprint: string; filter?: string; page: number; page_size: number }) =>
+    this.call<ColumnPage>('readColumn', { params: { boardId, columnId }, body });
+  createCard = (boardId: string, title: string, column_id: string) =>
+    this.call<Task>('createCard', { params: { boardId }, body: { title, column_id } });
+  moveCard = (boardId: string, taskId: string, from_column_id: string, to_column_id: string, dry_run = false) =>
+    this.call<MoveResult>('moveCard', { params: { boardId, taskId }, body: { from_column_id, to_column_id, dry_run } });
+
+  // ---- tasks ------------------------------------------------------------------------------------
+  getTask = (taskId: string) => this.call<TaskDetail>('getTask', { params: { taskId } });
+  updateTask = (taskId: string, body: { title?: string; description?: string; status?: string; tags?: string[]; assignee?: string }) =>
+    this.call<Task>('updateTask', { params: { taskId }, body });
+  deleteTask = (taskId: string) => this.call<void>('deleteTask', { params: { taskId } });
+  setMetadata = (taskId: string, key: string, value: unknown) =>
+    this.call<TaskDetail>('setMetadata', { params: { taskId }, body: { key, value } });
+  addNote = (taskId: string, content: string) => this.call<Note>('addNote', { params: { taskId }, body: { content } });
+  queryTasks = (query: string, pageSize = 100) => this.call<TaskPage>('queryTasks', { body: { query, pageSize, view: 'lite' } });
+  createSprint = (title: string) =>
+    this.call<Task>('createTask', { body: { title, status: 'todo', metadata: { 'app.type': 'sprint' } } });
+  closeSprint = (sprintId: string, rollover?: string) =>
+    this.call<CloseSprintResult>('closeSprint', { params: { sprintId }, body: rollover ? { rollover } : {} });
+
+  // ---- groups -----------------------------------------------------------------------------------
+  listGroups = () => this.call<Group[]>('listGroups');
+  createGroup = (name: string) => this.call<Group>('createGroup', { body: { name } });
+  addGroupMember = (groupId: string, user_id: string, role: 'member' | 'admin' = 'member') =>
+    this.call<Group>('addGroupMember', { params: { groupId }, body: { user_id, role } });
+}
+

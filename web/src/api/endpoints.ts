@@ -1,0 +1,58 @@
+/**
+ * Every HTTP operation the web board calls, as data (issue 13): method, path (Swagger syntax,
+ * `{param}`), and the body and query-string fields the client may send. The client can only call
+ * what is listed here, and `web/test/api-contract.test.ts` checks every row against the gateway's
+ * own Swagger document (`GET /api/v1/swagger.json`): a path, method or field Swagger does not have
+ * fails the test.
+ */
+export interface Endpoint {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  /** Body fields the client may send (a subset of the Swagger body schema's properties). */
+  body?: readonly string[];
+  /** Query-string fields the client may send. */
+  query?: readonly string[];
+  /** Public route: sent without the bearer token. */
+  public?: boolean;
+}
+
+const e = <T extends Record<string, Endpoint>>(t: T) => t;
+
+export const endpoints = e({
+  register: { method: 'POST', path: '/auth/v2/register', body: ['username', 'password'], public: true },
+  login: { method: 'POST', path: '/auth/v2/login', body: ['username', 'password'], public: true },
+  refresh: { method: 'POST', path: '/auth/refresh-token', body: ['refreshToken'], public: true },
+
+  listBoards: { method: 'GET', path: '/api/v1/boards' },
+  createBoard: { method: 'POST', path: '/api/v1/boards', body: ['name', 'board_type', 'columns', 'default_tags'] },
+  getBoard: { method: 'GET', path: '/api/v1/boards/{boardId}' },
+  updateBoard: { method: 'PUT', path: '/api/v1/boards/{boardId}', body: ['name', 'columns', 'activeSprintId'] },
+  shareBoard: { method: 'POST', path: '/api/v1/boards/{boardId}/share', body: ['group_id', 'permission'] },
+  previewActions: { method: 'POST', path: '/api/v1/boards/preview-actions', body: ['query', 'default_tags'] },
+  summary: { method: 'GET', path: '/api/v1/boards/{boardId}/summary', query: ['sprint', 'preview'] },
+  readColumn: {
+    method: 'POST',
+    path: '/api/v1/boards/{boardId}/columns/{columnId}/query',
+    body: ['sprint', 'filter', 'page', 'page_size'],
+  },
+  createCard: { method: 'POST', path: '/api/v1/boards/{boardId}/tasks', body: ['title', 'column_id', 'description', 'tags'] },
+  moveCard: { method: 'POST', path: '/api/v1/boards/{boardId}/tasks/{taskId}/move', body: ['from_column_id', 'to_column_id', 'dry_run'] },
+
+  getTask: { method: 'GET', path: '/api/v1/tasks/{taskId}' },
+  createTask: { method: 'POST', path: '/api/v1/tasks', body: ['title', 'status', 'metadata'] },
+  updateTask: { method: 'PATCH', path: '/api/v1/tasks/{taskId}', body: ['title', 'description', 'status', 'tags', 'assignee'] },
+  deleteTask: { method: 'DELETE', path: '/api/v1/tasks/{taskId}' },
+  setMetadata: { method: 'PATCH', path: '/api/v1/tasks/{taskId}/metadata', body: ['key', 'value'] },
+  addNote: { method: 'POST', path: '/api/v1/tasks/{taskId}/notes', body: ['content'] },
+  queryTasks: { method: 'POST', path: '/api/v1/tasks/query', body: ['query', 'pageSize', 'view'] },
+  closeSprint: { method: 'POST', path: '/api/v1/tasks/{sprintId}/close-sprint', body: ['rollover'] },
+
+  listGroups: { method: 'GET', path: '/api/v1/groups' },
+  createGroup: { method: 'POST', path: '/api/v1/groups', body: ['name'] },
+  addGroupMember: { method: 'POST', path: '/api/v1/groups/{groupId}/members', body: ['user_id', 'role'] },
+});
+
+export type EndpointName = keyof typeof endpoints;
+
+/** The live event stream (issue 10), used when the gateway has it; not required to exist. */
+export const EVENTS_STREAM_PATH = '/api/v1/events/stream';

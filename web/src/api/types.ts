@@ -1,0 +1,61 @@
+/**
+ * The API's shapes for the web board, taken from the same TypeBox schemas that generate the
+ * gateway's Swagger document (`@app/shared/contracts`): type-only imports, nothing of them is
+ * bundled, and no shape is copied by hand.
+ */
+import type { Static } from '@sinclair/typebox';
+import type {
+  Board as BoardSchema,
+  BoardList as BoardListSchema,
+  BoardSummaryResult,
+  CardMoveResult as CardMoveResultType,
+  CloseSprintResult as CloseSprintResultType,
+  ColumnCard as ColumnCardType,
+  ColumnInput as ColumnInputSchema,
+  ColumnQueryResult,
+  Group as GroupType,
+  Note as NoteType,
+  PreviewActionsResult,
+  TaskDetail as TaskDetailType,
+  TasksQueryResult,
+  Column as ColumnSchema,
+  AppliedAction as AppliedActionSchema,
+} from '@app/shared/contracts';
+import type { Task as TaskType } from '@app/shared/domain';
+
+export type Board = Static<typeof BoardSchema>;
+export type BoardList = Static<typeof BoardListSchema>;
+export type BoardColumn = Static<typeof ColumnSchema>;
+export type ColumnInput = Static<typeof ColumnInputSchema>;
+export type Summary = Static<typeof BoardSummaryResult>;
+export type ColumnPage = Static<typeof ColumnQueryResult>;
+export type Card = ColumnCardType;
+export type MoveResult = CardMoveResultType;
+export type AppliedAction = Static<typeof AppliedActionSchema>;
+export type CloseSprintResult = CloseSprintResultType;
+export type Group = GroupType;
+export type Note = NoteType;
+export type Preview = Static<typeof PreviewActionsResult>;
+export type TaskDetail = TaskDetailType;
+export type Task = TaskType;
+export type TaskPage = Static<typeof TasksQueryResult>;
+
+/** The token pair of login and refresh (docs/auth.md). */
+export interface TokenPair {
+  accessToken: string;
+  refreshToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+  userId: string;
+  userName: string;
+}
+
+/** The error body of every failure (docs/http.md "Error body"). */
+export interface ErrorBody {
+  code: string;
+  message: string;
+  details?: Record<string, unknown> & { position?: number; part?: string; field?: string };
+  validationErrors?: Array<{ field: string; code: string; message: string }>;
+  traceId?: string;
+  task?: { id: string; status: string; tags: string[] };
+}

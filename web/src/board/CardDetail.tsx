@@ -1,0 +1,236 @@
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { ApiError, type Api } from '../api/client.js';
+import type { TaskDetail } from '../api/types.js';
+import { Dialog } from '../Dialog.js';
+import { describe } from '../LoginPage.js';
+import { renderMarkdown } from '../markdown.js';
+
+/**
+ * Card detail (issue 13): title, sanitized markdown description, status, tags, assignee, metadata,
+ * notes (add one), edit (PATCH, plus `cf.priority` / `app.points` through the metadata PATCH) and
+ * delete (two steps).
+ */
+export function CardDetail(p: { api: Api; taskId: string; writable: boolean; onClose: () => void; onChanged: () => void }) {
+  const { api, taskId } = p;
+  const [task, setTask] = useState<TaskDetail | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [editing, setEditing] = useState(false);
+  const [note, setNote] = useState('');
+  const [confirmDelete, setConfirmDelete] = useState(false);
+
+  const load = useCallback(async () => {
+    try {
+      setTask(await api.getTask(taskId));
+    } catch (e) {
+      setError(e instanceof ApiError ? describe(e) : String(e));
+    }
+  }, [api, taskId]);
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const run = async (f: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await f();
+      return true;
+    } catch (e) {
+      setError(e instanceof ApiError ? describe(e) : String(e));
+      return false;
+    }
+  };
+
+  async function addNote(e: FormEvent) {
+    e.preventDefault();
+    if (!note.trim()) return;
+    if (await run(() => api.addNote(taskId, note))) {
+      setNote('');
+      await load();
+    }
+  }
+
+  async function remove() {
+    if (await run(() => api.deleteTask(taskId))) {
+      p.onChanged();
+      p.onClose();
+    }
+  }
+
+  return (
+    <Dialog title={task ? task.title : 'Card'} onClose={p.onClose} wide>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {!task ? (
+        <p aria-busy="true">Loading…</p>
+      ) : editing ? (
+        <EditForm
+          task={task}
+          onCancel={() => setEditing(false)}
+          onSave={async (changes, meta) => {
+            const ok = await run(async () => {
+              if (Object.keys(changes).length) await api.updateTask(taskId, changes);
+              for (const [k, v] of Object.entries(meta)) await api.setMetadata(taskId, k, v);
+            });
+            if (ok) {
+              setEditing(false);
+              await load();
+              p.onChanged();
+            }
+          }}
+        />
+      ) : (
+        <div className="detail">
+          <dl className="fields">
+            <dt>Status</dt>
+            <dd data-testid="detail-status">{task.status}</dd>
+            <dt>Tags</dt>
+            <dd>{task.tags.length ? task.tags.join(', ') : '—'}</dd>
+            <dt>Assignee</dt>
+            <dd>{task.assignee ?? '—'}</dd>
+            {task.deadline && (
+              <>
+                <dt>Deadline</dt>
+                <dd>{task.deadline}</dd>
+              </>
+            )}
+            <dt>Metadata</dt>
+            <dd>
+              {Object.keys(task.metadata).length === 0 ? (
+                '—'
+              ) : (
+                <ul className="meta">
+                  {Object.entries(task.metadata).map(([k, v]) => (
+                    <li key={k}>
+                      <code>{k}</code>: {JSON.stringify(v)}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </dd>
+          </dl>
+          <h3>Description</h3>
+          {task.description ? (
+            <div className="markdown" data-testid="description" dangerouslySetInnerHTML={{ __html: renderMarkdown(task.description) }} />
+          ) : (
+            <p className="muted">No description.</p>
+          )}
+          <h3>Notes ({task.notes.length})</h3>
+          <ul className="notes">
+            {task.notes.map((n) => (
+              <li key={n.id}>
+                <div className="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(n.content) }} />
+                <span className="muted">{new Date(n.created_at).toLocaleString()}</span>
+              </li>
+            ))}
+          </ul>
+          {p.writable && (
+            <>
+              <form onSubmit={addNote} className="add-note">
+                <label>
+                  Add a note (markdown)
+                  <textarea name="note" rows={3} value={note} onChange={(e) => setNote(e.target.value)} />
+                </label>
+                <button type="submit">Add note</button>
+              </form>
+              <div className="row">
+                <button type="button" onClick={() => setEditing(true)}>
+                  Edit
+                </button>
+                {confirmDelete ? (
+                  <>
+                    <button type="button" className="danger" onClick={() => void remove()}>
+                      Confirm delete
+                    </button>
+                    <button type="button" className="secondary" onClick={() => setConfirmDelete(false)}>
+                      Keep it
+                    </button>
+                  </>
+                ) : (
+                  <button type="button" className="danger" onClick={() => setConfirmDelete(true)}>
+                    Delete
+                  </button>
+                )}
+              </div>
+            </>
+          )}
+        </div>
+      )}
+    </Dialog>
+  );
+}
+
+type Changes = { title?: string; description?: string; status?: string; tags?: string[]; assignee?: string };
+
+function EditForm(p: { task: TaskDetail; onCancel: () => void; onSave: (c: Changes, meta: Record<string, unknown>) => Promise<void> }) {
+  const t = p.task;
+  const md = t.metadata as Record<string, unknown>;
+  const [title, setTitle] = useState(t.title);
+  const [description, setDescription] = useState(t.description ?? '');
+  const [status, setStatus] = useState(t.status);
+  const [tags, setTags] = useState(t.tags.join(', '));
+  const [assignee, setAssignee] = useState(t.assignee ?? '');
+  const [priority, setPriority] = useState(md['cf.priority'] === undefined ? '' : String(md['cf.priority']));
+  const [points, setPoints] = useState(md['app.points'] === undefined ? '' : String(md['app.points']));
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    const c: Changes = {};
+    if (title !== t.title) c.title = title;
+    if (description !== (t.description ?? '')) c.description = description;
+    if (status !== t.status) c.status = status;
+    const tagList = tags.split(',').map((x) => x.trim()).filter(Boolean);
+    if (tagList.join(',') !== t.tags.join(',')) c.tags = tagList;
+    if (assignee !== (t.assignee ?? '')) c.assignee = assignee;
+    const meta: Record<string, unknown> = {};
+    const num = (s: string) => (s.trim() !== '' && Number.isFinite(Number(s)) ? Number(s) : s.trim());
+    if (priority.trim() !== '' && priority !== String(md['cf.priority'] ?? '')) meta['cf.priority'] = num(priority);
+    if (points.trim() !== '' && points !== String(md['app.points'] ?? '')) meta['app.points'] = num(points);
+    void p.onSave(c, meta);
+  }
+
+  return (
+    <form className="edit-card" onSubmit={submit}>
+      <label>
+        Title
+        <input name="title" required value={title} maxLength={500} onChange={(e) => setTitle(e.target.value)} />
+      </label>
+      <label>
+        Description (markdown)
+        <textarea name="description" rows={6} value={description} onChange={(e) => setDescription(e.target.value)} />
+      </label>
+      <div className="row">
+        <label>
+          Status
+          <input name="status" value={status} onChange={(e) => setStatus(e.target.value)} />
+        </label>
+        <label>
+          Assignee (user id)
+          <input name="assignee" value={assignee} onChange={(e) => setAssignee(e.target.value)} />
+        </label>
+      </div>
+      <label>
+        Tags (comma separated)
+        <input name="tags" value={tags} onChange={(e) => setTags(e.target.value)} />
+      </label>
+      <div className="row">
+        <label>
+          Priority (cf.priority)
+          <input name="priority" value={priority} onChange={(e) => setPriority(e.target.value)} />
+        </label>
+        <label>
+          Points (app.points)
+          <input name="points" inputMode="decimal" value={points} onChange={(e) => setPoints(e.target.value)} />
+        </label>
+      </div>
+      <div className="row">
+        <button type="submit">Save</button>
+        <button type="button" className="secondary" onClick={p.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,110 @@
+import { useEffect, useState } from 'react';
+import { ApiError, type Api } from '../api/client.js';
+import type { CloseSprintResult, Task } from '../api/types.js';
+import { Dialog } from '../Dialog.js';
+import { describe } from '../LoginPage.js';
+
+/**
+ * Close the active sprint (issue 13): lists the unfinished members, asks for the rollover target
+ * (the backlog or another open sprint), then shows the close-sprint answer (velocity, rolled over).
+ */
+export function CloseSprintDialog(p: {
+  api: Api;
+  sprintId: string;
+  sprintTitle: string;
+  openSprints: Array<{ id: string; title: string }>;
+  onClose: () => void;
+  onClosed: () => Promise<void>;
+}) {
+  const [members, setMembers] = useState<Task[] | null>(null);
+  const [target, setTarget] = useState('backlog');
+  const [result, setResult] = useState<CloseSprintResult | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    const id = p.sprintId.replace(/'/g, "''");
+    p.api.queryTasks(`app.sprint = '${id}' AND status != 'done' ORDER BY created_at ASC`).then(
+      (r) => setMembers(r.data),
+      (e: unknown) => setError(e instanceof ApiError ? describe(e) : String(e)),
+    );
+  }, [p.api, p.sprintId]);
+
+  async function close() {
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await p.api.closeSprint(p.sprintId, members && members.length > 0 ? target : undefined);
+      setResult(r);
+      await p.onClosed();
+    } catch (e) {
+      setError(e instanceof ApiError ? describe(e) : String(e));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const targetName = (t: string) => (t === 'backlog' ? 'the backlog' : t === 'none' ? 'nowhere (nothing was unfinished)' : (p.openSprints.find((s) => s.id === t)?.title ?? t));
+
+  return (
+    <Dialog title={`Close sprint “${p.sprintTitle}”`} onClose={p.onClose}>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {result ? (
+        <div role="status" className="close-result">
+          <p>
+            Sprint closed. Velocity: <strong data-testid="velocity">{result.velocity}</strong> points from {result.completed} finished
+            cards.
+          </p>
+          <p>
+            Rolled over: <strong data-testid="rolled-over">{result.rolledOver}</strong> to {targetName(result.target)}.
+          </p>
+          <button type="button" onClick={p.onClose}>
+            Done
+          </button>
+        </div>
+      ) : members === null ? (
+        <p aria-busy="true">Loading unfinished cards…</p>
+      ) : (
+        <>
+          <h3>Unfinished cards ({members.length})</h3>
+          {members.length === 0 ? (
+            <p className="muted">Every card of this sprint is done.</p>
+          ) : (
+            <ul className="unfinished">
+              {members.map((t) => (
+                <li key={t.id}>
+                  {t.title} <span className="muted">({t.status})</span>
+                </li>
+              ))}
+            </ul>
+          )}
+          {members.length > 0 && (
+            <label>
+              Roll unfinished cards over to
+              <select name="rollover" value={target} onChange={(e) => setTarget(e.target.value)}>
+                <option value="backlog">The backlog</option>
+                {p.openSprints.map((s) => (
+                  <option key={s.id} value={s.id}>
+                    Sprint {s.title}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+          <div className="row">
+            <button type="button" onClick={() => void close()} disabled={busy}>
+              Close sprint
+            </button>
+            <button type="button" className="secondary" onClick={p.onClose}>
+              Cancel
+            </button>
+          </div>
+        </>
+      )}
+    </Dialog>
+  );
+}

@@ -1,0 +1,259 @@
+import { useDraggable, useDroppable } from '@dnd-kit/core';
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import type { BoardColumn, Card, Summary } from '../api/types.js';
+import type { MovePreview } from './BoardPage.js';
+import { cardBadges, wipState, type ColumnState } from './state.js';
+
+interface LaneProps {
+  column: BoardColumn;
+  state: ColumnState;
+  summary: Summary['columns'][number] | undefined;
+  writable: boolean;
+  order: readonly BoardColumn[];
+  preview: MovePreview | null;
+  dragging: string | null;
+  onOpen: (cardId: string) => void;
+  onCreate: (columnId: string, title: string) => Promise<boolean>;
+  onLoadMore: (columnId: string) => void;
+  onMove: (cardId: string, from: string, to: string) => void;
+  onPreview: (cardId: string, from: string, to: string | undefined) => void;
+  onReadOnlyMove: () => void;
+}
+
+/** One column as a lane: header (name, count, WIP state), cards, "load more", card create; a drop target. */
+export function Lane(p: LaneProps) {
+  const { column, state } = p;
+  const { setNodeRef, isOver } = useDroppable({ id: column.id, disabled: !p.writable });
+  const limit = p.summary?.wip_limit ?? column.wip_limit;
+  const wip = wipState(p.summary?.total ?? state.total, limit);
+  const headingId = `lane-${column.id}`;
+  const wipText = wip === 'none' ? '' : wip === 'over' ? `over WIP limit ${limit}` : wip === 'at' ? `at WIP limit ${limit}` : `WIP limit ${limit}`;
+
+  return (
+    <section
+      ref={setNodeRef}
+      role="listitem"
+      className={`lane${isOver ? ' over' : ''}${wip === 'over' ? ' wip-over' : ''}`}
+      aria-labelledby={headingId}
+      data-column-id={column.id}
+    >
+      <header className="lane-head">
+        <h2 id={headingId}>{column.name}</h2>
+        <span className="count" aria-label={`${state.total} cards`} data-testid="lane-count">
+          {state.total}
+        </span>
+        {wipText && (
+          <span className={`wip wip-${wip}`} data-testid="lane-wip">
+            {wipText}
+          </span>
+        )}
+      </header>
+      {p.dragging && p.preview && p.preview.to === column.id && (
+        <p className={`drop-preview${p.preview.ok ? '' : ' bad'}`} role="status">
+          {p.preview.text}
+        </p>
+      )}
+      {state.error && <p className="error">{state.error}</p>}
+      <ul className="cards" aria-label={`Cards in ${column.name}`} aria-busy={state.loading}>
+        {state.cards.map((card) => (
+          <CardItem key={card.id} card={card} columnId={column.id} {...p} />
+        ))}
+      </ul>
+      {state.cards.length < state.total && (
+        <button type="button" className="load-more" onClick={() => p.onLoadMore(column.id)}>
+          Load more ({state.cards.length} of {state.total})
+        </button>
+      )}
+      {p.writable && <CreateCard columnName={column.name} onCreate={(t) => p.onCreate(column.id, t)} />}
+    </section>
+  );
+}
+
+function CreateCard({ columnName, onCreate }: { columnName: string; onCreate: (title: string) => Promise<boolean> }) {
+  const [open, setOpen] = useState(false);
+  const [title, setTitle] = useState('');
+  if (!open) {
+    return (
+      <button type="button" className="add-card" onClick={() => setOpen(true)}>
+        + Add a card
+      </button>
+    );
+  }
+  return (
+    <form
+      className="create-card"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        if (title.trim() && (await onCreate(title.trim()))) setTitle('');
+      }}
+    >
+      <label>
+        <span className="sr-only">Title of a new card in {columnName}</span>
+        <input
+          name="card-title"
+          autoFocus
+          placeholder="Card title"
+          value={title}
+          maxLength={500}
+          onChange={(e) => setTitle(e.target.value)}
+          onKeyDown={(e) => e.key === 'Escape' && setOpen(false)}
+        />
+      </label>
+      <button type="submit">Add</button>
+      <button type="button" className="secondary" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+    </form>
+  );
+}
+
+/** A card: drag handle (pointer and keyboard drag), title (opens the detail), move menu (also key M). */
+function CardItem(p: LaneProps & { card: Card; columnId: string }) {
+  const { card, columnId } = p;
+  const { setNodeRef, setActivatorNodeRef, listeners, attributes, transform, isDragging } = useDraggable({
+    id: card.id,
+    data: { from: columnId },
+    disabled: !p.writable,
+  });
+  const [menu, setMenu] = useState(false);
+  const badges = cardBadges(card);
+  const style = transform ? { transform: `translate3d(${transform.x}px, ${transform.y}px, 0)`, zIndex: 10 } : undefined;
+
+  const onKeyDown = (e: KeyboardEvent) => {
+    if ((e.key === 'm' || e.key === 'M') && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      e.preventDefault();
+      if (p.writable) setMenu(true);
+      else p.onReadOnlyMove();
+    }
+  };
+
+  return (
+    <li
+      ref={setNodeRef}
+      style={style}
+      className={`card${isDragging ? ' dragging' : ''}`}
+      data-card-id={card.id}
+      aria-label={card.title}
+      onKeyDown={onKeyDown}
+    >
+      <div className="card-top">
+        {p.writable && (
+          <button
+            type="button"
+            ref={setActivatorNodeRef}
+            className="handle"
+            {...attributes}
+            {...listeners}
+            aria-label={`Drag “${card.title}”`}
+            aria-roledescription="draggable card"
+          >
+            ⠿
+          </button>
+        )}
+        <button type="button" className="card-title" onClick={() => p.onOpen(card.id)}>
+          {card.title}
+        </button>
+      </div>
+      <div className="card-meta">
+        {card.tags.map((t) => (
+          <span key={t} className="tag">
+            {t}
+          </span>
+        ))}
+        {badges.priority !== undefined && <span className="badge prio" title="cf.priority">P{badges.priority}</span>}
+        {badges.points !== undefined && <span className="badge pts" title="app.points">{badges.points} pts</span>}
+        {card.assignee && (
+          <span className="assignee" title={`assignee ${card.assignee}`}>
+            @{card.assignee.slice(0, 8)}
+          </span>
+        )}
+        <span className="status" title="status">
+          {card.status}
+        </span>
+      </div>
+      {p.writable && (
+        <button
+          type="button"
+          className="move-btn"
+          aria-haspopup="menu"
+          aria-expanded={menu}
+          aria-label={`Move “${card.title}” (M)`}
+          onClick={() => setMenu((m) => !m)}
+        >
+          Move…
+        </button>
+      )}
+      {menu && (
+        <MoveMenu
+          card={card}
+          from={columnId}
+          order={p.order}
+          preview={p.preview}
+          onPreview={(to) => p.onPreview(card.id, columnId, to)}
+          onPick={(to) => {
+            setMenu(false);
+            p.onMove(card.id, columnId, to);
+          }}
+          onClose={() => {
+            setMenu(false);
+            p.onPreview(card.id, columnId, undefined);
+          }}
+        />
+      )}
+    </li>
+  );
+}
+
+/** The keyboard move menu: other columns as menu items; focusing one previews the move (dry run). */
+function MoveMenu(p: {
+  card: Card;
+  from: string;
+  order: readonly BoardColumn[];
+  preview: MovePreview | null;
+  onPreview: (to: string) => void;
+  onPick: (to: string) => void;
+  onClose: () => void;
+}) {
+  const ref = useRef<HTMLDivElement>(null);
+  const targets = p.order.filter((c) => c.id !== p.from);
+  useEffect(() => {
+    ref.current?.querySelector<HTMLButtonElement>('[role="menuitem"]')?.focus();
+  }, []);
+  const onKeyDown = (e: KeyboardEvent) => {
+    const items = Array.from(ref.current?.querySelectorAll<HTMLButtonElement>('[role="menuitem"]') ?? []);
+    const i = items.indexOf(document.activeElement as HTMLButtonElement);
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      items[(i + (e.key === 'ArrowDown' ? 1 : items.length - 1)) % items.length]?.focus();
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      e.stopPropagation();
+      p.onClose();
+    }
+    e.stopPropagation();
+  };
+  return (
+    <div ref={ref} className="move-menu" role="menu" aria-label={`Move “${p.card.title}” to`} onKeyDown={onKeyDown}>
+      {targets.map((c) => (
+        <button
+          key={c.id}
+          type="button"
+          role="menuitem"
+          onFocus={() => p.onPreview(c.id)}
+          onMouseEnter={() => p.onPreview(c.id)}
+          onClick={() => p.onPick(c.id)}
+        >
+          {c.name}
+        </button>
+      ))}
+      {p.preview && p.preview.cardId === p.card.id && (
+        <p className={`menu-preview${p.preview.ok ? '' : ' bad'}`} role="status">
+          {p.preview.text}
+        </p>
+      )}
+      <button type="button" className="secondary" onClick={p.onClose}>
+        Cancel
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,99 @@
+/**
+ * Pure state rules of the board page (issue 13), kept apart from React so vitest can check them:
+ * per-column pages, the optimistic move and its rollback, WIP states, the summary signature the
+ * periodic refresh compares, and the wording of applied actions.
+ */
+import type { AppliedAction, Card, Summary } from '../api/types.js';
+
+/** Cards per column page (the column read's `page_size`). */
+export const PAGE_SIZE = 20;
+
+/** What the page holds for one column: the cards of the pages loaded so far and the column's `total`. */
+export interface ColumnState {
+  cards: Card[];
+  total: number;
+  /** Pages of {@link PAGE_SIZE} loaded (1 after the first read). */
+  pages: number;
+  loading: boolean;
+  error?: string;
+}
+
+export type Columns = Record<string, ColumnState>;
+
+export const emptyColumn = (): ColumnState => ({ cards: [], total: 0, pages: 0, loading: true });
+
+/**
+ * The optimistic move: the card leaves `from` and is shown first in `to`, totals follow. Returns
+ * the same object when the card is not in `from` or `from === to`.
+ */
+export function applyOptimisticMove(cols: Columns, cardId: string, from: string, to: string): Columns {
+  const src = cols[from];
+  const dst = cols[to];
+  if (!src || !dst || from === to) return cols;
+  const card = src.cards.find((c) => c.id === cardId);
+  if (!card) return cols;
+  return {
+    ...cols,
+    [from]: { ...src, cards: src.cards.filter((c) => c.id !== cardId), total: Math.max(0, src.total - 1) },
+    [to]: { ...dst, cards: [card, ...dst.cards.filter((c) => c.id !== cardId)], total: dst.total + 1 },
+  };
+}
+
+/** Puts the named columns back as they were in `before` (the rollback of a failed move). */
+export function restoreColumns(cols: Columns, before: Columns, ids: readonly string[]): Columns {
+  const next = { ...cols };
+  for (const id of ids) if (before[id]) next[id] = before[id];
+  return next;
+}
+
+/** The column a card is shown in, if any. */
+export function columnOf(cols: Columns, cardId: string): string | undefined {
+  return Object.keys(cols).find((id) => cols[id]!.cards.some((c) => c.id === cardId));
+}
+
+/** WIP state of a column: `none` without a limit, else `under`, `at` or `over` (`total > limit`, as the summary says). */
+export function wipState(total: number, limit: number | undefined): 'none' | 'under' | 'at' | 'over' {
+  if (limit === undefined) return 'none';
+  return total > limit ? 'over' : total === limit ? 'at' : 'under';
+}
+
+/**
+ * A short fingerprint of a board summary: active sprint, and per column its id, total and preview
+ * titles. The periodic refresh reloads the columns when it changes.
+ */
+export function summarySignature(s: Summary): string {
+  return JSON.stringify([s.active_sprint_id ?? null, s.columns.map((c) => [c.column_id, c.total, c.preview])]);
+}
+
+const show = (v: unknown) => (v === undefined ? 'nothing' : typeof v === 'string' ? `“${v}”` : JSON.stringify(v));
+
+/** Human wording of a move's applied actions (`[]` → "no field changes"). */
+export function describeActions(actions: readonly AppliedAction[]): string {
+  if (actions.length === 0) return 'no field changes';
+  return actions
+    .map((a) => {
+      const tags = (a.value ?? []).join(', ');
+      if (a.op === 'add_tags') return `adds tag ${tags}`;
+      if (a.op === 'remove_tags') return `removes tag ${tags}`;
+      return 'to' in a && a.to !== undefined ? `sets ${a.field} to ${show(a.to)}` : `clears ${a.field}`;
+    })
+    .join(', ');
+}
+
+/** The column `step` places after `current` in board order, or undefined at either end. */
+export function neighbourColumn(order: readonly string[], current: string, step: 1 | -1): string | undefined {
+  const i = order.indexOf(current);
+  return i < 0 ? undefined : order[i + step];
+}
+
+/** `cf.priority` and `app.points` of a card, when they are numbers or short strings. */
+export function cardBadges(card: Card): { priority?: string; points?: string } {
+  const pick = (v: unknown) => (typeof v === 'number' || (typeof v === 'string' && v.length <= 12) ? String(v) : undefined);
+  const out: { priority?: string; points?: string } = {};
+  const md = card.metadata as Record<string, unknown>;
+  const p = pick(md['cf.priority']);
+  const pts = pick(md['app.points']);
+  if (p !== undefined) out.priority = p;
+  if (pts !== undefined) out.points = pts;
+  return out;
+}
