@@ -2,6 +2,7 @@ import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Sort } from '../port.js';
 import { andAll, orSlots, Posting, type Slots } from './slots.js';
 import { SortIndex } from './sort-index.js';
+import type { TextCandidates } from './text-index.js';
 import { hashKey, hashKeysAt } from './values.js';
 
 /**
@@ -152,7 +153,14 @@ export class CollectionState {
   /** Sort indexes by field, built on the first sorted read of an indexed field. */
   private readonly sortIndexes = new Map<string, SortIndex>();
 
-  constructor(readonly name: string) {}
+  /**
+   * `text`: the text index's match sets for this collection's text fields (file-backed stores;
+   * docs/store.md "Text search"), used by plans for `$regex` conditions on those fields.
+   */
+  constructor(
+    readonly name: string,
+    private readonly text?: TextCandidates,
+  ) {}
 
   /** Unique indexes, for the uniqueness checks of writes. */
   uniqueIndexes(): HashIndex[] {
@@ -182,14 +190,18 @@ export class CollectionState {
     if (fields.length === 1) this.single.set(fields[0]!, index);
   }
 
-  /** Stores (or with `null` removes) a document under a new version, maintaining the indexes. */
-  apply(id: string, doc: Doc | null, version: number): void {
+  /**
+   * Stores (or with `null` removes) a document under a new version, maintaining the indexes.
+   * `rowid`: its sqlite rowid, when the journal gave one (the text index's key).
+   */
+  apply(id: string, doc: Doc | null, version: number, rowid?: number): void {
     const old = this.entries.get(id);
     this.changes++;
     if (!doc) {
       if (!old) return;
       for (const ix of this.indexes) ix.remove(old.slot, old.doc);
       for (const sx of this.sortIndexes.values()) sx.write(old.slot, null);
+      this.text?.write(old.slot, old.doc, null, this.bySlot.length, rowid);
       this.bySlot[old.slot] = undefined;
       this.entries.delete(id);
       return;
@@ -203,6 +215,7 @@ export class CollectionState {
       else ix.add(slot, doc, this.bySlot.length);
     }
     for (const sx of this.sortIndexes.values()) sx.write(slot, doc);
+    this.text?.write(slot, old?.doc, doc, this.bySlot.length, rowid);
   }
 
   /**
@@ -284,6 +297,11 @@ export class CollectionState {
 
   private lookup(field: string, cond: unknown): { slots: Slots; exact: boolean } | undefined {
     const eq = equalityValues(cond);
+    if (!eq && this.text) {
+      // a substring condition on a text field: its exact match set, from the text index
+      const slots = this.text.matches(field, cond, this.bySlot);
+      return slots && { slots, exact: true };
+    }
     const index = field === '_id' ? undefined : this.single.get(field);
     if (!eq || (field !== '_id' && !index)) return undefined;
     const sets: Slots[] = [];

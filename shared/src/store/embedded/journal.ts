@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { AppError } from '../../errors/index.js';
+import { TextTables } from './text-index.js';
 import type { Change } from './txn.js';
 
 /** One stored row: a document of a collection as JSON text. */
@@ -7,6 +8,8 @@ export interface JournalRow {
   coll: string;
   id: string;
   body: string;
+  /** The row's sqlite rowid (the text index's key, text-index.ts). */
+  rowid: number;
 }
 
 function unavailable(message: string, cause: unknown): AppError {
@@ -24,6 +27,8 @@ function unavailable(message: string, cause: unknown): AppError {
 export class Journal {
   private readonly db: Database.Database;
   private readonly writeAll: (changes: Change[]) => void;
+  /** The FTS5 text index, written in the same sqlite transaction as the documents (text-index.ts). */
+  readonly text: TextTables;
 
   constructor(readonly file: string) {
     try {
@@ -35,20 +40,29 @@ export class Journal {
     } catch (e) {
       throw unavailable(`Cannot open the embedded store at ${file} (is another process using it?)`, e);
     }
+    try {
+      this.text = new TextTables(this.db);
+    } catch (e) {
+      this.db.close();
+      throw unavailable(`Cannot build the text index of the embedded store at ${file}`, e);
+    }
+    const text = this.text;
     const upsert = this.db.prepare('INSERT INTO docs (coll, id, body) VALUES (?, ?, ?) ON CONFLICT (coll, id) DO UPDATE SET body = excluded.body');
     const remove = this.db.prepare('DELETE FROM docs WHERE coll = ? AND id = ?');
     const apply = (c: Change) => {
-      if (c.doc) upsert.run(c.collection, c.id, JSON.stringify(c.doc));
+      if (text.has(c.collection)) text.write(c);
+      else if (c.doc) upsert.run(c.collection, c.id, JSON.stringify(c.doc));
       else remove.run(c.collection, c.id);
     };
     const many = this.db.transaction((changes: Change[]) => changes.forEach(apply));
     // One statement is atomic on its own (autocommit): no BEGIN/COMMIT round for a single change.
-    this.writeAll = (changes) => (changes.length === 1 ? apply(changes[0]!) : many(changes));
+    // (a text collection's write is several statements: always in a transaction)
+    this.writeAll = (changes) => (changes.length === 1 && !text.has(changes[0]!.collection) ? apply(changes[0]!) : many(changes));
   }
 
   /** Every stored document, in first-insert order. */
   rows(): IterableIterator<JournalRow> {
-    return this.db.prepare('SELECT coll, id, body FROM docs ORDER BY rowid').iterate() as IterableIterator<JournalRow>;
+    return this.db.prepare('SELECT rowid, coll, id, body FROM docs ORDER BY rowid').iterate() as IterableIterator<JournalRow>;
   }
 
   /** Writes the changes in one sqlite transaction. */
