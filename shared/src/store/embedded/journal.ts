@@ -20,7 +20,8 @@ function unavailable(message: string, cause: unknown): AppError {
  * Durability of the embedded store (DESIGN §2): one better-sqlite3 table
  * `docs(coll, id, body)` in WAL mode with `synchronous=NORMAL`. Each {@link write} is one sqlite
  * transaction (upsert or delete per document), so a call, a bulk write or a transaction commit
- * is on disk entirely or not at all. The file is locked exclusively while open: memory is the
+ * is on disk entirely or not at all; the FTS5 text index of a text collection's documents
+ * ({@link TextTables}) is written in the same sqlite transaction. The file is locked exclusively while open: memory is the
  * source of truth, so a second process on the same file is refused. SQLite faults become
  * `STORE_UNAVAILABLE`.
  */
@@ -56,8 +57,9 @@ export class Journal {
     };
     const many = this.db.transaction((changes: Change[]) => changes.forEach(apply));
     // One statement is atomic on its own (autocommit): no BEGIN/COMMIT round for a single change.
-    // (a text collection's write is several statements: always in a transaction)
-    this.writeAll = (changes) => (changes.length === 1 && !text.has(changes[0]!.collection) ? apply(changes[0]!) : many(changes));
+    // (a text collection's write is several statements, unless its text is unchanged: then in a transaction)
+    const oneStatement = (c: Change) => !text.has(c.collection) || (c.doc !== null && c.textSame === true);
+    this.writeAll = (changes) => (changes.length === 1 && oneStatement(changes[0]!) ? apply(changes[0]!) : many(changes));
   }
 
   /** Every stored document, in first-insert order. */
