@@ -50,15 +50,16 @@ export class Journal {
     const text = this.text;
     const upsert = this.db.prepare('INSERT INTO docs (coll, id, body) VALUES (?, ?, ?) ON CONFLICT (coll, id) DO UPDATE SET body = excluded.body');
     const remove = this.db.prepare('DELETE FROM docs WHERE coll = ? AND id = ?');
+    // a text collection's write whose text is unchanged is the plain upsert (its FTS row and rowid stay)
+    const oneStatement = (c: Change) => !text.has(c.collection) || (c.doc !== null && c.textSame === true);
     const apply = (c: Change) => {
-      if (text.has(c.collection)) text.write(c);
+      if (text.has(c.collection) && !oneStatement(c)) text.write(c);
       else if (c.doc) upsert.run(c.collection, c.id, JSON.stringify(c.doc));
       else remove.run(c.collection, c.id);
     };
     const many = this.db.transaction((changes: Change[]) => changes.forEach(apply));
     // One statement is atomic on its own (autocommit): no BEGIN/COMMIT round for a single change.
-    // (a text collection's write is several statements, unless its text is unchanged: then in a transaction)
-    const oneStatement = (c: Change) => !text.has(c.collection) || (c.doc !== null && c.textSame === true);
+    // (a text collection's other writes are several statements: in a transaction)
     this.writeAll = (changes) => (changes.length === 1 && oneStatement(changes[0]!) ? apply(changes[0]!) : many(changes));
   }
 

@@ -219,8 +219,9 @@ export class TextTables {
 
   /**
    * Writes one document of a text collection (its `docs` row and its FTS row) or deletes it
-   * (`doc` null), and sets `change.rowid`. `change.textSame`: the text fields are unchanged, so the
-   * FTS row is kept. Call inside the journal's sqlite transaction.
+   * (`doc` null), and sets `change.rowid`. (A write whose text fields are unchanged does not come
+   * here: the journal's plain upsert keeps the rowid and the FTS row.) Call inside the journal's
+   * sqlite transaction.
    */
   write(change: Change): void {
     const { collection, id, doc } = change;
@@ -233,7 +234,6 @@ export class TextTables {
     }
     const rowid = this.upserts.get(collection)!.get(collection, id, JSON.stringify(doc)) as number;
     change.rowid = rowid;
-    if (change.textSame) return;
     this.dropRows.get(collection)!.run(rowid);
     this.inserts.get(collection)!.run(rowid, ...TEXT_FIELDS[collection]!.map((f) => indexedText(doc, f)));
   }
