@@ -85,6 +85,7 @@ export async function scaleSection() {
     }
     results.push(m);
     const { r } = m;
+    const before = lines.length;
     lines.push(
       `### ${n.toLocaleString('en')} tasks`,
       '',
@@ -100,6 +101,7 @@ export async function scaleSection() {
       row('card move Doing ⇄ Review', r.move, r.detail),
       '',
     );
+    console.error(lines.slice(before).join('\n')); // progress: a size's table as soon as it is measured
   }
   if (results.length === 0) return lines;
   lines.push(

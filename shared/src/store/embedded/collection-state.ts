@@ -24,7 +24,11 @@ const NULL_KEY = 'z';
  * "Indexes and plans"); a `unique` index also enforces uniqueness of its (possibly compound) key.
  */
 export class HashIndex {
-  private readonly map = new Map<string, Posting>();
+  /**
+   * Key → its slots: a single slot as a plain number (most keys of a near-unique field such as
+   * `created_at` hold one document: no Posting object for them), more as a {@link Posting}.
+   */
+  private readonly map = new Map<string, Posting | number>();
   private readonly paths: string[][];
 
   constructor(
@@ -46,24 +50,35 @@ export class HashIndex {
 
   /** The slots holding `key` (live view, valid until the next write), or undefined for none. */
   slots(key: string): Slots | undefined {
-    return this.map.get(key);
+    const held = this.map.get(key);
+    return typeof held === 'number' ? { size: 1, arr: [held] } : held;
   }
 
   /** Indexes the document in `slot`; `slotCount` sizes bitmaps. */
   add(slot: number, doc: Doc, slotCount: number, keys = this.keys(doc)): void {
     for (const k of keys) {
-      let posting = this.map.get(k);
-      if (!posting) this.map.set(k, (posting = new Posting()));
-      posting.add(slot, slotCount);
+      const held = this.map.get(k);
+      if (held === undefined) this.map.set(k, slot);
+      else if (typeof held !== 'number') held.add(slot, slotCount);
+      else if (held !== slot) {
+        const posting = new Posting();
+        posting.add(Math.min(held, slot), slotCount);
+        posting.add(Math.max(held, slot), slotCount);
+        this.map.set(k, posting);
+      }
     }
   }
 
   /** Drops the document in `slot` from the keys `keys` (default: all of `doc`'s). */
   remove(slot: number, doc: Doc, keys = this.keys(doc)): void {
     for (const k of keys) {
-      const posting = this.map.get(k);
-      posting?.remove(slot);
-      if (posting?.size === 0) this.map.delete(k);
+      const held = this.map.get(k);
+      if (typeof held === 'number') {
+        if (held === slot) this.map.delete(k);
+        continue;
+      }
+      held?.remove(slot);
+      if (held?.size === 0) this.map.delete(k);
     }
   }
 
