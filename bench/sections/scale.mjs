@@ -27,7 +27,7 @@ const s = (ms) => `${(ms / 1000).toFixed(1)} s`;
 /**
  * One size: seed `n` tasks in a child process (`bench/seed.mjs scale`), start the all-in-one server
  * on the folder and time spawn → `/health/ready` answering 200, read its RSS and the folder's size,
- * then load (c=10, 2 × 3 s each): GET detail, the query section's queries for a user whose scope is
+ * then load (c=10, 3 × 3 s each): GET detail, the query section's queries for a user whose scope is
  * 11,000 tasks, a column read (2,000 cards), the 6-column summary and card moves on the board of
  * the board section.
  */
@@ -62,7 +62,7 @@ async function measureSize(n) {
         summary: { url: `${board}/summary`, headers: boardHeaders },
         move: { url: base, requests: moveRequests(seed.boardId, seed.movable, boardHeaders) },
       },
-      { interleave: false, reps: 2, duration: 3 },
+      { interleave: false, reps: 3, duration: 3 },
     );
     const rssAfter = rssMb(server.pid);
     return { n, seed, disk, startMs, loadMs: server.info.loadMs, rssStart, rssAfter, r };
@@ -90,7 +90,7 @@ export async function scaleSection() {
       `### ${n.toLocaleString('en')} tasks`,
       '',
       `Seeded in ${s(m.seed.seedMs)} (own process); on disk ${mb(m.disk / 2 ** 20)}; start-up to /health/ready ${s(m.startMs)} ` +
-        `(store load ${s(m.loadMs)}); RSS ${mb(m.rssStart)} after start, ${mb(m.rssAfter)} after the load runs. c=10, 2 × 3 s each; ratio = req/s ÷ GET detail.`,
+        `(store load ${s(m.loadMs)}); RSS ${mb(m.rssStart)} after start, ${mb(m.rssAfter)} after the load runs. c=10, 3 × 3 s each (median); ratio = req/s ÷ GET detail.`,
       '',
       TABLE_HEAD,
       row('GET /tasks/{id}', r.detail, r.detail),
