@@ -1,8 +1,9 @@
 // Bench data: realistic stored tasks (titles, descriptions, status mix, tags, metadata.order,
 // custom fields), written straight into an EmbeddedStore with insertMany in chunks.
 //
-// As a process: `node bench/seed.mjs <query|board> <dir>` seeds the store in <dir>, closes it and
-// prints `READY <json>` (ids the benchmark needs), so the server then starts on a seeded directory.
+// As a process: `node bench/seed.mjs <query|board> <dir>` (or `scale <dir> <tasks>`) seeds the store
+// in <dir>, closes it and prints `READY <json>` (ids the benchmark needs), so the server then starts
+// on a seeded directory.
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { BoardsOps } from '@app/shared/contracts';
@@ -183,17 +184,74 @@ async function seedBoard(store) {
   };
 }
 
-const KINDS = { query: seedQuery, board: seedBoard };
+/**
+ * Issue 14 scale data, `n` tasks in all: the board of {@link seedBoard} (10,000 cards of its owner),
+ * the query scope of {@link seedQuery} (user 0: 1,000 own tasks + 10,000 of a group), and other users
+ * with 1,000 tasks each up to `n`. The figures measured on it (the same board, the same scope) are
+ * then comparable across sizes. Inserted in chunks of {@link CHUNK}; the documents are not kept.
+ */
+async function seedScale(store, n) {
+  const r = rng(14);
+  const boardSeed = await seedBoardOnly(store, r);
+  const user0 = randomUUID();
+  const mates = Array.from({ length: 10 }, () => randomUUID());
+  const group = groupDoc('Platform team', mates[0], [user0, ...mates.slice(1)]);
+  await store.collection(Collections.groups).insertMany([group]);
+  const own = Array.from({ length: 1_000 }, () => taskDoc(r, user0, { deleted: false }));
+  await insertChunks(store, Collections.tasks, own);
+  await insertChunks(store, Collections.tasks, Array.from({ length: 10_000 }, (_, i) => taskDoc(r, mates[i % mates.length], { groupId: group._id, groupPermission: 'rw' })));
+  let written = 10_000 + 11_000;
+  while (written < n) {
+    const owner = randomUUID();
+    const count = Math.min(1_000, n - written);
+    for (let i = 0; i < count; i += CHUNK) {
+      await store.collection(Collections.tasks).insertMany(Array.from({ length: Math.min(CHUNK, count - i) }, () => taskDoc(r, owner)));
+    }
+    written += count;
+  }
+  return { ...boardSeed, queryUserId: user0, queryDetailId: own[0]._id, tasks: written };
+}
+
+/** The board of {@link seedBoard} and its 10,000 cards, without the 20,000 other tasks. */
+async function seedBoardOnly(store, r) {
+  const owner = randomUUID();
+  const bus = new MemoryBus();
+  const { boardsService } = await import('@app/boards');
+  const served = await serveServices([boardsService], { bus, store, log: silentLogger(), clock: systemClock });
+  const board = await bus.request(
+    BoardsOps.create,
+    { name: 'Product board', board_type: 'private', columns: BOARD_COLUMNS.map(({ id, name, query }) => ({ id, name, query })) },
+    { userId: owner },
+  );
+  for (const s of served) await s.close();
+  const cards = [];
+  for (const col of BOARD_COLUMNS) {
+    for (let i = 0; i < col.cards; i++) {
+      const doc = taskDoc(r, owner, { status: col.status, boardId: board.id, deleted: false });
+      if (col.tag) doc.tags = [...new Set([...doc.tags, col.tag])];
+      cards.push({ doc, col: col.id });
+    }
+  }
+  await insertChunks(store, Collections.tasks, cards.map((c) => c.doc));
+  return {
+    userId: owner,
+    boardId: board.id,
+    detailId: cards[0].doc._id,
+    movable: cards.filter((c) => c.col === 'doing' || c.col === 'review').map((c) => [c.doc._id, c.col]),
+  };
+}
+
+const KINDS = { query: seedQuery, board: seedBoard, scale: seedScale };
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [kind, dir] = process.argv.slice(2);
-  if (!KINDS[kind] || !dir) {
-    console.error('usage: node bench/seed.mjs <query|board> <dir>');
+  const [kind, dir, size] = process.argv.slice(2);
+  if (!KINDS[kind] || !dir || (kind === 'scale' && !(Number(size) >= 21_000))) {
+    console.error('usage: node bench/seed.mjs <query|board> <dir> | node bench/seed.mjs scale <dir> <tasks ≥ 21000>');
     process.exit(2);
   }
   const started = Date.now();
   const store = await EmbeddedStore.open({ dir });
-  const info = await KINDS[kind](store);
+  const info = await KINDS[kind](store, Number(size));
   await store.close();
   console.log(`READY ${JSON.stringify({ ...info, seedMs: Date.now() - started })}`);
 }

@@ -2,6 +2,7 @@ import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Sort } from '../port.js';
 import { andAll, orSlots, Posting, type Slots } from './slots.js';
 import { SortIndex } from './sort-index.js';
+import type { TextCandidates } from './text-index.js';
 import { hashKey, hashKeysAt } from './values.js';
 
 /**
@@ -23,7 +24,11 @@ const NULL_KEY = 'z';
  * "Indexes and plans"); a `unique` index also enforces uniqueness of its (possibly compound) key.
  */
 export class HashIndex {
-  private readonly map = new Map<string, Posting>();
+  /**
+   * Key → its slots: a single slot as a plain number (most keys of a near-unique field such as
+   * `created_at` hold one document: no Posting object for them), more as a {@link Posting}.
+   */
+  private readonly map = new Map<string, Posting | number>();
   private readonly paths: string[][];
 
   constructor(
@@ -45,24 +50,35 @@ export class HashIndex {
 
   /** The slots holding `key` (live view, valid until the next write), or undefined for none. */
   slots(key: string): Slots | undefined {
-    return this.map.get(key);
+    const held = this.map.get(key);
+    return typeof held === 'number' ? { size: 1, arr: [held] } : held;
   }
 
   /** Indexes the document in `slot`; `slotCount` sizes bitmaps. */
   add(slot: number, doc: Doc, slotCount: number, keys = this.keys(doc)): void {
     for (const k of keys) {
-      let posting = this.map.get(k);
-      if (!posting) this.map.set(k, (posting = new Posting()));
-      posting.add(slot, slotCount);
+      const held = this.map.get(k);
+      if (held === undefined) this.map.set(k, slot);
+      else if (typeof held !== 'number') held.add(slot, slotCount);
+      else if (held !== slot) {
+        const posting = new Posting();
+        posting.add(Math.min(held, slot), slotCount);
+        posting.add(Math.max(held, slot), slotCount);
+        this.map.set(k, posting);
+      }
     }
   }
 
   /** Drops the document in `slot` from the keys `keys` (default: all of `doc`'s). */
   remove(slot: number, doc: Doc, keys = this.keys(doc)): void {
     for (const k of keys) {
-      const posting = this.map.get(k);
-      posting?.remove(slot);
-      if (posting?.size === 0) this.map.delete(k);
+      const held = this.map.get(k);
+      if (typeof held === 'number') {
+        if (held === slot) this.map.delete(k);
+        continue;
+      }
+      held?.remove(slot);
+      if (held?.size === 0) this.map.delete(k);
     }
   }
 
@@ -152,7 +168,14 @@ export class CollectionState {
   /** Sort indexes by field, built on the first sorted read of an indexed field. */
   private readonly sortIndexes = new Map<string, SortIndex>();
 
-  constructor(readonly name: string) {}
+  /**
+   * `text`: the text index's match sets for this collection's text fields (file-backed stores;
+   * docs/store.md "Text search"), used by plans for `$regex` conditions on those fields.
+   */
+  constructor(
+    readonly name: string,
+    private readonly text?: TextCandidates,
+  ) {}
 
   /** Unique indexes, for the uniqueness checks of writes. */
   uniqueIndexes(): HashIndex[] {
@@ -182,14 +205,18 @@ export class CollectionState {
     if (fields.length === 1) this.single.set(fields[0]!, index);
   }
 
-  /** Stores (or with `null` removes) a document under a new version, maintaining the indexes. */
-  apply(id: string, doc: Doc | null, version: number): void {
+  /**
+   * Stores (or with `null` removes) a document under a new version, maintaining the indexes.
+   * `rowid`: its sqlite rowid, when the journal gave one (the text index's key).
+   */
+  apply(id: string, doc: Doc | null, version: number, rowid?: number): void {
     const old = this.entries.get(id);
     this.changes++;
     if (!doc) {
       if (!old) return;
       for (const ix of this.indexes) ix.remove(old.slot, old.doc);
       for (const sx of this.sortIndexes.values()) sx.write(old.slot, null);
+      this.text?.write(old.slot, old.doc, null, this.bySlot.length, rowid);
       this.bySlot[old.slot] = undefined;
       this.entries.delete(id);
       return;
@@ -203,6 +230,7 @@ export class CollectionState {
       else ix.add(slot, doc, this.bySlot.length);
     }
     for (const sx of this.sortIndexes.values()) sx.write(slot, doc);
+    this.text?.write(slot, old?.doc, doc, this.bySlot.length, rowid);
   }
 
   /**
@@ -284,6 +312,11 @@ export class CollectionState {
 
   private lookup(field: string, cond: unknown): { slots: Slots; exact: boolean } | undefined {
     const eq = equalityValues(cond);
+    if (!eq && this.text) {
+      // a substring condition on a text field: its exact match set, from the text index
+      const slots = this.text.matches(field, cond, this.bySlot);
+      return slots && { slots, exact: true };
+    }
     const index = field === '_id' ? undefined : this.single.get(field);
     if (!eq || (field !== '_id' && !index)) return undefined;
     const sets: Slots[] = [];

@@ -7,6 +7,7 @@ import type { Collection, Doc, DocumentStore, IndexSpec, Session, StoreStats } f
 import { EmbeddedCollection, type TxnRunner } from './collection.js';
 import { CollectionState } from './collection-state.js';
 import { Journal, type JournalSync } from './journal.js';
+import { TEXT_FIELDS, TextCandidates } from './text-index.js';
 import { Txn, type TxnHost } from './txn.js';
 import { deepFreeze } from '../../util/index.js';
 
@@ -80,7 +81,7 @@ export class EmbeddedStore implements DocumentStore {
     const started = Date.now();
     let count = 0;
     for (const row of store.journal!.rows()) {
-      store.state(row.coll).apply(row.id, deepFreeze(JSON.parse(row.body) as Doc), ++store.seq);
+      store.state(row.coll).apply(row.id, deepFreeze(JSON.parse(row.body) as Doc), ++store.seq, row.rowid);
       count++;
     }
     opts.log?.info({ file: store.journal!.file, documents: count, ms: Date.now() - started }, 'embedded store loaded');
@@ -99,7 +100,11 @@ export class EmbeddedStore implements DocumentStore {
   /** The state of one collection, created on first use. */
   private state(name: string): CollectionState {
     let s = this.states.get(name);
-    if (!s) this.states.set(name, (s = new CollectionState(name)));
+    if (!s) {
+      const fields = TEXT_FIELDS[name];
+      const text = this.journal && fields ? new TextCandidates(fields, (field, literals) => this.journal!.text.search(name, field, literals)) : undefined;
+      this.states.set(name, (s = new CollectionState(name, text)));
+    }
     return s;
   }
 
@@ -197,8 +202,15 @@ export class EmbeddedStore implements DocumentStore {
     const changes = txn.changes();
     if (changes.length === 0) return undefined;
     for (const c of changes) if (c.doc) txn.assertUnique(c.collection, c.doc);
-    this.journal?.write(changes);
-    for (const c of changes) this.state(c.collection).apply(c.id, c.doc, ++this.seq);
+    if (this.journal) {
+      for (const c of changes) {
+        const fields = c.doc ? TEXT_FIELDS[c.collection] : undefined;
+        const before = fields ? this.state(c.collection).entries.get(c.id)?.doc : undefined;
+        if (before) c.textSame = fields!.every((f) => before[f] === c.doc![f]);
+      }
+      this.journal.write(changes);
+    }
+    for (const c of changes) this.state(c.collection).apply(c.id, c.doc, ++this.seq, c.rowid);
     return this.journal?.flush();
   }
 

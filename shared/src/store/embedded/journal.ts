@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { AppError } from '../../errors/index.js';
+import { TextTables } from './text-index.js';
 import type { Change } from './txn.js';
 import { WalSync } from './wal-sync.js';
 
@@ -8,6 +9,8 @@ export interface JournalRow {
   coll: string;
   id: string;
   body: string;
+  /** The row's sqlite rowid (the text index's key, text-index.ts). */
+  rowid: number;
 }
 
 function unavailable(message: string, cause: unknown): AppError {
@@ -40,7 +43,8 @@ export class StoreInUseError extends AppError {
  * `docs(coll, id, body)` in WAL mode with `synchronous=NORMAL`, plus, for `full` durability
  * ({@link JournalSync}), a group fsync of the WAL before each write is acknowledged ({@link flush}).
  * Each {@link write} is one sqlite transaction (upsert or delete per document), so a call, a bulk
- * write or a transaction commit is on disk entirely or not at all. The file is locked
+ * write or a transaction commit is on disk entirely or not at all; the FTS5 text index of a text
+ * collection's documents ({@link TextTables}) is written in the same sqlite transaction. The file is locked
  * exclusively while open: memory is the source of truth, so a second process on the same file is
  * refused with {@link StoreInUseError}. Other SQLite faults become `STORE_UNAVAILABLE`.
  */
@@ -48,6 +52,8 @@ export class Journal {
   private readonly db: Database.Database;
   private readonly writeAll: (changes: Change[]) => void;
   private readonly walSync: WalSync | undefined;
+  /** The FTS5 text index, written in the same sqlite transaction as the documents (text-index.ts). */
+  readonly text: TextTables;
 
   constructor(readonly file: string, sync: JournalSync = 'full') {
     try {
@@ -61,15 +67,26 @@ export class Journal {
       if ((e as { code?: unknown }).code === 'SQLITE_BUSY') throw new StoreInUseError(file, e);
       throw unavailable(`Cannot open the embedded store at ${file}`, e);
     }
+    try {
+      this.text = new TextTables(this.db);
+    } catch (e) {
+      this.db.close();
+      throw unavailable(`Cannot build the text index of the embedded store at ${file}`, e);
+    }
+    const text = this.text;
     const upsert = this.db.prepare('INSERT INTO docs (coll, id, body) VALUES (?, ?, ?) ON CONFLICT (coll, id) DO UPDATE SET body = excluded.body');
     const remove = this.db.prepare('DELETE FROM docs WHERE coll = ? AND id = ?');
+    // a text collection's write whose text is unchanged is the plain upsert (its FTS row and rowid stay)
+    const oneStatement = (c: Change) => !text.has(c.collection) || (c.doc !== null && c.textSame === true);
     const apply = (c: Change) => {
-      if (c.doc) upsert.run(c.collection, c.id, JSON.stringify(c.doc));
+      if (text.has(c.collection) && !oneStatement(c)) text.write(c);
+      else if (c.doc) upsert.run(c.collection, c.id, JSON.stringify(c.doc));
       else remove.run(c.collection, c.id);
     };
     const many = this.db.transaction((changes: Change[]) => changes.forEach(apply));
     // One statement is atomic on its own (autocommit): no BEGIN/COMMIT round for a single change.
-    this.writeAll = (changes) => (changes.length === 1 ? apply(changes[0]!) : many(changes));
+    // (a text collection's other writes are several statements: in a transaction)
+    this.writeAll = (changes) => (changes.length === 1 && oneStatement(changes[0]!) ? apply(changes[0]!) : many(changes));
     this.walSync = sync === 'normal' ? undefined : new WalSync(`${file}-wal`);
   }
 
@@ -83,7 +100,7 @@ export class Journal {
 
   /** Every stored document, in first-insert order. */
   rows(): IterableIterator<JournalRow> {
-    return this.db.prepare('SELECT coll, id, body FROM docs ORDER BY rowid').iterate() as IterableIterator<JournalRow>;
+    return this.db.prepare('SELECT rowid, coll, id, body FROM docs ORDER BY rowid').iterate() as IterableIterator<JournalRow>;
   }
 
   /** Writes the changes in one sqlite transaction. */

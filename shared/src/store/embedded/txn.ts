@@ -19,6 +19,10 @@ export interface Change {
   collection: string;
   id: string;
   doc: Doc | null;
+  /** Set by the store's commit when the text-indexed fields are unchanged (the journal keeps their FTS row). */
+  textSame?: boolean;
+  /** Set by the journal for a text collection's write: the document's sqlite rowid (its FTS key). */
+  rowid?: number;
 }
 
 /** Result of {@link Txn.update}. `before`/`after` are the last matched document (internal refs). */

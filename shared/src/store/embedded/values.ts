@@ -149,13 +149,23 @@ export function sortDocs<T extends Doc>(docs: readonly T[], sort: Sort, limit = 
   if (limit <= 0 || docs.length === 0) return [];
   if (docs.length === 1) return [docs[0]!];
   const specs = Object.entries(sort).map(([field, dir]) => ({ path: field.split('.'), dir }));
-  // One key column per sort field; comparisons read them by document index.
-  const columns = specs.map((spec) => docs.map((doc) => sortKey(doc, spec.path, spec.dir)));
-  const dirs = specs.map((spec) => spec.dir);
+  // One key column per sort field; comparisons read them by document index. The first column is
+  // computed for every document, the others only for documents whose earlier keys tie.
+  const first = specs[0]!;
+  const firstKeys = docs.map((doc) => sortKey(doc, first.path, first.dir));
+  const rest = specs.slice(1).map((spec) => ({ ...spec, keys: new Map<number, unknown>() }));
+  const keyOf = (col: (typeof rest)[number], i: number): unknown => {
+    let k = col.keys.get(i);
+    if (k === undefined && !col.keys.has(i)) col.keys.set(i, (k = sortKey(docs[i]!, col.path, col.dir)));
+    return k;
+  };
   const cmp = (x: number, y: number): number => {
-    for (let j = 0; j < columns.length; j++) {
-      const c = compareValues(columns[j]![x], columns[j]![y]) * dirs[j]!;
-      if (c !== 0) return c;
+    const c = compareValues(firstKeys[x], firstKeys[y]) * first.dir;
+    if (c !== 0) return c;
+    for (let j = 0; j < rest.length; j++) {
+      const col = rest[j]!;
+      const d = compareValues(keyOf(col, x), keyOf(col, y)) * col.dir;
+      if (d !== 0) return d;
     }
     return x - y;
   };

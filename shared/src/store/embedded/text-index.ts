@@ -1,0 +1,362 @@
+/**
+ * The embedded store's text index (issue 14 "Text search with an index", docs/store.md "Text
+ * search"): substring conditions (`$regex` filters, as the query language compiles `~`, LIKE and
+ * ILIKE) on the text fields of {@link TEXT_FIELDS} are narrowed by an SQLite FTS5 table with the
+ * `trigram` tokenizer, kept in the same sqlite transaction as the document write. The index only
+ * ever narrows: every candidate is still tested against the whole filter, so results equal a scan.
+ *
+ * Case: the indexed text and the searched literals are both folded in JavaScript by
+ * {@link foldText}, the very case folding of a JavaScript `/i` regular expression (the matcher's),
+ * and the FTS table is case-sensitive (`trigram case_sensitive 1`). SQLite's own folding
+ * (`case_sensitive 0`) differs from JavaScript's for some non-ASCII letters (σ/ς/Σ, the Kelvin sign,
+ * …), which would drop matches; one folding on both sides cannot.
+ */
+import type Database from 'better-sqlite3';
+import type { Doc, Filter } from '../port.js';
+import { compileFilter, type Matcher } from './matcher.js';
+import { Posting, type Slots } from './slots.js';
+import type { Change } from './txn.js';
+import { valuesAt } from './values.js';
+
+/** The fields the text index serves, per collection (top-level text fields). */
+export const TEXT_FIELDS: Readonly<Record<string, readonly string[]>> = Object.freeze({ tasks: Object.freeze(['title', 'description']) });
+
+/**
+ * Version of the FTS tables' content (folding, fields). A data dir whose tables carry another
+ * version, or none (written before the text index existed), is re-indexed at open.
+ */
+export const TEXT_INDEX_VERSION = 1;
+
+/** Literal pieces shorter than this many characters (code points) cannot use trigrams. */
+export const MIN_LITERAL = 3;
+
+/** How many searches' candidate sets are kept in memory per collection (maintained on every write). */
+const CACHED_SEARCHES = 64;
+
+const REPLACEMENT = '\uFFFD';
+const PLAIN_ASCII = /^[\x01-\x7f]*$/;
+
+/** Folded forms of non-ASCII code units (the expensive `toUpperCase` calls, memoized). */
+const foldedUnits = new Map<number, string>();
+
+function foldUnit(c: number): string {
+  let f = foldedUnits.get(c);
+  if (f === undefined) {
+    // ECMAScript Canonicalize (non-Unicode ignoreCase): the single-unit upper case, unless it
+    // would map a non-ASCII unit to ASCII
+    const ch = String.fromCharCode(c);
+    const up = ch.toUpperCase();
+    f = up.length === 1 && up.charCodeAt(0) >= 128 ? up : ch;
+    foldedUnits.set(c, f);
+  }
+  return f;
+}
+
+/**
+ * Text as the index holds it: every UTF-16 unit mapped as a JavaScript `/i` regex (no `u` flag)
+ * compares it (ECMAScript Canonicalize: its upper case when that is one unit, never non-ASCII to
+ * ASCII), so `foldText(t).includes(foldText(p))` exactly when `new RegExp(escaped p, 'i')` finds p
+ * in t. NUL and lone surrogates (which SQLite cannot hold as UTF-8) become U+FFFD; literals holding
+ * them are never searched (see {@link requiredLiterals}).
+ */
+export function foldText(s: string): string {
+  if (PLAIN_ASCII.test(s)) return s.toUpperCase();
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0) out += REPLACEMENT;
+    else if (c < 128) out += c >= 97 && c <= 122 ? String.fromCharCode(c - 32) : s[i];
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      const next = s.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) out += s[i]! + s[++i]!;
+      else out += REPLACEMENT;
+    } else if (c >= 0xdc00 && c <= 0xdfff) out += REPLACEMENT;
+    else out += foldUnit(c);
+  }
+  return out;
+}
+
+const ESCAPABLE = '\\^$.*+?()[]{}|/-';
+
+/**
+ * The literal pieces every string matching the regular expression `pattern` must contain, folded
+ * ({@link foldText}) and at least {@link MIN_LITERAL} characters long; `undefined` when the pattern
+ * is not of the understood shape or has no such piece (the caller then scans).
+ *
+ * Understood: a concatenation of literal characters (plain or backslash-escaped metacharacters),
+ * `[\s\S]` and `.` (any one character, optionally followed by `*` or `*?`), `^` at the start, `$`
+ * at the end, lookaheads `(?=(…))`, back-references `\1`…`\9` and `\x00`: exactly what the query
+ * compiler makes of `~` (an escaped literal) and LIKE/ILIKE (`shared/src/query/patterns.ts`).
+ * Anything else (alternation, other quantifiers, classes, other escapes) answers `undefined`.
+ * Sound because, without alternation or optional parts, every run of literal characters is matched
+ * as it is, somewhere in the string. Pieces are cut at NUL and lone surrogates.
+ */
+export function requiredLiterals(pattern: string): string[] | undefined {
+  const runs: string[] = [];
+  let run = '';
+  let prev = 'other' as 'lit' | 'any' | 'other';
+  let depth = 0;
+  const cut = (kind: 'any' | 'other') => {
+    if (run) runs.push(run);
+    run = '';
+    prev = kind;
+  };
+  for (let i = 0; i < pattern.length; ) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      const n = pattern[i + 1];
+      if (n !== undefined && ESCAPABLE.includes(n)) {
+        run += n;
+        prev = 'lit';
+        i += 2;
+      } else if (pattern.startsWith('x00', i + 1)) {
+        cut('any');
+        i += 4;
+      } else if (n !== undefined && n >= '1' && n <= '9') {
+        cut('other');
+        i += 2;
+      } else return undefined;
+    } else if (c === '^' && i === 0) {
+      i++;
+    } else if (c === '$' && i === pattern.length - 1) {
+      i++;
+    } else if (c === '[') {
+      if (!pattern.startsWith('[\\s\\S]', i)) return undefined;
+      cut('any');
+      i += 6;
+    } else if (c === '.') {
+      cut('any');
+      i++;
+    } else if (c === '*') {
+      if (prev !== 'any') return undefined;
+      cut('other');
+      i += pattern[i + 1] === '?' ? 2 : 1;
+    } else if (c === '(') {
+      if (!pattern.startsWith('(?=(', i)) return undefined;
+      cut('other');
+      depth += 2;
+      i += 4;
+    } else if (c === ')') {
+      if (--depth < 0) return undefined;
+      cut('other');
+      i++;
+    } else if ('^$+?{}]|'.includes(c)) {
+      return undefined;
+    } else {
+      run += c;
+      prev = 'lit';
+      i++;
+    }
+  }
+  cut('other');
+  if (depth !== 0) return undefined;
+  const pieces = runs
+    .flatMap((r) => r.split(/\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/))
+    .filter((r) => [...r].length >= MIN_LITERAL)
+    .map(foldText);
+  return pieces.length > 0 ? [...new Set(pieces)] : undefined;
+}
+
+/** The literals of a `{$regex: string, $options?: 'ims'…}` condition (see {@link requiredLiterals}). */
+export function regexLiterals(cond: unknown): string[] | undefined {
+  if (typeof cond !== 'object' || cond === null || Array.isArray(cond) || cond instanceof RegExp) return undefined;
+  const c = cond as Filter;
+  const keys = Object.keys(c);
+  if (typeof c.$regex !== 'string' || !keys.every((k) => k === '$regex' || k === '$options')) return undefined;
+  if (c.$options !== undefined && !(typeof c.$options === 'string' && /^[ims]*$/.test(c.$options))) return undefined;
+  return requiredLiterals(c.$regex);
+}
+
+/**
+ * The text of `field` the index holds for `doc`: its string, or the strings of an array (one per
+ * line), folded; `''` for anything else ($regex only ever matches strings).
+ */
+export function indexedText(doc: Doc, field: string): string {
+  const texts: string[] = [];
+  for (const v of valuesAt(doc, [field])) {
+    if (typeof v === 'string') texts.push(v);
+    else if (Array.isArray(v)) for (const x of v) if (typeof x === 'string') texts.push(x);
+  }
+  return texts.length === 0 ? '' : foldText(texts.join('\n'));
+}
+
+const tableOf = (collection: string) => `text_${collection}`;
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * The FTS5 tables of the journal's sqlite database (one per collection of {@link TEXT_FIELDS},
+ * contentless, `rowid` = the document's `docs.rowid`) and a `text_meta(coll, version)` table.
+ * Constructed on the open database: tables missing or of another {@link TEXT_INDEX_VERSION} are
+ * (re)built from the stored documents in one transaction. Errors propagate (the journal maps them).
+ */
+export class TextTables {
+  private readonly upserts = new Map<string, Database.Statement>();
+  private readonly deletes = new Map<string, Database.Statement>();
+  private readonly inserts = new Map<string, Database.Statement>();
+  private readonly dropRows = new Map<string, Database.Statement>();
+  private readonly searches = new Map<string, Database.Statement>();
+  /** Documents indexed at open because the table was missing or stale, per collection. */
+  readonly rebuilt = new Map<string, number>();
+
+  constructor(private readonly db: Database.Database) {
+    db.exec('CREATE TABLE IF NOT EXISTS text_meta (coll TEXT PRIMARY KEY, version INTEGER NOT NULL)');
+    const versionOf = db.prepare('SELECT version FROM text_meta WHERE coll = ?').pluck();
+    for (const [coll, fields] of Object.entries(TEXT_FIELDS)) {
+      const table = quote(tableOf(coll));
+      if (versionOf.get(coll) !== TEXT_INDEX_VERSION) this.rebuild(coll, fields);
+      this.upserts.set(coll, db.prepare('INSERT INTO docs (coll, id, body) VALUES (?, ?, ?) ON CONFLICT (coll, id) DO UPDATE SET body = excluded.body RETURNING rowid').pluck());
+      this.deletes.set(coll, db.prepare('DELETE FROM docs WHERE coll = ? AND id = ? RETURNING rowid').pluck());
+      this.dropRows.set(coll, db.prepare(`DELETE FROM ${table} WHERE rowid = ?`));
+      this.inserts.set(coll, db.prepare(`INSERT INTO ${table} (rowid, ${fields.map(quote).join(', ')}) VALUES (?, ${fields.map(() => '?').join(', ')})`));
+      this.searches.set(coll, db.prepare(`SELECT rowid FROM ${table} WHERE ${table} MATCH ?`).pluck());
+    }
+  }
+
+  /** True when `collection` has text fields (its writes go through {@link write}). */
+  has(collection: string): boolean {
+    return this.upserts.has(collection);
+  }
+
+  /**
+   * Writes one document of a text collection (its `docs` row and its FTS row) or deletes it
+   * (`doc` null), and sets `change.rowid`. (A write whose text fields are unchanged does not come
+   * here: the journal's plain upsert keeps the rowid and the FTS row.) Call inside the journal's
+   * sqlite transaction.
+   */
+  write(change: Change): void {
+    const { collection, id, doc } = change;
+    if (!doc) {
+      const rowid = this.deletes.get(collection)!.get(collection, id) as number | undefined;
+      if (rowid === undefined) return;
+      change.rowid = rowid;
+      this.dropRows.get(collection)!.run(rowid);
+      return;
+    }
+    const rowid = this.upserts.get(collection)!.get(collection, id, JSON.stringify(doc)) as number;
+    change.rowid = rowid;
+    this.dropRows.get(collection)!.run(rowid);
+    this.inserts.get(collection)!.run(rowid, ...TEXT_FIELDS[collection]!.map((f) => indexedText(doc, f)));
+  }
+
+  /** Rowids of the documents whose folded `field` contains every one of `literals` (folded, ≥ 3 characters). */
+  search(collection: string, field: string, literals: readonly string[]): number[] {
+    const match = literals.map((l) => `${quote(field)} : "${l.replace(/"/g, '""')}"`).join(' AND ');
+    return this.searches.get(collection)!.all(match) as number[];
+  }
+
+  private rebuild(coll: string, fields: readonly string[]): void {
+    const table = quote(tableOf(coll));
+    const build = this.db.transaction(() => {
+      this.db.exec(`DROP TABLE IF EXISTS ${table}`);
+      this.db.exec(`CREATE VIRTUAL TABLE ${table} USING fts5(${fields.map(quote).join(', ')}, tokenize = 'trigram case_sensitive 1', content = '', contentless_delete = 1)`);
+      const insert = this.db.prepare(`INSERT INTO ${table} (rowid, ${fields.map(quote).join(', ')}) VALUES (?, ${fields.map(() => '?').join(', ')})`);
+      // in batches: better-sqlite3 cannot write while a read's iterator is open
+      const batch = this.db.prepare('SELECT rowid, body FROM docs WHERE coll = ? AND rowid > ? ORDER BY rowid LIMIT 5000').raw();
+      let n = 0;
+      for (let last = -Infinity; ; ) {
+        const rows = batch.all(coll, last) as [number, string][];
+        if (rows.length === 0) break;
+        for (const [rowid, body] of rows) {
+          const doc = JSON.parse(body) as Doc;
+          insert.run(rowid, ...fields.map((f) => indexedText(doc, f)));
+        }
+        n += rows.length;
+        last = rows[rows.length - 1]![0];
+      }
+      this.db.prepare('INSERT INTO text_meta (coll, version) VALUES (?, ?) ON CONFLICT (coll) DO UPDATE SET version = excluded.version').run(coll, TEXT_INDEX_VERSION);
+      this.rebuilt.set(coll, n);
+    });
+    build();
+  }
+}
+
+/** Finds the rowids of a collection's documents whose `field` contains all `literals` (an FTS query). */
+export type TextSearch = (field: string, literals: readonly string[]) => number[];
+
+interface CachedSearch {
+  field: string;
+  /** The search's condition on `field`, compiled (the exact test). */
+  matches: Matcher;
+  /** Exactly the documents matching the condition. */
+  slots: Posting;
+}
+
+/**
+ * The match sets of substring conditions for one collection. A condition seen for the first time
+ * is answered by the FTS table (a superset: the documents holding every literal piece), and each
+ * of those candidates is tested against the condition itself, so the set holds exactly the
+ * matches, like an equality index's set of a value. The sets of the last {@link CACHED_SEARCHES}
+ * conditions are kept and maintained on every write (a written document is tested against each),
+ * so a repeated search costs no sqlite query and no regex test.
+ */
+export class TextCandidates {
+  private readonly cache = new Map<string, CachedSearch>();
+  /** Slot + 1 of each document by its sqlite rowid (0: none); 4 bytes per rowid ever given. */
+  private slotOfRow = new Int32Array(1024);
+
+  constructor(
+    readonly fields: readonly string[],
+    private readonly search: TextSearch,
+  ) {}
+
+  /**
+   * The slots of exactly the documents whose `field` matches `cond`, or `undefined` when the index
+   * cannot answer (not a text field, not a `$regex` of the understood shape, no literal piece of
+   * ≥ 3 characters, or an sqlite failure): the caller then tests every candidate.
+   * `bySlot`: the collection's documents by slot (committed state, which the FTS table mirrors).
+   */
+  matches(field: string, cond: unknown, bySlot: ReadonlyArray<{ doc: Doc } | undefined>): Slots | undefined {
+    if (!this.fields.includes(field)) return undefined;
+    const literals = regexLiterals(cond);
+    if (!literals) return undefined;
+    const c = cond as { $regex: string; $options?: string };
+    const key = `${field}\u0000${c.$options ?? ''}\u0000${c.$regex}`;
+    const hit = this.cache.get(key);
+    if (hit) {
+      this.cache.delete(key); // most recently used last
+      this.cache.set(key, hit);
+      return hit.slots;
+    }
+    let rowids: number[];
+    try {
+      rowids = this.search(field, literals);
+    } catch {
+      return undefined;
+    }
+    const matches = compileFilter({ [field]: { $regex: c.$regex, ...(c.$options === undefined ? {} : { $options: c.$options }) } });
+    const slots = new Int32Array(rowids.length);
+    let n = 0;
+    for (const rowid of rowids) {
+      const slot = rowid < this.slotOfRow.length ? this.slotOfRow[rowid]! - 1 : -1;
+      const doc = slot >= 0 ? bySlot[slot]?.doc : undefined;
+      if (doc && matches(doc)) slots[n++] = slot;
+    }
+    slots.subarray(0, n).sort();
+    const posting = new Posting();
+    for (let i = 0; i < n; i++) posting.add(slots[i]!, bySlot.length);
+    this.cache.set(key, { field, matches, slots: posting });
+    if (this.cache.size > CACHED_SEARCHES) this.cache.delete(this.cache.keys().next().value!);
+    return posting;
+  }
+
+  /**
+   * Keeps the rowid map and the kept sets current: `slot` now holds `doc` (null: deleted), it
+   * held `before`; `rowid` is the document's sqlite rowid (given at load and on every write).
+   */
+  write(slot: number, before: Doc | undefined, doc: Doc | null, slotCount: number, rowid: number | undefined): void {
+    if (rowid !== undefined) {
+      if (rowid >= this.slotOfRow.length) {
+        const grown = new Int32Array(Math.max(rowid + 1, this.slotOfRow.length * 2));
+        grown.set(this.slotOfRow);
+        this.slotOfRow = grown;
+      }
+      this.slotOfRow[rowid] = doc ? slot + 1 : 0;
+    }
+    for (const c of this.cache.values()) {
+      if (!doc) c.slots.remove(slot);
+      else if (before && before[c.field] === doc[c.field]) continue;
+      else if (c.matches(doc)) c.slots.add(slot, slotCount);
+      else c.slots.remove(slot);
+    }
+  }
+}

@@ -1,0 +1,222 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { compileQuery, type Expr, type Query } from '@app/shared/query';
+import { compileFilter, EmbeddedStore, type Doc, type Filter } from '@app/shared/store';
+import { foldText, requiredLiterals } from '../../src/store/embedded/text-index.js';
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'text-index-'));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const filterOf = (where: Expr): Filter => compileQuery({ where, orderBy: [] } as Query, { now: new Date(0) }).filter;
+const like = (field: 'title' | 'description', pattern: string, caseInsensitive: boolean, not = false): Filter =>
+  filterOf({ type: 'like', field, pattern, caseInsensitive, not });
+const tilde = (field: 'title' | 'description', text: string, not = false): Filter => filterOf({ type: 'match', field, text, not });
+
+/** Ids the store returns for `filter`, sorted. */
+async function ids(store: EmbeddedStore, filter: Filter): Promise<string[]> {
+  return (await store.collection('tasks').find(filter)).map((d) => d._id).sort();
+}
+
+/** Ids a plain scan (the store's matcher over every document) returns, sorted. */
+function scan(docs: Doc[], filter: Filter): string[] {
+  const matches = compileFilter(filter);
+  return docs.filter((d) => matches(d)).map((d) => d._id).sort();
+}
+
+describe('text index: the pieces', () => {
+  it('folds text exactly as a JavaScript /i regular expression compares it', () => {
+    const chars = ['a', 'A', 'z', 'é', 'É', 'ß', 'σ', 'ς', 'Σ', 'ſ', 's', 'S', '\u212a', 'k', 'K', 'ı', 'i', 'I', 'İ', 'ǅ', 'ǆ', 'Ǆ', 'ჰ', 'Ჰ', 'Ꭰ', 'ꭰ', 'µ', 'Μ'];
+    for (const x of chars) {
+      for (const y of chars) {
+        const regexSays = new RegExp(x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i').test(y);
+        expect([x, y, foldText(y).includes(foldText(x))]).toEqual([x, y, regexSays]);
+      }
+    }
+  });
+
+  it('finds the literal pieces of the compiled ~ and LIKE patterns, and refuses other shapes', () => {
+    const regexOf = (f: Filter) => (Object.values(f)[0] as { $regex: string }).$regex;
+    expect(requiredLiterals(regexOf(tilde('title', 'Web.hook (v2)')))).toEqual(['WEB.HOOK (V2)']);
+    expect(requiredLiterals(regexOf(like('title', 'Fix%pay_ent%hook', false)))).toEqual(['FIX', 'PAY', 'ENT', 'HOOK']);
+    expect(requiredLiterals(regexOf(like('title', '%ab%', false)))).toBeUndefined(); // no piece of 3
+    expect(requiredLiterals(regexOf(like('title', '100\\%%', false)))).toEqual(['100%']);
+    expect(requiredLiterals('abc|def')).toBeUndefined();
+    expect(requiredLiterals('abcd?')).toBeUndefined();
+    expect(requiredLiterals('ab[cd]ef')).toBeUndefined();
+    expect(requiredLiterals('\\babc')).toBeUndefined();
+    expect(requiredLiterals('(abc)')).toBeUndefined();
+    expect(requiredLiterals('x\u0000yz')).toBeUndefined(); // cut at NUL: no piece of 3 left
+    expect(requiredLiterals('ab\ud83dcde')).toEqual(['CDE']); // cut at a lone surrogate
+    expect(requiredLiterals('a😀b')).toEqual(['A😀B']);
+  });
+});
+
+describe('text index: results equal the scan', () => {
+  // letters with their case variants (weighted up, so searches of three or more letters are common),
+  // wildcards, regex and quote characters, NUL, an emoji, lone surrogates and U+FFFD
+  const alphabet = fc.oneof(
+    { weight: 5, arbitrary: fc.constantFrom('a', 'b', 'A', 'B', 'é', 'É', 'ß', 'σ', 'ς', 'Σ', 'ſ', 's', 'S', '\u212a', 'k', 'K', 'ı', 'i', 'I', 'İ') },
+    { weight: 1, arbitrary: fc.constantFrom('%', '_', '\\', '.', '*', '(', ')', '[', ']', '?', '|', '^', '$', "'", '"', ' ', '\n', '\u0000', '😀', '\ud83d', '\ude00', '\ufffd') },
+  );
+  const text = fc.array(alphabet, { maxLength: 14 }).map((cs) => cs.join(''));
+  /** A pattern: a slice of one of the texts (so matches are common) with case changes, or random. */
+  const patternFor = (texts: string[]) =>
+    fc.oneof(
+      fc.tuple(fc.nat(), fc.nat(14), fc.nat(14), fc.constantFrom('same', 'upper', 'lower')).map(([i, a, b, kase]) => {
+        const t = texts.length ? texts[i % texts.length]! : '';
+        const s = t.slice(Math.min(a, b), Math.max(a, b));
+        return kase === 'upper' ? s.toUpperCase() : kase === 'lower' ? s.toLowerCase() : s;
+      }),
+      text,
+    );
+
+  it('for ~, LIKE and ILIKE over random unicode texts and patterns, with and without negation', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(text, text), { minLength: 1, maxLength: 25 }).chain((pairs) =>
+          fc.tuple(
+            fc.constant(pairs),
+            fc.array(fc.tuple(patternFor(pairs.flat()), fc.constantFrom('~', 'like', 'ilike', '!~', 'not ilike'), fc.constantFrom('title', 'description') as fc.Arbitrary<'title' | 'description'>), { minLength: 1, maxLength: 6 }),
+            fc.array(fc.nat(), { maxLength: 6 }),
+          ),
+        ),
+        async ([pairs, searches, edits]) => {
+          const dir = tempDir();
+          const docs: Doc[] = pairs.map(([title, description], i) => ({ _id: `t${i}`, title, description, n: i % 3 }));
+          const store = await EmbeddedStore.open({ dir });
+          try {
+            const tasks = store.collection('tasks');
+            await tasks.insertMany(docs);
+            const check = async () => {
+              for (const [pattern, op, field] of searches) {
+                const filter =
+                  op === '~' ? tilde(field, pattern) : op === '!~' ? tilde(field, pattern, true)
+                  : like(field, pattern, op !== 'like', op === 'not ilike');
+                expect(await ids(store, filter)).toEqual(scan(docs, filter));
+                const scoped = { $and: [{ n: 1 }, filter] };
+                expect(await ids(store, scoped)).toEqual(scan(docs, scoped));
+              }
+            };
+            await check();
+            // writes after the searches were cached: updates (text changed or not) and deletes
+            for (const e of edits) {
+              const i = e % docs.length;
+              const doc = docs[i]!;
+              if (e % 3 === 0) {
+                await tasks.deleteOne({ _id: doc._id });
+                docs.splice(i, 1);
+                if (docs.length === 0) break;
+              } else {
+                const title = e % 3 === 1 ? pairs[(e >> 2) % pairs.length]![1] : doc.title;
+                await tasks.updateOne({ _id: doc._id }, { $set: { title, n: e % 3 } });
+                docs[i] = { ...doc, title, n: e % 3 };
+              }
+            }
+            await check();
+            await store.close();
+            // reopened: the FTS table is reused, results unchanged
+            const again = await EmbeddedStore.open({ dir });
+            try {
+              for (const [pattern, , field] of searches) {
+                const filter = tilde(field, pattern);
+                expect(await ids(again, filter)).toEqual(scan(docs, filter));
+              }
+            } finally {
+              await again.close();
+            }
+          } finally {
+            await store.close();
+            rmSync(dir, { recursive: true, force: true });
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+});
+
+describe('text index: use and upkeep', () => {
+  const words = ['payment webhook', 'login redirect', 'Webhook retries', 'billing export', 'WEBHOOK signature'];
+  const seed = (n: number): Doc[] =>
+    Array.from({ length: n }, (_, i) => ({ _id: `t${String(i).padStart(5, '0')}`, title: `${words[i % words.length]} #${i}`, description: i % 7 === 0 ? 'mentions a webhook' : 'nothing', owner: `u${i % 4}` }));
+
+  it('narrows a substring search to its candidates (documents examined) and answers like the scan', async () => {
+    await using store = await EmbeddedStore.open({ dir: tempDir() });
+    const docs = seed(2_000);
+    await store.collection('tasks').insertMany(docs);
+    const filter = tilde('title', 'webhook');
+    const before = store.stats.docsExamined;
+    const found = await ids(store, filter);
+    expect(found).toEqual(scan(docs, filter));
+    expect(found.length).toBe(1_200);
+    expect(store.stats.docsExamined - before).toBe(1_200); // only the candidates, not the 2,000
+    // a pattern the index cannot answer (2 characters) scans every document
+    const short = store.stats.docsExamined;
+    await ids(store, tilde('title', 'we'));
+    expect(store.stats.docsExamined - short).toBe(2_000);
+    // a field without the text index scans too
+    const other = store.stats.docsExamined;
+    await ids(store, { owner: { $regex: 'u1' } });
+    expect(store.stats.docsExamined - other).toBe(2_000);
+  });
+
+  it('keeps the index in the write: transactions, rollbacks, updates and deletes', async () => {
+    await using store = await EmbeddedStore.open({ dir: tempDir() });
+    const tasks = store.collection('tasks');
+    await tasks.insertMany(seed(50));
+    const filter = tilde('title', 'kanban');
+    expect(await ids(store, filter)).toEqual([]);
+    await store.withTransaction(async (session) => {
+      await tasks.updateOne({ _id: 't00001' }, { $set: { title: 'Kanban board' } }, { session });
+      await tasks.insertOne({ _id: 'new', title: 'the KANBAN way' }, { session });
+      expect(await tasks.countDocuments(filter, { session })).toBe(2); // the transaction sees its writes
+      expect(await tasks.countDocuments(filter)).toBe(0); // others do not
+    });
+    expect(await ids(store, filter)).toEqual(['new', 't00001']);
+    await expect(
+      store.withTransaction(async (session) => {
+        await tasks.updateOne({ _id: 't00002' }, { $set: { title: 'kanban too' } }, { session });
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect(await ids(store, filter)).toEqual(['new', 't00001']);
+    await tasks.deleteOne({ _id: 'new' });
+    await tasks.updateOne({ _id: 't00001' }, { $set: { title: 'plain' } });
+    expect(await ids(store, filter)).toEqual([]);
+  });
+
+  it('builds the FTS table at open for a data dir written before the text index, and rebuilds a stale one', async () => {
+    const dir = tempDir();
+    const docs = seed(300);
+    // a store file as the journal wrote it before this change: only the docs table
+    const db = new Database(join(dir, 'store.sqlite'));
+    db.exec('CREATE TABLE docs (coll TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (coll, id))');
+    const insert = db.prepare('INSERT INTO docs (coll, id, body) VALUES (?, ?, ?)');
+    for (const d of docs) insert.run('tasks', d._id, JSON.stringify(d));
+    db.close();
+    const filter = tilde('description', 'WebHook');
+    {
+      await using store = await EmbeddedStore.open({ dir });
+      const before = store.stats.docsExamined;
+      expect(await ids(store, filter)).toEqual(scan(docs, filter));
+      expect(store.stats.docsExamined - before).toBe(scan(docs, filter).length); // served by the index
+    }
+    // an index of another version (or emptied) is rebuilt: make it stale by hand
+    const raw = new Database(join(dir, 'store.sqlite'));
+    raw.exec('DELETE FROM text_tasks; UPDATE text_meta SET version = 0');
+    raw.close();
+    await using store = await EmbeddedStore.open({ dir });
+    expect(await ids(store, filter)).toEqual(scan(docs, filter));
+  });
+});
