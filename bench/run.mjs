@@ -9,6 +9,7 @@ import { distributedSection } from './sections/distributed.mjs';
 import { httpSection } from './sections/http.mjs';
 import { querySection } from './sections/query.mjs';
 import { sprintSection } from './sections/sprint.mjs';
+import { writesSection } from './sections/writes.mjs';
 
 const SECTIONS = {
   http: ['http (issue 2): all-in-one vs bare Fastify', httpSection],
@@ -16,6 +17,7 @@ const SECTIONS = {
   query: ['query (issue 3): the query gate over 110,000 tasks', querySection],
   board: ['board (issue 4): column read, summary and move on a 10,000-card board', boardSection],
   sprint: ['sprint (issue 5): close-sprint in-process', sprintSection],
+  writes: ['writes (issues 10, 11): safe writes — If-Match, Idempotency-Key, batch, and the outbox against the build before', writesSection],
 };
 
 const wanted = process.argv.slice(2);
