@@ -131,7 +131,8 @@ export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: W
   try {
     if (existing) {
       // expired (a finished answer past its TTL, or a claim whose request died): taken over
-      const taken = await records.updateOne({ _id: id, expires_at: existing.expires_at, request_id: existing.request_id }, { $set: claim });
+      const { _id, ...fields } = claim;
+      const taken = await records.updateOne({ _id, expires_at: existing.expires_at, request_id: existing.request_id }, { $set: fields, $unset: { reply: '', error: '' } });
       if (taken.matchedCount === 0) throw new AppError('CONFLICT');
     } else {
       await records.insertOne(claim);
