@@ -11,6 +11,7 @@ import { httpSection } from './sections/http.mjs';
 import { querySection } from './sections/query.mjs';
 import { scaleSection } from './sections/scale.mjs';
 import { sprintSection } from './sections/sprint.mjs';
+import { writesSection } from './sections/writes.mjs';
 
 const SECTIONS = {
   http: ['http (issue 2): all-in-one vs bare Fastify', httpSection],
@@ -20,6 +21,7 @@ const SECTIONS = {
   sprint: ['sprint (issue 5): close-sprint in-process', sprintSection],
   durability: ['durability (issue 14): embedded journal synchronous=FULL (default) vs EMBEDDED_SYNC=normal', durabilitySection],
   scale: ['scale (issue 14): the all-in-one server at 100,000 and 1,000,000 tasks (BENCH_SCALE_SIZES)', scaleSection],
+  writes: ['writes (issues 10, 11): safe writes — If-Match, Idempotency-Key, batch, and the outbox against the build before', writesSection],
 };
 /** Sections run only when named (they take long): `node bench/run.mjs scale`. */
 const OPT_IN = new Set(['scale']);

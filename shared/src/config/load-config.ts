@@ -76,5 +76,7 @@ export const CommonConfig = Type.Object({
    * to start. Benchmarks and single-service experiments only.
    */
   EMBEDDED_STANDALONE: Type.Boolean({ default: false }),
+  /** How long an Idempotency-Key's answer is replayed, in hours (issue 11; docs/concurrency.md). */
+  IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 1, maximum: 720, default: 24 }),
 });
 export type CommonConfig = Static<typeof CommonConfig>;

@@ -4,7 +4,8 @@ export { StringEnum, MAX_PAGE, Page, PageSize, PathId, Tags, MetadataObject, Met
   METADATA_MAX_DEPTH, METADATA_VALUE_MAX_BYTES, METADATA_LIMITS_KEYWORD } from './schemas.js';
 export {
   TasksOps, TaskParams, MetadataKeyParams, TaskCreateFields, TaskCreateBody, TaskUpdateBody, MetadataSetBody, TaskMoveBody,
-  NoteCreateBody, Note, NoteList, LinkedItem, TaskDetail,
+  NoteCreateBody, Note, NoteList, LinkedItem, TaskDetail, BATCH_MAX, TaskBatchCreateBody, TaskBatchUpdateItem, TaskBatchUpdateBody,
+  BatchItemError, BatchItemResult, TaskBatchResult,
 } from './tasks.js';
 export { SprintsOps, SprintParams, CloseSprintBody, CloseSprintRequest, CloseSprintResult, BACKLOG, NO_TARGET } from './sprints.js';
 export {

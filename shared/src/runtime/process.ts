@@ -115,7 +115,7 @@ async function openEmbedded(config: CommonConfig, log: Logger): Promise<Embedded
  */
 export async function serveServices(
   defs: readonly ServiceDefinition[],
-  deps: { bus: Bus; store: DocumentStore; log: Logger; clock?: Clock },
+  deps: { bus: Bus; store: DocumentStore; log: Logger; clock?: Clock; idempotencyTtlHours?: number },
 ): Promise<Served[]> {
   const served: Served[] = [];
   for (const def of defs) {
@@ -126,7 +126,8 @@ export async function serveServices(
       await store.ping();
       return { status: 'ok' as const, service: def.name };
     });
-    const bindings = [...def.bindings({ store, clock: deps.clock ?? systemClock, log }), health];
+    const serviceDeps = { store, clock: deps.clock ?? systemClock, log, ...(deps.idempotencyTtlHours === undefined ? {} : { idempotencyTtlHours: deps.idempotencyTtlHours }) };
+    const bindings = [...def.bindings(serviceDeps), health];
     served.push(await deps.bus.serve(bindings, { queue: def.name, log }));
   }
   return served;
@@ -178,7 +179,7 @@ export async function runServiceProcess(def: ServiceDefinition, env: Record<stri
   if (!config.NATS_URL) throw new ConfigError([`NATS_URL: required for a standalone ${def.name} service (npm start runs the all-in-one)`]);
   checkSeparateProcessStore(config, `${def.name} service`);
   const { bus, store, kinds } = await openConnections(config, log, def.name);
-  const served = await serveServices([def], { bus, store, log });
+  const served = await serveServices([def], { bus, store, log, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS });
   log.info({ bus: kinds.bus, store: kinds.store, queue: def.name }, 'service ready');
   onShutdown(log, [...served.map((s) => () => s.close()), () => bus.close(), () => store.close()]);
   started();

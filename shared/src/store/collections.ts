@@ -6,4 +6,10 @@ export const Collections = {
   groups: 'groups',
   users: 'users',
   refreshTokens: 'refresh_tokens',
+  /** The events outbox (issue 10): one document per event, written in the write's transaction. */
+  events: 'events',
+  /** Counter documents `{_id, seq}`; `{_id: 'events'}` numbers the events. */
+  counters: 'counters',
+  /** Idempotency-Key records (issue 11), expired by a TTL index. */
+  idempotency: 'idempotency',
 } as const;

@@ -26,6 +26,7 @@ describe('loadConfig(CommonConfig, env)', () => {
       NODE_ENV: 'development',
       EMBEDDED_SYNC: 'full',
       EMBEDDED_STANDALONE: false,
+      IDEMPOTENCY_TTL_HOURS: 24,
     });
   });
 

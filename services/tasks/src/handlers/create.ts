@@ -1,13 +1,25 @@
-import { callerId, type Handler } from '@app/shared/bus';
-import type { TasksOps } from '@app/shared/contracts';
-import { checkNewTaskRefs, loadPrincipal, newTaskDoc, toTask, type ServiceDeps } from '@app/shared/domain';
+import { type Handler } from '@app/shared/bus';
+import type { TaskCreateBody, TasksOps } from '@app/shared/contracts';
+import { checkNewTaskRefs, loadPrincipal, newTaskDoc, runWrite, taskCreatedEvent, toTask, type ServiceDeps, type Task, type WriteUnit } from '@app/shared/domain';
 import { tasksOf } from '../task-access.js';
 
-/** `tasks.create`: a task not on a board, private to its creator (SPEC "Task"). */
-export const create = (deps: ServiceDeps): Handler<typeof TasksOps.create> => async (input, ctx) => {
-  const userId = callerId(ctx);
-  const doc = newTaskDoc(input, userId, deps.clock.now());
-  await checkNewTaskRefs(deps.store, await loadPrincipal(deps.store, userId), input);
-  await tasksOf(deps.store).insertOne(doc);
+/**
+ * Creates one task in the unit `w` (the single create and each item of a batch create): the
+ * task rules of SPEC "Task", version 1, `task.created` emitted. Throws 400s naming the field.
+ */
+export async function createTaskIn(deps: ServiceDeps, w: WriteUnit, input: TaskCreateBody): Promise<Task> {
+  const doc = newTaskDoc(input, w.userId, w.now);
+  // the caller's groups matter only for task references (a batch of plain creates reads none)
+  const refs = input.derived_from_id !== undefined || (input.linked_to_ids?.length ?? 0) > 0;
+  await checkNewTaskRefs(deps.store, refs ? await loadPrincipal(deps.store, w.userId) : { userId: w.userId, groupIds: [] }, input);
+  await tasksOf(deps.store).insertOne(doc, { session: w.session });
+  w.emit(taskCreatedEvent(doc));
   return toTask(doc);
-};
+}
+
+/**
+ * `tasks.create`: a task not on a board, private to its creator (SPEC "Task"), version 1; emits
+ * `task.created` in the same transaction (issue 10). Honours an Idempotency-Key (issue 11).
+ */
+export const create = (deps: ServiceDeps): Handler<typeof TasksOps.create> => async (input, ctx) =>
+  runWrite(deps, ctx, (w) => createTaskIn(deps, w, input));
