@@ -64,5 +64,11 @@ export const CommonConfig = Type.Object({
     { default: 'info' },
   ),
   NODE_ENV: Type.String({ default: 'development' }),
+  /** Days the events outbox keeps an event (issue 10); older cursors answer 410. */
+  EVENT_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 3650, default: 7 }),
+  /** Attempts per webhook delivery before it is marked failed (issue 10). */
+  WEBHOOK_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 30, default: 6 }),
+  /** Comma-separated host names or IP addresses webhooks may target despite the SSRF rules (issue 10). */
+  WEBHOOK_ALLOWED_HOSTS: Type.String({ default: '' }),
 });
 export type CommonConfig = Static<typeof CommonConfig>;

@@ -39,11 +39,12 @@ export async function openConnections(config: CommonConfig, log: Logger, name: s
 
 /**
  * Ensures each service's indexes and serves its bindings on the bus with queue group = service
- * name (DESIGN §3). Returns one handle per service; disposing it stops taking requests.
+ * name (DESIGN §3), and with `background: true` starts each service's background work (issue 10).
+ * Returns one handle per service; disposing it stops taking requests, then its background work.
  */
 export async function serveServices(
   defs: readonly ServiceDefinition[],
-  deps: { bus: Bus; store: DocumentStore; log: Logger; clock?: Clock },
+  deps: { bus: Bus; store: DocumentStore; log: Logger; clock?: Clock; config?: Readonly<CommonConfig>; background?: boolean },
 ): Promise<Served[]> {
   const served: Served[] = [];
   for (const def of defs) {
@@ -54,8 +55,24 @@ export async function serveServices(
       await store.ping();
       return { status: 'ok' as const, service: def.name };
     });
-    const bindings = [...def.bindings({ store, clock: deps.clock ?? systemClock, log }), health];
-    served.push(await deps.bus.serve(bindings, { queue: def.name, log }));
+    const serviceDeps = { store, clock: deps.clock ?? systemClock, log, ...(deps.config ? { config: deps.config } : {}) };
+    const bindings = [...def.bindings(serviceDeps), health];
+    const handle = await deps.bus.serve(bindings, { queue: def.name, log });
+    const work = deps.background && def.background ? await def.background({ ...serviceDeps, bus: deps.bus }) : undefined;
+    served.push(
+      work
+        ? {
+            close: async () => {
+              await handle.close();
+              await work.close();
+            },
+            [Symbol.asyncDispose]: async () => {
+              await handle.close();
+              await work.close();
+            },
+          }
+        : handle,
+    );
   }
   return served;
 }
@@ -102,7 +119,7 @@ export async function runServiceProcess(def: ServiceDefinition, env: Record<stri
   const log = createLogger({ name: def.name, level: config.LOG_LEVEL });
   if (!config.NATS_URL) throw new ConfigError([`NATS_URL: required for a standalone ${def.name} service (npm start runs the all-in-one)`]);
   const { bus, store, kinds } = await openConnections(config, log, def.name);
-  const served = await serveServices([def], { bus, store, log });
+  const served = await serveServices([def], { bus, store, log, config, background: true });
   log.info({ bus: kinds.bus, store: kinds.store, queue: def.name }, 'service ready');
   onShutdown(log, [...served.map((s) => () => s.close()), () => bus.close(), () => store.close()]);
 }

@@ -6,4 +6,12 @@ export const Collections = {
   groups: 'groups',
   users: 'users',
   refreshTokens: 'refresh_tokens',
+  /** The events outbox (issue 10): one document per event, by `seq`. */
+  events: 'events',
+  /** Counter documents (`{_id: 'events', seq}` numbers the outbox). */
+  counters: 'counters',
+  /** Webhook subscriptions (issue 10). */
+  webhooks: 'webhooks',
+  /** One document per (webhook, event) delivery with its attempt log (issue 10). */
+  webhookDeliveries: 'webhook_deliveries',
 } as const;

@@ -29,7 +29,11 @@ describe('Swagger 2.0 document', () => {
         expect(doc.paths[swaggerPath(l.url)]?.[(l.method ?? r.method).toLowerCase()], l.url).toMatchObject({ deprecated: true });
       }
     }
-    for (const r of localRoutes) expect(doc.paths[r.url]?.[r.method.toLowerCase()], r.url).toMatchObject({ security: [] });
+    for (const r of localRoutes) {
+      const security = r.authenticated ? [{ bearerAuth: [] }] : [];
+      expect(doc.paths[r.url]?.[r.method.toLowerCase()], r.url).toMatchObject({ security });
+    }
+    expect(doc.paths['/api/v1/events/stream']?.get).toMatchObject({ produces: ['text/event-stream'] });
   });
 
   it('marks draft operations x-maturity: draft and legacy operations deprecated (stub table)', async () => {

@@ -9,7 +9,7 @@ import { silentLogger } from '@app/shared/log';
 import { serveServices } from '@app/shared/runtime';
 import { EmbeddedStore, type DocumentStore } from '@app/shared/store';
 import { expect } from 'vitest';
-import { buildApp } from '../../src/index.js';
+import { buildApp, type GatewayDeps } from '../../src/index.js';
 import { bearer, login, register, testConfig } from './helpers.js';
 
 /** The instant the services' clock is frozen at (JWT expiry stays wall-clock time). */
@@ -47,16 +47,20 @@ export interface System extends AsyncDisposable {
 /**
  * Builds the real gateway (`buildApp` with the real route table) on a `MemoryBus` and an in-memory
  * `EmbeddedStore`, with the tasks, boards, sprints and query services served on the same bus
- * through `serveServices`, all on one fixed clock. Dispose with `await using`.
+ * through `serveServices`, all on one fixed clock. Dispose with `await using`. `streamOptions` and
+ * `env` (gateway config variables) tune the event stream (issue 10).
  */
-export async function system(): Promise<System> {
+export async function system(opts: Pick<GatewayDeps, 'streamOptions'> & { env?: Record<string, string> } = {}): Promise<System> {
   const bus = new MemoryBus();
   const store = await EmbeddedStore.memory();
   const clock = fixedClock(NOW);
   const log = silentLogger();
   const services = [tasksService, boardsService, sprintsService, queryService];
   const served: Served[] = await serveServices(services, { bus, store, log, clock });
-  const app = await buildApp({ bus, store, clock, log, config: testConfig({ RATE_LIMIT_AUTH_MAX: '1000' }) });
+  const app = await buildApp({
+    bus, store, clock, log, config: testConfig({ RATE_LIMIT_AUTH_MAX: '1000', ...opts.env }),
+    ...(opts.streamOptions ? { streamOptions: opts.streamOptions } : {}),
+  });
 
   const call = async (method: string, url: string, as?: User, body?: unknown): Promise<Answer> => {
     const res = await app.inject({
