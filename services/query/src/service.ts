@@ -1,10 +1,12 @@
-import { EventsOps, QueryOps } from '@app/shared/contracts';
+import { EventsOps, QueryOps, WebhooksOps } from '@app/shared/contracts';
 import { eventIndexes } from '@app/shared/events';
 import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, metadataPath, type IndexSpec } from '@app/shared/store';
-import { startEventWork } from './events/background.js';
+import { eventWork } from './events/background.js';
 import { boardSummary } from './handlers/board-summary.js';
 import { eventsFeed } from './handlers/events-feed.js';
+import { webhookHandlers } from './handlers/webhooks.js';
+import { webhookIndexes } from './webhooks/model.js';
 import { queryBoard } from './handlers/query-board.js';
 import { queryColumn } from './handlers/query-column.js';
 import { queryTasks } from './handlers/query-tasks.js';
@@ -23,8 +25,9 @@ export const queryService: ServiceDefinition = {
   bindings: (deps) => [
     ...bindOps(deps, QueryOps, { tasks: queryTasks, board: queryBoard, column: queryColumn, summary: boardSummary }),
     ...bindOps(deps, EventsOps, { feed: eventsFeed }),
+    ...bindOps(deps, WebhooksOps, webhookHandlers),
   ],
-  background: startEventWork,
+  background: eventWork(),
   indexes: [
     taskIndex({ deleted: 1, created_by: 1 }),
     taskIndex({ deleted: 1, groupId: 1 }),
@@ -37,5 +40,6 @@ export const queryService: ServiceDefinition = {
     // the default order of every column (DESIGN §7)
     taskIndex({ [metadataPath('order')]: 1 }),
     ...eventIndexes,
+    ...webhookIndexes,
   ],
 };
