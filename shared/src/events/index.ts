@@ -5,3 +5,4 @@ export {
 } from './feed.js';
 export { AccessSnapshot, visibleTo } from './visibility.js';
 export { OutboxPoller, Listeners, makeBatch, type EventHub, type EventBatch, type BatchListener, type OutboxPollerOptions } from './hub.js';
+export { eventsStreamNames, ensureEventsStream, OutboxRelay, JetStreamHub, followDurable, type EventsStreamNames } from './jetstream.js';
