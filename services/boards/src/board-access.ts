@@ -19,6 +19,7 @@ export function toBoard(doc: BoardDoc, userId: string): Board {
     owner_id: doc.owner_id,
     created_at: doc.created_at,
     updated_at: doc.updated_at,
+    version: doc.version ?? 1,
     is_owner: doc.owner_id === userId,
   };
   if (doc.activeSprintId !== undefined) b.activeSprintId = doc.activeSprintId;

@@ -24,7 +24,9 @@ if (!all && !config.NATS_URL) {
 }
 const { bus, store, kinds } = await openConnections(config, log, 'gateway');
 const served = all
-  ? await serveServices([tasksService, boardsService, sprintsService, queryService], { bus, store, log, config, background: true })
+  ? await serveServices([tasksService, boardsService, sprintsService, queryService], {
+      bus, store, log, config, background: true, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS,
+    })
   : [];
 await ensureAdmin(store, config);
 // Event stream source (issue 10): the JetStream feed on NATS, else (or when the NATS server has no

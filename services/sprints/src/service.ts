@@ -1,5 +1,5 @@
 import { SprintsOps } from '@app/shared/contracts';
-import { bindOps, type ServiceDefinition } from '@app/shared/domain';
+import { bindOps, WRITE_INDEXES, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, metadataPath } from '@app/shared/store';
 import { closeSprint } from './handlers/close-sprint.js';
 
@@ -14,5 +14,6 @@ export const sprintsService: ServiceDefinition = {
   indexes: [
     { collection: Collections.tasks, keys: { [metadataPath('app.sprint')]: 1 } },
     { collection: Collections.boards, keys: { activeSprintId: 1 }, name: 'boards_active_sprint' },
+    ...WRITE_INDEXES,
   ],
 };

@@ -64,6 +64,8 @@ export const CommonConfig = Type.Object({
     { default: 'info' },
   ),
   NODE_ENV: Type.String({ default: 'development' }),
+  /** How long an Idempotency-Key's answer is replayed, in hours (issue 11; docs/concurrency.md). */
+  IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 1, maximum: 720, default: 24 }),
   /** Days the events outbox keeps an event (issue 10); older cursors answer 410. */
   EVENT_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 3650, default: 7 }),
   /** Attempts per webhook delivery before it is marked failed (issue 10). */

@@ -12,4 +12,12 @@ export {
 } from './task-write.js';
 export { mergeMoveActions, planMove, METADATA_FIELD, type MoveEffect, type MovePlan } from './move.js';
 export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, normalizeColumns, cardCreateBody } from './columns.js';
+export {
+  appendEvents, taskChanges, EVENT_INDEXES, EVENTS_COUNTER, taskCreatedEvent, taskUpdatedEvent, taskDeletedEvent, boardEvent,
+  type EventDoc, type EventStamp, type EventType, type FieldChange, type NewEvent,
+} from './events.js';
+export { parseIfMatch, noneMatchHits, versionOf, checkIfMatch, versionGuard, nextVersion, type IfMatch } from './versions.js';
+export {
+  runWrite, WRITE_INDEXES, IDEMPOTENCY_INDEXES, IDEMPOTENCY_LEASE_MS, DEFAULT_IDEMPOTENCY_TTL_HOURS, type IdempotencyDoc, type WriteUnit,
+} from './write-unit.js';
 export { loadBoard, columnOf, type BoardNeed, type LoadedBoard } from './board-access.js';

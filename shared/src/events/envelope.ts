@@ -1,5 +1,4 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { Doc } from '../store/port.js';
 
 /**
  * Every event type the outbox records (issue 10, BRIEF "Events outbox"). Webhooks and the
@@ -26,22 +25,9 @@ export function isEventType(t: string): t is EventType {
   return (EVENT_TYPES as readonly string[]).includes(t);
 }
 
-/**
- * An outbox document as stored in the `events` collection (issue 10): written by the write's own
- * transaction (`appendEvents`, owned by the writes side), read here by `seq` only.
- * `seq` is strictly increasing per store; `occurred_at` is ISO 8601 UTC.
- */
-export interface EventDoc extends Doc {
-  _id: string;
-  seq: number;
-  type: string;
-  occurred_at: string;
-  actor: string;
-  request_id: string;
-  task_id?: string;
-  board_id?: string;
-  data: Record<string, unknown>;
-}
+/** An outbox document as stored in `events` (written by `appendEvents`, shared/src/domain/events.ts; read here by `seq` only). */
+export type { EventDoc } from '../domain/events.js';
+import type { EventDoc } from '../domain/events.js';
 
 /** The API envelope of one event: the stored document with `_id` renamed `id` (issue 10). */
 export const EventEnvelope = Type.Object(

@@ -1,3 +1,4 @@
+import { EVENT_INDEXES } from '../domain/events.js';
 import { AppError, invalidField } from '../errors/index.js';
 import { Collections } from '../store/collections.js';
 import type { DocumentStore, Filter, IndexSpec } from '../store/port.js';
@@ -9,18 +10,16 @@ export const FEED_DEFAULT_LIMIT = 100;
 export const FEED_MAX_LIMIT = 500;
 /** Default retention of the outbox in days (`EVENT_RETENTION_DAYS`, issue 10). */
 export const DEFAULT_RETENTION_DAYS = 7;
-/** `_id` of the counter document that numbers the outbox (`{_id: 'events', seq}` in `counters`). */
-export const EVENTS_COUNTER = 'events';
 /** `_id` of the counter document holding the highest `seq` the retention sweep removed. */
 export const SWEPT_COUNTER = 'events_swept';
 /** At most this many stored events are scanned per feed page (visibility may hide many). */
 const SCAN_BUDGET = 5_000;
 
-/** Indexes of the outbox: `seq` unique (the feed and every cursor walk it), `occurred_at` for the sweep. */
-export const eventIndexes: IndexSpec[] = [
-  { collection: Collections.events, keys: { seq: 1 }, unique: true },
-  { collection: Collections.events, keys: { occurred_at: 1 } },
-];
+/**
+ * Indexes the readers need: the writers' `seq` index (unique; the feed and every cursor walk it)
+ * and `occurred_at` for the retention sweep.
+ */
+export const eventIndexes: IndexSpec[] = [...EVENT_INDEXES, { collection: Collections.events, keys: { occurred_at: 1 } }];
 
 /** Filters shared by the feed, the stream and webhooks: event types (none = all) and a board id. */
 export interface EventFilter {

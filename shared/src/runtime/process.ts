@@ -44,7 +44,7 @@ export async function openConnections(config: CommonConfig, log: Logger, name: s
  */
 export async function serveServices(
   defs: readonly ServiceDefinition[],
-  deps: { bus: Bus; store: DocumentStore; log: Logger; clock?: Clock; config?: Readonly<CommonConfig>; background?: boolean },
+  deps: { bus: Bus; store: DocumentStore; log: Logger; clock?: Clock; config?: Readonly<CommonConfig>; background?: boolean; idempotencyTtlHours?: number },
 ): Promise<Served[]> {
   const served: Served[] = [];
   for (const def of defs) {
@@ -55,7 +55,11 @@ export async function serveServices(
       await store.ping();
       return { status: 'ok' as const, service: def.name };
     });
-    const serviceDeps = { store, clock: deps.clock ?? systemClock, log, ...(deps.config ? { config: deps.config } : {}) };
+    const serviceDeps = {
+      store, clock: deps.clock ?? systemClock, log,
+      ...(deps.config ? { config: deps.config } : {}),
+      ...(deps.idempotencyTtlHours === undefined ? {} : { idempotencyTtlHours: deps.idempotencyTtlHours }),
+    };
     const bindings = [...def.bindings(serviceDeps), health];
     const handle = await deps.bus.serve(bindings, { queue: def.name, log });
     const work = deps.background && def.background ? await def.background({ ...serviceDeps, bus: deps.bus }) : undefined;
@@ -119,7 +123,7 @@ export async function runServiceProcess(def: ServiceDefinition, env: Record<stri
   const log = createLogger({ name: def.name, level: config.LOG_LEVEL });
   if (!config.NATS_URL) throw new ConfigError([`NATS_URL: required for a standalone ${def.name} service (npm start runs the all-in-one)`]);
   const { bus, store, kinds } = await openConnections(config, log, def.name);
-  const served = await serveServices([def], { bus, store, log, config, background: true });
+  const served = await serveServices([def], { bus, store, log, config, background: true, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS });
   log.info({ bus: kinds.bus, store: kinds.store, queue: def.name }, 'service ready');
   onShutdown(log, [...served.map((s) => () => s.close()), () => bus.close(), () => store.close()]);
 }

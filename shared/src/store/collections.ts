@@ -6,10 +6,12 @@ export const Collections = {
   groups: 'groups',
   users: 'users',
   refreshTokens: 'refresh_tokens',
-  /** The events outbox (issue 10): one document per event, by `seq`. */
+  /** The events outbox (issue 10): one document per event, written in the write's transaction. */
   events: 'events',
-  /** Counter documents (`{_id: 'events', seq}` numbers the outbox). */
+  /** Counter documents `{_id, seq}`; `{_id: 'events'}` numbers the events. */
   counters: 'counters',
+  /** Idempotency-Key records (issue 11), expired by a TTL index. */
+  idempotency: 'idempotency',
   /** Webhook subscriptions (issue 10). */
   webhooks: 'webhooks',
   /** One document per (webhook, event) delivery with its attempt log (issue 10). */

@@ -1,33 +1,31 @@
 import { randomUUID } from 'node:crypto';
-import type { EventDoc } from '../events/envelope.js';
-import { EVENTS_COUNTER } from '../events/feed.js';
-import { Collections } from '../store/collections.js';
+import { appendEvents, type EventDoc, type EventType } from '../domain/events.js';
 import type { DocumentStore } from '../store/port.js';
 
-/** An event as a test describes it: type and data, the other envelope fields optional. */
-export type TestEvent = Partial<Omit<EventDoc, 'seq'>> & { type: string };
+/** An event as a test describes it: type, ids and data (default `{}`), and optionally who and which request. */
+export interface TestEvent {
+  type: string;
+  task_id?: string;
+  board_id?: string;
+  data?: Record<string, unknown>;
+  actor?: string;
+  request_id?: string;
+}
 
 /**
- * Test-only: appends `events` to the outbox exactly as the "Events outbox" agreement says (one
- * transaction: `$inc` of `{_id: 'events'}` in `counters` for each `seq`, then the inserts), so
- * delivery can be tested without going through a write route. Returns the stored documents.
+ * Test-only: commits `events` to the outbox through the writers' own `appendEvents` in one
+ * transaction, as a write would (seq from the `counters` document), so delivery can be tested
+ * with exact envelopes without going through a write route. Events are grouped into one
+ * `appendEvents` call per actor/request run. Returns the stored documents in order.
  */
 export async function appendTestEvents(store: DocumentStore, events: readonly TestEvent[], at = new Date()): Promise<EventDoc[]> {
   return store.withTransaction(async (session) => {
-    const counter = await store
-      .collection<{ _id: string; seq: number }>(Collections.counters)
-      .findOneAndUpdate({ _id: EVENTS_COUNTER }, { $inc: { seq: events.length } }, { upsert: true, returnDocument: 'after', session });
-    const first = counter!.seq - events.length + 1;
-    const docs: EventDoc[] = events.map((e, i) => ({
-      _id: randomUUID(),
-      occurred_at: at.toISOString(),
-      actor: 'user-test',
-      request_id: randomUUID(),
-      data: {},
-      ...e,
-      seq: first + i,
-    }));
-    await store.collection<EventDoc>(Collections.events).insertMany(docs, { session });
-    return docs;
+    const out: EventDoc[] = [];
+    for (const e of events) {
+      const stamp = { actor: e.actor ?? 'user-test', request_id: e.request_id ?? randomUUID(), occurred_at: at.toISOString() };
+      const event = { type: e.type as EventType, data: e.data ?? {}, ...(e.task_id ? { task_id: e.task_id } : {}), ...(e.board_id ? { board_id: e.board_id } : {}) };
+      out.push(...(await appendEvents(store, session, [event], stamp)));
+    }
+    return out;
   });
 }
