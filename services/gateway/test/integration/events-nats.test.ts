@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventWork, queryService } from '@app/query';
+import { tasksService } from '@app/tasks';
 import { NatsBus, type Served } from '@app/shared/bus';
 import { systemClock } from '@app/shared/domain';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -49,6 +50,7 @@ beforeAll(async () => {
     const query = { ...queryService, background: eventWork({ tickMs: 20 }) };
     served.push(...(await serveServices([query], { bus: await bus(name), store, log, background: true })));
   }
+  served.push(...(await serveServices([tasksService], { bus: await bus('tasks'), store, log })));
   for (const name of ['gateway-1', 'gateway-2']) {
     const b = await bus(name);
     const hub = await JetStreamHub.start({ store, nc: b.connection, prefix, log });
@@ -110,5 +112,27 @@ describe('events over NATS JetStream', () => {
     const names = eventsStreamNames(prefix);
     expect((await jsm.streams.info(names.stream)).state.messages).toBe(40);
     expect((await jsm.consumers.info(names.stream, 'webhooks')).ack_floor.stream_seq).toBe(40);
+  });
+
+  it('a task created through HTTP on one gateway reaches the streams of both and the webhook', async () => {
+    const before = receiver.received.length;
+    const res = await fetch(`${bases[0]}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { ...alice.headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'over nats', status: 'todo' }),
+    });
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    for (const c of clients) {
+      await c.until((x) => x.events.some((f) => f.event === 'task.created' && f.data.task_id === id), 5_000);
+    }
+    // The webhook subscribes to task.updated only: a PATCH reaches it.
+    await fetch(`${bases[1]}/api/v1/tasks/${id}`, {
+      method: 'PATCH',
+      headers: { ...alice.headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'done' }),
+    });
+    await receiver.until(before + 1, 5_000);
+    expect(receiver.received[before]!.json).toMatchObject({ type: 'task.updated', task_id: id, data: { changes: [{ field: 'status', from: 'todo', to: 'done' }] } });
   });
 });
