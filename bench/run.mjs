@@ -6,6 +6,7 @@ import { cpus } from 'node:os';
 import { Scope } from './lib.mjs';
 import { boardSection } from './sections/board.mjs';
 import { distributedSection } from './sections/distributed.mjs';
+import { eventsSection } from './sections/events.mjs';
 import { httpSection } from './sections/http.mjs';
 import { querySection } from './sections/query.mjs';
 import { sprintSection } from './sections/sprint.mjs';
@@ -16,6 +17,7 @@ const SECTIONS = {
   query: ['query (issue 3): the query gate over 110,000 tasks', querySection],
   board: ['board (issue 4): column read, summary and move on a 10,000-card board', boardSection],
   sprint: ['sprint (issue 5): close-sprint in-process', sprintSection],
+  events: ['events (issue 10): commit-to-SSE latency with 100 streams; feed page vs task detail', eventsSection],
 };
 
 const wanted = process.argv.slice(2);
