@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { aBoard, aTask, appendTestEvents, insert } from '@app/shared/testing';
+import { aBoard, aGroup, aTask, appendTestEvents, insert } from '@app/shared/testing';
 import { expectError, system, type System, type User } from './system.js';
 import { Receiver } from './webhook-receiver.js';
 
@@ -208,6 +208,22 @@ describe('webhook delivery', () => {
     await rx.until(1);
     await sleep(150);
     expect(rx.received.map((r) => r.json.seq)).toEqual([5]);
+  });
+
+  it('does not send an event whose task the owner can no longer read when the attempt is due', async () => {
+    const { sys, rx, alice, bob } = await start();
+    const group = aGroup(bob.id, [alice.id]);
+    const shared = aTask({ owner: bob.id, groupId: group._id, groupPermission: 'r' });
+    await insert(sys.store, { groups: [group], tasks: [shared] });
+    const { id } = await hook(sys, alice, { url: rx.url, events: ['*'] });
+    rx.plan.push(500);
+    await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: shared._id, actor: bob.id }]);
+    await rx.until(1);
+    await sys.store.collection('groups').updateOne({ _id: group._id }, { $set: { members: [{ user_id: bob.id, role: 'owner' }] } });
+    sys.clock.advance(60_000);
+    const [d] = await untilDelivery(sys, alice, id, (x) => x[0]?.status === 'failed');
+    expect(d.error).toMatch(/can no longer read/);
+    expect(rx.received).toHaveLength(1);
   });
 
   it('refuses, at connect time, a production target that resolves to loopback', async () => {

@@ -157,6 +157,18 @@ export class WebhookDispatcher {
         { $set: { lease_until: new Date(now.getTime() + this.leaseMs).toISOString() } },
       );
       if (!leased) break;
+      if (!(await this.stillVisible(hook, head))) {
+        await deliveriesOf(store).updateOne(
+          { _id: head._id },
+          {
+            $set: {
+              status: 'failed', attempt: head.attempt + 1, lease_until: NO_LEASE, updated_at: nowIso,
+              attempts: [...head.attempts, { attempt: head.attempt + 1, at: nowIso, duration_ms: 0, error: 'not sent: the webhook owner can no longer read what this event is about' }].slice(-ATTEMPT_LOG_MAX),
+            },
+          },
+        );
+        continue;
+      }
       const outcome = await this.deps.sender({ url: hook.url, id: head.event_id, body: JSON.stringify(head.event), secret: hook.secret, at: clock.now() });
       made++;
       try {
@@ -168,6 +180,12 @@ export class WebhookDispatcher {
       }
     }
     return made;
+  }
+
+  /** Visibility at delivery time (DESIGN §5, issue 10): the owner must still be able to read what the event is about. */
+  private async stillVisible(hook: WebhookDoc, d: DeliveryDoc): Promise<boolean> {
+    const [principal, access] = await Promise.all([loadPrincipal(this.deps.store, hook.owner_id), AccessSnapshot.load(this.deps.store, [d.event])]);
+    return access.visible(principal, d.event);
   }
 
   /** Writes an attempt's outcome; returns true when later deliveries of the webhook may go next. */
