@@ -95,13 +95,23 @@ export class OutboxRelay {
     return msg ? (msg.json<EventEnvelope>().seq ?? 0) : 0;
   }
 
-  /** Publishes what the stream does not have yet; returns how many events were published. */
+  /**
+   * Publishes what the stream does not have yet; returns how many events were published. Asks the
+   * stream for its last event only when the outbox has something new (an idle tick is one store read).
+   */
   async relayOnce(): Promise<number> {
-    this.relayed = Math.max(this.relayed, await this.streamLast());
     const js = jetstream(this.nc);
     let published = 0;
+    let synced = false;
     for (;;) {
-      const events = await readOutbox(this.store, this.relayed, 500);
+      let events = await readOutbox(this.store, this.relayed, 500);
+      if (events.length === 0) return published;
+      if (!synced) {
+        this.relayed = Math.max(this.relayed, await this.streamLast());
+        synced = true;
+        events = events.filter((e) => e.seq > this.relayed);
+        if (events.length === 0) continue;
+      }
       for (const e of events) {
         await js.publish(this.names.subject(e.type), JSON.stringify(e), { msgID: e.id });
         this.relayed = e.seq;
