@@ -64,7 +64,8 @@ export class EventStreams {
    * written in `seq` order without gaps or repeats: the hub is subscribed first (live events
    * buffered), the store backlog up to its end is written, then buffered and live events past it;
    * a live batch that starts beyond the last seen `seq` has the gap read from the store first.
-   * A client that leaves more than `maxBufferedBytes` unread is disconnected.
+   * A client that leaves more than `maxBufferedBytes` unread is disconnected, and every stream
+   * ends when its access token expires (the client reconnects with a fresh token and `Last-Event-ID`).
    */
   async serve(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const userId = req.user.sub;
@@ -138,11 +139,15 @@ export class EventStreams {
 
     const unsubscribe = this.hub.subscribe(enqueue);
     const heartbeat = setInterval(() => write(': heartbeat\n\n'), this.opts.heartbeatMs);
+    // The stream ends when the access token expires: the client reconnects with a fresh one.
+    const exp = (req.user as { exp?: unknown }).exp;
+    const expiry = typeof exp === 'number' ? setTimeout(() => raw.destroy(), Math.max(0, exp * 1000 - Date.now())) : undefined;
     const cleanup = (): void => {
       if (closed) return;
       closed = true;
       this.sockets.delete(raw);
       clearInterval(heartbeat);
+      if (expiry) clearTimeout(expiry);
       unsubscribe();
       const n = this.openCount(userId) - 1;
       if (n > 0) this.open.set(userId, n);

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { aTask, appendTestEvents, insert, type TestEvent } from '@app/shared/testing';
+import { claims, craftToken } from './helpers.js';
 import { SseClient } from './sse-client.js';
 import { system, type System, type User } from './system.js';
 
@@ -140,6 +141,15 @@ describe('GET /api/v1/events/stream', () => {
     const anon = await SseClient.open(`${base}/api/v1/events/stream`, {});
     clients.push(anon);
     expect(anon.status).toBe(401);
+  });
+
+  it('ends the stream when its access token expires', async () => {
+    const { base, alice } = await start();
+    const now = Math.floor(Date.now() / 1000);
+    const token = craftToken(claims({ sub: alice.id, iat: now, exp: now + 1 }));
+    const c = await open(base, { ...alice, headers: { authorization: `Bearer ${token}` } });
+    expect(c.status).toBe(200);
+    await c.until((x) => x.ended, 3_000);
   });
 
   it('drops a client that stops reading instead of buffering without limit', async () => {

@@ -2,6 +2,7 @@ import type { BackgroundDeps, BackgroundWork } from '@app/shared/domain';
 import { DEFAULT_RETENTION_DAYS, lastSeq, readOutbox, sweepEvents } from '@app/shared/events';
 import { Collections, type DocumentStore } from '@app/shared/store';
 import { DEFAULT_MAX_ATTEMPTS, WebhookDispatcher } from '../webhooks/dispatcher.js';
+import { deliveriesOf } from '../webhooks/model.js';
 import { ATTEMPT_TIMEOUT_MS, httpSender, type Sender } from '../webhooks/send.js';
 import { targetPolicy } from '../webhooks/ssrf.js';
 import { startJetStreamWork } from './jetstream-work.js';
@@ -44,7 +45,7 @@ async function fanOutFromStore(store: DocumentStore, dispatcher: WebhookDispatch
 
 /**
  * The query service's background work (issue 10), in every replica:
- * - the retention sweep of the outbox (hourly; idempotent across replicas);
+ * - the retention sweep of the outbox and of finished webhook deliveries (hourly; idempotent across replicas);
  * - the webhook dispatcher: on NATS, the outbox relay to JetStream and a durable JetStream
  *   consumer feeding the fan-out (`jetstream-work.ts`); on the in-process bus (the embedded
  *   default, one process) a cursor over the outbox in `counters`; then, every tick, the attempts
@@ -57,15 +58,19 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
     const days = config?.EVENT_RETENTION_DAYS ?? DEFAULT_RETENTION_DAYS;
     const sweep = async (): Promise<void> => {
       try {
-        const removed = await sweepEvents(store, clock.now(), days);
-        if (removed > 0) log.info({ removed, days }, 'event retention sweep');
+        const now = clock.now();
+        const removed = await sweepEvents(store, now, days);
+        // Finished deliveries leave the delivery log after the same retention.
+        const cutoff = new Date(now.getTime() - days * 86_400_000).toISOString();
+        const { deletedCount } = await deliveriesOf(store).deleteMany({ status: { $in: ['delivered', 'failed'] }, updated_at: { $lt: cutoff } });
+        if (removed > 0 || deletedCount > 0) log.info({ removed, deliveries: deletedCount, days }, 'event retention sweep');
       } catch (err) {
         log.warn({ err }, 'event retention sweep failed; retrying next interval');
       }
     };
-    const sweepTimer = setInterval(() => void sweep(), SWEEP_INTERVAL_MS);
+    let sweeping = sweep();
+    const sweepTimer = setInterval(() => void (sweeping = sweep()), SWEEP_INTERVAL_MS);
     sweepTimer.unref();
-    void sweep();
 
     const dispatcher = new WebhookDispatcher({
       store, clock, log,
@@ -97,6 +102,7 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
         clearInterval(sweepTimer);
         if (timer) clearTimeout(timer);
         await running;
+        await sweeping;
         await jet?.close();
       },
     };
