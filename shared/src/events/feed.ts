@@ -120,21 +120,32 @@ export async function readFeed(
   return { data, next_after: cursor };
 }
 
+/** Events removed per delete of the sweep (keeps each MongoDB delete small). */
+const SWEEP_CHUNK = 5_000;
+
 /**
  * Retention sweep (issue 10, `EVENT_RETENTION_DAYS`): removes events that occurred more than
- * `days` days before `now`, and records the highest removed `seq` so a cursor before it answers
- * 410. Idempotent; safe to run from several replicas. Returns how many events it removed.
+ * `days` days before `now`. The highest removed `seq` is recorded first (`counters`,
+ * `{_id: 'events_swept'}`), so a cursor before it answers 410 before its events disappear; the
+ * events then go in chunks of 5,000 by `seq` (no large transaction). Idempotent and safe to run
+ * from several replicas; an interrupted sweep is finished by the next. Returns how many it removed.
  */
 export async function sweepEvents(store: DocumentStore, now: Date, days: number): Promise<number> {
   const cutoff = new Date(now.getTime() - days * 86_400_000).toISOString();
   const events = store.collection<EventDoc>(Collections.events);
   const [newest] = await events.find({ occurred_at: { $lt: cutoff } }, { sort: { seq: -1 }, limit: 1, projection: { seq: 1 } });
   if (!newest) return 0;
-  return store.withTransaction(async (session) => {
-    const counters = store.collection<{ _id: string; seq: number }>(Collections.counters);
-    const swept = (await counters.findOne({ _id: SWEPT_COUNTER }, { session }))?.seq ?? 0;
-    const { deletedCount } = await events.deleteMany({ seq: { $lte: newest.seq } }, { session });
-    if (newest.seq > swept) await counters.updateOne({ _id: SWEPT_COUNTER }, { $set: { seq: newest.seq } }, { upsert: true, session });
-    return deletedCount;
+  const counters = store.collection<{ _id: string; seq: number }>(Collections.counters);
+  await counters.updateOne({ _id: SWEPT_COUNTER, seq: { $lt: newest.seq } }, { $set: { seq: newest.seq } }).then(async (r) => {
+    if (r.matchedCount === 0 && !(await counters.findOne({ _id: SWEPT_COUNTER }))) {
+      await counters.updateOne({ _id: SWEPT_COUNTER }, { $set: { seq: newest.seq } }, { upsert: true });
+    }
   });
+  let removed = 0;
+  for (;;) {
+    const chunk = await events.find({ seq: { $lte: newest.seq } }, { sort: { seq: 1 }, limit: SWEEP_CHUNK, projection: { seq: 1 } });
+    if (chunk.length === 0) return removed;
+    const { deletedCount } = await events.deleteMany({ seq: { $lte: chunk[chunk.length - 1]!.seq } });
+    removed += deletedCount;
+  }
 }
