@@ -10,6 +10,7 @@ import { eventsSection } from './sections/events.mjs';
 import { httpSection } from './sections/http.mjs';
 import { querySection } from './sections/query.mjs';
 import { sprintSection } from './sections/sprint.mjs';
+import { writesSection } from './sections/writes.mjs';
 
 const SECTIONS = {
   http: ['http (issue 2): all-in-one vs bare Fastify', httpSection],
@@ -17,6 +18,7 @@ const SECTIONS = {
   query: ['query (issue 3): the query gate over 110,000 tasks', querySection],
   board: ['board (issue 4): column read, summary and move on a 10,000-card board', boardSection],
   sprint: ['sprint (issue 5): close-sprint in-process', sprintSection],
+  writes: ['writes (issues 10, 11): safe writes — If-Match, Idempotency-Key, batch, and the outbox against the build before', writesSection],
   events: ['events (issue 10): commit-to-SSE latency with 100 streams; feed page vs task detail', eventsSection],
 };
 

@@ -28,25 +28,26 @@ function isPosition(seg: string): boolean {
   return seg.length > 0;
 }
 
-/** One `$set`/`$unset` of the fast path: the dotted field, its segments and the value. */
+/** One `$set`/`$unset`/`$inc` of the fast path: the dotted field, its segments and the value. */
 interface SimplePath {
-  op: '$set' | '$unset';
+  op: '$set' | '$unset' | '$inc';
   field: string;
   path: string[];
   value: unknown;
 }
 
 /**
- * Dotted paths of `$set`/`$unset`, split, when the fast path may apply them (no array positions,
- * no operators, no `__proto__`, no path inside another).
+ * Dotted paths of `$set`/`$unset`/`$inc`, split, when the fast path may apply them (no array
+ * positions, no operators, no `__proto__`, no path inside another; `$inc` by a finite number).
  */
 function simplePaths(spec: Update): SimplePath[] | undefined {
   const out: SimplePath[] = [];
   for (const op of Object.keys(spec)) {
-    if (op !== '$set' && op !== '$unset') return undefined;
+    if (op !== '$set' && op !== '$unset' && op !== '$inc') return undefined;
     const fields = spec[op];
     if (!isPlainObject(fields)) return undefined;
     for (const field of Object.keys(fields)) {
+      if (op === '$inc' && !(typeof fields[field] === 'number' && Number.isFinite(fields[field]))) return undefined;
       const path = field.split('.');
       for (const seg of path) if (seg === '' || seg === '__proto__' || seg.charCodeAt(0) === 36 || isPosition(seg)) return undefined;
       out.push({ op, field, path, value: fields[field] });
@@ -78,7 +79,7 @@ function sameValue(a: unknown, b: unknown): boolean {
  */
 export function applyUpdate(doc: Doc, spec: Update): { after: Doc; modified: boolean } {
   const paths = simplePaths(spec);
-  if (paths && paths.every(({ path }) => traversable(doc, path))) {
+  if (paths && paths.every(({ op, path }) => traversable(doc, path) && (op !== '$inc' || incrementable(doc, path)))) {
     // Copy on write: the top level and the sub-documents on the written paths are new objects,
     // everything else is shared with `doc` (stored documents are never changed, see deepFreeze).
     const after: Obj = { ...doc };
@@ -103,6 +104,15 @@ export function applyUpdate(doc: Doc, spec: Update): { after: Doc; modified: boo
         }
       }
       const last = path[path.length - 1]!;
+      if (op === '$inc') {
+        // the event counter's `$inc` (issue 10) on every write: MongoDB semantics, missing = 0
+        const next = ((parent[last] as number | undefined) ?? 0) + (value as number);
+        if (parent[last] !== next) {
+          parent[last] = next;
+          modified = true;
+        }
+        continue;
+      }
       if (op === '$unset') {
         if (isPlainObject(parent) && last in parent && parent[last] !== undefined) {
           delete parent[last];
@@ -124,6 +134,16 @@ export function applyUpdate(doc: Doc, spec: Update): { after: Doc; modified: boo
   const stored = toStored(after);
   // mingo also reports paths it could not or did not really change (MongoDB counts changed documents)
   return { after: stored, modified: JSON.stringify(stored) !== JSON.stringify(doc) };
+}
+
+/** True when the value at `path` in `doc` is a number or missing (an `$inc` the fast path may apply). */
+function incrementable(doc: Doc, path: readonly string[]): boolean {
+  let v: unknown = doc;
+  for (const seg of path) {
+    if (!isPlainObject(v)) return v === undefined;
+    v = v[seg];
+  }
+  return v === undefined || typeof v === 'number';
 }
 
 /** True when every prefix of `path` in `doc` is a sub-document or missing (never an array or scalar). */

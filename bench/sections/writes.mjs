@@ -1,0 +1,151 @@
+// Section `writes` (issues 10 and 11): the cost of safe writes on the all-in-one server. PATCH with
+// and without If-Match, create with and without Idempotency-Key, a 100-task batch create vs 100
+// single creates, and — when BENCH_WRITES_BASE names a built checkout of the commit before issues
+// 10/11 (docs/bench.md "writes") — PATCH, move and create on that build beside ours, to price the
+// events outbox and the versions every write now carries.
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { accessToken, http, JWT_SECRET, measure, pairedRatio, row, target, TABLE_HEAD } from '../lib.mjs';
+import { moveRequests } from './board.mjs';
+import { CREATE_BODY } from './http.mjs';
+
+/** Tasks PATCHed in rotation, and cards moved in rotation, per server. */
+const ROTATION = 200;
+
+/** Starts an all-in-one server (`root`: a checkout with its build; '' = this one) on a fresh data dir. */
+async function server(scope, root) {
+  const dir = scope.tempDir('bench-writes-');
+  const p = await scope.process(join(root, 'bench/servers/all-in-one.mjs'), { env: { DATA_DIR: dir, JWT_SECRET } });
+  return `http://127.0.0.1:${p.info.port}`;
+}
+
+/** Seeds `ROTATION` tasks to PATCH and a Doing/Review board with `ROTATION` cards to move. */
+async function seed(base, token) {
+  const tasks = [];
+  for (let i = 0; i < ROTATION; i++) tasks.push((await http(base, 'POST', '/api/v1/tasks', { token, body: { ...CREATE_BODY, title: `patch ${i}` } })).json);
+  const columns = [{ id: 'doing', name: 'Doing', query: "status = 'doing'" }, { id: 'review', name: 'Review', query: "status = 'review'" }];
+  const board = (await http(base, 'POST', '/api/v1/boards', { token, body: { name: 'writes bench', board_type: 'private', columns } })).json;
+  const movable = [];
+  for (let i = 0; i < ROTATION; i++) {
+    const card = (await http(base, 'POST', `/api/v1/boards/${board.id}/tasks`, { token, body: { title: `card ${i}`, status: 'doing' } })).json;
+    movable.push([card.id, 'doing']);
+  }
+  return { tasks, boardId: board.id, movable };
+}
+
+/**
+ * Autocannon requests PATCHing a different task each time (a new title, so every write changes a
+ * field and emits `task.updated`); with `ifMatch` each carries the version its last answer named.
+ */
+function patchRequests(tasks, headers, ifMatch) {
+  const idle = tasks.map((t) => ({ id: t.id, version: t.version ?? 1 }));
+  let n = 0;
+  return [
+    {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', ...headers },
+      setupRequest: (req) => {
+        const t = idle.shift();
+        const h = ifMatch ? { ...req.headers, 'if-match': `"${t.version}"` } : req.headers;
+        return { ...req, headers: h, path: `/api/v1/tasks/${t.id}`, body: JSON.stringify({ title: `title ${n++}` }) };
+      },
+      onResponse: (status, body) => {
+        const json = JSON.parse(body);
+        idle.push({ id: json.id ?? json.details?.taskId, version: json.version ?? json.details?.current_version });
+      },
+    },
+  ];
+}
+
+/** Autocannon requests creating a task, each with a new Idempotency-Key when `keyed`. */
+function createRequests(headers, keyed) {
+  const body = JSON.stringify(CREATE_BODY);
+  return [
+    {
+      method: 'POST',
+      path: '/api/v1/tasks',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+      ...(keyed ? { setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) } : {}),
+    },
+  ];
+}
+
+/**
+ * c=10, ratio = req/s ÷ the row named. Targets (issue 11): PATCH with If-Match and create with an
+ * Idempotency-Key each cost ≤ 1.15× the plain request; a 100-task batch creates tasks ≥ 5× faster
+ * than 100 single creates. Issue 10, with a base build: a PATCH and a move cost ≤ 1.2× before.
+ */
+export async function writesSection(scope) {
+  const baseRoot = process.env.BENCH_WRITES_BASE;
+  if (baseRoot && !existsSync(join(baseRoot, 'services/gateway/dist/app.js'))) throw new Error(`BENCH_WRITES_BASE=${baseRoot} has no build (npm run build there)`);
+  const token = accessToken(randomUUID());
+  const headers = { authorization: `Bearer ${token}` };
+  const ours = await server(scope, '');
+  const before = baseRoot ? await server(scope, baseRoot) : undefined;
+  const s = await seed(ours, token);
+  const b = before ? await seed(before, token) : undefined;
+
+  const writeSpecs = {
+    patch: { url: ours, requests: patchRequests(s.tasks, headers, false) },
+    patchIfMatch: { url: ours, requests: patchRequests(s.tasks, headers, true) },
+    move: { url: ours, requests: moveRequests(s.boardId, s.movable, headers) },
+    ...(b ? {
+      basePatch: { url: before, requests: patchRequests(b.tasks, headers, false) },
+      baseMove: { url: before, requests: moveRequests(b.boardId, b.movable, headers) },
+    } : {}),
+  };
+  const w = await measure(writeSpecs);
+
+  const batchBody = JSON.stringify({ tasks: Array.from({ length: 100 }, (_, i) => ({ ...CREATE_BODY, title: `batch ${i}` })) });
+  const createSpecs = {
+    create: { url: ours, requests: createRequests(headers, false) },
+    createKey: { url: ours, requests: createRequests(headers, true) },
+    batch: { url: `${ours}/api/v1/tasks/batch`, method: 'POST', headers, body: batchBody },
+    ...(b ? { baseCreate: { url: before, requests: createRequests(headers, false) } } : {}),
+  };
+  const c = await measure(createSpecs);
+
+  const ifMatchCost = pairedRatio(w.patch, w.patchIfMatch);
+  const keyCost = pairedRatio(c.create, c.createKey);
+  const batchTasks = { ...c.batch, rps: c.batch.rps * 100, rpsRuns: c.batch.rpsRuns.map((r) => r * 100) };
+  const batchGain = pairedRatio(batchTasks, c.create);
+  const lines = [
+    `All-in-one server (embedded store, in-process bus), c=10; each write changes a field and emits its event. ` +
+      `PATCH and move rotate over ${ROTATION} tasks / cards. ratio = req/s ÷ the row named in brackets.`,
+    '',
+    TABLE_HEAD,
+    row('PATCH /tasks/{id}', w.patch, w.patch),
+    row('PATCH /tasks/{id} with If-Match [PATCH]', w.patchIfMatch, w.patch),
+    row('card move Doing ⇄ Review', w.move, w.move),
+    row('POST /tasks', c.create, c.create),
+    row('POST /tasks with Idempotency-Key [POST]', c.createKey, c.create),
+    row('POST /tasks/batch, 100 tasks (req/s) [POST]', c.batch, c.create),
+    `| … the same in tasks/s [POST] | ${Math.round(batchTasks.rps)} | | | ${(batchTasks.rps / c.create.rps).toFixed(3)} | |`,
+  ];
+  if (b) {
+    lines.push(
+      row('before issues 10/11: PATCH /tasks/{id} [PATCH]', w.basePatch, w.patch),
+      row('before issues 10/11: card move [move]', w.baseMove, w.move),
+      row('before issues 10/11: POST /tasks [POST]', c.baseCreate, c.create),
+    );
+  }
+  lines.push(
+    '',
+    target(ifMatchCost.value <= 1.15, 'PATCH with If-Match costs ≤ 1.15× one without (PATCH req/s ÷ If-Match req/s)', ifMatchCost.text),
+    target(keyCost.value <= 1.15, 'create with Idempotency-Key costs ≤ 1.15× one without', keyCost.text),
+    target(batchGain.value >= 5, 'a 100-task batch creates ≥ 5× the tasks/s of single creates', batchGain.text),
+  );
+  if (b) {
+    const patchCost = pairedRatio(w.basePatch, w.patch);
+    const moveCost = pairedRatio(w.baseMove, w.move);
+    lines.push(
+      target(patchCost.value <= 1.2, 'a PATCH with versions and events costs ≤ 1.2× the PATCH before (before req/s ÷ ours)', patchCost.text),
+      target(moveCost.value <= 1.2, 'a move with versions and events costs ≤ 1.2× the move before', moveCost.text),
+    );
+  } else {
+    lines.push('- (no BENCH_WRITES_BASE: the before-issue-10 rows are left out; see docs/bench.md "writes")');
+  }
+  return lines;
+}
