@@ -76,4 +76,17 @@ describe('writes through HTTP reach every event surface', () => {
     // Bob can read none of it.
     expect((await sys.call('GET', '/api/v1/events', bob)).body.data).toEqual([]);
   });
+
+  it('an atomic batch create arrives as one task.created per task, in order, and a rolled-back batch as none', async () => {
+    sys = await system();
+    const alice = await sys.user('alice');
+    const ok = await sys.call('POST', '/api/v1/tasks/batch', alice, { atomic: true, tasks: [{ title: 'Plan' }, { title: 'Build' }, { title: 'Ship' }] });
+    expect(ok.status).toBeLessThan(300);
+    const feed = await sys.call('GET', '/api/v1/events', alice);
+    expect(feed.body.data.map((e: any) => [e.type, e.data.task.title])).toEqual([['task.created', 'Plan'], ['task.created', 'Build'], ['task.created', 'Ship']]);
+    const bad = await sys.call('POST', '/api/v1/tasks/batch', alice, { atomic: true, tasks: [{ title: 'Fine' }, { title: '' }] });
+    expect(JSON.stringify(bad.body), 'the batch failed as a whole').toContain('BATCH_ITEM_NOT_APPLIED');
+    const after = await sys.call('GET', `/api/v1/events?after=${feed.body.next_after}`, alice);
+    expect(after.body).toEqual({ data: [], next_after: feed.body.next_after });
+  });
 });
