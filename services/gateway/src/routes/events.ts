@@ -2,6 +2,7 @@ import {
   Delivery, DeliveryList, DeliveryParams, EventsOps, FeedPage, FeedQuerystring, StreamQuerystring, Webhook, WebhookCreateBody,
   WebhookList, WebhookParams, WebhooksOps, WebhookUpdateBody,
 } from '@app/shared/contracts';
+import { Type } from '@sinclair/typebox';
 import type { LocalRoute } from './local.js';
 import { route, type RouteSpec } from './route.js';
 
@@ -66,6 +67,9 @@ export const eventStreamRoutes: LocalRoute[] = [
     tag: 'events',
     authenticated: true,
     querystring: StreamQuerystring,
+    headers: Type.Object({
+      'last-event-id': Type.Optional(Type.String({ description: 'resume after this event seq (sent by EventSource on reconnect); wins over ?after=' })),
+    }),
     produces: ['text/event-stream'],
     stream: (req, reply, deps) => deps.streams.serve(req, reply),
   },

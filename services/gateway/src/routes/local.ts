@@ -32,6 +32,8 @@ export interface LocalRoute {
   tag: string;
   body?: TObject;
   querystring?: TObject;
+  /** Request headers the route reads (Swagger; validated like the other parts). */
+  headers?: TObject;
   /** Needs a bearer token (default false: public). */
   authenticated?: boolean;
   /** Response media types for Swagger (default JSON), e.g. `text/event-stream`. */

@@ -207,7 +207,7 @@ export function registerLocalRoutes(app: FastifyInstance, deps: LocalDeps, route
     const options = routeOptions(
       {
         method: r.method, url: r.url, summary: r.summary, tag: r.tag, isPublic: !r.authenticated, body: r.body,
-        querystring: r.querystring, response: r.response, status, ...(r.produces ? { extra: { produces: r.produces } } : {}),
+        querystring: r.querystring, headers: r.headers, response: r.response, status, ...(r.produces ? { extra: { produces: r.produces } } : {}),
       },
       handler,
       r.authenticated ? [authenticate] : [],

@@ -11,6 +11,8 @@ import type { Sender } from './send.js';
 export const DISABLE_AFTER_MS = 24 * 60 * 60 * 1000;
 /** Default attempts per delivery (`WEBHOOK_MAX_ATTEMPTS`). */
 export const DEFAULT_MAX_ATTEMPTS = 6;
+/** Webhooks a dispatcher replica delivers to at once (each one's deliveries stay sequential). */
+export const PARALLEL_WEBHOOKS = 16;
 /** Delay before the first retry, before jitter; each later retry waits 4× longer. */
 export const FIRST_RETRY_MS = 10_000;
 
@@ -129,7 +131,7 @@ export class WebhookDispatcher {
     return fresh.length;
   }
 
-  /** Makes every attempt that is due now, webhooks in parallel, each webhook's in `seq` order. Returns the attempts made. */
+  /** Makes every attempt that is due now, up to {@link PARALLEL_WEBHOOKS} webhooks in parallel, each webhook's in `seq` order. Returns the attempts made. */
   async deliverDue(): Promise<number> {
     const nowIso = this.deps.clock.now().toISOString();
     const due = await deliveriesOf(this.deps.store).find(
@@ -137,8 +139,14 @@ export class WebhookDispatcher {
       { sort: { seq: 1 }, limit: 500, projection: { webhook_id: 1 } },
     );
     const hooks = [...new Set(due.map((d) => d.webhook_id))];
-    const counts = await Promise.all(hooks.map((id) => this.drain(id)));
-    return counts.reduce((a, b) => a + b, 0);
+    // At most PARALLEL_WEBHOOKS webhooks at once: outbound requests stay bounded however many are due.
+    let made = 0;
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < hooks.length) made += await this.drain(hooks[next++]!);
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_WEBHOOKS, hooks.length) }, worker));
+    return made;
   }
 
   /** Attempts webhook `id`'s deliveries in `seq` order while the oldest pending one is due (at most 100 per call). */
