@@ -1,5 +1,6 @@
 // Section `events` (issue 10): commit-to-SSE latency with 100 connected streams (the embedded
-// default's outbox poller at 50, 20 (the default) and 10 ms), and a feed page of 100 events vs a
+// default's outbox poller at 50, 20 (the default) and 10 ms; the distributed relay → JetStream →
+// gateway path over a private nats-server), and a feed page of 100 events vs a
 // task detail read, on the all-in-one gateway (MemoryBus + EmbeddedStore) listening on 127.0.0.1.
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
@@ -8,13 +9,14 @@ import { buildApp, GatewayConfig } from '@app/gateway';
 import { queryService } from '@app/query';
 import { sprintsService } from '@app/sprints';
 import { tasksService } from '@app/tasks';
-import { MemoryBus } from '@app/shared/bus';
+import { MemoryBus, NatsBus } from '@app/shared/bus';
 import { loadConfig } from '@app/shared/config';
 import { appendEvents, systemClock } from '@app/shared/domain';
-import { OutboxPoller } from '@app/shared/events';
+import { JetStreamHub, OutboxPoller } from '@app/shared/events';
 import { silentLogger } from '@app/shared/log';
 import { serveServices } from '@app/shared/runtime';
 import { Collections, EmbeddedStore } from '@app/shared/store';
+import { startNatsServer } from '@app/shared/testing';
 import { accessToken, JWT_SECRET, measure, pct, row, TABLE_HEAD, target } from '../lib.mjs';
 import { insertChunks, rng, taskDoc } from '../seed.mjs';
 
@@ -109,6 +111,30 @@ export async function eventsSection(scope) {
     rows.push(`| outbox poller every ${intervalMs} ms | ${STREAMS} | ${COMMITS} | ${lat.length} of ${STREAMS * COMMITS} | ${pct(lat, 50).toFixed(1)} | ${pct(lat, 99).toFixed(1)} |`);
   }
 
+  // Distributed path: the query service's relay (outbox → JetStream) and a gateway following the
+  // stream with an ordered consumer, over a private nats-server with JetStream (same store).
+  {
+    const nats = await startNatsServer({ jetstream: true });
+    scope.add(() => nats.stop());
+    const prefix = `bench${Date.now()}`;
+    const qbus = await NatsBus.connect({ servers: nats.url, prefix, name: 'bench-query', log });
+    scope.add(() => qbus.close());
+    const q = await serveServices([queryService], { bus: qbus, store, log, background: true });
+    scope.add(async () => {
+      for (const s of q) await s.close();
+    });
+    const gbus = await NatsBus.connect({ servers: nats.url, prefix, name: 'bench-gateway', log });
+    scope.add(() => gbus.close());
+    const hub = await JetStreamHub.start({ store, nc: gbus.connection, prefix, log });
+    const app = await buildApp({ bus: gbus, store, clock: systemClock, log, config, events: hub });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const lat = await latency(store, `http://127.0.0.1:${app.server.address().port}`, token, owner, task._id);
+    await app.close();
+    await hub.close();
+    results.jetstream = { p50: pct(lat, 50), p99: pct(lat, 99), n: lat.length };
+    rows.push(`| relay (outbox poll every 20 ms) → JetStream → gateway ordered consumer | ${STREAMS} | ${COMMITS} | ${lat.length} of ${STREAMS * COMMITS} | ${pct(lat, 50).toFixed(1)} | ${pct(lat, 99).toFixed(1)} |`);
+  }
+
   // Feed page vs task detail: 1,000 more events about the caller's task, pages of 100.
   for (let i = 0; i < 10; i++) {
     await store.withTransaction((session) =>
@@ -125,7 +151,7 @@ export async function eventsSection(scope) {
   const m = await measure(
     {
       detail: { url: `${base}/api/v1/tasks/${task._id}`, headers },
-      feed: { url: `${base}/api/v1/events?after=${COMMITS * 3 + 100}&limit=100`, headers },
+      feed: { url: `${base}/api/v1/events?after=${COMMITS * 4 + 100}&limit=100`, headers },
     },
     { interleave: false },
   );
@@ -146,6 +172,7 @@ export async function eventsSection(scope) {
     row('feed page of 100 events', m.feed, m.detail),
     '',
     target(results[20].p99 < 1_000 && results[20].n === STREAMS * COMMITS, 'every event on every stream, live within 1 s of the commit (p99, default 20 ms poller)', `p99 ${results[20].p99.toFixed(1)} ms, ${results[20].n} frames`),
+    target(results.jetstream.p99 < 1_000 && results.jetstream.n === STREAMS * COMMITS, 'distributed path: every event on every stream within 1 s (p99)', `p99 ${results.jetstream.p99.toFixed(1)} ms, ${results.jetstream.n} frames`),
     `- feed page of 100 ÷ task detail: ${ratio.toFixed(2)}× the req/s`,
   ];
 }

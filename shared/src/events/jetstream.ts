@@ -62,7 +62,7 @@ export async function ensureEventsStream(nc: NatsConnection, prefix: string, ret
  * Moves the outbox to the events stream, in `seq` order (issue 10). Every replica may run one: each
  * starts from the last event in the stream, publishes with the event id as message id (the stream
  * drops a repeat within its duplicate window) and waits for each ack, so the stream holds every
- * committed event once, in `seq` order. Polls the outbox every `intervalMs`.
+ * committed event once, in `seq` order. Polls the outbox every `intervalMs` (default 20 ms; an idle poll is one store read).
  */
 export class OutboxRelay {
   private relayed = 0;
@@ -82,7 +82,7 @@ export class OutboxRelay {
   /** Ensures the stream and starts relaying. */
   static async start(opts: { store: DocumentStore; nc: NatsConnection; prefix: string; log: Logger; retentionDays?: number; intervalMs?: number }): Promise<OutboxRelay> {
     const jsm = await ensureEventsStream(opts.nc, opts.prefix, opts.retentionDays);
-    const relay = new OutboxRelay(opts.store, opts.nc, jsm, eventsStreamNames(opts.prefix), opts.log, opts.intervalMs ?? 50);
+    const relay = new OutboxRelay(opts.store, opts.nc, jsm, eventsStreamNames(opts.prefix), opts.log, opts.intervalMs ?? 20);
     relay.running = relay.tick();
     return relay;
   }
