@@ -179,12 +179,65 @@ export function sortDocs<T extends Doc>(docs: readonly T[], sort: Sort, limit = 
   return best.map((i) => docs[i]!);
 }
 
+/** Marks a value {@link jsonCopy} leaves out (`undefined`, functions, symbols: JSON drops them). */
+const OMIT = Symbol('omit');
+/** Nesting past which {@link jsonCopy} hands the value to JSON itself (which reports cycles). */
+const MAX_DEPTH = 64;
+
 /**
- * A stored form of a document: a deep copy through JSON, so what memory holds equals what the
- * journal holds (undefined fields dropped, dates as ISO strings — see docs/store.md).
+ * The value `JSON.parse(JSON.stringify(v))` gives, built in one pass for plain data (objects,
+ * arrays, strings, finite numbers, booleans, null); anything else (a Date, a class instance, an
+ * object with `toJSON`, a `__proto__` key, deep nesting) goes through JSON itself, so the result
+ * is always the same. Every write copies its documents (and every event its task), so this runs
+ * on every write: one pass and no intermediate string.
+ */
+function jsonCopy(v: unknown, depth: number): unknown {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return v;
+    case 'number':
+      return Number.isFinite(v) ? (v === 0 ? 0 : v) : null; // -0 is written as 0
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return OMIT;
+    case 'object':
+      break;
+    default:
+      return JSON.parse(JSON.stringify(v)) as unknown; // bigint: JSON throws, as before
+  }
+  if (v === null) return null;
+  if (depth > MAX_DEPTH) return JSON.parse(JSON.stringify(v)) as unknown;
+  if (Array.isArray(v)) {
+    const out: unknown[] = new Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const x = jsonCopy(v[i], depth + 1);
+      out[i] = x === OMIT ? null : x;
+    }
+    return out;
+  }
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') {
+    return JSON.parse(JSON.stringify(v)) as unknown;
+  }
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(v)) {
+    if (key === '__proto__') return JSON.parse(JSON.stringify(v)) as unknown;
+    const x = jsonCopy((v as Record<string, unknown>)[key], depth + 1);
+    if (x !== OMIT) out[key] = x;
+  }
+  return out;
+}
+
+/**
+ * A stored form of a document: a deep copy with JSON's semantics ({@link jsonCopy}), so what
+ * memory holds equals what the journal holds (undefined fields dropped, dates as ISO strings —
+ * see docs/store.md).
  */
 export function toStored<T>(doc: T): T {
-  return JSON.parse(JSON.stringify(doc)) as T;
+  const out = jsonCopy(doc, 0);
+  return (out === OMIT ? JSON.parse(JSON.stringify(doc) ?? 'null') : out) as T;
 }
 
 /** The stored (JSON) form of a string, boolean, number or null; `undefined` for anything else. */
