@@ -7,6 +7,7 @@ import { Scope } from './lib.mjs';
 import { boardSection } from './sections/board.mjs';
 import { distributedSection } from './sections/distributed.mjs';
 import { durabilitySection } from './sections/durability.mjs';
+import { eventsSection } from './sections/events.mjs';
 import { httpSection } from './sections/http.mjs';
 import { querySection } from './sections/query.mjs';
 import { scaleSection } from './sections/scale.mjs';
@@ -22,6 +23,7 @@ const SECTIONS = {
   durability: ['durability (issue 14): embedded journal synchronous=FULL (default) vs EMBEDDED_SYNC=normal', durabilitySection],
   scale: ['scale (issue 14): the all-in-one server at 100,000 and 1,000,000 tasks (BENCH_SCALE_SIZES)', scaleSection],
   writes: ['writes (issues 10, 11): safe writes — If-Match, Idempotency-Key, batch, and the outbox against the build before', writesSection],
+  events: ['events (issue 10): commit-to-SSE latency with 100 streams; feed page vs task detail', eventsSection],
 };
 /** Sections run only when named (they take long): `node bench/run.mjs scale`. */
 const OPT_IN = new Set(['scale']);

@@ -5,6 +5,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Bus } from '@app/shared/bus';
 import type { Clock } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
+import { OutboxPoller, type EventHub } from '@app/shared/events';
 import type { Logger } from '@app/shared/log';
 import type { DocumentStore } from '@app/shared/store';
 import { authIndexes } from './auth/users.js';
@@ -14,6 +15,7 @@ import { installErrorHandlers, sendError } from './plugins/errors.js';
 import { registerSwagger } from './plugins/swagger.js';
 import { registerWeb, type SpaFallback } from './plugins/web.js';
 import { installValidators } from './http/validators.js';
+import { DEFAULT_STREAM_OPTIONS, EventStreams, type StreamOptions } from './events/stream.js';
 import type { LocalDeps } from './routes/local.js';
 import type { RouteSpec } from './routes/route.js';
 import { registerBusRoutes, registerLocalRoutes } from './routes/register.js';
@@ -36,6 +38,13 @@ export interface GatewayDeps {
    * this repository. `false` serves no board (every unmatched path is the JSON 404).
    */
   webRoot?: string | false;
+  /**
+   * Live source of the event stream (issue 10): `main.ts` passes the JetStream feed when on NATS;
+   * default an {@link OutboxPoller} on `store` (the embedded default), closed with the app.
+   */
+  events?: EventHub;
+  /** Stream limits and timing; defaults from the config (`EVENT_STREAMS_PER_USER`) and {@link DEFAULT_STREAM_OPTIONS}. */
+  streamOptions?: Partial<StreamOptions>;
 }
 
 /**
@@ -102,7 +111,13 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   await store.ensureIndexes(authIndexes);
 
-  const localDeps: LocalDeps = { bus, store, clock, config, signAccessToken: (claims) => app.jwt.sign(claims) };
+  const hub = deps.events ?? new OutboxPoller(store, { log });
+  const streams = new EventStreams(store, hub, { ...DEFAULT_STREAM_OPTIONS, perUser: config.EVENT_STREAMS_PER_USER, ...deps.streamOptions });
+  app.addHook('preClose', async () => {
+    streams.closeAll();
+    if (!deps.events) await hub.close();
+  });
+  const localDeps: LocalDeps = { bus, store, clock, config, streams, signAccessToken: (claims) => app.jwt.sign(claims) };
   registerBusRoutes(app, bus, deps.routes ?? allRoutes);
   registerLocalRoutes(app, localDeps, localRoutes);
   if (deps.webRoot !== false) spaFallback = await registerWeb(app, deps.webRoot);

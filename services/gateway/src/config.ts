@@ -9,7 +9,8 @@ const packageVersion = (JSON.parse(readFileSync(new URL('../package.json', impor
  * The gateway's environment (DESIGN §2, §5): the common variables plus
  * - `JWT_SECRET` (required here; `main.ts` resolves the embedded default before loading),
  * - `RATE_LIMIT_AUTH_MAX`: login and register requests per client IP per minute (default 10),
- * - `APP_VERSION`: reported by `GET /version` and in Swagger (default: the package version).
+ * - `APP_VERSION`: reported by `GET /version` and in Swagger (default: the package version),
+ * - `EVENT_STREAMS_PER_USER`: open event streams per user at once (default 5; issue 10).
  * Load with `loadConfig(GatewayConfig, env)` from `@app/shared/config`.
  */
 export const GatewayConfig = Type.Object({
@@ -17,6 +18,7 @@ export const GatewayConfig = Type.Object({
   JWT_SECRET: Type.String({ minLength: 16 }),
   RATE_LIMIT_AUTH_MAX: Type.Integer({ minimum: 1, default: 10 }),
   APP_VERSION: Type.String({ minLength: 1, default: packageVersion }),
+  EVENT_STREAMS_PER_USER: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
 });
 export type GatewayConfig = Static<typeof GatewayConfig>;
 

@@ -8,6 +8,8 @@ import { sprintsService } from '@app/sprints';
 import { tasksService } from '@app/tasks';
 import { CommonConfig, loadConfig } from '@app/shared/config';
 import { systemClock } from '@app/shared/domain';
+import { NatsBus } from '@app/shared/bus';
+import { JetStreamHub } from '@app/shared/events';
 import { createLogger } from '@app/shared/log';
 import { checkSeparateProcessStore, guardStartup, onShutdown, openConnections, resolveJwtSecret, serveServices } from '@app/shared/runtime';
 import { buildApp, ensureAdmin, GatewayConfig } from './index.js';
@@ -24,10 +26,31 @@ if (!all && !config.NATS_URL) {
 }
 if (!all) checkSeparateProcessStore(config, 'gateway');
 const { bus, store, kinds } = await openConnections(config, log, 'gateway');
-const served = all ? await serveServices([tasksService, boardsService, sprintsService, queryService], { bus, store, log, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS }) : [];
+const served = all
+  ? await serveServices([tasksService, boardsService, sprintsService, queryService], {
+      bus, store, log, config, background: true, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS,
+    })
+  : [];
 await ensureAdmin(store, config);
-const app = await buildApp({ bus, store, clock: systemClock, log, config });
+// Event stream source (issue 10): the JetStream feed on NATS, else (or when the NATS server has no
+// JetStream) the outbox poller, buildApp's default.
+const events =
+  bus instanceof NatsBus
+    ? await JetStreamHub.start({ store, nc: bus.connection, prefix: bus.subjectPrefix, log, retentionDays: config.EVENT_RETENTION_DAYS }).catch(
+        (err: unknown) => {
+          log.warn({ err }, 'JetStream unavailable; event streams poll the outbox instead');
+          return undefined;
+        },
+      )
+    : undefined;
+const app = await buildApp({ bus, store, clock: systemClock, log, config, ...(events ? { events } : {}) });
 await app.listen({ port: config.PORT, host: config.HOST });
 log.info({ mode: all ? 'all-in-one' : 'gateway', bus: kinds.bus, store: kinds.store, port: config.PORT }, 'listening');
-onShutdown(log, [() => app.close(), ...served.map((s) => () => s.close()), () => bus.close(), () => store.close()]);
+onShutdown(log, [
+  () => app.close(),
+  ...(events ? [() => events.close()] : []),
+  ...served.map((s) => () => s.close()),
+  () => bus.close(),
+  () => store.close(),
+]);
 started();

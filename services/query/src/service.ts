@@ -1,7 +1,12 @@
-import { QueryOps } from '@app/shared/contracts';
+import { EventsOps, QueryOps, WebhooksOps } from '@app/shared/contracts';
+import { eventIndexes } from '@app/shared/events';
 import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, metadataPath, type IndexSpec } from '@app/shared/store';
+import { eventWork } from './events/background.js';
 import { boardSummary } from './handlers/board-summary.js';
+import { eventsFeed } from './handlers/events-feed.js';
+import { webhookHandlers } from './handlers/webhooks.js';
+import { webhookIndexes } from './webhooks/model.js';
 import { queryBoard } from './handlers/query-board.js';
 import { queryColumn } from './handlers/query-column.js';
 import { queryTasks } from './handlers/query-tasks.js';
@@ -9,13 +14,20 @@ import { queryTasks } from './handlers/query-tasks.js';
 const taskIndex = (keys: IndexSpec['keys']): IndexSpec => ({ collection: Collections.tasks, keys });
 
 /**
- * The query service (DESIGN §1): every read of task lists. Queue group `query`; run N replicas
- * and NATS spreads requests across them. Reads only; the indexes serve the scope filters
+ * The query service (DESIGN §1): every read of task lists, and the events of issue 10 (the change
+ * feed, webhook subscriptions; in the background the outbox relay, the webhook dispatcher and the
+ * retention sweep, docs/events.md). Queue group `query`; run N replicas and NATS spreads requests
+ * across them. Reads only; the indexes serve the scope filters
  * (live + owner / group), the common sorts and metadata lookups (wildcard + `app.sprint`).
  */
 export const queryService: ServiceDefinition = {
   name: 'query',
-  bindings: (deps) => bindOps(deps, QueryOps, { tasks: queryTasks, board: queryBoard, column: queryColumn, summary: boardSummary }),
+  bindings: (deps) => [
+    ...bindOps(deps, QueryOps, { tasks: queryTasks, board: queryBoard, column: queryColumn, summary: boardSummary }),
+    ...bindOps(deps, EventsOps, { feed: eventsFeed }),
+    ...bindOps(deps, WebhooksOps, webhookHandlers),
+  ],
+  background: eventWork(),
   indexes: [
     taskIndex({ deleted: 1, created_by: 1 }),
     taskIndex({ deleted: 1, groupId: 1 }),
@@ -27,5 +39,7 @@ export const queryService: ServiceDefinition = {
     taskIndex({ [metadataPath('app.sprint')]: 1 }),
     // the default order of every column (DESIGN §7)
     taskIndex({ [metadataPath('order')]: 1 }),
+    ...eventIndexes,
+    ...webhookIndexes,
   ],
 };

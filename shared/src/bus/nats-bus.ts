@@ -147,6 +147,19 @@ export class NatsBus implements Bus {
     await this.close();
   }
 
+  /**
+   * The NATS connection, for work beside request-reply that needs JetStream (issue 10: the outbox
+   * relay, the stream feed, the webhook consumer). Handlers never see it (DESIGN §10).
+   */
+  get connection(): NatsConnection {
+    return this.nc;
+  }
+
+  /** `BUS_PREFIX` as given (may be empty). */
+  get subjectPrefix(): string {
+    return this.prefix;
+  }
+
   private subject(subject: string): string {
     return this.prefix ? `${this.prefix}.${subject}` : subject;
   }

@@ -78,5 +78,11 @@ export const CommonConfig = Type.Object({
   EMBEDDED_STANDALONE: Type.Boolean({ default: false }),
   /** How long an Idempotency-Key's answer is replayed, in hours (issue 11; docs/concurrency.md). */
   IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 1, maximum: 720, default: 24 }),
+  /** Days the events outbox keeps an event (issue 10); older cursors answer 410. */
+  EVENT_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 3650, default: 7 }),
+  /** Attempts per webhook delivery before it is marked failed (issue 10). */
+  WEBHOOK_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 30, default: 6 }),
+  /** Comma-separated host names or IP addresses webhooks may target despite the SSRF rules (issue 10). */
+  WEBHOOK_ALLOWED_HOSTS: Type.String({ default: '' }),
 });
 export type CommonConfig = Static<typeof CommonConfig>;

@@ -17,3 +17,7 @@ export {
   Column, ColumnInput, Board, BoardList, BoardCreateBody, BoardUpdateBody, BoardShareBody, PreviewActionsBody,
   PreviewActionsResult, BoardTaskCreateBody, CardMoveBody, AppliedAction, CardMoveResult, Group, GroupCreateBody, GroupMemberBody,
 } from './boards.js';
+export {
+  EventsOps, WebhooksOps, FeedQuerystring, StreamQuerystring, FeedPage, WebhookCreateBody, WebhookUpdateBody, Webhook, WebhookList,
+  DeliveryAttempt, Delivery, DeliveryList, WebhookParams, DeliveryParams,
+} from './events.js';

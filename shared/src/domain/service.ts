@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { bind, type Binding, type Handler } from '../bus/bus.js';
+import { bind, type Binding, type Bus, type Handler } from '../bus/bus.js';
+import type { CommonConfig } from '../config/load-config.js';
 import type { AnyOp } from '../contracts/op.js';
 import type { DocumentStore, IndexSpec } from '../store/port.js';
 import type { Clock } from './clock.js';
@@ -11,6 +12,18 @@ export interface ServiceDeps {
   log: Logger;
   /** `IDEMPOTENCY_TTL_HOURS`: how long an Idempotency-Key's answer is replayed (default 24; issue 11). */
   idempotencyTtlHours?: number;
+  /** The process configuration, for settings a service reads (events: retention, webhook limits); defaults apply when absent. */
+  config?: Readonly<CommonConfig>;
+}
+
+/** What a service's background work is started with: its deps plus the bus (NATS gives JetStream). */
+export interface BackgroundDeps extends ServiceDeps {
+  bus: Bus;
+}
+
+/** Handle of running background work; `close` stops it and waits for work in flight. */
+export interface BackgroundWork {
+  close(): Promise<void>;
 }
 
 /**
@@ -21,6 +34,11 @@ export interface ServiceDefinition {
   name: 'tasks' | 'boards' | 'sprints' | 'query';
   bindings(deps: ServiceDeps): Binding[];
   indexes: IndexSpec[];
+  /**
+   * Work that runs beside the bindings in every replica (issue 10: the query service's outbox
+   * relay, webhook dispatcher and retention sweep). Started by `serveServices` when asked.
+   */
+  background?(deps: BackgroundDeps): Promise<BackgroundWork>;
 }
 
 /** One handler factory per op of `Ops`, under the op's key (`TasksOps` → `{create, get, …}`). */

@@ -111,11 +111,12 @@ async function openEmbedded(config: CommonConfig, log: Logger): Promise<Embedded
 
 /**
  * Ensures each service's indexes and serves its bindings on the bus with queue group = service
- * name (DESIGN §3). Returns one handle per service; disposing it stops taking requests.
+ * name (DESIGN §3), and with `background: true` starts each service's background work (issue 10).
+ * Returns one handle per service; disposing it stops taking requests, then its background work.
  */
 export async function serveServices(
   defs: readonly ServiceDefinition[],
-  deps: { bus: Bus; store: DocumentStore; log: Logger; clock?: Clock; idempotencyTtlHours?: number },
+  deps: { bus: Bus; store: DocumentStore; log: Logger; clock?: Clock; config?: Readonly<CommonConfig>; background?: boolean; idempotencyTtlHours?: number },
 ): Promise<Served[]> {
   const served: Served[] = [];
   for (const def of defs) {
@@ -126,9 +127,28 @@ export async function serveServices(
       await store.ping();
       return { status: 'ok' as const, service: def.name };
     });
-    const serviceDeps = { store, clock: deps.clock ?? systemClock, log, ...(deps.idempotencyTtlHours === undefined ? {} : { idempotencyTtlHours: deps.idempotencyTtlHours }) };
+    const serviceDeps = {
+      store, clock: deps.clock ?? systemClock, log,
+      ...(deps.config ? { config: deps.config } : {}),
+      ...(deps.idempotencyTtlHours === undefined ? {} : { idempotencyTtlHours: deps.idempotencyTtlHours }),
+    };
     const bindings = [...def.bindings(serviceDeps), health];
-    served.push(await deps.bus.serve(bindings, { queue: def.name, log }));
+    const handle = await deps.bus.serve(bindings, { queue: def.name, log });
+    const work = deps.background && def.background ? await def.background({ ...serviceDeps, bus: deps.bus }) : undefined;
+    served.push(
+      work
+        ? {
+            close: async () => {
+              await handle.close();
+              await work.close();
+            },
+            [Symbol.asyncDispose]: async () => {
+              await handle.close();
+              await work.close();
+            },
+          }
+        : handle,
+    );
   }
   return served;
 }
@@ -179,7 +199,7 @@ export async function runServiceProcess(def: ServiceDefinition, env: Record<stri
   if (!config.NATS_URL) throw new ConfigError([`NATS_URL: required for a standalone ${def.name} service (npm start runs the all-in-one)`]);
   checkSeparateProcessStore(config, `${def.name} service`);
   const { bus, store, kinds } = await openConnections(config, log, def.name);
-  const served = await serveServices([def], { bus, store, log, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS });
+  const served = await serveServices([def], { bus, store, log, config, background: true, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS });
   log.info({ bus: kinds.bus, store: kinds.store, queue: def.name }, 'service ready');
   onShutdown(log, [...served.map((s) => () => s.close()), () => bus.close(), () => store.close()]);
   started();

@@ -12,4 +12,8 @@ export const Collections = {
   counters: 'counters',
   /** Idempotency-Key records (issue 11), expired by a TTL index. */
   idempotency: 'idempotency',
+  /** Webhook subscriptions (issue 10). */
+  webhooks: 'webhooks',
+  /** One document per (webhook, event) delivery with its attempt log (issue 10). */
+  webhookDeliveries: 'webhook_deliveries',
 } as const;

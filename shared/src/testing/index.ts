@@ -5,3 +5,4 @@ export { aTask, aBoard, aGroup, insert, BUILT_AT, BUILDER, type TaskFields } fro
 export { storeContract } from './store-contract.js';
 export { FaultyStore, type StoreCall, type StoreOp } from './faulty-store.js';
 export { createTestMongo, mongoAvailability, type MongoAvailability, type TestMongo } from './mongo.js';
+export { appendTestEvents, type TestEvent } from './events.js';

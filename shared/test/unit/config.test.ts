@@ -27,6 +27,9 @@ describe('loadConfig(CommonConfig, env)', () => {
       EMBEDDED_SYNC: 'full',
       EMBEDDED_STANDALONE: false,
       IDEMPOTENCY_TTL_HOURS: 24,
+      EVENT_RETENTION_DAYS: 7,
+      WEBHOOK_MAX_ATTEMPTS: 6,
+      WEBHOOK_ALLOWED_HOSTS: '',
     });
   });
 

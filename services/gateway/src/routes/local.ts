@@ -1,8 +1,10 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Bus } from '@app/shared/bus';
 import type { Clock } from '@app/shared/domain';
 import type { DocumentStore } from '@app/shared/store';
 import type { GatewayConfig } from '../config.js';
+import type { EventStreams } from '../events/stream.js';
 import type { AccessClaims } from '../plugins/auth.js';
 import type { Method, RouteRequest } from './route.js';
 
@@ -14,11 +16,14 @@ export interface LocalDeps {
   config: GatewayConfig;
   /** Signs an access token (HS256, `JWT_EXPIRATION_MINUTES`). */
   signAccessToken(claims: AccessClaims): string;
+  /** The event stream server (issue 10). */
+  streams: EventStreams;
 }
 
 /**
  * One row of the gateway's local table: routes answered by the gateway itself, without the bus
- * (auth, health, version). All are public (DESIGN §5). Listed in Swagger like the bus routes.
+ * (auth, health, version: public, DESIGN §5; the event stream: authenticated, issue 10). Listed
+ * in Swagger like the bus routes.
  */
 export interface LocalRoute {
   method: Method;
@@ -26,6 +31,13 @@ export interface LocalRoute {
   summary: string;
   tag: string;
   body?: TObject;
+  querystring?: TObject;
+  /** Request headers the route reads (Swagger; validated like the other parts). */
+  headers?: TObject;
+  /** Needs a bearer token (default false: public). */
+  authenticated?: boolean;
+  /** Response media types for Swagger (default JSON), e.g. `text/event-stream`. */
+  produces?: string[];
   /** Success response schema (Swagger only). */
   response?: TSchema;
   /** Success status; default 200. */
@@ -33,5 +45,7 @@ export interface LocalRoute {
   /** Rate limited per client IP (`RATE_LIMIT_AUTH_MAX` per minute): login and register. */
   rateLimited?: boolean;
   /** Returns the success body; errors are thrown as AppError. */
-  handle(req: RouteRequest, deps: LocalDeps): Promise<unknown>;
+  handle?(req: RouteRequest, deps: LocalDeps): Promise<unknown>;
+  /** A long-lived answer written to the reply itself (SSE) instead of `handle`; errors before it starts are thrown as AppError. */
+  stream?(req: FastifyRequest, reply: FastifyReply, deps: LocalDeps): Promise<void>;
 }

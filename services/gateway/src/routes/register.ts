@@ -194,17 +194,23 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
 }
 
 /**
- * Registers the gateway's own routes (auth, health, version): public, same validation and Swagger
- * treatment as bus routes; `rateLimited` rows get @fastify/rate-limit per client IP.
+ * Registers the gateway's own routes (auth, health, version, the event stream) with the same
+ * validation and Swagger treatment as bus routes: public unless `authenticated`; `rateLimited`
+ * rows get @fastify/rate-limit per client IP; `stream` rows write their own long-lived answer.
  */
 export function registerLocalRoutes(app: FastifyInstance, deps: LocalDeps, routes: readonly LocalRoute[]): void {
   for (const r of routes) {
     const status = r.status ?? 200;
-    const handler = async (req: FastifyRequest, reply: FastifyReply) => reply.code(status).send(await r.handle(toRouteRequest(req), deps));
+    const handler = r.stream
+      ? async (req: FastifyRequest, reply: FastifyReply) => r.stream!(req, reply, deps)
+      : async (req: FastifyRequest, reply: FastifyReply) => reply.code(status).send(await r.handle!(toRouteRequest(req), deps));
     const options = routeOptions(
-      { method: r.method, url: r.url, summary: r.summary, tag: r.tag, isPublic: true, body: r.body, response: r.response, status },
+      {
+        method: r.method, url: r.url, summary: r.summary, tag: r.tag, isPublic: !r.authenticated, body: r.body,
+        querystring: r.querystring, headers: r.headers, response: r.response, status, ...(r.produces ? { extra: { produces: r.produces } } : {}),
+      },
       handler,
-      [],
+      r.authenticated ? [authenticate] : [],
     );
     if (r.rateLimited) options.config = { rateLimit: { max: deps.config.RATE_LIMIT_AUTH_MAX, timeWindow: RATE_WINDOW_MS } };
     app.route(options);

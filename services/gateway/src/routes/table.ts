@@ -1,5 +1,6 @@
 import { authRoutes } from './auth.js';
 import { boardRoutes } from './boards.js';
+import { eventRoutes, eventStreamRoutes } from './events.js';
 import { healthRoutes } from './health.js';
 import type { LocalRoute } from './local.js';
 import { queryRoutes } from './query.js';
@@ -11,7 +12,7 @@ import { taskRoutes } from './tasks.js';
  * The gateway's route table (DESIGN §9), as data: every bus-forwarded route of the four families.
  * Registration, Swagger and the route tests all read it.
  */
-export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...queryRoutes, ...sprintRoutes];
+export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes];
 
-/** Routes the gateway answers itself (auth, health, version); all public. */
-export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes];
+/** Routes the gateway answers itself: auth, health, version (public) and the event stream (authenticated). */
+export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes];

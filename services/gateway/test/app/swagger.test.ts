@@ -29,7 +29,13 @@ describe('Swagger 2.0 document', () => {
         expect(doc.paths[swaggerPath(l.url)]?.[(l.method ?? r.method).toLowerCase()], l.url).toMatchObject({ deprecated: true });
       }
     }
-    for (const r of localRoutes) expect(doc.paths[r.url]?.[r.method.toLowerCase()], r.url).toMatchObject({ security: [] });
+    for (const r of localRoutes) {
+      const security = r.authenticated ? [{ bearerAuth: [] }] : [];
+      expect(doc.paths[r.url]?.[r.method.toLowerCase()], r.url).toMatchObject({ security });
+    }
+    expect(doc.paths['/api/v1/events/stream']?.get).toMatchObject({ produces: ['text/event-stream'] });
+    const streamParams = (doc.paths['/api/v1/events/stream']?.get as { parameters?: Array<{ in: string; name: string }> }).parameters ?? [];
+    expect(streamParams.map((p) => `${p.in} ${p.name}`).sort()).toEqual(['header last-event-id', 'query after', 'query board_id', 'query types']);
   });
 
   it('marks draft operations x-maturity: draft and legacy operations deprecated (stub table)', async () => {

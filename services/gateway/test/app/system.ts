@@ -1,15 +1,16 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { boardsService } from '@app/boards';
-import { queryService } from '@app/query';
+import { eventWork, queryService, type EventWorkOptions } from '@app/query';
 import { sprintsService } from '@app/sprints';
 import { tasksService } from '@app/tasks';
 import { MemoryBus, type Served } from '@app/shared/bus';
+import { CommonConfig, loadConfig } from '@app/shared/config';
 import { fixedClock } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
 import { serveServices } from '@app/shared/runtime';
 import { EmbeddedStore, type DocumentStore } from '@app/shared/store';
 import { expect } from 'vitest';
-import { buildApp } from '../../src/index.js';
+import { buildApp, type GatewayDeps } from '../../src/index.js';
 import { bearer, login, register, testConfig } from './helpers.js';
 
 /** The instant the services' clock is frozen at (JWT expiry stays wall-clock time). */
@@ -47,16 +48,26 @@ export interface System extends AsyncDisposable {
 /**
  * Builds the real gateway (`buildApp` with the real route table) on a `MemoryBus` and an in-memory
  * `EmbeddedStore`, with the tasks, boards, sprints and query services served on the same bus
- * through `serveServices`, all on one fixed clock. Dispose with `await using`.
+ * through `serveServices`, all on one fixed clock. Dispose with `await using`. `streamOptions` and
+ * `env` (config variables of the gateway and the services) tune events (issue 10); `webhooks` runs
+ * the query service's background work (dispatcher, sweep) with those options; `clockAt` starts
+ * the clock elsewhere than {@link NOW}.
  */
-export async function system(): Promise<System> {
+export async function system(
+  opts: Pick<GatewayDeps, 'streamOptions'> & { env?: Record<string, string>; webhooks?: EventWorkOptions; clockAt?: string } = {},
+): Promise<System> {
   const bus = new MemoryBus();
   const store = await EmbeddedStore.memory();
-  const clock = fixedClock(NOW);
+  const clock = fixedClock(opts.clockAt ?? NOW);
   const log = silentLogger();
-  const services = [tasksService, boardsService, sprintsService, queryService];
-  const served: Served[] = await serveServices(services, { bus, store, log, clock });
-  const app = await buildApp({ bus, store, clock, log, config: testConfig({ RATE_LIMIT_AUTH_MAX: '1000' }) });
+  const query = opts.webhooks ? { ...queryService, background: eventWork(opts.webhooks) } : queryService;
+  const services = [tasksService, boardsService, sprintsService, query];
+  const config = loadConfig(CommonConfig, opts.env ?? {});
+  const served: Served[] = await serveServices(services, { bus, store, log, clock, config, background: opts.webhooks !== undefined });
+  const app = await buildApp({
+    bus, store, clock, log, config: testConfig({ RATE_LIMIT_AUTH_MAX: '1000', ...opts.env }),
+    ...(opts.streamOptions ? { streamOptions: opts.streamOptions } : {}),
+  });
 
   const call = async (method: string, url: string, as?: User, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> => {
     const res = await app.inject({

@@ -42,13 +42,19 @@ describe('route table', () => {
   });
 
   it('lists the public auth, health and version routes of DESIGN §5', () => {
-    expect(localRoutes.map((r) => `${r.method} ${r.url}`).sort()).toEqual([
+    expect(localRoutes.filter((r) => !r.authenticated).map((r) => `${r.method} ${r.url}`).sort()).toEqual([
       'GET /health',
       'GET /health/ready',
       'GET /version',
       'POST /auth/refresh-token',
       'POST /auth/v2/login',
       'POST /auth/v2/register',
+    ]);
+  });
+
+  it('serves the event stream itself, authenticated, as text/event-stream (issue 10)', () => {
+    expect(localRoutes.filter((r) => r.authenticated).map((r) => `${r.method} ${r.url} ${r.produces?.join()}`)).toEqual([
+      'GET /api/v1/events/stream text/event-stream',
     ]);
   });
 });

@@ -1,0 +1,110 @@
+import type { BackgroundDeps, BackgroundWork } from '@app/shared/domain';
+import { DEFAULT_RETENTION_DAYS, lastSeq, readOutbox, sweepEvents } from '@app/shared/events';
+import { Collections, type DocumentStore } from '@app/shared/store';
+import { DEFAULT_MAX_ATTEMPTS, WebhookDispatcher } from '../webhooks/dispatcher.js';
+import { deliveriesOf } from '../webhooks/model.js';
+import { ATTEMPT_TIMEOUT_MS, httpSender, type Sender } from '../webhooks/send.js';
+import { targetPolicy } from '../webhooks/ssrf.js';
+import { startJetStreamWork } from './jetstream-work.js';
+
+/** How often the retention sweep runs (ms). */
+export const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+/** `_id` of the counter document holding the last `seq` fanned out to webhooks (store-cursor mode). */
+export const FANOUT_COUNTER = 'webhooks_fanout';
+
+/** Tuning of the background work; tests shorten the tick and the attempt timeout. */
+export interface EventWorkOptions {
+  /** Interval of the dispatcher's tick in ms (fan-out in store mode, due attempts): default 250. */
+  tickMs?: number;
+  /** Timeout of one delivery attempt in ms (default 10 000). */
+  attemptTimeoutMs?: number;
+  /** Replaces the HTTP sender (tests). */
+  sender?: Sender;
+  /** Jitter source in [0, 1) (default Math.random). */
+  random?: () => number;
+}
+
+/** Fans the outbox out to webhooks from a cursor kept in `counters` (the embedded default: one process). */
+async function fanOutFromStore(store: DocumentStore, dispatcher: WebhookDispatcher): Promise<void> {
+  const counters = store.collection<{ _id: string; seq: number }>(Collections.counters);
+  let cursor = (await counters.findOne({ _id: FANOUT_COUNTER }))?.seq;
+  if (cursor === undefined) {
+    cursor = await lastSeq(store);
+    await counters.updateOne({ _id: FANOUT_COUNTER }, { $set: { seq: cursor } }, { upsert: true });
+  }
+  for (;;) {
+    const events = await readOutbox(store, cursor, 500);
+    if (events.length === 0) return;
+    await dispatcher.fanOut(events);
+    const next = events[events.length - 1]!.seq;
+    await counters.updateOne({ _id: FANOUT_COUNTER, seq: cursor }, { $set: { seq: next } });
+    cursor = next;
+    if (events.length < 500) return;
+  }
+}
+
+/**
+ * The query service's background work (issue 10), in every replica:
+ * - the retention sweep of the outbox and of finished webhook deliveries (hourly; idempotent across replicas);
+ * - the webhook dispatcher: on NATS, the outbox relay to JetStream and a durable JetStream
+ *   consumer feeding the fan-out (`jetstream-work.ts`); on the in-process bus (the embedded
+ *   default, one process) a cursor over the outbox in `counters`; then, every tick, the attempts
+ *   that are due (store leases keep replicas from making the same attempt twice).
+ * Why the query service hosts it: docs/events.md "Where it runs".
+ */
+export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) => Promise<BackgroundWork> {
+  return async (deps) => {
+    const { store, clock, log, config } = deps;
+    const days = config?.EVENT_RETENTION_DAYS ?? DEFAULT_RETENTION_DAYS;
+    const sweep = async (): Promise<void> => {
+      try {
+        const now = clock.now();
+        const removed = await sweepEvents(store, now, days);
+        // Finished deliveries leave the delivery log after the same retention.
+        const cutoff = new Date(now.getTime() - days * 86_400_000).toISOString();
+        const { deletedCount } = await deliveriesOf(store).deleteMany({ status: { $in: ['delivered', 'failed'] }, updated_at: { $lt: cutoff } });
+        if (removed > 0 || deletedCount > 0) log.info({ removed, deliveries: deletedCount, days }, 'event retention sweep');
+      } catch (err) {
+        log.warn({ err }, 'event retention sweep failed; retrying next interval');
+      }
+    };
+    let sweeping = sweep();
+    const sweepTimer = setInterval(() => void (sweeping = sweep()), SWEEP_INTERVAL_MS);
+    sweepTimer.unref();
+
+    const dispatcher = new WebhookDispatcher({
+      store, clock, log,
+      sender: opts.sender ?? httpSender(targetPolicy(config), opts.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS),
+      maxAttempts: config?.WEBHOOK_MAX_ATTEMPTS ?? DEFAULT_MAX_ATTEMPTS,
+      ...(opts.random ? { random: opts.random } : {}),
+    });
+    const jet = await startJetStreamWork(deps, dispatcher);
+    const tickMs = opts.tickMs ?? 250;
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    let running: Promise<void> = Promise.resolve();
+    const tick = async (): Promise<void> => {
+      try {
+        if (!jet) await fanOutFromStore(store, dispatcher);
+        await dispatcher.deliverDue();
+      } catch (err) {
+        log.warn({ err }, 'webhook dispatch tick failed; retrying next tick');
+      }
+      if (!stopped) {
+        timer = setTimeout(() => void (running = tick()), tickMs);
+        timer.unref();
+      }
+    };
+    running = tick();
+    return {
+      close: async () => {
+        stopped = true;
+        clearInterval(sweepTimer);
+        if (timer) clearTimeout(timer);
+        await running;
+        await sweeping;
+        await jet?.close();
+      },
+    };
+  };
+}

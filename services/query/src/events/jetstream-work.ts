@@ -1,0 +1,46 @@
+import { NatsBus } from '@app/shared/bus';
+import type { BackgroundDeps } from '@app/shared/domain';
+import { followDurable, OutboxRelay } from '@app/shared/events';
+import type { WebhookDispatcher } from '../webhooks/dispatcher.js';
+
+/** Name of the webhook dispatcher's durable JetStream consumer (one per `BUS_PREFIX`). */
+export const WEBHOOK_CONSUMER = 'webhooks';
+
+/** Handle of the JetStream side of the background work. */
+export interface JetStreamWork {
+  close(): Promise<void>;
+}
+
+/**
+ * On NATS (issue 10, distributed): starts this replica's outbox relay and its share of the durable
+ * webhook consumer, which fans each event out to webhook deliveries before acking it. Returns
+ * undefined on the in-process bus, or when the NATS server has no JetStream (logged): the
+ * dispatcher then fans out from a store cursor, as in the embedded default.
+ */
+export async function startJetStreamWork(deps: BackgroundDeps, dispatcher: WebhookDispatcher): Promise<JetStreamWork | undefined> {
+  if (!(deps.bus instanceof NatsBus)) return undefined;
+  const nc = deps.bus.connection;
+  const prefix = deps.bus.subjectPrefix;
+  let relay: OutboxRelay;
+  try {
+    relay = await OutboxRelay.start({
+      store: deps.store, nc, prefix, log: deps.log,
+      ...(deps.config ? { retentionDays: deps.config.EVENT_RETENTION_DAYS } : {}),
+    });
+  } catch (err) {
+    deps.log.warn({ err }, 'JetStream unavailable; webhooks fan out from the outbox in the store instead');
+    return undefined;
+  }
+  const consumer = await followDurable({
+    nc, prefix, name: WEBHOOK_CONSUMER, log: deps.log,
+    handle: async (event) => {
+      await dispatcher.fanOut([event]);
+    },
+  });
+  return {
+    close: async () => {
+      await consumer.close();
+      await relay.close();
+    },
+  };
+}

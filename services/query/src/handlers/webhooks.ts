@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import { callerId, type CallContext, type Handler } from '@app/shared/bus';
+import type { WebhooksOps } from '@app/shared/contracts';
+import { loadBoard, type HandlerFactories, type ServiceDeps } from '@app/shared/domain';
+import { AppError, invalidField } from '@app/shared/errors';
+import { isEventType, lastSeq } from '@app/shared/events';
+import { parseQuery } from '@app/shared/query';
+import type { DocumentStore } from '@app/shared/store';
+import { deliveriesOf, newSecret, NO_LEASE, toDelivery, toWebhook, webhooksOf, type WebhookDoc } from '../webhooks/model.js';
+import { checkTarget, targetPolicy } from '../webhooks/ssrf.js';
+
+/** Deliveries listed per webhook (issue 10: the last 100). */
+export const DELIVERY_LOG_SIZE = 100;
+
+/** `events` of a webhook: known type names or `*`; 400 naming `/events/<i>` otherwise. Duplicates dropped. */
+function checkEvents(events: readonly string[]): string[] {
+  events.forEach((t, i) => {
+    if (t !== '*' && !isEventType(t)) throw invalidField(`/events/${i}`, `unknown event type "${t}" (see docs/events.md, or "*" for all)`, 'unknown-type');
+  });
+  return events.includes('*') ? ['*'] : [...new Set(events)];
+}
+
+/** Parses a webhook query (DESIGN §6): 400 `QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD` with the position. */
+function checkQuery(query: string): void {
+  parseQuery(query);
+}
+
+/** The caller's webhook `id`, or 404 `WEBHOOK_NOT_FOUND` (also for another user's). */
+async function ownWebhook(store: DocumentStore, ctx: CallContext, id: string): Promise<WebhookDoc> {
+  const hook = await webhooksOf(store).findOne({ _id: id });
+  if (!hook || hook.owner_id !== callerId(ctx)) throw new AppError('WEBHOOK_NOT_FOUND', { details: { webhookId: id } });
+  return hook;
+}
+
+/**
+ * `POST /api/v1/webhooks` (issue 10): checks the URL (http(s); SSRF rules in production: 400
+ * `WEBHOOK_URL_REFUSED`), the event types (400 naming `/events/<i>`), the board (404 when the
+ * caller cannot read it) and the query (400 with its position); stores the webhook with a new
+ * `whsec_` secret, returned this once. Only events committed after creation are delivered.
+ */
+const create =
+  ({ store, clock, config }: ServiceDeps): Handler<typeof WebhooksOps.create> =>
+  async (input, ctx) => {
+    const owner = callerId(ctx);
+    const events = checkEvents(input.events);
+    if (input.query !== undefined) checkQuery(input.query);
+    await checkTarget(input.url, targetPolicy(config));
+    if (input.board_id !== undefined) await loadBoard(store, owner, input.board_id, 'read');
+    const iso = clock.now().toISOString();
+    const doc: WebhookDoc = {
+      _id: randomUUID(), owner_id: owner, url: input.url, events, secret: newSecret(), active: true,
+      after_seq: await lastSeq(store), created_at: iso, updated_at: iso,
+      ...(input.board_id !== undefined ? { board_id: input.board_id } : {}),
+      ...(input.query !== undefined && input.query.trim() !== '' ? { query: input.query } : {}),
+    };
+    await webhooksOf(store).insertOne(doc);
+    return { ...toWebhook(doc), secret: doc.secret };
+  };
+
+/** `GET /api/v1/webhooks`: the caller's webhooks, oldest first. */
+const list =
+  ({ store }: ServiceDeps): Handler<typeof WebhooksOps.list> =>
+  async (_input, ctx) => ({
+    data: (await webhooksOf(store).find({ owner_id: callerId(ctx) }, { sort: { created_at: 1, _id: 1 } })).map(toWebhook),
+  });
+
+/** `GET /api/v1/webhooks/{id}`: one of the caller's webhooks (404 otherwise). */
+const get =
+  ({ store }: ServiceDeps): Handler<typeof WebhooksOps.get> =>
+  async (input, ctx) => toWebhook(await ownWebhook(store, ctx, input.webhookId));
+
+/**
+ * `PATCH /api/v1/webhooks/{id}`: changes the fields the body carries, checked as on create;
+ * `""` clears `board_id` or `query`; `active: true` re-enables a disabled webhook (its failure
+ * clock restarts), `active: false` pauses it (pending deliveries wait).
+ */
+const update =
+  ({ store, clock, config }: ServiceDeps): Handler<typeof WebhooksOps.update> =>
+  async (input, ctx) => {
+    const hook = await ownWebhook(store, ctx, input.webhookId);
+    const set: Record<string, unknown> = { updated_at: clock.now().toISOString() };
+    const unset: Record<string, ''> = {};
+    if (input.events !== undefined) set.events = checkEvents(input.events);
+    if (input.url !== undefined) {
+      await checkTarget(input.url, targetPolicy(config));
+      set.url = input.url;
+    }
+    if (input.query !== undefined) {
+      if (input.query.trim() === '') unset.query = '';
+      else {
+        checkQuery(input.query);
+        set.query = input.query;
+      }
+    }
+    if (input.board_id !== undefined) {
+      if (input.board_id === '') unset.board_id = '';
+      else {
+        await loadBoard(store, hook.owner_id, input.board_id, 'read');
+        set.board_id = input.board_id;
+      }
+    }
+    if (input.active !== undefined) {
+      set.active = input.active;
+      if (input.active) {
+        unset.disabled_reason = '';
+        unset.failing_since = '';
+      }
+    }
+    const updated = await webhooksOf(store).findOneAndUpdate(
+      { _id: hook._id },
+      Object.keys(unset).length ? { $set: set, $unset: unset } : { $set: set },
+      { returnDocument: 'after' },
+    );
+    if (!updated) throw new AppError('WEBHOOK_NOT_FOUND', { details: { webhookId: input.webhookId } });
+    return toWebhook(updated);
+  };
+
+/** `DELETE /api/v1/webhooks/{id}`: removes the webhook and its deliveries in one transaction. */
+const remove =
+  ({ store }: ServiceDeps): Handler<typeof WebhooksOps.remove> =>
+  async (input, ctx) => {
+    const hook = await ownWebhook(store, ctx, input.webhookId);
+    await store.withTransaction(async (session) => {
+      await webhooksOf(store).deleteOne({ _id: hook._id }, { session });
+      await deliveriesOf(store).deleteMany({ webhook_id: hook._id }, { session });
+    });
+    return null;
+  };
+
+/** `GET /api/v1/webhooks/{id}/deliveries`: the last 100 deliveries, newest event first, with their attempts. */
+const deliveries =
+  ({ store }: ServiceDeps): Handler<typeof WebhooksOps.deliveries> =>
+  async (input, ctx) => {
+    const hook = await ownWebhook(store, ctx, input.webhookId);
+    const docs = await deliveriesOf(store).find({ webhook_id: hook._id }, { sort: { seq: -1 }, limit: DELIVERY_LOG_SIZE });
+    return { data: docs.map(toDelivery) };
+  };
+
+/**
+ * `POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry`: makes the delivery due now (same
+ * `webhook-id`, one more attempt; a failed delivery goes back to pending for that attempt).
+ * 404 `DELIVERY_NOT_FOUND` for a delivery of another webhook.
+ */
+const retry =
+  ({ store, clock }: ServiceDeps): Handler<typeof WebhooksOps.retry> =>
+  async (input, ctx) => {
+    const hook = await ownWebhook(store, ctx, input.webhookId);
+    const iso = clock.now().toISOString();
+    const updated = await deliveriesOf(store).findOneAndUpdate(
+      { _id: input.deliveryId, webhook_id: hook._id },
+      { $set: { status: 'pending', next_attempt_at: iso, lease_until: NO_LEASE, manual: true, updated_at: iso } },
+      { returnDocument: 'after' },
+    );
+    if (!updated) throw new AppError('DELIVERY_NOT_FOUND', { details: { webhookId: hook._id, deliveryId: input.deliveryId } });
+    return toDelivery(updated);
+  };
+
+/** Handler factories of {@link WebhooksOps}. */
+export const webhookHandlers: HandlerFactories<typeof WebhooksOps> = { create, list, get, update, remove, deliveries, retry };

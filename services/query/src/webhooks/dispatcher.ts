@@ -1,0 +1,232 @@
+import type { Logger } from 'pino';
+import { loadPrincipal, type Clock, type Principal, type TaskDoc } from '@app/shared/domain';
+import { AppError } from '@app/shared/errors';
+import { AccessSnapshot, type EventEnvelope } from '@app/shared/events';
+import { parseQuery, queryMatches, type Query } from '@app/shared/query';
+import { encodeMetadata, type DocumentStore } from '@app/shared/store';
+import { ATTEMPT_LOG_MAX, deliveriesOf, deliveryId, NO_LEASE, webhooksOf, type DeliveryDoc, type WebhookDoc } from './model.js';
+import type { Sender } from './send.js';
+
+/** A webhook failing this long without a success is disabled (issue 10). */
+export const DISABLE_AFTER_MS = 24 * 60 * 60 * 1000;
+/** Default attempts per delivery (`WEBHOOK_MAX_ATTEMPTS`). */
+export const DEFAULT_MAX_ATTEMPTS = 6;
+/** Webhooks a dispatcher replica delivers to at once (each one's deliveries stay sequential). */
+export const PARALLEL_WEBHOOKS = 16;
+/** Delay before the first retry, before jitter; each later retry waits 4× longer. */
+export const FIRST_RETRY_MS = 10_000;
+
+/**
+ * Delay in ms before the attempt after failed attempt `attempt` (1-based): exponential backoff
+ * with ±20 % jitter, `10 s · 4^(attempt-1)`: ~10 s, 40 s, 2.7 min, 11 min, 43 min, so the
+ * default 6 attempts span about an hour and the first retry comes within 12 s (issue 10).
+ * `random` is in [0, 1).
+ */
+export function backoffMs(attempt: number, random: () => number = Math.random): number {
+  return Math.round(FIRST_RETRY_MS * 4 ** (attempt - 1) * (0.8 + 0.4 * random()));
+}
+
+/** What the dispatcher is built from; clock, random and sender are injectable for tests. */
+export interface DispatcherDeps {
+  store: DocumentStore;
+  clock: Clock;
+  log: Logger;
+  sender: Sender;
+  maxAttempts?: number;
+  random?: () => number;
+  /** How long a replica holds a delivery it attempts (ms; longer than an attempt's timeout). */
+  leaseMs?: number;
+}
+
+/** The task "after the change" of a task event, as a stored task for the query matcher; undefined when the event carries none. */
+function taskAfter(e: EventEnvelope): TaskDoc | undefined {
+  const t = (e.data as Record<string, unknown>).task as Record<string, unknown> | undefined;
+  if (!t || typeof t.id !== 'string') return undefined;
+  return {
+    description: '', linkedToIds: [], resourceIds: [], ...t,
+    _id: t.id, metadata: encodeMetadata((t.metadata as Record<string, unknown> | undefined) ?? {}), deleted: false,
+  } as unknown as TaskDoc;
+}
+
+/**
+ * The webhook dispatcher (issue 10), store-backed so any number of replicas can run it:
+ * `fanOut` turns committed events into one delivery document per matching webhook (idempotent:
+ * the delivery id is derived from webhook and event), and `deliverDue` makes the attempts that
+ * are due — per webhook strictly in `seq` order (a delivery waiting for its retry holds back the
+ * later ones), each claimed with a lease so two replicas never make the same attempt.
+ */
+export class WebhookDispatcher {
+  private readonly maxAttempts: number;
+  private readonly random: () => number;
+  private readonly leaseMs: number;
+  private readonly queries = new Map<string, Query>();
+
+  constructor(private readonly deps: DispatcherDeps) {
+    this.maxAttempts = deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    this.random = deps.random ?? Math.random;
+    this.leaseMs = deps.leaseMs ?? 60_000;
+  }
+
+  private query(text: string): Query {
+    let q = this.queries.get(text);
+    if (!q) {
+      q = parseQuery(text);
+      if (this.queries.size > 1000) this.queries.clear();
+      this.queries.set(text, q);
+    }
+    return q;
+  }
+
+  /** True when webhook `w` wants event `e` (type, board, query on the task after the change). */
+  private wants(w: WebhookDoc, e: EventEnvelope, now: Date): boolean {
+    if (e.seq <= w.after_seq) return false;
+    if (!w.events.includes('*') && !w.events.includes(e.type)) return false;
+    if (w.board_id !== undefined && e.board_id !== w.board_id) return false;
+    if (w.query !== undefined && w.query.trim() !== '') {
+      const task = taskAfter(e);
+      if (task) {
+        try {
+          if (!queryMatches(this.query(w.query), task, now)) return false;
+        } catch {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Creates the deliveries of `events` (oldest first) for every active webhook that wants them and
+   * whose owner can read what they are about now (DESIGN §5). Returns how many were created.
+   */
+  async fanOut(events: readonly EventEnvelope[]): Promise<number> {
+    if (events.length === 0) return 0;
+    const { store, clock } = this.deps;
+    const hooks = await webhooksOf(store).find({ active: true });
+    if (hooks.length === 0) return 0;
+    const now = clock.now();
+    const access = await AccessSnapshot.load(store, events);
+    const principals = new Map<string, Principal>();
+    for (const owner of new Set(hooks.map((h) => h.owner_id))) principals.set(owner, await loadPrincipal(store, owner));
+    const iso = now.toISOString();
+    const docs: DeliveryDoc[] = [];
+    for (const e of events) {
+      for (const w of hooks) {
+        if (!this.wants(w, e, now) || !access.visible(principals.get(w.owner_id)!, e)) continue;
+        docs.push({
+          _id: deliveryId(w._id, e.id), webhook_id: w._id, event_id: e.id, event_type: e.type, seq: e.seq, event: e,
+          status: 'pending', attempt: 0, next_attempt_at: iso, lease_until: NO_LEASE, attempts: [], created_at: iso, updated_at: iso,
+        });
+      }
+    }
+    if (docs.length === 0) return 0;
+    const existing = new Set((await deliveriesOf(store).find({ _id: { $in: docs.map((d) => d._id) } }, { projection: { _id: 1 } })).map((d) => d._id));
+    const fresh = docs.filter((d) => !existing.has(d._id));
+    try {
+      if (fresh.length) await deliveriesOf(store).insertMany(fresh);
+    } catch (e) {
+      if (!AppError.is(e) || e.code !== 'CONFLICT') throw e;
+      for (const d of fresh) await deliveriesOf(store).insertOne(d).catch((err: unknown) => (AppError.is(err) && err.code === 'CONFLICT' ? undefined : Promise.reject(err)));
+    }
+    return fresh.length;
+  }
+
+  /** Makes every attempt that is due now, up to {@link PARALLEL_WEBHOOKS} webhooks in parallel, each webhook's in `seq` order. Returns the attempts made. */
+  async deliverDue(): Promise<number> {
+    const nowIso = this.deps.clock.now().toISOString();
+    const due = await deliveriesOf(this.deps.store).find(
+      { status: 'pending', next_attempt_at: { $lte: nowIso } },
+      { sort: { seq: 1 }, limit: 500, projection: { webhook_id: 1 } },
+    );
+    const hooks = [...new Set(due.map((d) => d.webhook_id))];
+    // At most PARALLEL_WEBHOOKS webhooks at once: outbound requests stay bounded however many are due.
+    let made = 0;
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < hooks.length) made += await this.drain(hooks[next++]!);
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_WEBHOOKS, hooks.length) }, worker));
+    return made;
+  }
+
+  /** Attempts webhook `id`'s deliveries in `seq` order while the oldest pending one is due (at most 100 per call). */
+  private async drain(id: string): Promise<number> {
+    const { store, clock, log } = this.deps;
+    let made = 0;
+    for (let i = 0; i < 100; i++) {
+      const now = clock.now();
+      const nowIso = now.toISOString();
+      const [head] = await deliveriesOf(store).find({ webhook_id: id, status: 'pending' }, { sort: { seq: 1 }, limit: 1 });
+      if (!head || head.next_attempt_at > nowIso || head.lease_until > nowIso) break;
+      const hook = await webhooksOf(store).findOne({ _id: id });
+      if (!hook || !hook.active) break;
+      const leased = await deliveriesOf(store).findOneAndUpdate(
+        { _id: head._id, status: 'pending', lease_until: head.lease_until },
+        { $set: { lease_until: new Date(now.getTime() + this.leaseMs).toISOString() } },
+      );
+      if (!leased) break;
+      if (!(await this.stillVisible(hook, head))) {
+        await deliveriesOf(store).updateOne(
+          { _id: head._id },
+          {
+            $set: {
+              status: 'failed', attempt: head.attempt + 1, lease_until: NO_LEASE, updated_at: nowIso,
+              attempts: [...head.attempts, { attempt: head.attempt + 1, at: nowIso, duration_ms: 0, error: 'not sent: the webhook owner can no longer read what this event is about' }].slice(-ATTEMPT_LOG_MAX),
+            },
+          },
+        );
+        continue;
+      }
+      const outcome = await this.deps.sender({ url: hook.url, id: head.event_id, body: JSON.stringify(head.event), secret: hook.secret, at: clock.now() });
+      made++;
+      try {
+        const ok = await this.record(hook, head, outcome);
+        if (!ok) break;
+      } catch (err) {
+        log.warn({ err, webhookId: id, deliveryId: head._id }, 'recording a webhook attempt failed');
+        break;
+      }
+    }
+    return made;
+  }
+
+  /** Visibility at delivery time (DESIGN §5, issue 10): the owner must still be able to read what the event is about. */
+  private async stillVisible(hook: WebhookDoc, d: DeliveryDoc): Promise<boolean> {
+    const [principal, access] = await Promise.all([loadPrincipal(this.deps.store, hook.owner_id), AccessSnapshot.load(this.deps.store, [d.event])]);
+    return access.visible(principal, d.event);
+  }
+
+  /** Writes an attempt's outcome; returns true when later deliveries of the webhook may go next. */
+  private async record(hook: WebhookDoc, d: DeliveryDoc, o: Awaited<ReturnType<Sender>>): Promise<boolean> {
+    const { store, clock, log } = this.deps;
+    const now = clock.now();
+    const iso = now.toISOString();
+    const attempt = d.attempt + 1;
+    const entry = { attempt, at: iso, duration_ms: o.duration_ms, ...(o.status_code !== undefined ? { status_code: o.status_code } : {}), ...(o.error ? { error: o.error } : {}) };
+    const attempts = [...d.attempts, entry].slice(-ATTEMPT_LOG_MAX);
+    if (o.ok) {
+      await deliveriesOf(store).updateOne({ _id: d._id }, { $set: { status: 'delivered', attempt, attempts, lease_until: NO_LEASE, manual: false, updated_at: iso } });
+      if (hook.failing_since !== undefined) await webhooksOf(store).updateOne({ _id: hook._id }, { $unset: { failing_since: '' } });
+      return true;
+    }
+    const exhausted = attempt >= this.maxAttempts || d.manual === true;
+    await deliveriesOf(store).updateOne(
+      { _id: d._id },
+      {
+        $set: {
+          status: exhausted ? 'failed' : 'pending', attempt, attempts, lease_until: NO_LEASE, manual: false, updated_at: iso,
+          next_attempt_at: new Date(now.getTime() + backoffMs(attempt, this.random)).toISOString(),
+        },
+      },
+    );
+    const since = hook.failing_since ?? iso;
+    if (hook.failing_since === undefined) await webhooksOf(store).updateOne({ _id: hook._id, failing_since: { $exists: false } }, { $set: { failing_since: iso } });
+    if (now.getTime() - Date.parse(since) >= DISABLE_AFTER_MS) {
+      const reason = `disabled: every delivery failed since ${since} (24 h); PATCH active: true to re-enable`;
+      await webhooksOf(store).updateOne({ _id: hook._id }, { $set: { active: false, disabled_reason: reason, updated_at: iso } });
+      log.warn({ webhookId: hook._id, since }, 'webhook disabled after failing for 24 h');
+      return false;
+    }
+    return exhausted;
+  }
+}

@@ -1,0 +1,143 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { EventEnvelope } from '../events/envelope.js';
+import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT } from '../events/feed.js';
+import { op } from './op.js';
+import { busRequest, PathId, StringEnum, Timestamp } from './schemas.js';
+
+/*
+ * Contracts of the events family (issue 10): the change feed and the webhook subscriptions.
+ * Served by the query service (DESIGN §1: it owns reads; the webhook dispatcher runs beside it,
+ * see docs/events.md). Subjects live under `query.` and `webhooks.`, never under `events.`, which
+ * is the JetStream subject space of the events themselves.
+ */
+
+/** Query string of `GET /api/v1/events` and of the stream. */
+export const FeedQuerystring = Type.Object(
+  {
+    after: Type.Optional(Type.Integer({ minimum: 0, description: 'read events with `seq` greater than this (the previous `next_after`)' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT, description: `events per page, 1..${FEED_MAX_LIMIT}` })),
+    types: Type.Optional(Type.String({ description: 'comma-separated event types, e.g. `card.moved,task.updated`' })),
+    board_id: Type.Optional(Type.String({ minLength: 1, description: 'only events of this board' })),
+  },
+  { additionalProperties: false },
+);
+export type FeedQuerystring = Static<typeof FeedQuerystring>;
+
+/** Query string of `GET /api/v1/events/stream`: the feed's filters and resume point, no limit. */
+export const StreamQuerystring = Type.Object(
+  {
+    after: Type.Optional(Type.Integer({ minimum: 0, description: 'resume after this `seq` (`Last-Event-ID` wins when both are sent)' })),
+    types: FeedQuerystring.properties.types,
+    board_id: FeedQuerystring.properties.board_id,
+  },
+  { additionalProperties: false },
+);
+export type StreamQuerystring = Static<typeof StreamQuerystring>;
+
+/** A page of the change feed: visible events oldest first and the cursor to read on from. */
+export const FeedPage = Type.Object({
+  data: Type.Array(EventEnvelope),
+  next_after: Type.Integer({ description: 'pass as `after` for the next page; unchanged when nothing new' }),
+});
+
+/** Event types a webhook subscribes to: type names, or `["*"]` for every type. */
+const WebhookEvents = Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'event types, or `["*"]` for all' });
+const WebhookUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that receives POSTs' });
+const WebhookQuery = Type.String({ description: 'task query (DESIGN §6): a task event is delivered only when the task after the change matches' });
+
+/** Body of `POST /api/v1/webhooks`. */
+export const WebhookCreateBody = Type.Object(
+  {
+    url: WebhookUrl,
+    events: WebhookEvents,
+    board_id: Type.Optional(Type.String({ minLength: 1, description: 'only events of this board' })),
+    query: Type.Optional(WebhookQuery),
+  },
+  { additionalProperties: false },
+);
+export type WebhookCreateBody = Static<typeof WebhookCreateBody>;
+
+/** Body of `PATCH /api/v1/webhooks/{id}`: the fields it carries change; `""` clears `board_id`/`query`. */
+export const WebhookUpdateBody = Type.Object(
+  {
+    url: Type.Optional(WebhookUrl),
+    events: Type.Optional(WebhookEvents),
+    board_id: Type.Optional(Type.String({ description: 'a board id, or "" to clear' })),
+    query: Type.Optional(Type.String({ description: 'a task query, or "" to clear' })),
+    active: Type.Optional(Type.Boolean({ description: 'false pauses deliveries; true re-enables a disabled webhook' })),
+  },
+  { additionalProperties: false },
+);
+export type WebhookUpdateBody = Static<typeof WebhookUpdateBody>;
+
+/** A webhook as the API returns it. `secret` is present only in the create response. */
+export const Webhook = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  board_id: Type.Optional(Type.String()),
+  query: Type.Optional(Type.String()),
+  active: Type.Boolean(),
+  disabled_reason: Type.Optional(Type.String({ description: 'why the service disabled it (failing for 24 h)' })),
+  failing_since: Type.Optional(Timestamp),
+  secret: Type.Optional(Type.String({ description: 'signing secret (`whsec_…`), shown once on create' })),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type Webhook = Static<typeof Webhook>;
+
+/** The caller's webhooks. */
+export const WebhookList = Type.Object({ data: Type.Array(Webhook) });
+
+/** One attempt of a delivery. */
+export const DeliveryAttempt = Type.Object({
+  attempt: Type.Integer({ minimum: 1 }),
+  at: Timestamp,
+  status_code: Type.Optional(Type.Integer({ description: 'HTTP status of the answer; absent when none came' })),
+  duration_ms: Type.Integer(),
+  error: Type.Optional(Type.String()),
+});
+
+/** One delivery: an event to a webhook, its state and attempt log. */
+export const Delivery = Type.Object({
+  id: Type.String(),
+  webhook_id: Type.String(),
+  event_id: Type.String(),
+  event_type: Type.String(),
+  seq: Type.Integer(),
+  status: StringEnum(['pending', 'delivered', 'failed']),
+  attempt: Type.Integer({ description: 'attempts made so far' }),
+  status_code: Type.Optional(Type.Integer({ description: 'of the last attempt' })),
+  duration_ms: Type.Optional(Type.Integer({ description: 'of the last attempt' })),
+  error: Type.Optional(Type.String({ description: 'of the last attempt' })),
+  next_attempt_at: Type.Optional(Timestamp),
+  attempts: Type.Array(DeliveryAttempt),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type Delivery = Static<typeof Delivery>;
+
+/** The last 100 deliveries of a webhook, newest first. */
+export const DeliveryList = Type.Object({ data: Type.Array(Delivery) });
+
+/** Path parameters of one webhook. */
+export const WebhookParams = Type.Object({ webhookId: PathId });
+/** Path parameters of one delivery. */
+export const DeliveryParams = Type.Object({ webhookId: PathId, deliveryId: PathId });
+
+/** The change feed (issue 10). Queue group `query`. */
+export const EventsOps = {
+  /** `GET /api/v1/events`: one page of visible events after a cursor. */
+  feed: op({ subject: 'query.events', request: busRequest({}, FeedQuerystring.properties), response: FeedPage, timeoutMs: 10_000 }),
+} as const;
+
+/** Webhook subscriptions (issue 10). Served by the query service beside its dispatcher. */
+export const WebhooksOps = {
+  create: op({ subject: 'webhooks.create', request: busRequest({}, WebhookCreateBody.properties), response: Webhook }),
+  list: op({ subject: 'webhooks.list', request: Type.Object({}), response: WebhookList }),
+  get: op({ subject: 'webhooks.get', request: busRequest(WebhookParams.properties), response: Webhook }),
+  update: op({ subject: 'webhooks.update', request: busRequest(WebhookParams.properties, WebhookUpdateBody.properties), response: Webhook }),
+  remove: op({ subject: 'webhooks.remove', request: busRequest(WebhookParams.properties), response: Type.Null() }),
+  deliveries: op({ subject: 'webhooks.deliveries', request: busRequest(WebhookParams.properties), response: DeliveryList }),
+  retry: op({ subject: 'webhooks.retry', request: busRequest(DeliveryParams.properties), response: Delivery }),
+} as const;

@@ -1,0 +1,64 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/**
+ * Every event type the outbox records (issue 10, BRIEF "Events outbox"). Webhooks and the
+ * `types` filter accept these names (and `*` on webhooks for all of them).
+ */
+export const EVENT_TYPES = [
+  'task.created',
+  'task.updated',
+  'task.deleted',
+  'card.moved',
+  'board.created',
+  'board.updated',
+  'board.deleted',
+  'board.shared',
+  'board.unshared',
+  'sprint.closed',
+  'note.created',
+] as const;
+/** One event type name. */
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** True when `t` is a known event type. */
+export function isEventType(t: string): t is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(t);
+}
+
+/** An outbox document as stored in `events` (written by `appendEvents`, shared/src/domain/events.ts; read here by `seq` only). */
+export type { EventDoc } from '../domain/events.js';
+import type { EventDoc } from '../domain/events.js';
+
+/** The API envelope of one event: the stored document with `_id` renamed `id` (issue 10). */
+export const EventEnvelope = Type.Object(
+  {
+    id: Type.String({ description: 'event id (UUID); the `webhook-id` of its deliveries' }),
+    seq: Type.Integer({ description: 'strictly increasing per store; the feed cursor and the SSE `id:`' }),
+    type: Type.String({ description: 'event type, e.g. `card.moved`' }),
+    occurred_at: Type.String({ format: 'date-time' }),
+    actor: Type.String({ description: 'user id of the caller whose write emitted the event' }),
+    request_id: Type.String(),
+    task_id: Type.Optional(Type.String()),
+    board_id: Type.Optional(Type.String()),
+    data: Type.Object({}, { additionalProperties: true, description: 'type-specific payload (docs/events.md)' }),
+  },
+  { additionalProperties: true },
+);
+/** The API envelope of one event. */
+export type EventEnvelope = Static<typeof EventEnvelope>;
+
+/** The API envelope of a stored event (`_id` → `id`; absent optionals stay absent). */
+export function toEnvelope(doc: EventDoc): EventEnvelope {
+  const e: EventEnvelope = {
+    id: doc._id,
+    seq: doc.seq,
+    type: doc.type,
+    occurred_at: doc.occurred_at,
+    actor: doc.actor,
+    request_id: doc.request_id,
+    data: doc.data,
+  };
+  if (doc.task_id !== undefined) e.task_id = doc.task_id;
+  if (doc.board_id !== undefined) e.board_id = doc.board_id;
+  return e;
+}

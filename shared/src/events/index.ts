@@ -1,0 +1,8 @@
+export { EVENT_TYPES, isEventType, EventEnvelope, toEnvelope, type EventType, type EventDoc } from './envelope.js';
+export {
+  FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, DEFAULT_RETENTION_DAYS, SWEPT_COUNTER, eventIndexes, parseTypes, matchesFilter,
+  readOutbox, lastSeq, sweptSeq, assertNotExpired, readFeed, sweepEvents, type EventFilter, type FeedPage,
+} from './feed.js';
+export { AccessSnapshot, visibleTo } from './visibility.js';
+export { OutboxPoller, Listeners, makeBatch, type EventHub, type EventBatch, type BatchListener, type OutboxPollerOptions } from './hub.js';
+export { eventsStreamNames, ensureEventsStream, OutboxRelay, JetStreamHub, followDurable, type EventsStreamNames } from './jetstream.js';

@@ -1,0 +1,253 @@
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import type { DocumentStore } from '../store/port.js';
+import type { EventEnvelope } from './envelope.js';
+import { DEFAULT_RETENTION_DAYS, readOutbox } from './feed.js';
+import { Listeners, makeBatch, type BatchListener, type EventHub } from './hub.js';
+
+/*
+ * The distributed deployment's event transport (issue 10): a relay moves the outbox to a JetStream
+ * stream (subjects `<BUS_PREFIX>.events.<type>`, message id = event id so a repeated publish is
+ * dropped by the stream's duplicate window), each gateway follows it with an ordered consumer for
+ * its SSE streams, and the webhook dispatcher follows it with one durable consumer shared by
+ * every replica.
+ */
+
+const MS = 1_000_000; // nanoseconds per millisecond (JetStream durations)
+/** Duplicate window of the events stream: a republished event id within it is dropped. */
+const DUPLICATE_WINDOW_MS = 2 * 60_000;
+
+/** Names of the events stream and its subjects for a `BUS_PREFIX`. */
+export interface EventsStreamNames {
+  stream: string;
+  /** `<prefix>.events.>` */
+  subjects: string;
+  subject(type: string): string;
+}
+
+/** The stream name and subjects for `prefix` (`EVENTS` / `events.>` without a prefix). */
+export function eventsStreamNames(prefix: string): EventsStreamNames {
+  const base = prefix ? `${prefix}.events` : 'events';
+  return { stream: prefix ? `${prefix}_EVENTS` : 'EVENTS', subjects: `${base}.>`, subject: (type) => `${base}.${type}` };
+}
+
+/**
+ * Creates the events stream when missing (file storage, `max_age` = the outbox retention, a
+ * two-minute duplicate window); safe to call from every process at start-up.
+ */
+export async function ensureEventsStream(nc: NatsConnection, prefix: string, retentionDays = DEFAULT_RETENTION_DAYS): Promise<JetStreamManager> {
+  const jsm = await jetstreamManager(nc);
+  const names = eventsStreamNames(prefix);
+  try {
+    await jsm.streams.info(names.stream);
+  } catch {
+    try {
+      await jsm.streams.add({
+        name: names.stream,
+        subjects: [names.subjects],
+        storage: StorageType.File,
+        max_age: Math.round(retentionDays * 86_400_000) * MS,
+        duplicate_window: DUPLICATE_WINDOW_MS * MS,
+      });
+    } catch (e) {
+      // Another process created it meanwhile.
+      await jsm.streams.info(names.stream).catch(() => Promise.reject(e));
+    }
+  }
+  return jsm;
+}
+
+/**
+ * Moves the outbox to the events stream, in `seq` order (issue 10). Every replica may run one: each
+ * starts from the last event in the stream, publishes with the event id as message id (the stream
+ * drops a repeat within its duplicate window) and waits for each ack, so the stream holds every
+ * committed event once, in `seq` order. Polls the outbox every `intervalMs` (default 20 ms; an idle poll is one store read).
+ */
+export class OutboxRelay {
+  private relayed = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  private constructor(
+    private readonly store: DocumentStore,
+    private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
+    private readonly names: EventsStreamNames,
+    private readonly log: Logger,
+    private readonly intervalMs: number,
+  ) {}
+
+  /** Ensures the stream and starts relaying. */
+  static async start(opts: { store: DocumentStore; nc: NatsConnection; prefix: string; log: Logger; retentionDays?: number; intervalMs?: number }): Promise<OutboxRelay> {
+    const jsm = await ensureEventsStream(opts.nc, opts.prefix, opts.retentionDays);
+    const relay = new OutboxRelay(opts.store, opts.nc, jsm, eventsStreamNames(opts.prefix), opts.log, opts.intervalMs ?? 20);
+    relay.running = relay.tick();
+    return relay;
+  }
+
+  /** `seq` of the newest event in the stream (0 when empty). */
+  private async streamLast(): Promise<number> {
+    const info = await this.jsm.streams.info(this.names.stream);
+    if (info.state.last_seq === 0 || info.state.messages === 0) return 0;
+    const msg = await this.jsm.streams.getMessage(this.names.stream, { seq: info.state.last_seq });
+    return msg ? (msg.json<EventEnvelope>().seq ?? 0) : 0;
+  }
+
+  /**
+   * Publishes what the stream does not have yet; returns how many events were published. Asks the
+   * stream for its last event only when the outbox has something new (an idle tick is one store read).
+   */
+  async relayOnce(): Promise<number> {
+    const js = jetstream(this.nc);
+    let published = 0;
+    let synced = false;
+    for (;;) {
+      let events = await readOutbox(this.store, this.relayed, 500);
+      if (events.length === 0) return published;
+      if (!synced) {
+        this.relayed = Math.max(this.relayed, await this.streamLast());
+        synced = true;
+        events = events.filter((e) => e.seq > this.relayed);
+        if (events.length === 0) continue;
+      }
+      for (const e of events) {
+        await js.publish(this.names.subject(e.type), JSON.stringify(e), { msgID: e.id });
+        this.relayed = e.seq;
+        published++;
+      }
+      if (events.length < 500) return published;
+    }
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      await this.relayOnce();
+    } catch (err) {
+      if (!this.stopped) this.log.warn({ err }, 'outbox relay failed; retrying');
+    }
+    if (!this.stopped) {
+      this.timer = setTimeout(() => void (this.running = this.tick()), this.intervalMs);
+      this.timer.unref();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+}
+
+/**
+ * The gateway's live source on NATS (issue 10): an ordered JetStream consumer from the stream's
+ * current end, started before the gateway listens; every replica gets every event. Messages
+ * arriving together are handed out as one batch.
+ */
+export class JetStreamHub implements EventHub {
+  private readonly listeners: Listeners;
+  private pending: EventEnvelope[] = [];
+  private flushing = false;
+
+  private constructor(
+    private readonly store: DocumentStore,
+    private readonly messages: ConsumerMessages,
+    log: Logger,
+  ) {
+    this.listeners = new Listeners(log);
+  }
+
+  /** Ensures the stream and starts following it. */
+  static async start(opts: { store: DocumentStore; nc: NatsConnection; prefix: string; log: Logger; retentionDays?: number }): Promise<JetStreamHub> {
+    await ensureEventsStream(opts.nc, opts.prefix, opts.retentionDays);
+    const names = eventsStreamNames(opts.prefix);
+    const consumer = await jetstream(opts.nc).consumers.get(names.stream, { deliver_policy: DeliverPolicy.New, filter_subjects: names.subjects });
+    const messages = await consumer.consume();
+    const hub = new JetStreamHub(opts.store, messages, opts.log);
+    void hub.follow(opts.log);
+    return hub;
+  }
+
+  private async follow(log: Logger): Promise<void> {
+    try {
+      for await (const m of this.messages) {
+        try {
+          this.pending.push(m.json<EventEnvelope>());
+        } catch (err) {
+          log.warn({ err }, 'unreadable event on the events stream');
+          continue;
+        }
+        if (!this.flushing) {
+          this.flushing = true;
+          queueMicrotask(() => {
+            this.flushing = false;
+            const events = this.pending.splice(0);
+            if (events.length) this.listeners.emit(makeBatch(this.store, events));
+          });
+        }
+      }
+    } catch (err) {
+      log.warn({ err }, 'events stream consumer stopped');
+    }
+  }
+
+  subscribe(listener: BatchListener): () => void {
+    return this.listeners.add(listener);
+  }
+
+  /** Nothing to do: the consumer was live before any listener subscribed. */
+  rewind(): void {}
+
+  async close(): Promise<void> {
+    await this.messages.close();
+  }
+}
+
+/**
+ * Follows the events stream with the durable consumer `name`, shared by every replica that calls
+ * this (issue 10: the webhook dispatcher): each event goes to one replica; `max_ack_pending: 1`
+ * keeps them in `seq` order across replicas. `handle` runs before the ack; when it throws, the
+ * event is redelivered after a second.
+ */
+export async function followDurable(opts: {
+  nc: NatsConnection;
+  prefix: string;
+  name: string;
+  log: Logger;
+  handle(event: EventEnvelope): Promise<void>;
+}): Promise<{ close(): Promise<void> }> {
+  const names = eventsStreamNames(opts.prefix);
+  const jsm = await jetstreamManager(opts.nc);
+  try {
+    await jsm.consumers.info(names.stream, opts.name);
+  } catch {
+    await jsm.consumers.add(names.stream, {
+      durable_name: opts.name,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      max_ack_pending: 1,
+      ack_wait: 30_000 * MS,
+      filter_subject: names.subjects,
+    });
+  }
+  const consumer = await jetstream(opts.nc).consumers.get(names.stream, opts.name);
+  const messages = await consumer.consume({ max_messages: 10 });
+  const done = (async () => {
+    for await (const m of messages) {
+      try {
+        await opts.handle(m.json<EventEnvelope>());
+        m.ack();
+      } catch (err) {
+        opts.log.warn({ err, seq: m.seq }, 'event handling failed; redelivering');
+        m.nak(1_000);
+      }
+    }
+  })();
+  return {
+    close: async () => {
+      await messages.close();
+      await done.catch(() => undefined);
+    },
+  };
+}

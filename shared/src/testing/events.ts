@@ -1,0 +1,31 @@
+import { randomUUID } from 'node:crypto';
+import { appendEvents, type EventDoc, type EventType } from '../domain/events.js';
+import type { DocumentStore } from '../store/port.js';
+
+/** An event as a test describes it: type, ids and data (default `{}`), and optionally who and which request. */
+export interface TestEvent {
+  type: string;
+  task_id?: string;
+  board_id?: string;
+  data?: Record<string, unknown>;
+  actor?: string;
+  request_id?: string;
+}
+
+/**
+ * Test-only: commits `events` to the outbox through the writers' own `appendEvents` in one
+ * transaction, as a write would (seq from the `counters` document), so delivery can be tested
+ * with exact envelopes without going through a write route. Events are grouped into one
+ * `appendEvents` call per actor/request run. Returns the stored documents in order.
+ */
+export async function appendTestEvents(store: DocumentStore, events: readonly TestEvent[], at = new Date()): Promise<EventDoc[]> {
+  return store.withTransaction(async (session) => {
+    const out: EventDoc[] = [];
+    for (const e of events) {
+      const stamp = { actor: e.actor ?? 'user-test', request_id: e.request_id ?? randomUUID(), occurred_at: at.toISOString() };
+      const event = { type: e.type as EventType, data: e.data ?? {}, ...(e.task_id ? { task_id: e.task_id } : {}), ...(e.board_id ? { board_id: e.board_id } : {}) };
+      out.push(...(await appendEvents(store, session, [event], stamp)));
+    }
+    return out;
+  });
+}
