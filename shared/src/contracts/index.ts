@@ -5,7 +5,11 @@ export {
   TasksOps, TaskParams, MetadataKeyParams, TaskCreateFields, TaskCreateBody, TaskUpdateBody, MetadataSetBody, TaskMoveBody,
   NoteCreateBody, Note, NoteList, LinkedItem, TaskDetail,
 } from './tasks.js';
-export { SprintsOps, SprintParams, CloseSprintBody, CloseSprintRequest, CloseSprintResult, BACKLOG, NO_TARGET } from './sprints.js';
+export {
+  SprintsOps, SprintParams, CloseSprintBody, CloseSprintRequest, CloseSprintResult, BACKLOG, NO_TARGET, SprintBoardParams,
+  CreateSprintBody, ListSprintsQuerystring, SprintSummary, SprintList, StartSprintBody, StartSprintRequest, StartSprintResult,
+  ReportItem, SprintReport, VelocityQuerystring, VelocityResult, Burndown,
+} from './sprints.js';
 export {
   QueryOps, SortDTO, TasksQueryBody, TasksQueryResult, BoardQueryBody, BoardQueryResult, ColumnQueryBody,
   ColumnQueryResult, ColumnCard, SummaryQuerystring, ColumnSummary, BoardSummaryResult, BoardQueryParams, ColumnQueryParams,

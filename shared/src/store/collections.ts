@@ -6,4 +6,6 @@ export const Collections = {
   groups: 'groups',
   users: 'users',
   refreshTokens: 'refresh_tokens',
+  /** Frozen sprint start and close snapshots (issue 12; services/sprints/src/domain/snapshots.ts). */
+  sprintSnapshots: 'sprint_snapshots',
 } as const;

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { expectError, NOW, system } from './system.js';
+
+/**
+ * Sprint lifecycle and reports through HTTP (issue 12): create and start a sprint on a board, work
+ * on its cards, close it, then read the frozen report, the board's sprints, the velocity history
+ * and the burndown.
+ */
+
+const COLUMNS = [
+  { name: 'To Do', query: "status = 'todo'" },
+  { name: 'Done', query: "status = 'done'" },
+];
+
+describe('sprint reports through HTTP', () => {
+  it('create + start, cards join the active sprint, close, then report, list, velocity and burndown', async () => {
+    await using sys = await system();
+    const alice = await sys.user('alice');
+    const board = await sys.call('POST', '/api/v1/boards', alice, { name: 'Team', board_type: 'private', columns: COLUMNS });
+    const boardId: string = board.body.id;
+
+    const s1 = await sys.call('POST', `/api/v1/boards/${boardId}/sprints`, alice, { title: 'Sprint 1', goal: 'Search', deadline: '2026-03-06', start: true });
+    expect(s1.status, JSON.stringify(s1.body)).toBe(201);
+    expect(s1.body).toMatchObject({ title: 'Sprint 1', metadata: { 'app.type': 'sprint', 'app.goal': 'Search' } });
+    expect((await sys.call('GET', `/api/v1/boards/${boardId}`, alice)).body.activeSprintId).toBe(s1.body.id);
+    sys.clock.advance(1_000);
+    const s2 = await sys.call('POST', `/api/v1/boards/${boardId}/sprints`, alice, { title: 'Sprint 2' });
+    expect(s2.status).toBe(201);
+
+    // Cards created into a column join the active sprint; points and status through PATCH.
+    const card = async (title: string, points: number) => {
+      const res = await sys.call('POST', `/api/v1/boards/${boardId}/tasks`, alice, { title, column_id: 'col-to-do', metadata: { 'app.points': points } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body.metadata['app.sprint']).toBe(s1.body.id);
+      return res.body.id as string;
+    };
+    const a = await card('A', 3);
+    const b = await card('B', 5);
+    sys.clock.advance(86_400_000);
+    expect((await sys.call('PATCH', `/api/v1/tasks/${a}`, alice, { status: 'done' })).status).toBe(200);
+
+    const live = await sys.call('GET', `/api/v1/tasks/${s1.body.id}/report`, alice);
+    expect(live.status).toBe(200);
+    expect(live.body).toMatchObject({ state: 'open', live: true, committed: [], added: [{ id: a }, { id: b }], velocity: 3 });
+
+    const closed = await sys.call('POST', `/api/v1/tasks/${s1.body.id}/close-sprint`, alice, { rollover: s2.body.id });
+    expect(closed.status, JSON.stringify(closed.body)).toBe(200);
+    const b2 = await sys.call('GET', `/api/v1/tasks/${b}`, alice);
+    expect(b2.body.metadata).toMatchObject({ 'app.sprint': s2.body.id, 'app.carried': 1 });
+
+    const report = await sys.call('GET', `/api/v1/tasks/${s1.body.id}/report`, alice);
+    expect(report.body).toMatchObject({
+      state: 'closed', live: false, start: { taken_at: NOW, member_count: 0 },
+      completed: [{ id: a, title: 'A', points: 3 }],
+      rolled_over: [{ id: b, title: 'B', points: 5, status: 'todo', target: s2.body.id }],
+      velocity: 3,
+    });
+    expect(report.body).not.toHaveProperty('completion_ratio');
+
+    // Finishing the carried-over card in Sprint 2 leaves Sprint 1's report as it was.
+    expect((await sys.call('POST', `/api/v1/tasks/${s2.body.id}/start-sprint`, alice)).body).toMatchObject({ pointedBoardIds: [boardId], member_count: 1, total_points: 5 });
+    expect((await sys.call('PATCH', `/api/v1/tasks/${b}`, alice, { status: 'done' })).status).toBe(200);
+    sys.clock.advance(86_400_000);
+    expect((await sys.call('POST', `/api/v1/tasks/${s2.body.id}/close-sprint`, alice, {})).status).toBe(200);
+    expect((await sys.call('GET', `/api/v1/tasks/${s1.body.id}/report`, alice)).body).toEqual(report.body);
+
+    const list = await sys.call('GET', `/api/v1/boards/${boardId}/sprints?state=closed`, alice);
+    expect(list.status).toBe(200);
+    expect(list.body.map((s: { title: string; points_done: number }) => [s.title, s.points_done])).toEqual([['Sprint 1', 3], ['Sprint 2', 5]]);
+    await expectError(await sys.call('GET', `/api/v1/boards/${boardId}/sprints?state=later`, alice), 400, 'VALIDATION_FAILED');
+
+    const velocity = await sys.call('GET', `/api/v1/boards/${boardId}/velocity?last=2`, alice);
+    expect(velocity.body).toMatchObject({ last: 2, mean: 4, median: 4, sprints: [{ title: 'Sprint 1', velocity: 3 }, { title: 'Sprint 2', velocity: 5, committed_points: 5, completed_points: 5 }] });
+    for (const last of ['0', '51', 'x']) {
+      const bad = await sys.call('GET', `/api/v1/boards/${boardId}/velocity?last=${last}`, alice);
+      await expectError(bad, 400, 'VALIDATION_FAILED');
+      expect(JSON.stringify(bad.body.validationErrors)).toContain('last');
+    }
+
+    const burndown = await sys.call('GET', `/api/v1/tasks/${s1.body.id}/burndown`, alice);
+    expect(burndown.status).toBe(200);
+    expect(burndown.body).toMatchObject({ started_at: NOW, closed: true, days: [{ date: '2026-03-02' }, { date: '2026-03-03', remaining: 5, scope: 8 }] });
+
+    const bob = await sys.user('bob');
+    await expectError(await sys.call('GET', `/api/v1/tasks/${s1.body.id}/report`, bob), 404, 'TASK_NOT_FOUND');
+    await expectError(await sys.call('GET', `/api/v1/boards/${boardId}/velocity`, bob), 404, 'BOARD_NOT_FOUND');
+    await expectError(await sys.call('POST', `/api/v1/tasks/${a}/start-sprint`, alice, {}), 400, 'NOT_A_SPRINT');
+    await expectError(await sys.call('POST', `/api/v1/tasks/${s1.body.id}/start-sprint`, alice, {}), 400, 'SPRINT_ALREADY_CLOSED');
+  });
+
+  it('publishes the sprint routes in Swagger', async () => {
+    await using sys = await system();
+    const doc = await sys.call('GET', '/api/v1/swagger.json');
+    for (const path of ['/api/v1/boards/{boardId}/sprints', '/api/v1/tasks/{sprintId}/start-sprint', '/api/v1/tasks/{sprintId}/report', '/api/v1/boards/{boardId}/velocity', '/api/v1/tasks/{sprintId}/burndown']) {
+      expect(Object.keys(doc.body.paths), path).toContain(path);
+    }
+    expect(doc.body.paths['/api/v1/boards/{boardId}/velocity'].get.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'last', in: 'query', minimum: 1, maximum: 50 })]),
+    );
+  });
+});
