@@ -13,8 +13,8 @@ import { boardVelocity } from './handlers/velocity.js';
  * The sprints service (DESIGN §1: sprints = close-sprint; issue 12: sprint lifecycle, snapshots,
  * report, velocity, burndown), queue group `sprints`. Indexes: the close finds the sprint's members
  * by `app.sprint` and the boards pointing at it by `activeSprintId` (both specs equal the query's
- * and the boards service's: MongoDB refuses one key under two names); snapshots are read by sprint
- * and by board.
+ * and the boards service's: MongoDB refuses one key under two names); the board's sprint list finds
+ * the sprints created on it by `boardId`; snapshots are read by sprint and by board.
  */
 export const sprintsService: ServiceDefinition = {
   name: 'sprints',
@@ -31,6 +31,8 @@ export const sprintsService: ServiceDefinition = {
   indexes: [
     { collection: Collections.tasks, keys: { [metadataPath('app.sprint')]: 1 } },
     { collection: Collections.boards, keys: { activeSprintId: 1 }, name: 'boards_active_sprint' },
+    // The board's sprints: the sprint tasks created on it.
+    { collection: Collections.tasks, keys: { boardId: 1 } },
     { collection: Collections.sprintSnapshots, keys: { sprint_id: 1 } },
     { collection: Collections.sprintSnapshots, keys: { board_ids: 1 } },
   ],
