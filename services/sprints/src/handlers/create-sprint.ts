@@ -8,8 +8,8 @@ import { snapshotsOf, startSnapshot } from '../domain/snapshots.js';
 
 /**
  * `sprints.create` — `POST /api/v1/boards/{boardId}/sprints` (issue 12): creates the sprint task on
- * the board's scope (metadata `app.type = sprint`, `goal` as `app.goal`; the board recorded; on a
- * shared board the board's group and permission), status `todo`. With `start: true` the start
+ * the board's scope (metadata `app.type = sprint`, `goal` as `app.goal`, the board's `default_tags`;
+ * the board recorded; on a shared board the board's group and permission), status `todo`. With `start: true` the start
  * snapshot (no members yet) and the board's `activeSprintId` are written in the same transaction.
  *
  * Errors: 404 `BOARD_NOT_FOUND`, 403 `FORBIDDEN` (board not writable), 400 `VALIDATION_FAILED`
@@ -26,7 +26,7 @@ export function createSprint({ store, clock }: ServiceDeps): Handler<typeof Spri
     const metadata: Record<string, unknown> = { 'app.type': 'sprint' };
     if (goal !== undefined && goal !== '') metadata['app.goal'] = goal;
     const doc: TaskDoc = {
-      ...newTaskDoc({ title, metadata, ...(kickoff ? { kickoff } : {}), ...(deadline ? { deadline } : {}) }, userId, at),
+      ...newTaskDoc({ title, metadata, tags: board.default_tags, ...(kickoff ? { kickoff } : {}), ...(deadline ? { deadline } : {}) }, userId, at),
       boardId: board._id,
     };
     if (board.board_type === 'shared' && board.groupId !== undefined) {

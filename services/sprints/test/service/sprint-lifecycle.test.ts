@@ -25,12 +25,12 @@ const leaveSprint = (id: string) => tasks().updateOne({ _id: id }, { $unset: { [
 const carried = async (id: string) => (await reads(store).task(id))?.metadata[escapeKey('app.carried')];
 
 describe('create a sprint on a board', () => {
-  it('creates the sprint task on the board (goal as app.goal); start: true also starts it and makes it active', async () => {
-    const board = aBoard({ owner: u.alice });
+  it('creates the sprint task on the board (goal as app.goal, default tags); start: true also starts it and makes it active', async () => {
+    const board = { ...aBoard({ owner: u.alice }), default_tags: ['team-a'] };
     await seed(store, { boards: [board] });
 
     const planned = await svc.call(SprintsOps.create, u.alice, { boardId: board._id, title: '  Sprint 1 ', goal: 'Ship search', deadline: '2026-03-27' });
-    expect(planned).toMatchObject({ title: 'Sprint 1', status: 'todo', metadata: { 'app.type': 'sprint', 'app.goal': 'Ship search' }, deadline: '2026-03-27T00:00:00.000Z' });
+    expect(planned).toMatchObject({ title: 'Sprint 1', status: 'todo', tags: ['team-a'], metadata: { 'app.type': 'sprint', 'app.goal': 'Ship search' }, deadline: '2026-03-27T00:00:00.000Z' });
     expect((await reads(store).board(board._id))?.activeSprintId).toBeUndefined();
 
     const later = '2026-03-13T17:01:00.000Z';
