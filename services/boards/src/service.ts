@@ -1,5 +1,5 @@
 import { BoardsOps, GroupsOps } from '@app/shared/contracts';
-import { bindOps, type ServiceDefinition } from '@app/shared/domain';
+import { bindOps, WRITE_INDEXES, type ServiceDefinition } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
 import { createBoard, getBoard, listBoards, previewActions, removeBoard, shareBoard, unshareBoard, updateBoard } from './handlers/boards.js';
 import { createBoardTask } from './handlers/create-task.js';
@@ -34,5 +34,6 @@ export const boardsService: ServiceDefinition = {
     { collection: Collections.boards, keys: { groupId: 1 }, name: 'boards_group' },
     { collection: Collections.boards, keys: { activeSprintId: 1 }, name: 'boards_active_sprint' },
     { collection: Collections.groups, keys: { 'members.user_id': 1 }, name: 'groups_member' },
+    ...WRITE_INDEXES,
   ],
 };

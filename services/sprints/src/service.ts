@@ -1,5 +1,5 @@
 import { SprintsOps } from '@app/shared/contracts';
-import { bindOps, type ServiceDefinition } from '@app/shared/domain';
+import { bindOps, WRITE_INDEXES, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, metadataPath } from '@app/shared/store';
 import { sprintBurndown } from './handlers/burndown.js';
 import { closeSprint } from './handlers/close-sprint.js';
@@ -35,5 +35,6 @@ export const sprintsService: ServiceDefinition = {
     { collection: Collections.tasks, keys: { boardId: 1 } },
     { collection: Collections.sprintSnapshots, keys: { sprint_id: 1 } },
     { collection: Collections.sprintSnapshots, keys: { board_ids: 1 } },
+    ...WRITE_INDEXES,
   ],
 };

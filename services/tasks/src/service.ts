@@ -1,5 +1,5 @@
 import { TasksOps } from '@app/shared/contracts';
-import { bindOps, type ServiceDefinition } from '@app/shared/domain';
+import { bindOps, WRITE_INDEXES, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, type IndexSpec } from '@app/shared/store';
 import { create } from './handlers/create.js';
 import { deleteMetadata } from './handlers/delete-metadata.js';
@@ -23,5 +23,6 @@ export const tasksService: ServiceDefinition = {
   indexes: [
     ...['created_by', 'groupId', 'deleted', 'status', 'tags', 'metadata.$**', 'created_at', 'updated_at'].map(taskIndex),
     { collection: Collections.notes, keys: { task_id: 1, created_at: 1 } },
+    ...WRITE_INDEXES,
   ],
 };

@@ -1,11 +1,11 @@
 import { callerId, type CallContext } from '@app/shared/bus';
 import type { LinkedItem, Note, TaskDetail } from '@app/shared/contracts';
 import {
-  canReadTask, canWriteTask, distinct, isUuid, loadPrincipal, readableTasksFilter, toTask,
-  type NoteDoc, type Principal, type TaskDoc,
+  canReadTask, canWriteTask, checkIfMatch, distinct, isUuid, loadPrincipal, nextVersion, readableTasksFilter, toTask, versionGuard, versionOf,
+  type NoteDoc, type Principal, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
-import { Collections, type DocumentStore, type Filter, type Update } from '@app/shared/store';
+import { Collections, type DocumentStore, type Session, type Update } from '@app/shared/store';
 
 /** 404 for a task that is missing, soft-deleted, unreadable or not a UUID (never reveals existence). */
 export function taskNotFound(taskId: string): AppError {
@@ -30,36 +30,39 @@ export interface Loaded {
  * unreadable → 404 `TASK_NOT_FOUND`; `need: 'write'` and readable but not writable → 403 `FORBIDDEN`.
  * The task is read first; the caller's groups only when the caller is not its owner (an owner
  * may read and write its tasks whatever its groups) or when a handler asks for `principal()`.
+ * A write passes its transaction `session` and is then also checked against the request's
+ * `If-Match` (412 `PRECONDITION_FAILED`, issue 11).
  */
-export async function loadTask(store: DocumentStore, ctx: CallContext, taskId: string, need: 'read' | 'write'): Promise<Loaded> {
+export async function loadTask(store: DocumentStore, ctx: CallContext, taskId: string, need: 'read' | 'write', session?: Session): Promise<Loaded> {
   const userId = callerId(ctx);
   if (!isUuid(taskId)) throw taskNotFound(taskId);
-  const task = await tasksOf(store).findOne({ _id: taskId, deleted: false });
+  const s = session ? { session } : {};
+  const task = await tasksOf(store).findOne({ _id: taskId, deleted: false }, s);
   if (!task) throw taskNotFound(taskId);
   let loading: Promise<Principal> | undefined;
-  const principal = () => (loading ??= loadPrincipal(store, userId));
+  const principal = () => (loading ??= loadPrincipal(store, userId, session));
   if (task.created_by !== userId) {
     const p = await principal();
     if (!canReadTask(p, task)) throw taskNotFound(taskId);
     if (need === 'write' && !canWriteTask(p, task)) throw new AppError('FORBIDDEN', { details: { taskId } });
   }
+  if (need === 'write') checkIfMatch(ctx.ifMatch, versionOf(task), { taskId });
   return { task, principal, userId };
 }
 
 /**
- * Applies `update` to live task `taskId` as ONE conditional write (`{_id, deleted:false}` plus
- * `extraFilter`) and returns the task after it. No match (deleted meanwhile, or `extraFilter`
- * failed) → the error from `onMiss` (default 404 `TASK_NOT_FOUND`); nothing is written then.
+ * Applies `update` to live task `task` (as loaded in this unit's transaction) as ONE conditional
+ * write pinned at the loaded version (`{_id, deleted:false, version}`, issue 11), bumping the
+ * version, and returns the task after it. A miss means the task changed under the transaction:
+ * 409 `CONFLICT` (retry), nothing written.
  */
-export async function writeTask(
-  store: DocumentStore,
-  taskId: string,
-  update: Update,
-  extraFilter: Filter = {},
-  onMiss: () => AppError = () => taskNotFound(taskId),
-): Promise<TaskDoc> {
-  const after = await tasksOf(store).findOneAndUpdate({ _id: taskId, deleted: false, ...extraFilter }, update, { returnDocument: 'after' });
-  if (!after) throw onMiss();
+export async function writeTask(store: DocumentStore, w: WriteUnit, task: TaskDoc, update: Update & { $set: Record<string, unknown> }): Promise<TaskDoc> {
+  const after = await tasksOf(store).findOneAndUpdate(
+    { _id: task._id, deleted: false, ...versionGuard(task) },
+    { ...update, $set: { ...update.$set, ...nextVersion(task) } },
+    { returnDocument: 'after', session: w.session },
+  );
+  if (!after) throw new AppError('CONFLICT', { message: 'The task changed during the write; read it again and retry', details: { taskId: task._id } });
   return after;
 }
 

@@ -10,6 +10,35 @@ export interface CallMeta {
   userId?: string;
   /** W3C `traceparent`, passed through. */
   traceparent?: string;
+  /**
+   * `if-match`: the HTTP `If-Match` the gateway checked for form (issue 11): `*` or a comma list of
+   * quoted versions (`"3"`, `W/"3"`). The write handlers compare it with the stored version.
+   */
+  ifMatch?: string;
+  /** `idempotency-key`: the HTTP `Idempotency-Key` (1..255 visible ASCII characters; issue 11). */
+  idempotencyKey?: string;
+  /** `x-idempotency-scope`: `<METHOD> <path>` of the HTTP request the key is scoped to (issue 11). */
+  idempotencyScope?: string;
+}
+
+/**
+ * What a service tells the caller beside the reply body; carried as reply headers (issue 11).
+ * Set by the handler through {@link CallContext.reply} or by the dispatch step.
+ */
+export interface ReplyMeta {
+  /** The version of the one task or board the reply returns (the gateway's `ETag`). */
+  version?: number;
+  /** True when the reply is the stored answer of an earlier request with the same Idempotency-Key. */
+  replayed?: boolean;
+  /** On a replayed error: the request id of the first answer, so the error body is the same. */
+  traceId?: string;
+}
+
+/** The request's idempotency key with its scope (see {@link CallMeta}) and the payload's SHA-256 (hex). */
+export interface IdempotencyInput {
+  key: string;
+  scope: string;
+  fingerprint: string;
 }
 
 /** What a handler gets besides its input. Transport-free: no NATS types (DESIGN §10). */
@@ -21,6 +50,12 @@ export interface CallContext {
   subject: string;
   /** Child logger bound to `{reqId, subject}`. */
   log: Logger;
+  /** The `If-Match` value, when the request carries one (see {@link CallMeta.ifMatch}). */
+  ifMatch: string | undefined;
+  /** The Idempotency-Key with its scope and the payload fingerprint, when the request carries a key. */
+  idempotency: IdempotencyInput | undefined;
+  /** Reply headers the handler wants sent (replay flag); the dispatch adds the op's version. */
+  reply: ReplyMeta;
 }
 
 /**
@@ -74,15 +109,51 @@ export interface Bus extends AsyncDisposable {
    * straight through to HTTP. Errors are thrown as in `request`.
    */
   requestText<O extends AnyOp>(op: O, input: In<O>, meta?: CallMeta): Promise<string>;
+  /**
+   * As `requestText`, but never rejects for a service's error reply: resolves with the outcome
+   * (the data text, or the AppError) and the reply's {@link ReplyMeta}. Transport faults (503,
+   * 504) are thrown as in `request`.
+   */
+  requestReply<O extends AnyOp>(op: O, input: In<O>, meta?: CallMeta): Promise<BusReply>;
   serve(bindings: readonly Binding[], opts: ServeOptions): Promise<Served>;
   /** Round trip to the transport itself (readiness). Rejects with an AppError when down. */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
+/** The outcome of {@link Bus.requestReply}. */
+export type BusReply = { ok: true; text: string; meta: ReplyMeta } | { ok: false; error: AppError; meta: ReplyMeta };
+
 /** Header names used on the wire. */
 export const Headers = {
   requestId: 'x-request-id',
   userId: 'x-user-id',
   traceparent: 'traceparent',
+  ifMatch: 'if-match',
+  idempotencyKey: 'idempotency-key',
+  idempotencyScope: 'x-idempotency-scope',
+  /** Reply headers. */
+  version: 'x-version',
+  replayed: 'idempotency-replayed',
+  traceId: 'x-trace-id',
 } as const;
+
+/** Reply meta as wire headers (only the set ones). */
+export function replyMetaHeaders(meta: ReplyMeta): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  if (meta.version !== undefined) out.push([Headers.version, String(meta.version)]);
+  if (meta.replayed) out.push([Headers.replayed, 'true']);
+  if (meta.traceId !== undefined) out.push([Headers.traceId, meta.traceId]);
+  return out;
+}
+
+/** Reply meta from wire headers (`get` returns '' or undefined for a missing header). */
+export function replyMetaFrom(get: (name: string) => string | undefined): ReplyMeta {
+  const meta: ReplyMeta = {};
+  const version = get(Headers.version);
+  if (version) meta.version = Number(version);
+  if (get(Headers.replayed) === 'true') meta.replayed = true;
+  const traceId = get(Headers.traceId);
+  if (traceId) meta.traceId = traceId;
+  return meta;
+}

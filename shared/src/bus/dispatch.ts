@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { Logger } from 'pino';
 import { AppError, type FieldError, type WireError } from '../errors/index.js';
-import type { Binding, CallContext, CallMeta } from './bus.js';
+import type { Binding, BusReply, CallContext, CallMeta, IdempotencyInput, ReplyMeta } from './bus.js';
 
 /** The reply envelope on the wire (DESIGN §3). */
 export type Reply = { ok: true; data: unknown } | { ok: false; error: WireError };
@@ -75,9 +75,24 @@ export function decodeReplyText(text: string): string {
   throw AppError.fromWire(parsed.error);
 }
 
+/**
+ * Decodes a reply text into a {@link BusReply} with `meta`: the data text on success, the carried
+ * AppError otherwise (returned, not thrown).
+ */
+export function decodeReply(text: string, meta: ReplyMeta): BusReply {
+  try {
+    return { ok: true, text: decodeReplyText(text), meta };
+  } catch (e) {
+    return { ok: false, error: AppError.from(e), meta };
+  }
+}
+
 /** The {@link CallContext} of one request; its child logger is made on first use. */
 class Context implements CallContext {
   private child: Logger | undefined;
+  readonly ifMatch: string | undefined;
+  idempotency: IdempotencyInput | undefined;
+  readonly reply: ReplyMeta = {};
 
   constructor(
     readonly requestId: string,
@@ -85,7 +100,10 @@ class Context implements CallContext {
     readonly traceparent: string | undefined,
     readonly subject: string,
     private readonly base: Logger,
-  ) {}
+    meta: CallMeta,
+  ) {
+    this.ifMatch = meta.ifMatch;
+  }
 
   /** Bound to `{reqId, subject}`; made on first use: most requests log nothing, and a pino child costs ~3 % of a point read. */
   get log(): Logger {
@@ -98,7 +116,26 @@ class Context implements CallContext {
  * Never throws: every failure becomes an error reply. Unexpected errors are logged once here.
  */
 export async function dispatch(binding: Binding, payload: string, meta: CallMeta, subject: string, log: Logger): Promise<string> {
-  const ctx = new Context(meta.requestId ?? randomUUID(), meta.userId, meta.traceparent, subject, log);
+  return (await dispatchReply(binding, payload, meta, subject, log)).text;
+}
+
+/**
+ * {@link dispatch} with the reply's {@link ReplyMeta}: the version of the returned task or board
+ * (`op.versionOf`), and what the handler set on `ctx.reply` (the idempotent replay flag). The
+ * Idempotency-Key reaches the handler with the SHA-256 of the payload, to tell a repeat with the
+ * same body from one with another (issue 11).
+ */
+export async function dispatchReply(
+  binding: Binding, payload: string, meta: CallMeta, subject: string, log: Logger,
+): Promise<{ text: string; meta: ReplyMeta }> {
+  const ctx = new Context(meta.requestId ?? randomUUID(), meta.userId, meta.traceparent, subject, log, meta);
+  if (meta.idempotencyKey !== undefined) {
+    ctx.idempotency = {
+      key: meta.idempotencyKey,
+      scope: meta.idempotencyScope ?? subject,
+      fingerprint: createHash('sha256').update(payload).digest('hex'),
+    };
+  }
   try {
     let input: unknown;
     try {
@@ -108,10 +145,12 @@ export async function dispatch(binding: Binding, payload: string, meta: CallMeta
     }
     validate(binding.op.request, input);
     const out = await binding.handler(input as never, ctx);
-    return encodeOk(out);
+    const version = out === null || out === undefined ? undefined : binding.op.versionOf?.(out);
+    if (version !== undefined) ctx.reply.version = version;
+    return { text: encodeOk(out), meta: ctx.reply };
   } catch (e) {
     const err = AppError.from(e);
     if (err.status >= 500) ctx.log.error({ err: AppError.is(e) && err.code !== 'INTERNAL' ? err : e }, 'request failed');
-    return encodeError(err);
+    return { text: encodeError(err), meta: ctx.reply };
   }
 }

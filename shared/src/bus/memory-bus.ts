@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { AnyOp, In, Out } from '../contracts/op.js';
 import { AppError } from '../errors/index.js';
-import type { Binding, Bus, CallMeta, Served, ServeOptions } from './bus.js';
-import { decodeReplyText, dispatch, encodeRequest } from './dispatch.js';
+import type { Binding, Bus, BusReply, CallMeta, Served, ServeOptions } from './bus.js';
+import { decodeReply, dispatchReply, encodeRequest } from './dispatch.js';
 
 interface Entry {
   binding: Binding;
@@ -38,8 +38,14 @@ export class MemoryBus implements Bus {
     return JSON.parse(await this.requestText(op, input, meta)) as Out<O>;
   }
 
+  async requestText<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<string> {
+    const r = await this.requestReply(op, input, meta);
+    if (!r.ok) throw r.error;
+    return r.text;
+  }
+
   /** One promise per request: no async wrapper around the reply's. */
-  requestText<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<string> {
+  requestReply<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<BusReply> {
     let entry: Entry;
     let payload: string;
     try {
@@ -55,20 +61,16 @@ export class MemoryBus implements Bus {
     } catch (e) {
       return Promise.reject(e);
     }
-    return new Promise<string>((resolve, reject) => {
+    return new Promise<BusReply>((resolve, reject) => {
       const pending: Pending = {
         deadline: performance.now() + op.timeoutMs,
         timeOut: () => reject(new AppError('UPSTREAM_TIMEOUT', { details: { subject: op.subject, timeoutMs: op.timeoutMs } })),
       };
       this.track(pending);
       // dispatch never rejects: every failure is an error reply
-      void dispatch(entry.binding, payload, meta, op.subject, entry.log).then((text) => {
+      void dispatchReply(entry.binding, payload, meta, op.subject, entry.log).then((reply) => {
         this.pending.delete(pending);
-        try {
-          resolve(decodeReplyText(text));
-        } catch (e) {
-          reject(e);
-        }
+        resolve(decodeReply(reply.text, reply.meta));
       });
     });
   }

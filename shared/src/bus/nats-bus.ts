@@ -3,8 +3,8 @@ import { connect, headers as natsHeaders, type Msg, type NatsConnection, type Su
 import type { Logger } from 'pino';
 import type { AnyOp, In, Out } from '../contracts/op.js';
 import { AppError } from '../errors/index.js';
-import { Headers, type Binding, type Bus, type CallMeta, type Served, type ServeOptions } from './bus.js';
-import { decodeReplyText, dispatch, encodeError, encodeRequest } from './dispatch.js';
+import { Headers, replyMetaFrom, replyMetaHeaders, type Binding, type Bus, type BusReply, type CallMeta, type Served, type ServeOptions } from './bus.js';
+import { decodeReply, dispatchReply, encodeError, encodeRequest } from './dispatch.js';
 import { natsErrorToAppError } from './nats-errors.js';
 
 /** Options of {@link NatsBus.connect}. */
@@ -70,17 +70,27 @@ export class NatsBus implements Bus {
   }
 
   async requestText<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<string> {
+    const r = await this.requestReply(op, input, meta);
+    if (!r.ok) throw r.error;
+    return r.text;
+  }
+
+  async requestReply<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<BusReply> {
     let reply: Msg;
     try {
       const h = natsHeaders();
       h.set(Headers.requestId, meta.requestId ?? randomUUID());
       if (meta.userId !== undefined) h.set(Headers.userId, meta.userId);
       if (meta.traceparent !== undefined) h.set(Headers.traceparent, meta.traceparent);
+      if (meta.ifMatch !== undefined) h.set(Headers.ifMatch, meta.ifMatch);
+      if (meta.idempotencyKey !== undefined) h.set(Headers.idempotencyKey, meta.idempotencyKey);
+      if (meta.idempotencyScope !== undefined) h.set(Headers.idempotencyScope, meta.idempotencyScope);
       reply = await this.nc.request(this.subject(op.subject), encodeRequest(input), { timeout: op.timeoutMs, headers: h });
     } catch (e) {
       throw natsErrorToAppError(e, { subject: op.subject, timeoutMs: op.timeoutMs });
     }
-    return decodeReplyText(reply.string());
+    const rh = reply.headers;
+    return decodeReply(reply.string(), rh ? replyMetaFrom((name) => rh.get(name)) : {});
   }
 
   async serve(bindings: readonly Binding[], opts: ServeOptions): Promise<Served> {
@@ -148,9 +158,22 @@ export class NatsBus implements Bus {
       userId: h?.get(Headers.userId) || undefined,
       traceparent: h?.get(Headers.traceparent) || undefined,
     };
-    const reply = await dispatch(binding, msg.string(), meta, binding.op.subject, log);
+    const ifMatch = h?.get(Headers.ifMatch);
+    if (ifMatch) meta.ifMatch = ifMatch;
+    const key = h?.get(Headers.idempotencyKey);
+    if (key) {
+      meta.idempotencyKey = key;
+      meta.idempotencyScope = h?.get(Headers.idempotencyScope) || undefined;
+    }
+    const { text: reply, meta: replyMeta } = await dispatchReply(binding, msg.string(), meta, binding.op.subject, log);
     try {
-      msg.respond(reply);
+      const pairs = replyMetaHeaders(replyMeta);
+      if (pairs.length === 0) msg.respond(reply);
+      else {
+        const rh = natsHeaders();
+        for (const [k, v] of pairs) rh.set(k, v);
+        msg.respond(reply, { headers: rh });
+      }
     } catch (err) {
       log.error({ err, reqId: meta.requestId, subject: binding.op.subject }, 'reply not sent');
       // Tell the caller now instead of letting it wait for its timeout (e.g. a reply over max_payload).

@@ -85,6 +85,7 @@ export const Board = Type.Object({
   permission: Type.Optional(Permission),
   created_at: Timestamp,
   updated_at: Timestamp,
+  version: Type.Integer({ minimum: 1, description: '1 on create, +1 on every committed change (columns, sharing, sprint pointer); the ETag' }),
   is_owner: Type.Boolean(),
 });
 export type Board = Static<typeof Board>;
@@ -182,7 +183,10 @@ export type AppliedAction = Static<typeof AppliedAction>;
 
 /** Reply of the move (same with `dry_run`). */
 export const CardMoveResult = Type.Object({
-  task: Type.Object({ id: Type.String(), title: Type.String(), status: Type.String(), tags: Type.Array(Type.String()) }),
+  task: Type.Object({
+    id: Type.String(), title: Type.String(), status: Type.String(), tags: Type.Array(Type.String()),
+    version: Type.Integer({ minimum: 1, description: 'the card\'s version after the move (its ETag)' }),
+  }),
   applied_actions: Type.Array(AppliedAction),
 });
 export type CardMoveResult = Static<typeof CardMoveResult>;
@@ -209,26 +213,28 @@ export const GroupMemberBody = Type.Object(
 export type GroupMemberBody = Static<typeof GroupMemberBody>;
 
 const Empty = Type.Object({});
+/** The version of a board reply (its ETag, issue 11). */
+const boardVersion = (b: Board) => b.version;
 
 /** The boards service's bus API, subjects `boards.<verb>`; the caller's user id travels in the bus meta. */
 export const BoardsOps = {
-  create: op({ subject: 'boards.create', request: busRequest(BoardCreateBody.properties), response: Board }),
+  create: op({ subject: 'boards.create', request: busRequest(BoardCreateBody.properties), response: Board, versionOf: boardVersion }),
   list: op({ subject: 'boards.list', request: Empty, response: BoardList }),
-  get: op({ subject: 'boards.get', request: BoardPathParams, response: Board }),
+  get: op({ subject: 'boards.get', request: BoardPathParams, response: Board, versionOf: boardVersion }),
   /** Owner only (403 `FORBIDDEN` otherwise). */
-  update: op({ subject: 'boards.update', request: busRequest(BoardPathParams.properties, BoardUpdateBody.properties), response: Board }),
+  update: op({ subject: 'boards.update', request: busRequest(BoardPathParams.properties, BoardUpdateBody.properties), response: Board, versionOf: boardVersion }),
   /** Owner only; the board's tasks are kept. Replies `null` (HTTP 204). */
   remove: op({ subject: 'boards.remove', request: BoardPathParams, response: Type.Null() }),
   /** Owner only; the caller must belong to the group (403 `NOT_GROUP_MEMBER`). */
-  share: op({ subject: 'boards.share', request: busRequest(BoardPathParams.properties, BoardShareBody.properties), response: Board }),
+  share: op({ subject: 'boards.share', request: busRequest(BoardPathParams.properties, BoardShareBody.properties), response: Board, versionOf: boardVersion }),
   /** Owner only; removes the group sharing (the board stays `shared`, visible to its owner only). */
-  unshare: op({ subject: 'boards.unshare', request: BoardPathParams, response: Board }),
+  unshare: op({ subject: 'boards.unshare', request: BoardPathParams, response: Board, versionOf: boardVersion }),
   /** Read-only: the actions a column query (and default_tags) would materialize. */
   previewActions: op({ subject: 'boards.previewActions', request: busRequest(PreviewActionsBody.properties), response: PreviewActionsResult }),
   /** Card create on a board: board write access; default_tags merged; shared board's group stamped. */
-  createTask: op({ subject: 'boards.createTask', request: busRequest(BoardPathParams.properties, BoardTaskCreateBody.properties), response: Task }),
+  createTask: op({ subject: 'boards.createTask', request: busRequest(BoardPathParams.properties, BoardTaskCreateBody.properties), response: Task, versionOf: (t) => t.version }),
   /** Card move (DESIGN §7): 404 column/task, 403, 409 `KANBAN_TASK_NOT_IN_SOURCE_COLUMN`, 422 `KANBAN_TARGET_COLUMN_UNREACHABLE`. */
-  move: op({ subject: 'boards.move', request: busRequest(BoardTaskParams.properties, CardMoveBody.properties), response: CardMoveResult }),
+  move: op({ subject: 'boards.move', request: busRequest(BoardTaskParams.properties, CardMoveBody.properties), response: CardMoveResult, versionOf: (r) => r.task.version }),
 } as const;
 
 /** The groups part of the boards service, subjects `groups.<verb>` (DESIGN §5). */

@@ -12,6 +12,12 @@ export interface Op<Req extends TSchema = TSchema, Res extends TSchema = TSchema
   readonly response: Res;
   /** Caller's upper bound in milliseconds; a reply later than this is a 504. */
   readonly timeoutMs: number;
+  /**
+   * Where the reply carries the version of the ONE task or board it returns (issue 11): the
+   * dispatch step reads it from the handler's result and sends it as the `x-version` reply header,
+   * which the gateway answers as `ETag: "<version>"`. Absent for ops without such a reply.
+   */
+  readonly versionOf?: (out: Static<Res>) => number | undefined;
 }
 
 /** Any op, whatever its schemas (for registries and generic callers). */
@@ -31,6 +37,7 @@ export function op<Req extends TSchema, Res extends TSchema>(o: {
   request: Req;
   response: Res;
   timeoutMs?: number;
+  versionOf?: (out: Static<Res>) => number | undefined;
 }): Op<Req, Res> {
   return Object.freeze({ ...o, timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS });
 }

@@ -126,13 +126,13 @@ export type TaskDetail = Static<typeof TaskDetail>;
 
 /** The ops of the tasks service, subjects `tasks.<verb>`. */
 export const TasksOps = {
-  create: op({ subject: 'tasks.create', request: busRequest(TaskCreateBody.properties), response: Task }),
-  get: op({ subject: 'tasks.get', request: busRequest(TaskParams.properties), response: TaskDetail }),
-  update: op({ subject: 'tasks.update', request: busRequest(TaskParams.properties, TaskUpdateBody.properties), response: Task }),
+  create: op({ subject: 'tasks.create', request: busRequest(TaskCreateBody.properties), response: Task, versionOf: (t) => t.version }),
+  get: op({ subject: 'tasks.get', request: busRequest(TaskParams.properties), response: TaskDetail, versionOf: (t) => t.version }),
+  update: op({ subject: 'tasks.update', request: busRequest(TaskParams.properties, TaskUpdateBody.properties), response: Task, versionOf: (t) => t.version }),
   remove: op({ subject: 'tasks.remove', request: busRequest(TaskParams.properties), response: Type.Null() }),
-  setMetadata: op({ subject: 'tasks.setMetadata', request: busRequest(TaskParams.properties, MetadataSetBody.properties), response: TaskDetail }),
-  deleteMetadata: op({ subject: 'tasks.deleteMetadata', request: busRequest(MetadataKeyParams.properties), response: TaskDetail }),
-  movePath: op({ subject: 'tasks.movePath', request: busRequest(TaskParams.properties, TaskMoveBody.properties), response: Task }),
+  setMetadata: op({ subject: 'tasks.setMetadata', request: busRequest(TaskParams.properties, MetadataSetBody.properties), response: TaskDetail, versionOf: (t) => t.version }),
+  deleteMetadata: op({ subject: 'tasks.deleteMetadata', request: busRequest(MetadataKeyParams.properties), response: TaskDetail, versionOf: (t) => t.version }),
+  movePath: op({ subject: 'tasks.movePath', request: busRequest(TaskParams.properties, TaskMoveBody.properties), response: Task, versionOf: (t) => t.version }),
   addNote: op({ subject: 'tasks.addNote', request: busRequest(TaskParams.properties, NoteCreateBody.properties), response: Note }),
   listNotes: op({ subject: 'tasks.listNotes', request: busRequest(TaskParams.properties), response: NoteList }),
 } as const;

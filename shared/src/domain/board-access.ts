@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { Collections } from '../store/collections.js';
-import type { DocumentStore } from '../store/port.js';
+import type { DocumentStore, Session } from '../store/port.js';
 import { canReadBoard, canWriteBoard, loadPrincipal, type Principal } from './access.js';
 import type { BoardDoc, ColumnDef } from './board.js';
 
@@ -16,12 +16,14 @@ export interface LoadedBoard {
 /**
  * Loads board `boardId` for user `userId` (DESIGN §4, §5, §9), reading the board and the caller's
  * groups concurrently: missing or unreadable → 404 `BOARD_NOT_FOUND`; readable but lacking `need`
- * → 403 `FORBIDDEN`. Used by every service that serves a board route (boards, query).
+ * → 403 `FORBIDDEN`. Used by every service that serves a board route (boards, query). A write
+ * passes its transaction `session` (issue 11: the version it then checks is the one it writes).
  */
-export async function loadBoard(store: DocumentStore, userId: string, boardId: string, need: BoardNeed): Promise<LoadedBoard> {
+export async function loadBoard(store: DocumentStore, userId: string, boardId: string, need: BoardNeed, session?: Session): Promise<LoadedBoard> {
+  const s = session ? { session } : {};
   const [principal, board] = await Promise.all([
-    loadPrincipal(store, userId),
-    store.collection<BoardDoc>(Collections.boards).findOne({ _id: boardId }),
+    loadPrincipal(store, userId, session),
+    store.collection<BoardDoc>(Collections.boards).findOne({ _id: boardId }, s),
   ]);
   if (!board || !canReadBoard(principal, board)) throw new AppError('BOARD_NOT_FOUND', { details: { boardId } });
   const allowed = need === 'read' || (need === 'write' ? canWriteBoard(principal, board) : board.owner_id === userId);

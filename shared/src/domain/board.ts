@@ -1,3 +1,5 @@
+import type { Board } from '../contracts/boards.js';
+import { decodeMetadata } from '../store/keys.js';
 import type { Doc, Filter } from '../store/port.js';
 import type { Permission } from './task.js';
 import type { Principal } from './access.js';
@@ -46,6 +48,8 @@ export interface BoardDoc extends Doc {
   created_by: string;
   updated_at: string;
   updated_by: string;
+  /** 1 on create, +1 on every committed change (issue 11); absent on older data, which counts as 1. */
+  version?: number;
 }
 
 /**
@@ -64,4 +68,29 @@ export function boardScopeFilter(board: Pick<BoardDoc, 'board_type' | 'groupId' 
       : { deleted: false, $or: [{ created_by: p.userId }, ...(p.groupIds.length ? [{ groupId: { $in: p.groupIds } }] : [])] };
   if (board.default_tags.length > 0) return { $and: [base, { tags: { $all: board.default_tags } }] };
   return base;
+}
+
+/**
+ * The board object of the API (SPEC "Board"; DESIGN §9): metadata keys decoded, `version` (1 when
+ * absent: older data), `is_owner` for `userId`. Shared by the services that answer or emit a board
+ * (boards; sprints, whose start-sprint repoints boards and emits `board.updated`).
+ */
+export function toBoard(doc: BoardDoc, userId: string): Board {
+  const b: Board = {
+    id: doc._id,
+    name: doc.name,
+    board_type: doc.board_type,
+    columns: doc.columns,
+    default_tags: doc.default_tags,
+    metadata: decodeMetadata(doc.metadata),
+    owner_id: doc.owner_id,
+    created_at: doc.created_at,
+    updated_at: doc.updated_at,
+    version: doc.version ?? 1,
+    is_owner: doc.owner_id === userId,
+  };
+  if (doc.activeSprintId !== undefined) b.activeSprintId = doc.activeSprintId;
+  if (doc.groupId !== undefined) b.group_id = doc.groupId;
+  if (doc.groupPermission !== undefined) b.permission = doc.groupPermission;
+  return b;
 }

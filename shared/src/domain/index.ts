@@ -1,6 +1,6 @@
 export { systemClock, fixedClock, type Clock } from './clock.js';
 export { Task, toTask, TITLE_MAX, DESCRIPTION_MAX, type TaskDoc, type TaskView, type Permission } from './task.js';
-export { boardScopeFilter, type BoardDoc, type ColumnDef, type ColumnAction } from './board.js';
+export { boardScopeFilter, toBoard, type BoardDoc, type ColumnDef, type ColumnAction } from './board.js';
 export {
   loadPrincipal, readableTasksFilter, canReadTask, canWriteTask, canReadBoard, canWriteBoard,
   type Principal, type GroupDoc, type GroupRole, type Shared,
@@ -12,4 +12,12 @@ export {
 } from './task-write.js';
 export { mergeMoveActions, planMove, METADATA_FIELD, type MoveEffect, type MovePlan } from './move.js';
 export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, normalizeColumns, cardCreateBody } from './columns.js';
+export {
+  appendEvents, taskChanges, EVENT_INDEXES, EVENTS_COUNTER, taskCreatedEvent, taskUpdatedEvent, taskDeletedEvent, boardEvent,
+  type EventDoc, type EventStamp, type EventType, type FieldChange, type NewEvent,
+} from './events.js';
+export { parseIfMatch, noneMatchHits, versionOf, checkIfMatch, versionGuard, nextVersion, type IfMatch } from './versions.js';
+export {
+  runWrite, WRITE_INDEXES, IDEMPOTENCY_INDEXES, IDEMPOTENCY_LEASE_MS, DEFAULT_IDEMPOTENCY_TTL_HOURS, type IdempotencyDoc, type WriteUnit,
+} from './write-unit.js';
 export { loadBoard, columnOf, type BoardNeed, type LoadedBoard } from './board-access.js';

@@ -9,6 +9,8 @@ export interface ServiceDeps {
   store: DocumentStore;
   clock: Clock;
   log: Logger;
+  /** `IDEMPOTENCY_TTL_HOURS`: how long an Idempotency-Key's answer is replayed (default 24; issue 11). */
+  idempotencyTtlHours?: number;
 }
 
 /**

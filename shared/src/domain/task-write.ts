@@ -120,6 +120,7 @@ export function newTaskDoc(body: TaskCreateBody, userId: string, now: Date): Tas
     linkedToIds: distinct(body.linked_to_ids ?? []),
     resourceIds: body.resourceIds ?? [],
     deleted: false,
+    version: 1,
   };
   if (body.assignee) doc.assignee = body.assignee;
   if (body.kickoff) doc.kickoff = normalizeDate('/kickoff', body.kickoff);

@@ -41,6 +41,8 @@ export interface TaskDoc extends Doc {
   boardId?: string;
   deleted: boolean;
   deleted_at?: string;
+  /** 1 on create, +1 on every committed change (issue 11); absent on older data, which counts as 1. */
+  version?: number;
   /** Close outcome recorded on a sprint task by close-sprint (DESIGN §8). */
   sprintClose?: Record<string, unknown>;
 }
@@ -60,6 +62,7 @@ export const Task = Type.Object(
     created_by: Type.String(),
     updated_at: Type.String({ format: 'date-time' }),
     updated_by: Type.String(),
+    version: Type.Integer({ minimum: 1, description: '1 on create, +1 on every committed change; the ETag' }),
     assignee: Type.Optional(Type.String()),
     kickoff: Type.Optional(Type.String({ format: 'date-time' })),
     deadline: Type.Optional(Type.String({ format: 'date-time' })),
@@ -91,6 +94,7 @@ export function toTask(doc: TaskDoc, view: TaskView = 'full'): Task {
     created_by: doc.created_by,
     updated_at: doc.updated_at,
     updated_by: doc.updated_by,
+    version: doc.version ?? 1,
   };
   if (view === 'full') t.description = doc.description;
   if (doc.assignee !== undefined) t.assignee = doc.assignee;

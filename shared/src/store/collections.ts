@@ -8,4 +8,10 @@ export const Collections = {
   refreshTokens: 'refresh_tokens',
   /** Frozen sprint start and close snapshots (issue 12; services/sprints/src/domain/snapshots.ts). */
   sprintSnapshots: 'sprint_snapshots',
+  /** The events outbox (issue 10): one document per event, written in the write's transaction. */
+  events: 'events',
+  /** Counter documents `{_id, seq}`; `{_id: 'events'}` numbers the events. */
+  counters: 'counters',
+  /** Idempotency-Key records (issue 11), expired by a TTL index. */
+  idempotency: 'idempotency',
 } as const;

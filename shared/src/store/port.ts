@@ -106,6 +106,13 @@ export interface IndexSpec {
   keys: Record<string, 1 | -1>;
   unique?: boolean;
   name?: string;
+  /**
+   * A TTL index (one ascending key on a field holding ISO 8601 UTC date strings): a document is
+   * removed some time after `field + expireAfterSeconds`. MongoDB: a TTL index (the backend keeps
+   * the field as a BSON date and hands it out as the ISO string); embedded: an expiry sweep.
+   * Readers that need an exact expiry compare the field themselves.
+   */
+  expireAfterSeconds?: number;
 }
 
 /** Counts of round trips made to the backend, for benchmarks and tests. */

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps } from '@app/shared/contracts';
 import {
-  DEFAULT_COLUMNS, canReadTask, distinct, loadBoard, loadPrincipal, normalizeColumns, queryActions,
-  type BoardDoc, type Principal, type ServiceDeps, type TaskDoc,
+  DEFAULT_COLUMNS, boardEvent, canReadTask, checkIfMatch, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
+  runWrite, versionGuard, versionOf,
+  type BoardDoc, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
-import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Filter, type Session } from '@app/shared/store';
+import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Update } from '@app/shared/store';
 import { boardsOf, toBoard } from '../board-access.js';
 
 /** A board name: trimmed, not blank. */
@@ -19,11 +20,13 @@ function boardName(name: string): string {
 /**
  * `boards.create` (SPEC "Board lifecycle"): the caller owns the new board. Without `columns` the
  * board gets {@link DEFAULT_COLUMNS}; column ids are backfilled and actions materialized.
+ * Version 1; emits `board.created`.
  */
-export function createBoard({ store, clock }: ServiceDeps): Handler<typeof BoardsOps.create> {
-  return async (input, ctx) => {
-    const userId = callerId(ctx);
-    const at = clock.now().toISOString();
+export function createBoard(deps: ServiceDeps): Handler<typeof BoardsOps.create> {
+  const { store } = deps;
+  return async (input, ctx) => runWrite(deps, ctx, async (w) => {
+    const userId = w.userId;
+    const at = w.now.toISOString();
     const defaultTags = distinct(input.default_tags ?? []);
     const doc: BoardDoc = {
       _id: randomUUID(),
@@ -37,10 +40,13 @@ export function createBoard({ store, clock }: ServiceDeps): Handler<typeof Board
       created_by: userId,
       updated_at: at,
       updated_by: userId,
+      version: 1,
     };
-    await boardsOf(store).insertOne(doc);
-    return toBoard(doc, userId);
-  };
+    await boardsOf(store).insertOne(doc, { session: w.session });
+    const board = toBoard(doc, userId);
+    w.emit(boardEvent('board.created', board));
+    return board;
+  });
 }
 
 /** `boards.list`: boards the caller owns, and boards shared with its groups; each oldest first. */
@@ -65,37 +71,50 @@ export function getBoard({ store }: ServiceDeps): Handler<typeof BoardsOps.get> 
 /**
  * `boards.update` (owner only; DESIGN §9): only carried fields change, `columns` replaces the
  * whole list and `metadata` the whole metadata, `activeSprintId: ""` clears the pointer. Columns
- * are re-materialized whenever `columns` or `default_tags` is carried. ONE conditional write: when
- * it depends on the stored columns or default_tags, they must be unchanged since the read, else
- * 409 `CONFLICT` (retry).
+ * are re-materialized whenever `columns` or `default_tags` is carried. ONE conditional write pinned
+ * at the version read in the same transaction (issue 11; `If-Match` → 412); emits `board.updated`.
  */
-export function updateBoard({ store, clock }: ServiceDeps): Handler<typeof BoardsOps.update> {
-  return async ({ boardId, ...body }, ctx) => {
-    const userId = callerId(ctx);
-    const { board, principal } = await loadBoard(store, userId, boardId, 'owner');
-    const $set: Record<string, unknown> = { updated_at: clock.now().toISOString(), updated_by: userId };
+export function updateBoard(deps: ServiceDeps): Handler<typeof BoardsOps.update> {
+  const { store } = deps;
+  return async ({ boardId, ...body }, ctx) => runWrite(deps, ctx, async (w) => {
+    const { board, principal } = await ownedBoard(w, deps, ctx, boardId);
+    const $set: Record<string, unknown> = { updated_at: w.now.toISOString(), updated_by: w.userId };
     const $unset: Record<string, ''> = {};
-    const unchanged: Filter = {};
     if (body.name !== undefined) $set.name = boardName(body.name);
     if (body.metadata !== undefined) $set.metadata = encodeMetadata(body.metadata);
     if (body.columns !== undefined || body.default_tags !== undefined) {
       const defaultTags = body.default_tags === undefined ? board.default_tags : distinct(body.default_tags);
-      if (body.default_tags === undefined) unchanged.default_tags = board.default_tags;
-      else $set.default_tags = defaultTags;
-      if (body.columns === undefined) unchanged.columns = board.columns;
+      if (body.default_tags !== undefined) $set.default_tags = defaultTags;
       $set.columns = normalizeColumns(body.columns ?? board.columns, defaultTags, board.columns);
     }
     if (body.activeSprintId === '') $unset.activeSprintId = '';
     else if (body.activeSprintId !== undefined) $set.activeSprintId = await openSprintId(store, principal, body.activeSprintId);
 
-    const update = Object.keys($unset).length > 0 ? { $set, $unset } : { $set };
-    const after = await boardsOf(store).findOneAndUpdate({ _id: boardId, owner_id: userId, ...unchanged }, update, { returnDocument: 'after' });
-    if (after) return toBoard(after, userId);
-    if (await boardsOf(store).findOne({ _id: boardId }, { projection: { _id: 1 } })) {
-      throw new AppError('CONFLICT', { message: 'The board\'s columns or default_tags changed meanwhile; read it again and retry', details: { boardId } });
-    }
-    throw new AppError('BOARD_NOT_FOUND', { details: { boardId } });
-  };
+    const out = await writeBoard(w, deps, board, Object.keys($unset).length > 0 ? { $set, $unset } : { $set });
+    w.emit(boardEvent('board.updated', out));
+    return out;
+  });
+}
+
+/** The caller's own board `boardId`, read in the unit's transaction and checked against `If-Match`. */
+async function ownedBoard(w: WriteUnit, { store }: ServiceDeps, ctx: { ifMatch: string | undefined }, boardId: string) {
+  const loaded = await loadBoard(store, w.userId, boardId, 'owner', w.session);
+  checkIfMatch(ctx.ifMatch, versionOf(loaded.board), { boardId });
+  return loaded;
+}
+
+/**
+ * Applies `update` to `board` (as read in the unit's transaction) as ONE write pinned at its
+ * version, bumping it; 409 `CONFLICT` when the board changed under the transaction.
+ */
+async function writeBoard(w: WriteUnit, { store }: ServiceDeps, board: BoardDoc, update: Update & { $set: Record<string, unknown> }) {
+  const after = await boardsOf(store).findOneAndUpdate(
+    { _id: board._id, owner_id: w.userId, ...versionGuard(board) },
+    { ...update, $set: { ...update.$set, ...nextVersion(board) } },
+    { returnDocument: 'after', session: w.session },
+  );
+  if (!after) throw new AppError('CONFLICT', { message: 'The board changed meanwhile; read it again and retry', details: { boardId: board._id } });
+  return toBoard(after, w.userId);
 }
 
 /**
@@ -111,13 +130,15 @@ async function openSprintId(store: DocumentStore, p: Principal, sprintId: string
   return sprintId;
 }
 
-/** `boards.remove` (owner only): deletes the board; its tasks are kept (they keep their `boardId`). */
-export function removeBoard({ store }: ServiceDeps): Handler<typeof BoardsOps.remove> {
-  return async ({ boardId }, ctx) => {
-    await loadBoard(store, callerId(ctx), boardId, 'owner');
-    await boardsOf(store).deleteOne({ _id: boardId, owner_id: callerId(ctx) });
+/** `boards.remove` (owner only): deletes the board; its tasks are kept (they keep their `boardId`). Emits `board.deleted`. */
+export function removeBoard(deps: ServiceDeps): Handler<typeof BoardsOps.remove> {
+  return async ({ boardId }, ctx) => runWrite(deps, ctx, async (w) => {
+    const { board } = await ownedBoard(w, deps, ctx, boardId);
+    const { deletedCount } = await boardsOf(deps.store).deleteOne({ _id: boardId, owner_id: w.userId, ...versionGuard(board) }, { session: w.session });
+    if (deletedCount === 0) throw new AppError('CONFLICT', { message: 'The board changed meanwhile; read it again and retry', details: { boardId } });
+    w.emit(boardEvent('board.deleted', toBoard(board, w.userId)));
     return null;
-  };
+  });
 }
 
 /** `boards.previewActions`: read-only; the same computation as a board write (DESIGN §7). */
@@ -129,41 +150,37 @@ export function previewActions(): Handler<typeof BoardsOps.previewActions> {
  * `boards.share` (owner only): shares the board with a group the caller belongs to (else 403
  * `NOT_GROUP_MEMBER`) with `permission`; a private board becomes `shared`. In the same
  * transaction every live card created on the board takes the group and permission, so sharing a
- * board (or changing `r` to `rw`) shares its existing cards too.
+ * board (or changing `r` to `rw`) shares its existing cards too. The cards' versions do not change
+ * (sharing fields are not task fields); the board's does. Emits `board.shared`.
  */
-export function shareBoard({ store, clock }: ServiceDeps): Handler<typeof BoardsOps.share> {
-  return async ({ boardId, group_id, permission }, ctx) => {
-    const { principal } = await loadBoard(store, callerId(ctx), boardId, 'owner');
+export function shareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.share> {
+  const { store } = deps;
+  return async ({ boardId, group_id, permission }, ctx) => runWrite(deps, ctx, async (w) => {
+    const { board, principal } = await ownedBoard(w, deps, ctx, boardId);
     if (!principal.groupIds.includes(group_id)) {
       throw new AppError('NOT_GROUP_MEMBER', { message: `You are not a member of group ${group_id}`, details: { group_id } });
     }
     // The board and the cards created on it change sharing together: a card follows its board.
-    return store.withTransaction(async (session) => {
-      const board = await writeSharing(store, boardId, principal.userId, clock.now(), {
-        $set: { groupId: group_id, groupPermission: permission, board_type: 'shared' },
-      }, session);
-      await store
-        .collection<TaskDoc>(Collections.tasks)
-        .updateMany({ boardId, deleted: false }, { $set: { groupId: group_id, groupPermission: permission } }, { session });
-      return board;
+    const out = await writeBoard(w, deps, board, {
+      $set: { groupId: group_id, groupPermission: permission, board_type: 'shared', updated_at: w.now.toISOString(), updated_by: w.userId },
     });
-  };
+    await store
+      .collection<TaskDoc>(Collections.tasks)
+      .updateMany({ boardId, deleted: false }, { $set: { groupId: group_id, groupPermission: permission } }, { session: w.session });
+    w.emit(boardEvent('board.shared', out));
+    return out;
+  });
 }
 
-/** `boards.unshare` (owner only): removes the group sharing; the board stays `shared`, seen by its owner only. */
-export function unshareBoard({ store, clock }: ServiceDeps): Handler<typeof BoardsOps.unshare> {
-  return async ({ boardId }, ctx) => {
-    const { principal } = await loadBoard(store, callerId(ctx), boardId, 'owner');
-    return writeSharing(store, boardId, principal.userId, clock.now(), { $set: {}, $unset: { groupId: '', groupPermission: '' } });
-  };
-}
-
-async function writeSharing(
-  store: DocumentStore, boardId: string, userId: string, now: Date,
-  update: { $set: Record<string, unknown>; $unset?: Record<string, ''> }, session?: Session,
-) {
-  const stamped = { ...update, $set: { ...update.$set, updated_at: now.toISOString(), updated_by: userId } };
-  const after = await boardsOf(store).findOneAndUpdate({ _id: boardId, owner_id: userId }, stamped, { returnDocument: 'after', ...(session ? { session } : {}) });
-  if (!after) throw new AppError('BOARD_NOT_FOUND', { details: { boardId } });
-  return toBoard(after, userId);
+/** `boards.unshare` (owner only): removes the group sharing; the board stays `shared`, seen by its owner only. Emits `board.unshared`. */
+export function unshareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.unshare> {
+  return async ({ boardId }, ctx) => runWrite(deps, ctx, async (w) => {
+    const { board } = await ownedBoard(w, deps, ctx, boardId);
+    const out = await writeBoard(w, deps, board, {
+      $set: { updated_at: w.now.toISOString(), updated_by: w.userId },
+      $unset: { groupId: '', groupPermission: '' },
+    });
+    w.emit(boardEvent('board.unshared', out));
+    return out;
+  });
 }

@@ -1,12 +1,13 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps, CardMoveResult } from '@app/shared/contracts';
 import {
-  boardScopeFilter, canReadTask, columnOf, loadBoard, canWriteTask, mergeMoveActions, planMove,
+  boardScopeFilter, canReadTask, checkIfMatch, columnOf, loadBoard, canWriteTask, mergeMoveActions, nextVersion, planMove, runWrite, toTask,
+  versionGuard, versionOf,
   type BoardDoc, type ColumnDef, type MoveEffect, type MovePlan, type Principal, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { buildEffectiveQuery, compileQuery, queryMatches } from '@app/shared/query';
-import { Collections, type Collection, type Filter } from '@app/shared/store';
+import { Collections, type Collection, type Filter, type Session } from '@app/shared/store';
 import { deepFreeze } from '@app/shared/util';
 
 /** Conditional writes tried before a card whose tags keep changing under us is reported as 409 `CONFLICT`. */
@@ -32,45 +33,59 @@ function effectOf(from: ColumnDef, to: ColumnDef): MoveEffect {
  * `KANBAN_TASK_NOT_IN_SOURCE_COLUMN` with the current `task` snapshot (404 `TASK_NOT_FOUND` when
  * the caller cannot read it at all). The merged actions are applied to that read; if the result
  * would not match the target column (query + default_tags) → 422, nothing written. `dry_run`
- * stops there. Otherwise ONE `findOneAndUpdate` with the same source filter (plus the read tags
- * when the tags change, since the new tag list is computed from them) writes it; if it no longer
- * matches, the card is read again and the move re-planned or refused.
+ * stops there. Otherwise ONE `findOneAndUpdate` with the same source filter plus the card's
+ * version as read (issue 11: the `If-Match` check, made on that read, and the source-column check
+ * are one conditional write) writes it and bumps the version; if it no longer matches, the card is
+ * read again and the move re-planned or refused. The card read, the write and its one
+ * `card.moved` event (issue 10) are one transaction ({@link runWrite}).
  */
-export function moveCard({ store, clock }: ServiceDeps): Handler<typeof BoardsOps.move> {
+export function moveCard(deps: ServiceDeps): Handler<typeof BoardsOps.move> {
+  const { store } = deps;
   const tasks = store.collection<TaskDoc>(Collections.tasks);
   return async ({ boardId, taskId, from_column_id, to_column_id, dry_run = false }, ctx) => {
     const { board, principal } = await loadBoard(store, callerId(ctx), boardId, 'write');
     const from = columnOf(board, from_column_id);
     const to = columnOf(board, to_column_id);
-    const now = clock.now();
-    // frozen: the store compiles it once for the read and the write
-    const inSource: Filter = deepFreeze({
-      $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(columnQuery(board, from), { now }).filter],
-    });
-    const target = columnQuery(board, to);
-    const effect = effectOf(from, to);
+    return runWrite(deps, ctx, async (w) => {
+      const { session, now } = w;
+      // frozen: the store compiles it once for the read and the write
+      const inSource: Filter = deepFreeze({
+        $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(columnQuery(board, from), { now }).filter],
+      });
+      const target = columnQuery(board, to);
+      const effect = effectOf(from, to);
 
-    for (let attempt = 1; ; attempt++) {
-      const task = await tasks.findOne(inSource);
-      if (!task) throw await notInSource(tasks, principal, taskId, from_column_id);
-      if (!canWriteTask(principal, task)) throw new AppError('FORBIDDEN', { message: 'You may read this card but not change it', details: { taskId } });
-      const plan = planMove(task, effect, principal.userId, now);
-      if (!queryMatches(target, plan.after, now)) {
-        throw new AppError('KANBAN_TARGET_COLUMN_UNREACHABLE', {
-          message: `The card would not match column ${to_column_id} after the move; change the column's actions or the card first`,
-          details: { taskId, to_column_id },
-        });
+      for (let attempt = 1; ; attempt++) {
+        const task = await tasks.findOne(inSource, { session });
+        if (!task) throw await notInSource(tasks, principal, taskId, from_column_id, session);
+        if (!canWriteTask(principal, task)) throw new AppError('FORBIDDEN', { message: 'You may read this card but not change it', details: { taskId } });
+        checkIfMatch(ctx.ifMatch, versionOf(task), { taskId });
+        const plan = planMove(task, effect, principal.userId, now);
+        if (!queryMatches(target, plan.after, now)) {
+          throw new AppError('KANBAN_TARGET_COLUMN_UNREACHABLE', {
+            message: `The card would not match column ${to_column_id} after the move; change the column's actions or the card first`,
+            details: { taskId, to_column_id },
+          });
+        }
+        if (dry_run) return moveResult(plan, versionOf(task));
+        // pinned at the version planned from: the plan (tags included) is exact for what it replaces
+        const guard = { $and: [inSource, versionGuard(task)] };
+        const version = nextVersion(task);
+        const update = { ...plan.update, $set: { ...(plan.update.$set as Record<string, unknown>), ...version } };
+        const after = await tasks.findOneAndUpdate(guard, update, { returnDocument: 'after', session });
+        if (after) {
+          const result = moveResult(plan, version.version);
+          w.emit({
+            type: 'card.moved', task_id: taskId, board_id: boardId,
+            data: { board_id: boardId, from_column_id, to_column_id, applied_actions: result.applied_actions, task: toTask(after) },
+          });
+          return result;
+        }
+        if (attempt === MAX_ATTEMPTS) {
+          throw new AppError('CONFLICT', { message: 'The card kept changing during the move; read it again and retry', details: { taskId } });
+        }
       }
-      if (dry_run) return moveResult(plan);
-      const guard = plan.tagsChanged ? { $and: [inSource, { tags: task.tags }] } : inSource;
-      const before = await tasks.findOneAndUpdate(guard, plan.update, { returnDocument: 'before' });
-      // `before` is the very document planned from when nothing wrote it meanwhile (the embedded
-      // store hands out its stored documents); otherwise the plan is redone on what was replaced.
-      if (before) return moveResult(before === task ? plan : planMove(before, effect, principal.userId, now));
-      if (attempt === MAX_ATTEMPTS) {
-        throw new AppError('CONFLICT', { message: 'The card kept changing during the move; read it again and retry', details: { taskId } });
-      }
-    }
+    });
   };
 }
 
@@ -80,8 +95,8 @@ function columnQuery(board: BoardDoc, column: ColumnDef) {
 }
 
 /** The error for a card not found by the source filter: 409 with its snapshot when readable, else 404. */
-async function notInSource(tasks: Collection<TaskDoc>, p: Principal, taskId: string, fromColumnId: string): Promise<AppError> {
-  const current = await tasks.findOne({ _id: taskId, deleted: false });
+async function notInSource(tasks: Collection<TaskDoc>, p: Principal, taskId: string, fromColumnId: string, session: Session): Promise<AppError> {
+  const current = await tasks.findOne({ _id: taskId, deleted: false }, { session });
   if (!current || !canReadTask(p, current)) return new AppError('TASK_NOT_FOUND', { details: { taskId } });
   return new AppError('KANBAN_TASK_NOT_IN_SOURCE_COLUMN', {
     message: `The card is no longer in column ${fromColumnId}; refresh the board and retry`,
@@ -90,7 +105,7 @@ async function notInSource(tasks: Collection<TaskDoc>, p: Principal, taskId: str
   });
 }
 
-function moveResult(plan: MovePlan): CardMoveResult {
+function moveResult(plan: MovePlan, version: number): CardMoveResult {
   const { _id, title, status, tags } = plan.after;
-  return { task: { id: _id, title, status, tags }, applied_actions: plan.applied };
+  return { task: { id: _id, title, status, tags, version }, applied_actions: plan.applied };
 }

@@ -45,7 +45,7 @@ describe('boards.move over NATS', () => {
     const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as AppError);
     expect(won).toHaveLength(1);
     expect(won[0]!.value).toEqual({
-      task: { id: card.id, title: 'a card', status: 'doing', tags: ['docs', 'wip'] },
+      task: { id: card.id, title: 'a card', status: 'doing', version: 2, tags: ['docs', 'wip'] },
       applied_actions: [{ op: 'set', field: 'status', from: 'todo', to: 'doing' }, { op: 'add_tags', value: ['wip'] }],
     });
     expect(lost).toHaveLength(19);

@@ -110,7 +110,7 @@ describe('boards.update', () => {
     const board = await t.newBoard({ default_tags: ['x'], metadata: { a: 1 } });
     t.clock.advance(60_000);
     const renamed = await t.call(BoardsOps.update, { boardId: board.id, name: 'Renamed' });
-    expect(renamed).toEqual({ ...board, name: 'Renamed', updated_at: '2026-11-22T10:01:00.000Z' });
+    expect(renamed).toEqual({ ...board, name: 'Renamed', updated_at: '2026-11-22T10:01:00.000Z', version: 2 });
     const meta = await t.call(BoardsOps.update, { boardId: board.id, metadata: { b: 2 } });
     expect(meta.metadata).toEqual({ b: 2 });
   });
@@ -163,14 +163,15 @@ describe('boards.update', () => {
     expect(cleared).not.toHaveProperty('activeSprintId');
   });
 
-  it('refuses a write whose stored columns changed since it read them (no lost update)', async () => {
+  it('never loses a write made between its read and its write: the transaction reruns on top of it', async () => {
     let boardId = '';
     await using t = await buildBoards({
       serviceStore: raceBeforeWrite(Collections.boards, (store) => store.collection(Collections.boards).updateOne({ _id: boardId }, { $set: { columns: [] } })),
     });
     boardId = (await t.newBoard()).id;
-    await rejects(t.call(BoardsOps.update, { boardId, default_tags: ['x'] }), 'CONFLICT');
-    expect(await t.boards.findOne({ _id: boardId })).toMatchObject({ columns: [], default_tags: [] });
+    const out = await t.call(BoardsOps.update, { boardId, default_tags: ['x'] });
+    expect(out).toMatchObject({ columns: [], default_tags: ['x'], version: 2 });
+    expect(await t.boards.findOne({ _id: boardId })).toMatchObject({ columns: [], default_tags: ['x'], version: 2 });
   });
 });
 

@@ -27,7 +27,7 @@ describe('boards.createTask', () => {
     const task = await t.newCard(board.id, { title: ' Card ', description: 'md', status: 'doing', tags: ['q4', 'x'], metadata: { 'cf.points': 3 } });
     expect(task).toEqual({
       id: task.id, title: 'Card', description: 'md', status: 'doing', path: '', tags: ['q4', 'x', 'team'], checkInCount: 0,
-      metadata: { 'cf.points': 3 }, created_at: T0, created_by: ALICE, updated_at: T0, updated_by: ALICE,
+      metadata: { 'cf.points': 3 }, created_at: T0, created_by: ALICE, updated_at: T0, updated_by: ALICE, version: 1,
     });
     const doc = await t.stored(task.id);
     expect(doc).toMatchObject({ boardId: board.id, deleted: false });

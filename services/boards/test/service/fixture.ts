@@ -80,7 +80,11 @@ export function raceBeforeWrite(collection: string, concurrent: (store: Document
     let raced = false;
     return new Proxy(store, {
       get(target, prop, receiver) {
-        if (prop !== 'collection') return Reflect.get(target, prop, receiver);
+        if (prop !== 'collection') {
+          // methods run on the store itself (its transactions know their store by identity)
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        }
         return (name: string) => {
           const coll = target.collection(name);
           if (name !== collection) return coll;

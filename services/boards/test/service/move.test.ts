@@ -34,7 +34,7 @@ describe('boards.move', () => {
     t.clock.advance(60_000);
     const res = await move(t, ids, 'backlog', 'doing');
     expect(res).toEqual({
-      task: { id: ids.taskId, title: 'Write docs', status: 'doing', tags: ['docs', 'wip'] },
+      task: { id: ids.taskId, title: 'Write docs', status: 'doing', tags: ['docs', 'wip'], version: 2 },
       applied_actions: [
         { op: 'set', field: 'status', from: 'todo', to: 'doing' },
         { op: 'set', field: 'metadata.cf.priority', from: 'low', to: 'high' },
@@ -81,7 +81,10 @@ describe('boards.move', () => {
     const before = JSON.stringify(await t.stored(ids.taskId));
     const dry = await move(t, ids, 'backlog', 'doing', true);
     expect(JSON.stringify(await t.stored(ids.taskId))).toBe(before);
-    expect(await move(t, ids, 'backlog', 'doing')).toEqual(dry);
+    const real = await move(t, ids, 'backlog', 'doing');
+    // the dry run reports the card's current version (its ETag), the move the version it wrote
+    expect([dry.task.version, real.task.version]).toEqual([1, 2]);
+    expect({ ...real, task: { ...real.task, version: 1 } }).toEqual(dry);
   });
 
   it('answers 409 with the current snapshot when the card left the source column meanwhile, writing nothing', async () => {

@@ -1,8 +1,10 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
-import type { Bus, CallMeta } from '@app/shared/bus';
+import { Headers, type Bus, type CallMeta, type ReplyMeta } from '@app/shared/bus';
+import { noneMatchHits } from '@app/shared/domain';
 import { ErrorBodySchema } from '../http/error-mapping.js';
 import { authenticate } from '../plugins/auth.js';
+import { sendError } from '../plugins/errors.js';
 import type { LocalDeps, LocalRoute } from './local.js';
 import type { Method, RouteRequest, RouteSpec } from './route.js';
 
@@ -34,6 +36,44 @@ async function defaultBody(req: FastifyRequest): Promise<void> {
   if (req.body === undefined || req.body === null) req.body = {};
 }
 
+/** Methods that write: they accept `Idempotency-Key` (issue 11). */
+const WRITES = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** `Idempotency-Key`: 1..255 visible ASCII characters (issue 11). */
+const IdempotencyKey = Type.String({
+  minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$',
+  description: 'makes a retry safe: the first answer (not a 5xx) is stored 24 h per user, method and path, and replayed byte for byte with `Idempotency-Replayed: true`; another body with the same key → 422',
+});
+/** `If-Match`: `*` or a list of entity tags (RFC 9110). */
+const IfMatch = Type.String({
+  pattern: '^\\s*(\\*|(W/)?"[^"]*"(\\s*,\\s*(W/)?"[^"]*")*)\\s*$',
+  description: 'write only if the resource is at this version (its ETag, e.g. `"3"`), else 412; `*`: if it exists',
+});
+const IfNoneMatch = Type.String({ description: 'an ETag seen before (e.g. `"3"`): 304 with no body while the resource is unchanged' });
+
+/** The request headers a bus row declares (validated by Fastify, shown in Swagger), or none. */
+function headersOf(spec: RouteSpec) {
+  const write = WRITES.has(spec.method);
+  if (!write && !spec.conditional) return undefined;
+  const props: Record<string, TSchema> = {};
+  if (write) props['idempotency-key'] = Type.Optional(IdempotencyKey);
+  if (write && spec.conditional) props['if-match'] = Type.Optional(IfMatch);
+  if (!write && spec.conditional) props['if-none-match'] = Type.Optional(IfNoneMatch);
+  return Type.Object(props);
+}
+
+/** One header value (the first, when repeated). */
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Sets the reply headers a bus reply's meta calls for: `ETag` and `Idempotency-Replayed`. */
+function applyMeta(reply: FastifyReply, meta: ReplyMeta): void {
+  if (meta.version !== undefined) reply.header('etag', `"${meta.version}"`);
+  if (meta.replayed) reply.header(Headers.replayed, 'true');
+}
+
 /** What the registrar needs to register and describe one route (bus or local). */
 interface RouteDescription {
   method: Method;
@@ -45,6 +85,7 @@ interface RouteDescription {
   querystring?: TSchema | undefined;
   body?: TSchema | undefined;
   response?: TSchema | undefined;
+  headers?: TSchema | undefined;
   status: number;
   extra?: Record<string, unknown>;
 }
@@ -65,6 +106,7 @@ function schemaOf(d: RouteDescription): FastifySchema {
   if (d.params) schema.params = d.params;
   if (d.querystring) schema.querystring = d.querystring;
   if (d.body) schema.body = d.body;
+  if (d.headers) schema.headers = d.headers;
   return schema as FastifySchema;
 }
 
@@ -81,9 +123,12 @@ function routeOptions(d: RouteDescription, handler: RouteOptions['handler'], onR
 
 /**
  * Registers every bus route of the table (DESIGN §9) at its target path and at each legacy path.
- * Each request: auth (onRequest) → schema validation → exactly one `bus.requestText` → the reply
+ * Each request: auth (onRequest) → schema validation → exactly one `bus.requestReply` → the reply
  * text passed through unparsed (204: no body). Legacy answers carry `Deprecation: true` and a
  * `Link` to the target path. Throws at start-up for a draft route with legacy paths.
+ * Issue 11: `If-Match` and `Idempotency-Key` travel as bus headers (the key scoped to the method
+ * and path); the reply's version becomes the `ETag`, and a GET whose `If-None-Match` names it
+ * answers 304 with no body; a replayed answer carries `Idempotency-Replayed: true`.
  */
 export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readonly RouteSpec[]): void {
   for (const spec of routes) {
@@ -91,13 +136,29 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
       throw new Error(`Draft route ${spec.method} ${spec.url} must not have legacy paths (DESIGN §9)`);
     }
     const status = spec.status ?? 200;
+    const write = WRITES.has(spec.method);
     const forward = async (req: FastifyRequest, reply: FastifyReply) => {
       const meta: CallMeta = { requestId: req.id, userId: req.user.sub };
       const traceparent = req.headers.traceparent;
       if (typeof traceparent === 'string') meta.traceparent = traceparent;
-      const text = await bus.requestText(spec.op, spec.input(toRouteRequest(req)), meta);
+      if (write) {
+        const key = header(req, 'idempotency-key');
+        if (key !== undefined) {
+          meta.idempotencyKey = key;
+          meta.idempotencyScope = `${req.method} ${req.url.split('?')[0]}`;
+        }
+        const ifMatch = spec.conditional ? header(req, 'if-match') : undefined;
+        if (ifMatch !== undefined) meta.ifMatch = ifMatch;
+      }
+      const out = await bus.requestReply(spec.op, spec.input(toRouteRequest(req)), meta);
+      applyMeta(reply, out.meta);
+      if (!out.ok) return sendError(out.error, req, reply, out.meta.traceId);
       if (status === 204) return reply.code(204).send();
-      return reply.code(status).type('application/json').send(text);
+      if (!write && out.meta.version !== undefined) {
+        const noneMatch = header(req, 'if-none-match');
+        if (noneMatch !== undefined && noneMatchHits(noneMatch, out.meta.version)) return reply.code(304).send();
+      }
+      return reply.code(status).type('application/json').send(out.text);
     };
     const target: RouteDescription = {
       method: spec.method,
@@ -109,6 +170,7 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
       querystring: spec.querystring,
       body: spec.body,
       response: spec.response,
+      headers: headersOf(spec),
       status,
       extra: { 'x-maturity': spec.maturity },
     };

@@ -36,6 +36,11 @@ export interface RouteSpec<O extends AnyOp = AnyOp> {
   response?: TSchema;
   /** Success status; default 200. 204 sends no body. */
   status?: number;
+  /**
+   * The row reads or writes ONE task or board (issue 11): a write honours `If-Match`, a GET
+   * answers `If-None-Match` with 304. Every reply carrying a version gets its `ETag` regardless.
+   */
+  conditional?: boolean;
 }
 
 /**

@@ -189,7 +189,7 @@ describe('card move through HTTP', () => {
     f.sys.clock.advance(60_000);
     const res = await f.move(card.id, { from_column_id: 'col-to-do', to_column_id: 'col-doing' });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.task).toEqual({ id: card.id, title: 'Ship it', status: 'doing', tags: expect.any(Array) });
+    expect(res.body.task).toEqual({ id: card.id, title: 'Ship it', status: 'doing', tags: expect.any(Array), version: 2 });
     expect([...res.body.task.tags].sort()).toEqual(['team-a', 'wip']);
     expect(res.body.applied_actions).toEqual([
       { op: 'set', field: 'status', from: 'todo', to: 'doing' },
@@ -232,7 +232,9 @@ describe('card move through HTTP', () => {
     expect(after.body).toEqual(before.body);
     const real = await f.move(card.id, { from_column_id: 'col-to-do', to_column_id: 'col-doing' });
     expect(real.status).toBe(200);
-    expect(dry.body).toEqual(real.body);
+    // the same answer, but the dry run names the card's current version and the move the one it wrote
+    expect(dry.body).toEqual({ ...real.body, task: { ...real.body.task, version: 1 } });
+    expect([dry.headers.etag, real.headers.etag]).toEqual(['"1"', '"2"']);
   });
 
   it('refuses a stale move (409 with the current snapshot), an unreachable column (422) and an unknown column (404)', async () => {

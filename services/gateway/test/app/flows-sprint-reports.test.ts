@@ -29,6 +29,7 @@ describe('sprint reports through HTTP', () => {
 
     // Cards created into a column join the active sprint; points and status through PATCH.
     const card = async (title: string, points: number) => {
+      sys.clock.advance(1_000);
       const res = await sys.call('POST', `/api/v1/boards/${boardId}/tasks`, alice, { title, column_id: 'col-to-do', metadata: { 'app.points': points } });
       expect(res.status, JSON.stringify(res.body)).toBe(201);
       expect(res.body.metadata['app.sprint']).toBe(s1.body.id);
@@ -86,6 +87,69 @@ describe('sprint reports through HTTP', () => {
     await expectError(await sys.call('GET', `/api/v1/boards/${boardId}/velocity`, bob), 404, 'BOARD_NOT_FOUND');
     await expectError(await sys.call('POST', `/api/v1/tasks/${a}/start-sprint`, alice, {}), 400, 'NOT_A_SPRINT');
     await expectError(await sys.call('POST', `/api/v1/tasks/${s1.body.id}/start-sprint`, alice, {}), 400, 'SPRINT_ALREADY_CLOSED');
+  });
+
+  it('burndown from the real writes: day by day from the events outbox, with the ideal line to the deadline', async () => {
+    await using sys = await system();
+    const alice = await sys.user('alice');
+    const board = await sys.call('POST', '/api/v1/boards', alice, { name: 'Team', board_type: 'private', columns: COLUMNS });
+    const boardId: string = board.body.id;
+    const sprint = await sys.call('POST', `/api/v1/boards/${boardId}/sprints`, alice, { title: 'Sprint 9', deadline: '2026-03-05' });
+    const sprintId: string = sprint.body.id;
+    const card = async (title: string, points: number) => {
+      sys.clock.advance(1_000);
+      const res = await sys.call('POST', `/api/v1/boards/${boardId}/tasks`, alice, { title, column_id: 'col-to-do', metadata: { 'app.sprint': sprintId, 'app.points': points } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.id as string;
+    };
+    const ok = async (p: Promise<{ status: number; body: unknown }>) => {
+      const res = await p;
+      expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+    };
+    const a = await card('A', 3);
+    const b = await card('B', 5);
+    const c = await card('C', 2);
+    await ok(sys.call('POST', `/api/v1/tasks/${sprintId}/start-sprint`, alice, {}));
+    // Day 2 (2026-03-03): A is finished; D joins with 4 points.
+    sys.clock.set('2026-03-03T10:00:00.000Z');
+    await ok(sys.call('PATCH', `/api/v1/tasks/${a}`, alice, { status: 'done' }));
+    const d = await card('D', 4);
+    // Day 3: B leaves the sprint; C is re-estimated to 3 points.
+    sys.clock.set('2026-03-04T10:00:00.000Z');
+    await ok(sys.call('DELETE', `/api/v1/tasks/${b}/metadata/app.sprint`, alice));
+    await ok(sys.call('PATCH', `/api/v1/tasks/${c}/metadata`, alice, { key: 'app.points', value: 3 }));
+    // Day 4: C is moved to Done on the board (a card.moved event).
+    sys.clock.set('2026-03-05T10:00:00.000Z');
+    await ok(sys.call('POST', `/api/v1/boards/${boardId}/tasks/${c}/move`, alice, { from_column_id: 'col-to-do', to_column_id: 'col-done' }));
+
+    sys.clock.set('2026-03-05T12:00:00.000Z');
+    const open = await sys.call('GET', `/api/v1/tasks/${sprintId}/burndown`, alice);
+    expect(open.status, JSON.stringify(open.body)).toBe(200);
+    expect(open.body).toEqual({
+      sprint_id: sprintId,
+      started_at: '2026-03-02T09:00:03.000Z',
+      end: '2026-03-05T12:00:00.000Z',
+      closed: false,
+      days: [
+        { date: '2026-03-02', remaining: 10, scope: 10, ideal: 10 },
+        { date: '2026-03-03', remaining: 11, scope: 14, ideal: 6.666667 },
+        { date: '2026-03-04', remaining: 7, scope: 10, ideal: 3.333333 },
+        { date: '2026-03-05', remaining: 4, scope: 10, ideal: 0 },
+      ],
+    });
+
+    // Closed: the series ends at the close; finishing D later changes nothing.
+    await ok(sys.call('POST', `/api/v1/tasks/${sprintId}/close-sprint`, alice, { rollover: 'backlog' }));
+    const closed = await sys.call('GET', `/api/v1/tasks/${sprintId}/burndown`, alice);
+    expect(closed.body).toEqual({ ...open.body, closed: true });
+    sys.clock.set('2026-03-07T12:00:00.000Z');
+    await ok(sys.call('PATCH', `/api/v1/tasks/${d}`, alice, { status: 'done' }));
+    expect((await sys.call('GET', `/api/v1/tasks/${sprintId}/burndown`, alice)).body).toEqual(closed.body);
+    const report = await sys.call('GET', `/api/v1/tasks/${sprintId}/report`, alice);
+    expect(report.body).toMatchObject({
+      committed_points: 10, added: [{ id: d, points: 4 }], removed: [{ id: b, points: 5 }],
+      completed: [{ id: a }, { id: c, points: 3 }], rolled_over: [{ id: d, target: 'backlog' }], velocity: 6, completion_ratio: 0.6,
+    });
   });
 
   it('publishes the sprint routes in Swagger', async () => {

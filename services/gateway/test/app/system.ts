@@ -40,8 +40,8 @@ export interface System extends AsyncDisposable {
   stop(service: 'tasks' | 'boards' | 'sprints' | 'query'): Promise<void>;
   /** Registers and logs in `name`; returns its id and bearer header. */
   user(name: string): Promise<User>;
-  /** Sends one request; `body` is sent as JSON when given. */
-  call(method: string, url: string, as?: User, body?: unknown): Promise<Answer>;
+  /** Sends one request; `body` is sent as JSON when given; `headers` are added to the user's. */
+  call(method: string, url: string, as?: User, body?: unknown, headers?: Record<string, string>): Promise<Answer>;
 }
 
 /**
@@ -58,11 +58,11 @@ export async function system(): Promise<System> {
   const served: Served[] = await serveServices(services, { bus, store, log, clock });
   const app = await buildApp({ bus, store, clock, log, config: testConfig({ RATE_LIMIT_AUTH_MAX: '1000' }) });
 
-  const call = async (method: string, url: string, as?: User, body?: unknown): Promise<Answer> => {
+  const call = async (method: string, url: string, as?: User, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> => {
     const res = await app.inject({
       method: method as 'GET',
       url,
-      headers: as?.headers ?? {},
+      headers: { ...as?.headers, ...headers },
       ...(body === undefined ? {} : { payload: body as object }),
     });
     return { status: res.statusCode, headers: res.headers, body: res.body === '' ? undefined : res.json() };

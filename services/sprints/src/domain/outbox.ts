@@ -1,15 +1,12 @@
-import type { Doc, DocumentStore, Session } from '@app/shared/store';
+import { EVENTS_COUNTER } from '@app/shared/domain';
+import { Collections, type Doc, type DocumentStore, type Session } from '@app/shared/store';
 
 /*
- * Reading the events outbox (issue 10 agreement, written by the write handlers): collection
- * `events`, one document per committed change, `seq` strictly increasing in commit order, taken
- * from the counter document `{_id: 'events', seq}` in `counters`. The sprints service only reads it.
+ * Reading the events outbox (issue 10; written by `appendEvents` in shared/src/domain/events.ts):
+ * collection `events`, one document per committed change, `seq` strictly increasing in commit
+ * order, taken from the counter document `{_id: 'events', seq}` in `counters`. The burndown only
+ * reads it.
  */
-
-/** Collection of the events outbox. */
-export const EVENTS = 'events';
-/** Collection of the outbox counter. */
-export const COUNTERS = 'counters';
 
 /** An outbox event as the burndown reads it. `data.task` is the API task after the write. */
 export interface OutboxEvent extends Doc {
@@ -31,13 +28,13 @@ export interface OutboxEvent extends Doc {
  * 0 when no event was ever written.
  */
 export async function currentEventsSeq(store: DocumentStore, session: Session): Promise<number> {
-  const counter = await store.collection<{ _id: string; seq?: unknown }>(COUNTERS).findOne({ _id: EVENTS }, { session });
+  const counter = await store.collection<{ _id: string; seq?: unknown }>(Collections.counters).findOne({ _id: EVENTS_COUNTER }, { session });
   return typeof counter?.seq === 'number' ? counter.seq : 0;
 }
 
 /** Task events of the outbox after `afterSeq` that occurred at or before `until` (ISO), in `seq` order. */
 export function taskEventsSince(store: DocumentStore, afterSeq: number, until: string): Promise<OutboxEvent[]> {
-  return store.collection<OutboxEvent>(EVENTS).find(
+  return store.collection<OutboxEvent>(Collections.events).find(
     { seq: { $gt: afterSeq }, occurred_at: { $lte: until }, type: { $in: ['task.created', 'task.updated', 'task.deleted', 'card.moved'] } },
     { sort: { seq: 1 }, projection: { _id: 1, seq: 1, type: 1, occurred_at: 1, task_id: 1, data: 1 } },
   );

@@ -1,11 +1,11 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import { SprintsOps, type CloseSprintResult } from '@app/shared/contracts';
 import {
-  canReadBoard, canReadTask, canWriteBoard, canWriteTask, loadPrincipal, newNoteDoc,
+  canReadBoard, canReadTask, canWriteBoard, canWriteTask, loadPrincipal, newNoteDoc, runWrite, taskUpdatedEvent, versionOf,
   type BoardDoc, type NoteDoc, type Principal, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
-import { Collections, type Session, type Update } from '@app/shared/store';
+import { Collections, type Collection, type Session, type Update } from '@app/shared/store';
 import { DONE, StoredKeys, isSprint, toMember, velocityOf } from '../domain/members.js';
 import { renderRetroNote } from '../domain/retro-note.js';
 import { recordCloseSnapshot } from '../domain/snapshots.js';
@@ -22,13 +22,16 @@ const POINTS_PATH = `metadata.${StoredKeys.points}`;
  * `sprints.close` (SPEC "Sprint rhythm", DESIGN §8). Everything, reads included, runs in ONE
  * `store.withTransaction`, so any failure leaves nothing written and a retry starts afresh. Store
  * round trips are constant: the members are read with one find and rolled over with one
- * updateMany, and the boards are repointed with one updateMany.
+ * updateMany, and the boards are repointed with one updateMany. The same transaction bumps the
+ * versions of every task and board it changes and appends `sprint.closed` `{result}` plus one
+ * `task.updated` per rolled-over member (issues 10, 11; through {@link runWrite}).
  *
  * Errors: 404 `TASK_NOT_FOUND` (missing, deleted or unreadable sprint), 403 `FORBIDDEN` (readable,
  * not writable), 400 `NOT_A_SPRINT`, `SPRINT_ALREADY_CLOSED`, `SPRINT_ROLLOVER_INVALID`,
  * `SPRINT_ROLLOVER_REQUIRED` (`details.unfinished: [{id, title, status}]`), 503 from the store.
  */
-export function closeSprint({ store, clock }: ServiceDeps): Handler<typeof SprintsOps.close> {
+export function closeSprint(deps: ServiceDeps): Handler<typeof SprintsOps.close> {
+  const { store } = deps;
   const tasks = store.collection<TaskDoc>(Collections.tasks);
   const boards = store.collection<BoardDoc>(Collections.boards);
   const notes = store.collection<NoteDoc>(Collections.notes);
@@ -36,7 +39,8 @@ export function closeSprint({ store, clock }: ServiceDeps): Handler<typeof Sprin
   return async ({ sprintId, rollover }, ctx) => {
     const userId = callerId(ctx);
 
-    return store.withTransaction(async (session) => {
+    return runWrite(deps, ctx, async (w) => {
+      const session = w.session;
       const principal = await loadPrincipal(store, userId, session);
       // The sprint and the rollover candidate in one read.
       const found = await tasks.find({ _id: { $in: [sprintId, rollover ?? sprintId] }, deleted: false }, { session });
@@ -71,7 +75,7 @@ export function closeSprint({ store, clock }: ServiceDeps): Handler<typeof Sprin
       }
       const { rotated, skipped } = await boardsToRotate(principal, sprintId, session);
 
-      const at = clock.now();
+      const at = w.now;
       const now = at.toISOString();
       const stamp = { updated_at: now, updated_by: userId };
       const velocity = velocityOf(finished);
@@ -80,7 +84,7 @@ export function closeSprint({ store, clock }: ServiceDeps): Handler<typeof Sprin
         target: targetValue(target),
         completed: finished.length,
         rolledOver: unfinished.length,
-        rotatedBoardIds: rotated,
+        rotatedBoardIds: rotated.map((b) => b._id),
         skippedBoardIds: skipped,
         velocity,
       };
@@ -88,17 +92,29 @@ export function closeSprint({ store, clock }: ServiceDeps): Handler<typeof Sprin
       await recordCloseSnapshot(store, session, { sprint, members, result, by: userId, at: now });
 
       if (unfinished.length > 0) {
-        await tasks.updateMany({ _id: { $in: unfinished.map((m) => m.id) } }, pointAt(target, SPRINT_PATH, stamp), { session });
+        const ids = unfinished.map((m) => m.id);
+        const before = await tasks.find({ _id: { $in: ids } }, { session, sort: { created_at: 1, _id: 1 } });
+        await withVersions(tasks, before, session);
+        await tasks.updateMany({ _id: { $in: ids } }, { ...pointAt(target, SPRINT_PATH, stamp), $inc: { version: 1 } }, { session });
+        for (const t of before) {
+          const metadata = { ...t.metadata };
+          if (target.kind === 'sprint') metadata[StoredKeys.sprint] = target.id;
+          else delete metadata[StoredKeys.sprint];
+          const event = taskUpdatedEvent(t, { ...t, metadata, ...stamp, version: versionOf(t) + 1 });
+          if (event) w.emit(event);
+        }
       }
       const content = renderRetroNote({
         sprint: { id: sprintId, title: sprint.title, kickoff: sprint.kickoff, deadline: sprint.deadline },
         finished, unfinished, target, velocity, closedAt: now, closedBy: userId,
       });
       await notes.insertOne(newNoteDoc(sprintId, content, userId, at), { session });
-      await tasks.updateOne({ _id: sprintId }, { $set: { status: DONE, sprintClose: record, ...stamp } }, { session });
+      await tasks.updateOne({ _id: sprintId }, { $set: { status: DONE, sprintClose: record, ...stamp, version: versionOf(sprint) + 1 } }, { session });
       if (rotated.length > 0) {
-        await boards.updateMany({ _id: { $in: rotated } }, pointAt(target, 'activeSprintId', stamp), { session });
+        await withVersions(boards, rotated, session);
+        await boards.updateMany({ _id: { $in: rotated.map((b) => b._id) } }, { ...pointAt(target, 'activeSprintId', stamp), $inc: { version: 1 } }, { session });
       }
+      w.emit({ type: 'sprint.closed', task_id: sprintId, data: { result } });
       return result;
     });
   };
@@ -107,13 +123,22 @@ export function closeSprint({ store, clock }: ServiceDeps): Handler<typeof Sprin
   async function boardsToRotate(p: Principal, sprintId: string, session: Session) {
     const pointing = await boards.find(
       { activeSprintId: sprintId },
-      { session, sort: { _id: 1 }, projection: { _id: 1, owner_id: 1, groupId: 1, groupPermission: 1 } },
+      { session, sort: { _id: 1 }, projection: { _id: 1, owner_id: 1, groupId: 1, groupPermission: 1, version: 1 } },
     );
     return {
-      rotated: pointing.filter((b) => canWriteBoard(p, b)).map((b) => b._id),
+      rotated: pointing.filter((b) => canWriteBoard(p, b)),
       skipped: pointing.filter((b) => canReadBoard(p, b) && !canWriteBoard(p, b)).map((b) => b._id),
     };
   }
+}
+
+/**
+ * Gives documents stored before versions existed (issue 11) their implicit version 1, so the
+ * `$inc` that follows makes it 2; nothing when every one has a version.
+ */
+async function withVersions<T extends TaskDoc | BoardDoc>(coll: Collection<T>, docs: ReadonlyArray<{ _id: string; version?: unknown }>, session: Session) {
+  const legacy = docs.filter((d) => typeof d.version !== 'number').map((d) => d._id);
+  if (legacy.length > 0) await coll.updateMany({ _id: { $in: legacy }, version: { $exists: false } }, { $set: { version: 1 } }, { session });
 }
 
 /** The update that points `path` at the target sprint, or removes it (backlog, or no target). */

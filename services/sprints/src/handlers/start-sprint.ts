@@ -1,6 +1,8 @@
-import { callerId, type Handler } from '@app/shared/bus';
+import type { Handler } from '@app/shared/bus';
 import type { SprintsOps, StartSprintResult } from '@app/shared/contracts';
-import { canReadBoard, canWriteBoard, type BoardDoc, type ServiceDeps } from '@app/shared/domain';
+import {
+  boardEvent, canReadBoard, canWriteBoard, nextVersion, runWrite, toBoard, versionGuard, type BoardDoc, type ServiceDeps,
+} from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { Collections } from '@app/shared/store';
 import { DONE } from '../domain/members.js';
@@ -28,18 +30,20 @@ function resultOf(s: StartSnapshotDoc, replayed: boolean): StartSprintResult {
  * counter) and points the named boards' `activeSprintId` at the sprint (`board_ids`, default the
  * board the sprint was created on). Boards the caller can read but not write are skipped and listed,
  * like close-sprint's. A started sprint replays its recorded start (200, `replayed: true`, nothing
- * written, whatever `board_ids` says). The sprint's status is left as it is.
+ * written, whatever `board_ids` says). The sprint's status is left as it is. Each board whose pointer
+ * changes gets its version bumped and a `board.updated` event (issues 10, 11), in one bulk write.
  *
  * Errors (in this order): 404 `TASK_NOT_FOUND`, 403 `FORBIDDEN` (sprint not writable), 400
  * `NOT_A_SPRINT`, 400 `SPRINT_ALREADY_CLOSED` (status `done`), 404 `BOARD_NOT_FOUND` (a named board
  * is unknown or unreadable; `details.field` = `/board_ids/<i>`), 503 `STORE_UNAVAILABLE`.
  */
-export function startSprint({ store, clock }: ServiceDeps): Handler<typeof SprintsOps.start> {
+export function startSprint(deps: ServiceDeps): Handler<typeof SprintsOps.start> {
+  const { store } = deps;
   const boards = store.collection<BoardDoc>(Collections.boards);
 
-  return async ({ sprintId, board_ids }, ctx) => {
-    const userId = callerId(ctx);
-    return store.withTransaction(async (session) => {
+  return async ({ sprintId, board_ids }, ctx) =>
+    runWrite(deps, ctx, async (w) => {
+      const { session, userId } = w;
       const { sprint, principal } = await loadSprint(store, userId, sprintId, 'write', session);
       if (sprint.status === DONE) {
         throw new AppError('SPRINT_ALREADY_CLOSED', {
@@ -51,7 +55,7 @@ export function startSprint({ store, clock }: ServiceDeps): Handler<typeof Sprin
       if (existing) return resultOf(existing, true);
 
       const wanted = [...new Set(board_ids ?? (sprint.boardId === undefined ? [] : [sprint.boardId]))];
-      const found = wanted.length === 0 ? [] : await boards.find({ _id: { $in: wanted } }, { session, projection: { _id: 1, owner_id: 1, groupId: 1, groupPermission: 1 } });
+      const found = wanted.length === 0 ? [] : await boards.find({ _id: { $in: wanted } }, { session, sort: { _id: 1 } });
       const byId = new Map(found.map((b) => [b._id, b]));
       wanted.forEach((id, i) => {
         const b = byId.get(id);
@@ -59,18 +63,27 @@ export function startSprint({ store, clock }: ServiceDeps): Handler<typeof Sprin
           throw new AppError('BOARD_NOT_FOUND', { message: `board_ids/${i}: board ${id} not found`, details: { boardId: id, field: `/board_ids/${i}` } });
         }
       });
-      const pointed = found.filter((b) => canWriteBoard(principal, b)).map((b) => b._id);
+      const writable = found.filter((b) => canWriteBoard(principal, b));
+      const pointed = writable.map((b) => b._id);
       const skipped = found.filter((b) => !canWriteBoard(principal, b)).map((b) => b._id);
 
-      const now = clock.now().toISOString();
+      const now = w.now.toISOString();
       const members = await readMembers(store, sprintId, session);
       const eventsSeq = await currentEventsSeq(store, session);
       const snapshot = startSnapshot({ sprintId, members, at: now, by: userId, boardIds: pointed, skippedBoardIds: skipped, eventsSeq });
       await snapshotsOf(store).insertOne(snapshot, { session });
-      if (pointed.length > 0) {
-        await boards.updateMany({ _id: { $in: pointed } }, { $set: { activeSprintId: sprintId, updated_at: now, updated_by: userId } }, { session });
+      // Boards already pointing at the sprint do not change.
+      const moving = writable.filter((b) => b.activeSprintId !== sprintId);
+      if (moving.length > 0) {
+        const change = (b: BoardDoc) => ({ activeSprintId: sprintId, updated_at: now, updated_by: userId, ...nextVersion(b) });
+        const res = await boards.bulkWrite(
+          moving.map((b) => ({ updateOne: { filter: { _id: b._id, ...versionGuard(b) }, update: { $set: change(b) } } })),
+          { session },
+        );
+        // A board changed since this transaction read it (a MongoDB write conflict normally retries first).
+        if (res.matchedCount !== moving.length) throw new AppError('CONFLICT', { details: { sprintId } });
+        for (const b of moving) w.emit(boardEvent('board.updated', toBoard({ ...b, ...change(b) }, userId)));
       }
       return resultOf(snapshot, false);
     });
-  };
 }

@@ -39,6 +39,7 @@ describe('close-sprint under store faults', () => {
     ['the retro note', (c: StoreCall) => c.collection === 'notes' && c.op === 'insertOne'],
     ['marking the sprint done', (c: StoreCall) => c.collection === 'tasks' && c.op === 'updateOne'],
     ['repointing the boards', (c: StoreCall) => c.collection === 'boards' && c.op === 'updateMany'],
+    ['appending the events (issue 10)', (c: StoreCall) => c.collection === 'events' && c.op === 'insertMany'],
   ])('a fault at %s, after the rollover write, leaves nothing changed; the retry succeeds', async (_, step) => {
     const w = await world();
     const before = await snapshot(inner);
@@ -56,6 +57,8 @@ describe('close-sprint under store faults', () => {
     expect(await r.notesOf(w.sprint._id)).toEqual([]);
     expect((await r.board(w.board._id))?.activeSprintId).toBe(w.sprint._id);
     expect(await snapshot(inner)).toEqual(before);
+    // a rolled-back close emits nothing
+    expect(await inner.collection('events').countDocuments({})).toBe(0);
 
     const out = await svc.close(w.u.alice, w.sprint._id, { rollover: w.next._id });
 
@@ -67,6 +70,8 @@ describe('close-sprint under store faults', () => {
     expect(await r.membersOf(w.next._id)).toEqual(w.open.map((t) => t._id).sort());
     expect(await r.notesOf(w.sprint._id)).toHaveLength(1);
     expect((await r.board(w.board._id))?.activeSprintId).toBe(w.next._id);
+    const events = await inner.collection('events').find({}, { sort: { seq: 1 } });
+    expect(events.map((e) => e.type).sort()).toEqual(['sprint.closed', 'task.updated', 'task.updated']);
   });
 });
 
@@ -100,7 +105,8 @@ describe('close-sprint under store faults: the snapshots', () => {
 describe('start-sprint under store faults', () => {
   it.each([
     ['writing the start snapshot', (c: StoreCall) => c.collection === 'sprint_snapshots' && c.op === 'insertOne' && c.inTransaction],
-    ['pointing the boards', (c: StoreCall) => c.collection === 'boards' && c.op === 'updateMany' && c.inTransaction],
+    ['pointing the boards', (c: StoreCall) => c.collection === 'boards' && c.op === 'bulkWrite' && c.inTransaction],
+    ['appending the board.updated event', (c: StoreCall) => c.collection === 'events' && c.op === 'insertMany' && c.inTransaction],
   ])('a fault at %s leaves no snapshot and no board pointer; the retry starts it', async (_, step) => {
     const w = await world();
     const board = aBoard({ owner: w.u.alice });

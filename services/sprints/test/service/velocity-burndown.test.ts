@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SprintsOps } from '@app/shared/contracts';
-import type { TaskDoc } from '@app/shared/domain';
+import { appendEvents, type EventType, type TaskDoc } from '@app/shared/domain';
 import { Collections, EmbeddedStore, escapeKey, metadataPath, type DocumentStore } from '@app/shared/store';
 import { aBoard, aMember, aSprint, aTask, seed, serveSprints, users } from '../fixtures.js';
 
@@ -102,12 +102,9 @@ describe('velocity history', () => {
 });
 
 describe('burndown from the events outbox, with an injected clock', () => {
-  let seq = 0;
-  /** Appends an outbox event as the issue-10 agreement writes it (and moves the counter). */
-  async function event(type: string, at: string, taskId: string, data: Record<string, unknown>) {
-    seq++;
-    await store.collection('events').insertOne({ _id: randomUUID(), seq, type, occurred_at: at, actor: u.alice, request_id: randomUUID(), task_id: taskId, data });
-    await store.collection('counters').updateOne({ _id: 'events' }, { $set: { seq } }, { upsert: true });
+  /** Appends an outbox event as a write does (issue 10: `appendEvents`, in a transaction, seq from the counter). */
+  async function event(type: EventType, at: string, taskId: string, data: Record<string, unknown>) {
+    await store.withTransaction((session) => appendEvents(store, session, [{ type, task_id: taskId, data }], { actor: u.alice, request_id: randomUUID(), occurred_at: at }));
   }
   const apiTask = (t: TaskDoc, o: { status?: string; meta: Record<string, unknown> }) => ({ id: t._id, title: t.title, status: o.status ?? t.status, metadata: o.meta });
 

@@ -11,7 +11,7 @@ describe('tasks.create', () => {
     expect(task.id).toMatch(UUID);
     expect(task).toEqual({
       id: task.id, title: 'Write the spec', description: '', status: 'todo', path: '', tags: [], checkInCount: 0, metadata: {},
-      created_at: T0, created_by: ALICE, updated_at: T0, updated_by: ALICE,
+      created_at: T0, created_by: ALICE, updated_at: T0, updated_by: ALICE, version: 1,
     });
     const doc = await t.stored(task.id);
     expect(doc).toMatchObject({ _id: task.id, deleted: false, created_by: ALICE, linkedToIds: [], resourceIds: [] });

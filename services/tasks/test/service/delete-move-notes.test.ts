@@ -37,7 +37,7 @@ describe('tasks.movePath', () => {
     const task = await t.newTask('x', ALICE, { path: '/inbox', status: 'doing' });
     t.clock.set('2026-11-23T00:00:00.000Z');
     const moved = await t.call(TasksOps.movePath, { taskId: task.id, path: '/projects/q4 launch' });
-    expect(moved).toEqual({ ...task, path: '/projects/q4 launch', updated_at: '2026-11-23T00:00:00.000Z' });
+    expect(moved).toEqual({ ...task, path: '/projects/q4 launch', updated_at: '2026-11-23T00:00:00.000Z', version: 2 });
     expect((await t.call(TasksOps.movePath, { taskId: task.id, path: '' })).path).toBe('');
     expect((await t.call(TasksOps.movePath, { taskId: task.id, path: '/' })).path).toBe('/');
   });

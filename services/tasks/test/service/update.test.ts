@@ -11,7 +11,7 @@ describe('tasks.update', () => {
     const task = await t.newTask('old', ALICE, { description: 'keep', tags: ['a'], metadata: { order: 1 } });
     t.clock.set(LATER);
     const after = await t.call(TasksOps.update, { taskId: task.id, title: ' new ', status: 'doing', tags: ['b', 'b', 'c'] });
-    expect(after).toEqual({ ...task, title: 'new', status: 'doing', tags: ['b', 'c'], updated_at: LATER });
+    expect(after).toEqual({ ...task, title: 'new', status: 'doing', tags: ['b', 'c'], updated_at: LATER, version: 2 });
     expect(await t.stored(task.id)).toMatchObject({ title: 'new', description: 'keep', created_at: T0, updated_at: LATER });
   });
 

@@ -46,7 +46,7 @@ describe('newTaskDoc', () => {
     expect(a).toEqual({
       _id: a._id, title: 'x', description: '', status: 'todo', path: '', tags: [], checkInCount: 0, metadata: {},
       created_at: NOW.toISOString(), created_by: 'u1', updated_at: NOW.toISOString(), updated_by: 'u1',
-      linkedToIds: [], resourceIds: [], deleted: false,
+      linkedToIds: [], resourceIds: [], deleted: false, version: 1,
     });
   });
 });

@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import { Collections } from '../store/collections.js';
+import type { Board } from '../contracts/boards.js';
+import type { Doc, DocumentStore, IndexSpec, Session } from '../store/port.js';
+import { toTask, type TaskDoc } from './task.js';
+
+/**
+ * The events outbox (issue 10, written here; read by the feed, stream, webhooks and burndown).
+ * Every committed write appends its events to the `events` collection in the SAME store
+ * transaction as the write, so a rolled-back write emits nothing and a committed one never loses
+ * its event. `seq` comes from the counter document `{_id: 'events', seq}` in `counters`, `$inc`-ed
+ * in that transaction: commit order is seq order on both backends (docs/concurrency.md).
+ */
+
+/** Every event type (issue 10 "Events"). */
+export type EventType =
+  | 'task.created' | 'task.updated' | 'task.deleted' | 'card.moved'
+  | 'board.created' | 'board.updated' | 'board.deleted' | 'board.shared' | 'board.unshared'
+  | 'sprint.closed' | 'note.created';
+
+/** One field change of a `task.updated` event: `field` is the API field name or `metadata.<key>`; `to` absent when removed or cleared. */
+export interface FieldChange {
+  field: string;
+  from?: unknown;
+  to?: unknown;
+}
+
+/** An event as a write hands it to {@link appendEvents}: the store assigns `_id`, `seq` and the stamp. */
+export interface NewEvent {
+  type: EventType;
+  task_id?: string;
+  board_id?: string;
+  /** The type's payload (issue 10; brief "Events outbox"): `{task}`, `{task, changes}`, `{board}`, … */
+  data: Record<string, unknown>;
+}
+
+/**
+ * An event as stored in `events`; the API envelope is the same with `_id` renamed `id`.
+ * `seq` is strictly increasing per store; `occurred_at` is ISO 8601 UTC.
+ */
+export interface EventDoc extends Doc {
+  _id: string;
+  seq: number;
+  type: EventType;
+  occurred_at: string;
+  actor: string;
+  request_id: string;
+  task_id?: string;
+  board_id?: string;
+  data: Record<string, unknown>;
+}
+
+/** Who and when of the events of one write. */
+export interface EventStamp {
+  /** The caller's user id. */
+  actor: string;
+  request_id: string;
+  /** The write's time (the service clock). */
+  occurred_at: string;
+}
+
+/** Id of the counter document that numbers the events. */
+export const EVENTS_COUNTER = 'events';
+
+/** The index readers rely on: events by `seq`, unique. */
+export const EVENT_INDEXES: IndexSpec[] = [{ collection: Collections.events, keys: { seq: 1 }, unique: true, name: 'events_seq' }];
+
+/**
+ * Appends `events` in the transaction `session`: one `$inc` of the counter document by the number
+ * of events (upserted on first use) gives their `seq` values in order, then one `insertMany`.
+ * Ids are new UUIDs. Nothing happens for an empty list. Errors are the store's (503, 409); the
+ * caller's transaction then aborts with nothing written. Returns the stored documents.
+ */
+export async function appendEvents(store: DocumentStore, session: Session, events: readonly NewEvent[], stamp: EventStamp): Promise<EventDoc[]> {
+  if (events.length === 0) return [];
+  const counter = await store
+    .collection<{ _id: string; seq: number }>(Collections.counters)
+    .findOneAndUpdate({ _id: EVENTS_COUNTER }, { $inc: { seq: events.length } }, { upsert: true, returnDocument: 'after', session });
+  const last = counter?.seq ?? events.length;
+  const docs = events.map((e, i): EventDoc => {
+    const doc: EventDoc = { _id: randomUUID(), seq: last - events.length + i + 1, type: e.type, occurred_at: stamp.occurred_at, actor: stamp.actor, request_id: stamp.request_id, data: e.data };
+    if (e.task_id !== undefined) doc.task_id = e.task_id;
+    if (e.board_id !== undefined) doc.board_id = e.board_id;
+    return doc;
+  });
+  await store.collection<EventDoc>(Collections.events).insertMany(docs, { session });
+  return docs;
+}
+
+const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The field changes between two API task objects (before → after), for `task.updated`: every
+ * top-level field except the stamps (`updated_at`, `updated_by`, `version`) and `metadata`, whose
+ * keys are compared one by one as `metadata.<key>`. A removed field has no `to`, an added one no
+ * `from`. Order: top-level fields in the after object's order, then removed ones, then metadata.
+ */
+export function taskChanges(before: Record<string, unknown>, after: Record<string, unknown>): FieldChange[] {
+  const skip = new Set(['updated_at', 'updated_by', 'version', 'metadata', 'notes', 'linkedTo', 'derivedFrom']);
+  const out: FieldChange[] = [];
+  const diff = (field: string, from: unknown, to: unknown) => {
+    if (same(from, to)) return;
+    const c: FieldChange = { field };
+    if (from !== undefined) c.from = from;
+    if (to !== undefined) c.to = to;
+    out.push(c);
+  };
+  for (const k of Object.keys(after)) if (!skip.has(k)) diff(k, before[k], after[k]);
+  for (const k of Object.keys(before)) if (!skip.has(k) && !(k in after)) diff(k, before[k], undefined);
+  const mb = (before.metadata ?? {}) as Record<string, unknown>;
+  const ma = (after.metadata ?? {}) as Record<string, unknown>;
+  for (const k of Object.keys(ma)) diff(`metadata.${k}`, mb[k], ma[k]);
+  for (const k of Object.keys(mb)) if (!(k in ma)) diff(`metadata.${k}`, mb[k], undefined);
+  return out;
+}
+
+/** The envelope ids of an event about a task: `task_id`, and `board_id` when it was created on a board. */
+function aboutTask(doc: TaskDoc): Pick<NewEvent, 'task_id' | 'board_id'> {
+  return doc.boardId === undefined ? { task_id: doc._id } : { task_id: doc._id, board_id: doc.boardId };
+}
+
+/** `task.created` `{task}` (the API task object). */
+export function taskCreatedEvent(doc: TaskDoc): NewEvent {
+  return { type: 'task.created', ...aboutTask(doc), data: { task: toTask(doc) } };
+}
+
+/**
+ * `task.updated` `{task, changes}` from the stored task before and after one write; `null` when
+ * no API field changed (nothing to tell).
+ */
+export function taskUpdatedEvent(before: TaskDoc, after: TaskDoc): NewEvent | null {
+  const task = toTask(after);
+  const changes = taskChanges(toTask(before), task);
+  if (changes.length === 0) return null;
+  return { type: 'task.updated', ...aboutTask(after), data: { task, changes } };
+}
+
+/** `task.deleted` `{task_id, task}` (the task as it was deleted). */
+export function taskDeletedEvent(doc: TaskDoc): NewEvent {
+  return { type: 'task.deleted', ...aboutTask(doc), data: { task_id: doc._id, task: toTask(doc) } };
+}
+
+/** A board event `{board}` (the API board object as the actor sees it). */
+export function boardEvent(type: 'board.created' | 'board.updated' | 'board.deleted' | 'board.shared' | 'board.unshared', board: Board): NewEvent {
+  return { type, board_id: board.id, data: { board } };
+}

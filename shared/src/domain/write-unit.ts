@@ -1,0 +1,144 @@
+import { createHash } from 'node:crypto';
+import { callerId, type CallContext } from '../bus/bus.js';
+import { AppError } from '../errors/index.js';
+import { Collections } from '../store/collections.js';
+import type { Doc, DocumentStore, IndexSpec, Session } from '../store/port.js';
+import { appendEvents, EVENT_INDEXES, type NewEvent } from './events.js';
+import type { ServiceDeps } from './service.js';
+
+/**
+ * The one unit of work of every write handler (issues 10 and 11; docs/concurrency.md):
+ *
+ * 1. With an `Idempotency-Key`: the key's record is looked up first. A finished record answers
+ *    the stored reply (`Idempotency-Replayed: true`, nothing runs); another body → 422
+ *    `IDEMPOTENCY_KEY_REUSED`; a running one → 409 `IDEMPOTENCY_KEY_IN_PROGRESS`. Otherwise the key
+ *    is claimed (a `running` record, one insert).
+ * 2. `fn` runs in ONE `store.withTransaction`: its reads and conditional writes, then the events
+ *    it emitted ({@link appendEvents}) and the key's finished record with the reply, so a
+ *    committed write never lacks its events or its record, and a rolled-back one has neither.
+ * 3. A 4xx from `fn` is recorded after the rollback (the same error is replayed); a 5xx drops the
+ *    claim, so a retry runs again.
+ */
+
+/** What a write handler gets inside the transaction. */
+export interface WriteUnit {
+  /** The transaction; pass it to every store call of the write. */
+  session: Session;
+  /** The caller's user id. */
+  userId: string;
+  /** The write's time, from the service clock. */
+  now: Date;
+  /** Queues events; they are appended in this transaction after `fn` returns. */
+  emit(...events: NewEvent[]): void;
+}
+
+/** How long a `running` claim blocks a repeat (409) before another request may take it over: past every op timeout. */
+export const IDEMPOTENCY_LEASE_MS = 60_000;
+/** Default of `IDEMPOTENCY_TTL_HOURS`: how long a finished answer is replayed. */
+export const DEFAULT_IDEMPOTENCY_TTL_HOURS = 24;
+
+/** An Idempotency-Key record in `idempotency` (`_id`: SHA-256 of user, scope and key). */
+export interface IdempotencyDoc extends Doc {
+  _id: string;
+  user_id: string;
+  scope: string;
+  fingerprint: string;
+  state: 'running' | 'done';
+  request_id: string;
+  created_at: string;
+  /** ISO UTC; the record counts as absent from then on (and the TTL index removes it). */
+  expires_at: string;
+  /** The reply body as JSON text (success). */
+  reply?: string;
+  /** The wire error as JSON text (a 4xx answer). */
+  error?: string;
+}
+
+/** The TTL index of the idempotency records (MongoDB TTL index; the embedded store's expiry sweep). */
+export const IDEMPOTENCY_INDEXES: IndexSpec[] = [{ collection: Collections.idempotency, keys: { expires_at: 1 }, expireAfterSeconds: 0, name: 'idempotency_ttl' }];
+
+/** Indexes of every service that writes through {@link runWrite}: the outbox's and the idempotency records'. */
+export const WRITE_INDEXES: IndexSpec[] = [...EVENT_INDEXES, ...IDEMPOTENCY_INDEXES];
+
+/**
+ * Runs a write as one unit of work (see the file comment). `fn` may run more than once (the
+ * store retries a transaction on write conflicts): keep it free of side effects outside the store.
+ * Throws what `fn` throws, 409/422 for the key rules above, 503 from the store.
+ */
+export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: WriteUnit) => Promise<R>): Promise<R> {
+  const userId = callerId(ctx);
+  const { store, clock } = deps;
+  const inTransaction = (session: Session, record?: (r: R, session: Session) => Promise<void>) => async () => {
+    const events: NewEvent[] = [];
+    const now = clock.now();
+    const result = await fn({ session, userId, now, emit: (...e) => void events.push(...e) });
+    await appendEvents(store, session, events, { actor: userId, request_id: ctx.requestId, occurred_at: now.toISOString() });
+    if (record) await record(result, session);
+    return result;
+  };
+  const idem = ctx.idempotency;
+  if (!idem) return store.withTransaction((session) => inTransaction(session)());
+
+  const records = store.collection<IdempotencyDoc>(Collections.idempotency);
+  const id = createHash('sha256').update(`${userId}\n${idem.scope}\n${idem.key}`).digest('hex');
+  const now = clock.now();
+  const ttlMs = (deps.idempotencyTtlHours ?? DEFAULT_IDEMPOTENCY_TTL_HOURS) * 3_600_000;
+
+  const answer = (rec: IdempotencyDoc): R => {
+    if (rec.fingerprint !== idem.fingerprint) {
+      throw new AppError('IDEMPOTENCY_KEY_REUSED', {
+        message: 'This Idempotency-Key was used with another request body; use a new key for a new request',
+        details: { key: idem.key },
+      });
+    }
+    if (rec.state === 'running') {
+      throw new AppError('IDEMPOTENCY_KEY_IN_PROGRESS', { message: 'A request with this Idempotency-Key is still running; retry later', details: { key: idem.key } });
+    }
+    ctx.reply.replayed = true;
+    if (rec.error !== undefined) {
+      ctx.reply.traceId = rec.request_id;
+      throw AppError.fromWire(JSON.parse(rec.error));
+    }
+    return JSON.parse(rec.reply ?? 'null') as R;
+  };
+
+  const claim: IdempotencyDoc = {
+    _id: id, user_id: userId, scope: idem.scope, fingerprint: idem.fingerprint, state: 'running',
+    request_id: ctx.requestId, created_at: now.toISOString(), expires_at: new Date(now.getTime() + IDEMPOTENCY_LEASE_MS).toISOString(),
+  };
+  const existing = await records.findOne({ _id: id });
+  if (existing && existing.expires_at > claim.created_at) return answer(existing);
+  try {
+    if (existing) {
+      // expired (a finished answer past its TTL, or a claim whose request died): taken over
+      const taken = await records.updateOne({ _id: id, expires_at: existing.expires_at, request_id: existing.request_id }, { $set: claim });
+      if (taken.matchedCount === 0) throw new AppError('CONFLICT');
+    } else {
+      await records.insertOne(claim);
+    }
+  } catch (e) {
+    if (!AppError.is(e) || e.code !== 'CONFLICT') throw e;
+    // another request claimed the key meanwhile
+    const again = await records.findOne({ _id: id });
+    if (again) return answer(again);
+    throw e;
+  }
+  const mine = { _id: id, request_id: ctx.requestId, state: 'running' };
+  const finish = (fields: Partial<IdempotencyDoc>) => ({ $set: { ...fields, state: 'done', expires_at: new Date(now.getTime() + ttlMs).toISOString() } });
+  try {
+    return await store.withTransaction((session) =>
+      inTransaction(session, async (result, s) => {
+        await records.updateOne(mine, finish({ reply: JSON.stringify(result ?? null) }), { session: s });
+      })(),
+    );
+  } catch (e) {
+    const err = AppError.from(e);
+    try {
+      if (err.status < 500) await records.updateOne(mine, finish({ error: JSON.stringify(err.toWire()) }));
+      else await records.deleteOne(mine);
+    } catch (recordErr) {
+      ctx.log.warn({ err: recordErr }, 'idempotency record not updated after a failed write');
+    }
+    throw e;
+  }
+}
