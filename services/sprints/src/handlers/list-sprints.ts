@@ -44,7 +44,8 @@ export function listSprints({ store }: ServiceDeps): Handler<typeof SprintsOps.l
     const close = new Map<string, SnapshotDoc>();
     for (const s of recorded) (s.kind === 'start' ? start : close).set(s.sprint_id, s);
 
-    const liveIds = sprintIds.filter((id) => !(sprints.find((t) => t._id === id)!.status === DONE && close.has(id)));
+    // A closed sprint's figures are frozen in its close snapshot; every other sprint's are read now.
+    const liveIds = sprints.filter((t) => !(t.status === DONE && close.has(t._id))).map((t) => t._id);
     const live = new Map<string, SnapMember[]>(liveIds.map((id) => [id, []]));
     if (liveIds.length > 0) {
       const docs = await tasks.find(membersFilter(liveIds), { projection: MEMBER_PROJECTION });
