@@ -21,7 +21,7 @@ if (!all && !config.NATS_URL) {
   process.exit(1);
 }
 const { bus, store, kinds } = await openConnections(config, log, 'gateway');
-const served = all ? await serveServices([tasksService, boardsService, sprintsService, queryService], { bus, store, log }) : [];
+const served = all ? await serveServices([tasksService, boardsService, sprintsService, queryService], { bus, store, log, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS }) : [];
 await ensureAdmin(store, config);
 const app = await buildApp({ bus, store, clock: systemClock, log, config });
 await app.listen({ port: config.PORT, host: config.HOST });

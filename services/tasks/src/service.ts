@@ -1,6 +1,7 @@
 import { TasksOps } from '@app/shared/contracts';
 import { bindOps, WRITE_INDEXES, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, type IndexSpec } from '@app/shared/store';
+import { createBatch, updateBatch } from './handlers/batch.js';
 import { create } from './handlers/create.js';
 import { deleteMetadata } from './handlers/delete-metadata.js';
 import { get } from './handlers/get.js';
@@ -19,7 +20,7 @@ const taskIndex = (field: string): IndexSpec => ({ collection: Collections.tasks
 export const tasksService: ServiceDefinition = {
   name: 'tasks',
   bindings: (deps) =>
-    bindOps(deps, TasksOps, { create, get, update, remove, setMetadata, deleteMetadata, movePath, addNote, listNotes }),
+    bindOps(deps, TasksOps, { create, get, update, remove, setMetadata, deleteMetadata, movePath, addNote, listNotes, createBatch, updateBatch }),
   indexes: [
     ...['created_by', 'groupId', 'deleted', 'status', 'tags', 'metadata.$**', 'created_at', 'updated_at'].map(taskIndex),
     { collection: Collections.notes, keys: { task_id: 1, created_at: 1 } },

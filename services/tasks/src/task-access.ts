@@ -33,7 +33,9 @@ export interface Loaded {
  * A write passes its transaction `session` and is then also checked against the request's
  * `If-Match` (412 `PRECONDITION_FAILED`, issue 11).
  */
-export async function loadTask(store: DocumentStore, ctx: CallContext, taskId: string, need: 'read' | 'write', session?: Session): Promise<Loaded> {
+export async function loadTask(
+  store: DocumentStore, ctx: Pick<CallContext, 'userId' | 'ifMatch'>, taskId: string, need: 'read' | 'write', session?: Session,
+): Promise<Loaded> {
   const userId = callerId(ctx);
   if (!isUuid(taskId)) throw taskNotFound(taskId);
   const s = session ? { session } : {};

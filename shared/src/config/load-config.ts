@@ -64,5 +64,7 @@ export const CommonConfig = Type.Object({
     { default: 'info' },
   ),
   NODE_ENV: Type.String({ default: 'development' }),
+  /** How long an Idempotency-Key's answer is replayed, in hours (issue 11; docs/concurrency.md). */
+  IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 1, maximum: 720, default: 24 }),
 });
 export type CommonConfig = Static<typeof CommonConfig>;

@@ -3,7 +3,8 @@ export { HealthOps } from './health.js';
 export { StringEnum, MAX_PAGE, Page, PageSize, PathId, Tags, MetadataObject, Timestamp, busRequest } from './schemas.js';
 export {
   TasksOps, TaskParams, MetadataKeyParams, TaskCreateFields, TaskCreateBody, TaskUpdateBody, MetadataSetBody, TaskMoveBody,
-  NoteCreateBody, Note, NoteList, LinkedItem, TaskDetail,
+  NoteCreateBody, Note, NoteList, LinkedItem, TaskDetail, BATCH_MAX, TaskBatchCreateBody, TaskBatchUpdateItem, TaskBatchUpdateBody,
+  BatchItemError, BatchItemResult, TaskBatchResult,
 } from './tasks.js';
 export {
   SprintsOps, SprintParams, CloseSprintBody, CloseSprintRequest, CloseSprintResult, BACKLOG, NO_TARGET, SprintBoardParams,

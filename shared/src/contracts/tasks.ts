@@ -124,6 +124,60 @@ export const TaskDetail = Type.Object(
 );
 export type TaskDetail = Static<typeof TaskDetail>;
 
+/** Most items of one batch write (issue 11 "Batch writes"); more → 400. */
+export const BATCH_MAX = 100;
+
+const Atomic = Type.Optional(Type.Boolean({ default: false, description: 'true: all items or none, in one transaction; false (default): each item on its own' }));
+
+/** Body of `POST /tasks/batch`: 1..100 create bodies, as `POST /tasks` takes them. */
+export const TaskBatchCreateBody = Type.Object(
+  { tasks: Type.Array(TaskCreateBody, { minItems: 1, maxItems: BATCH_MAX }), atomic: Atomic },
+  { additionalProperties: false },
+);
+export type TaskBatchCreateBody = Static<typeof TaskBatchCreateBody>;
+
+/** One item of `PATCH /tasks/batch`: the task id, an optional expected version, the PATCH body. */
+export const TaskBatchUpdateItem = Type.Object(
+  {
+    id: Type.String({ description: 'the task id' }),
+    if_match: Type.Optional(Type.String({ description: 'as the If-Match header of a single PATCH: `"3"`, a list, or `*`' })),
+    changes: TaskUpdateBody,
+  },
+  { additionalProperties: false },
+);
+export type TaskBatchUpdateItem = Static<typeof TaskBatchUpdateItem>;
+
+/** Body of `PATCH /tasks/batch`: 1..100 updates, each obeying the rules of a single PATCH. */
+export const TaskBatchUpdateBody = Type.Object(
+  { updates: Type.Array(TaskBatchUpdateItem, { minItems: 1, maxItems: BATCH_MAX }), atomic: Atomic },
+  { additionalProperties: false },
+);
+export type TaskBatchUpdateBody = Static<typeof TaskBatchUpdateBody>;
+
+/** The error of one batch item: the body a single request would have answered (without traceId). */
+export const BatchItemError = Type.Object(
+  {
+    code: Type.String(),
+    message: Type.String(),
+    details: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    validationErrors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), code: Type.String(), message: Type.String() }))),
+  },
+  { additionalProperties: true },
+);
+
+/** One result of a batch write, in input order: `task` on success (201 create, 200 update), else `error`. */
+export const BatchItemResult = Type.Object({
+  index: Type.Integer({ minimum: 0, description: '0-based position in the request' }),
+  status: Type.Integer({ description: 'the HTTP status the single request would have had; 424 = not applied because another item of an atomic batch failed' }),
+  task: Type.Optional(Task),
+  error: Type.Optional(BatchItemError),
+});
+export type BatchItemResult = Static<typeof BatchItemResult>;
+
+/** Reply of both batch writes. */
+export const TaskBatchResult = Type.Object({ results: Type.Array(BatchItemResult) });
+export type TaskBatchResult = Static<typeof TaskBatchResult>;
+
 /** The ops of the tasks service, subjects `tasks.<verb>`. */
 export const TasksOps = {
   create: op({ subject: 'tasks.create', request: busRequest(TaskCreateBody.properties), response: Task, versionOf: (t) => t.version }),
@@ -135,4 +189,6 @@ export const TasksOps = {
   movePath: op({ subject: 'tasks.movePath', request: busRequest(TaskParams.properties, TaskMoveBody.properties), response: Task, versionOf: (t) => t.version }),
   addNote: op({ subject: 'tasks.addNote', request: busRequest(TaskParams.properties, NoteCreateBody.properties), response: Note }),
   listNotes: op({ subject: 'tasks.listNotes', request: busRequest(TaskParams.properties), response: NoteList }),
+  createBatch: op({ subject: 'tasks.createBatch', request: busRequest(TaskBatchCreateBody.properties), response: TaskBatchResult, timeoutMs: 15_000 }),
+  updateBatch: op({ subject: 'tasks.updateBatch', request: busRequest(TaskBatchUpdateBody.properties), response: TaskBatchResult, timeoutMs: 15_000 }),
 } as const;

@@ -30,6 +30,16 @@ export interface WriteUnit {
   now: Date;
   /** Queues events; they are appended in this transaction after `fn` returns. */
   emit(...events: NewEvent[]): void;
+  /**
+   * Rolls the whole transaction back (nothing written, no events) and makes `runWrite` answer
+   * `result` all the same (an atomic batch whose item failed: 200 with per-item errors). Throws.
+   */
+  rollbackWith(result: unknown): never;
+}
+
+/** Thrown by {@link WriteUnit.rollbackWith}: aborts the transaction, carries the answer. */
+class RolledBack {
+  constructor(readonly result: unknown) {}
 }
 
 /** How long a `running` claim blocks a repeat (409) before another request may take it over: past every op timeout. */
@@ -71,13 +81,23 @@ export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: W
   const inTransaction = (session: Session, record?: (r: R, session: Session) => Promise<void>) => async () => {
     const events: NewEvent[] = [];
     const now = clock.now();
-    const result = await fn({ session, userId, now, emit: (...e) => void events.push(...e) });
+    const rollbackWith = (r: unknown): never => {
+      throw new RolledBack(r);
+    };
+    const result = await fn({ session, userId, now, emit: (...e) => void events.push(...e), rollbackWith });
     await appendEvents(store, session, events, { actor: userId, request_id: ctx.requestId, occurred_at: now.toISOString() });
     if (record) await record(result, session);
     return result;
   };
   const idem = ctx.idempotency;
-  if (!idem) return store.withTransaction((session) => inTransaction(session)());
+  if (!idem) {
+    try {
+      return await store.withTransaction((session) => inTransaction(session)());
+    } catch (e) {
+      if (e instanceof RolledBack) return e.result as R;
+      throw e;
+    }
+  }
 
   const records = store.collection<IdempotencyDoc>(Collections.idempotency);
   const id = createHash('sha256').update(`${userId}\n${idem.scope}\n${idem.key}`).digest('hex');
@@ -132,6 +152,10 @@ export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: W
       })(),
     );
   } catch (e) {
+    if (e instanceof RolledBack) {
+      await records.updateOne(mine, finish({ reply: JSON.stringify(e.result ?? null) }));
+      return e.result as R;
+    }
     const err = AppError.from(e);
     try {
       if (err.status < 500) await records.updateOne(mine, finish({ error: JSON.stringify(err.toWire()) }));

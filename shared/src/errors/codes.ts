@@ -38,6 +38,7 @@ export const ErrorCodes = {
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large', when: 'Body over 1 MiB.' },
   KANBAN_TARGET_COLUMN_UNREACHABLE: { status: 422, message: 'The card would not match the target column after the move', when: 'Move whose actions cannot make the card match the target column query; nothing is written.' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'The Idempotency-Key was used with another request body', when: 'A repeat of an Idempotency-Key (same user, method and path) with a different body.' },
+  BATCH_ITEM_NOT_APPLIED: { status: 424, message: 'Not applied: another item of the atomic batch failed', when: 'In the `results` of an atomic batch write that failed (`atomic: true`): the items that were rolled back or not tried; `details.failed_index` names the item that failed.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests', when: 'Login or register called too often.' },
   INTERNAL: { status: 500, message: 'Internal error', when: 'An unexpected fault; the log has the details under the `traceId`.' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'A service is unavailable', when: 'No service answers on the bus, or the bus is down.' },

@@ -43,7 +43,7 @@ export async function openConnections(config: CommonConfig, log: Logger, name: s
  */
 export async function serveServices(
   defs: readonly ServiceDefinition[],
-  deps: { bus: Bus; store: DocumentStore; log: Logger; clock?: Clock },
+  deps: { bus: Bus; store: DocumentStore; log: Logger; clock?: Clock; idempotencyTtlHours?: number },
 ): Promise<Served[]> {
   const served: Served[] = [];
   for (const def of defs) {
@@ -54,7 +54,8 @@ export async function serveServices(
       await store.ping();
       return { status: 'ok' as const, service: def.name };
     });
-    const bindings = [...def.bindings({ store, clock: deps.clock ?? systemClock, log }), health];
+    const serviceDeps = { store, clock: deps.clock ?? systemClock, log, ...(deps.idempotencyTtlHours === undefined ? {} : { idempotencyTtlHours: deps.idempotencyTtlHours }) };
+    const bindings = [...def.bindings(serviceDeps), health];
     served.push(await deps.bus.serve(bindings, { queue: def.name, log }));
   }
   return served;
@@ -102,7 +103,7 @@ export async function runServiceProcess(def: ServiceDefinition, env: Record<stri
   const log = createLogger({ name: def.name, level: config.LOG_LEVEL });
   if (!config.NATS_URL) throw new ConfigError([`NATS_URL: required for a standalone ${def.name} service (npm start runs the all-in-one)`]);
   const { bus, store, kinds } = await openConnections(config, log, def.name);
-  const served = await serveServices([def], { bus, store, log });
+  const served = await serveServices([def], { bus, store, log, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS });
   log.info({ bus: kinds.bus, store: kinds.store, queue: def.name }, 'service ready');
   onShutdown(log, [...served.map((s) => () => s.close()), () => bus.close(), () => store.close()]);
 }

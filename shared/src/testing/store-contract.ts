@@ -343,6 +343,20 @@ export function storeContract(label: string, makeStore: () => Promise<DocumentSt
         expect(await users.countDocuments({ username: 'alice' })).toBe(1);
       });
 
+      it('keeps a TTL index field as the ISO string it was given, and filters and updates on it as one (issue 11)', async () => {
+        const c = coll('ttl');
+        await store.ensureIndexes([{ collection: c.name, keys: { expires_at: 1 }, expireAfterSeconds: 0, name: `${c.name}_ttl` }]);
+        const soon = '2999-01-01T00:00:00.000Z';
+        const later = '2999-06-01T00:00:00.000Z';
+        await c.insertOne({ _id: 'k1', expires_at: soon, state: 'running' });
+        await c.insertMany([{ _id: 'k2', expires_at: later }]);
+        expect(await c.findOne({ _id: 'k1' })).toEqual({ _id: 'k1', expires_at: soon, state: 'running' });
+        expect(sorted(await c.find({ expires_at: { $lt: later } }))).toEqual(['k1']);
+        expect((await c.updateOne({ _id: 'k1', expires_at: soon }, { $set: { state: 'done', expires_at: later } })).matchedCount).toBe(1);
+        expect(await c.findOneAndUpdate({ _id: 'k1', expires_at: later }, { $set: { n: 1 } })).toEqual({ _id: 'k1', expires_at: later, state: 'done', n: 1 });
+        expect((await c.deleteMany({ expires_at: { $gte: later } })).deletedCount).toBe(2);
+      });
+
       it('gives the same results with indexes as without', async () => {
         await store.ensureIndexes(['status', 'tags', 'members.user_id', SPRINT].map((f): IndexSpec => ({ collection: coll().name, keys: { [f]: 1 } })));
         const c = await seed();

@@ -24,6 +24,7 @@ describe('loadConfig(CommonConfig, env)', () => {
       REGISTRATION_ENABLED: true,
       LOG_LEVEL: 'info',
       NODE_ENV: 'development',
+      IDEMPOTENCY_TTL_HOURS: 24,
     });
   });
 

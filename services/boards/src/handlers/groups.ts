@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
 import type { Group, GroupsOps } from '@app/shared/contracts';
-import type { GroupDoc, GroupRole, ServiceDeps } from '@app/shared/domain';
+import { runWrite, type GroupDoc, type GroupRole, type ServiceDeps } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
-import { Collections, type Doc } from '@app/shared/store';
+import { Collections, type Doc, type Session } from '@app/shared/store';
 import { groupsOf } from '../board-access.js';
 
 /** The group object of the API. */
@@ -22,17 +22,19 @@ const MANAGERS: ReadonlySet<GroupRole> = new Set(['owner', 'admin']);
  * Group `groupId` as its member `userId` sees it, with the caller's role. Missing, or the caller is
  * not a member → 404 `GROUP_NOT_FOUND` (never reveals existence).
  */
-async function memberView(deps: ServiceDeps, groupId: string, userId: string): Promise<{ group: GroupDoc; role: GroupRole }> {
-  const group = await groupsOf(deps.store).findOne({ _id: groupId });
+async function memberView(deps: ServiceDeps, groupId: string, userId: string, session?: Session): Promise<{ group: GroupDoc; role: GroupRole }> {
+  const group = await groupsOf(deps.store).findOne({ _id: groupId }, session ? { session } : {});
   const role = group?.members.find((m) => m.user_id === userId)?.role;
   if (!group || !role) throw groupNotFound(groupId);
   return { group, role };
 }
 
-/** `groups.create`: a new group whose only member is the caller, as `owner`. */
+/**
+ * `groups.create`: a new group whose only member is the caller, as `owner`. Group writes run
+ * through {@link runWrite} for the Idempotency-Key (issue 11); they emit no events.
+ */
 export function createGroup(deps: ServiceDeps): Handler<typeof GroupsOps.create> {
-  return async ({ name }, ctx) => {
-    const userId = callerId(ctx);
+  return async ({ name }, ctx) => runWrite(deps, ctx, async ({ session, userId, now }) => {
     const trimmed = name.trim();
     if (trimmed === '') throw invalidField('/name', 'must not be blank', 'required');
     const doc: GroupDoc = {
@@ -40,11 +42,11 @@ export function createGroup(deps: ServiceDeps): Handler<typeof GroupsOps.create>
       name: trimmed,
       owner_id: userId,
       members: [{ user_id: userId, role: 'owner' }],
-      created_at: deps.clock.now().toISOString(),
+      created_at: now.toISOString(),
     };
-    await groupsOf(deps.store).insertOne(doc);
+    await groupsOf(deps.store).insertOne(doc, { session });
     return toGroup(doc);
-  };
+  });
 }
 
 /** `groups.list`: the caller's groups, oldest first. */
@@ -67,15 +69,15 @@ export function getGroup(deps: ServiceDeps): Handler<typeof GroupsOps.get> {
  * unknown user → 404 `USER_NOT_FOUND`.
  */
 export function addMember(deps: ServiceDeps): Handler<typeof GroupsOps.addMember> {
-  return async ({ groupId, user_id, role = 'member' }, ctx) => {
-    const { group, role: callerRole } = await memberView(deps, groupId, callerId(ctx));
+  return async ({ groupId, user_id, role = 'member' }, ctx) => runWrite(deps, ctx, async ({ session }) => {
+    const { group, role: callerRole } = await memberView(deps, groupId, callerId(ctx), session);
     if (!MANAGERS.has(callerRole)) throw new AppError('FORBIDDEN', { message: 'Only the group owner or an admin may manage members', details: { groupId } });
     if (user_id === group.owner_id) throw invalidField('/user_id', 'the group owner\'s role cannot change', 'owner');
     const user = await deps.store.collection<Doc>(Collections.users).findOne({ _id: user_id }, { projection: { _id: 1 } });
     if (!user) throw new AppError('USER_NOT_FOUND', { details: { user_id } });
     const members = [...group.members.filter((m) => m.user_id !== user_id), { user_id, role }];
-    return toGroup(await writeMembers(deps, group, members));
-  };
+    return toGroup(await writeMembers(deps, group, members, session));
+  });
 }
 
 /**
@@ -83,26 +85,25 @@ export function addMember(deps: ServiceDeps): Handler<typeof GroupsOps.addMember
  * be removed (400). Removing someone who is not a member is a no-op.
  */
 export function removeMember(deps: ServiceDeps): Handler<typeof GroupsOps.removeMember> {
-  return async ({ groupId, userId: target }, ctx) => {
-    const userId = callerId(ctx);
-    const { group, role } = await memberView(deps, groupId, userId);
+  return async ({ groupId, userId: target }, ctx) => runWrite(deps, ctx, async ({ session, userId }) => {
+    const { group, role } = await memberView(deps, groupId, userId, session);
     if (!MANAGERS.has(role) && target !== userId) {
       throw new AppError('FORBIDDEN', { message: 'Only the group owner or an admin may remove other members', details: { groupId } });
     }
     if (target === group.owner_id) throw invalidField('/userId', 'the group owner cannot be removed', 'owner');
-    return toGroup(await writeMembers(deps, group, group.members.filter((m) => m.user_id !== target)));
-  };
+    return toGroup(await writeMembers(deps, group, group.members.filter((m) => m.user_id !== target), session));
+  });
 }
 
 /**
  * Replaces the member list, conditional on it being unchanged since `group` was read (no lost
  * update): the group changed meanwhile → 409 `CONFLICT` (retry); it vanished → 404.
  */
-async function writeMembers(deps: ServiceDeps, group: GroupDoc, members: GroupDoc['members']): Promise<GroupDoc> {
+async function writeMembers(deps: ServiceDeps, group: GroupDoc, members: GroupDoc['members'], session: Session): Promise<GroupDoc> {
   const groups = groupsOf(deps.store);
-  const after = await groups.findOneAndUpdate({ _id: group._id, members: group.members }, { $set: { members } }, { returnDocument: 'after' });
+  const after = await groups.findOneAndUpdate({ _id: group._id, members: group.members }, { $set: { members } }, { returnDocument: 'after', session });
   if (after) return after;
-  if (await groups.findOne({ _id: group._id }, { projection: { _id: 1 } })) {
+  if (await groups.findOne({ _id: group._id }, { projection: { _id: 1 }, session })) {
     throw new AppError('CONFLICT', { message: 'The group\'s members changed meanwhile; retry', details: { groupId: group._id } });
   }
   throw groupNotFound(group._id);

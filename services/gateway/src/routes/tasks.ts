@@ -1,6 +1,6 @@
 import {
-  MetadataKeyParams, MetadataSetBody, Note, NoteCreateBody, NoteList, TaskCreateBody, TaskDetail, TaskMoveBody, TaskParams,
-  TasksOps, TaskUpdateBody,
+  MetadataKeyParams, MetadataSetBody, Note, NoteCreateBody, NoteList, TaskBatchCreateBody, TaskBatchResult, TaskBatchUpdateBody,
+  TaskCreateBody, TaskDetail, TaskMoveBody, TaskParams, TasksOps, TaskUpdateBody,
 } from '@app/shared/contracts';
 import { Task } from '@app/shared/domain';
 import { route, tasksAt, type RouteSpec } from './route.js';
@@ -15,6 +15,26 @@ const taskId = (params: Record<string, string>) => params.taskId!;
  * Every op input is `{...path params, ...body}`; path parameters win over body fields.
  */
 export const taskRoutes: RouteSpec[] = [
+  route({
+    ...common,
+    method: 'POST',
+    url: `${TARGET}/batch`,
+    op: TasksOps.createBatch,
+    input: (req) => req.body as TaskBatchCreateBody,
+    summary: 'Create 1..100 tasks: atomic (all or nothing) or each on its own; results in input order (issue 11)',
+    body: TaskBatchCreateBody,
+    response: TaskBatchResult,
+  }),
+  route({
+    ...common,
+    method: 'PATCH',
+    url: `${TARGET}/batch`,
+    op: TasksOps.updateBatch,
+    input: (req) => req.body as TaskBatchUpdateBody,
+    summary: 'Update 1..100 tasks (each as a single PATCH, with its own if_match): atomic or each on its own (issue 11)',
+    body: TaskBatchUpdateBody,
+    response: TaskBatchResult,
+  }),
   route({
     ...common,
     method: 'POST',

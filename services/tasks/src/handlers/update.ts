@@ -1,26 +1,29 @@
 import type { Handler } from '@app/shared/bus';
-import type { TasksOps } from '@app/shared/contracts';
-import { checkAssignee, checkTaskRefs, runWrite, taskPatchUpdate, taskUpdatedEvent, toTask, type ServiceDeps } from '@app/shared/domain';
+import type { TasksOps, TaskUpdateBody } from '@app/shared/contracts';
+import { checkAssignee, checkTaskRefs, runWrite, taskPatchUpdate, taskUpdatedEvent, toTask, type ServiceDeps, type Task, type WriteUnit } from '@app/shared/domain';
 import { invalidField } from '@app/shared/errors';
 import { loadTask, writeTask } from '../task-access.js';
 
 /**
- * `tasks.update`: partial update (SPEC "Task detail family"). Access is checked first (404/403),
- * then `If-Match` (412), then the body (400), then references; the write is one conditional
- * update pinned at the version read in the same transaction, which also appends `task.updated`
- * (only when an API field changed).
+ * Updates one task in the unit `w` (the single PATCH and each item of a batch PATCH). Access is
+ * checked first (404/403), then `ifMatch` (412), then the body (400), then references; the write
+ * is one conditional update pinned at the version read in the same transaction, which also
+ * appends `task.updated` (only when an API field changed).
  */
+export async function updateTaskIn(deps: ServiceDeps, w: WriteUnit, ifMatch: string | undefined, taskId: string, patch: TaskUpdateBody): Promise<Task> {
+  const { task, principal } = await loadTask(deps.store, { userId: w.userId, ifMatch }, taskId, 'write', w.session);
+  const change = taskPatchUpdate(patch, w.userId, w.now) as { $set: Record<string, unknown> };
+  if (patch.assignee) await checkAssignee(deps.store, patch.assignee);
+  if (patch.derivedFromId === taskId) throw invalidField('/derivedFromId', 'a task cannot be derived from itself', 'self');
+  if (patch.derivedFromId) await checkTaskRefs(deps.store, await principal(), [{ field: '/derivedFromId', id: patch.derivedFromId }]);
+  const after = await writeTask(deps.store, w, task, change);
+  const event = taskUpdatedEvent(task, after);
+  if (event) w.emit(event);
+  return toTask(after);
+}
+
+/** `tasks.update`: partial update (SPEC "Task detail family"), see {@link updateTaskIn}. */
 export const update = (deps: ServiceDeps): Handler<typeof TasksOps.update> => async (input, ctx) => {
   const { taskId, ...patch } = input;
-  return runWrite(deps, ctx, async (w) => {
-    const { task, principal } = await loadTask(deps.store, ctx, taskId, 'write', w.session);
-    const change = taskPatchUpdate(patch, w.userId, w.now) as { $set: Record<string, unknown> };
-    if (patch.assignee) await checkAssignee(deps.store, patch.assignee);
-    if (patch.derivedFromId === taskId) throw invalidField('/derivedFromId', 'a task cannot be derived from itself', 'self');
-    if (patch.derivedFromId) await checkTaskRefs(deps.store, await principal(), [{ field: '/derivedFromId', id: patch.derivedFromId }]);
-    const after = await writeTask(deps.store, w, task, change);
-    const event = taskUpdatedEvent(task, after);
-    if (event) w.emit(event);
-    return toTask(after);
-  });
+  return runWrite(deps, ctx, (w) => updateTaskIn(deps, w, ctx.ifMatch, taskId, patch));
 };

@@ -13,6 +13,9 @@ import { deepFreeze } from '../../util/index.js';
 /** How often `withTransaction` runs `fn` before giving up with `CONFLICT`. */
 export const MAX_TRANSACTION_ATTEMPTS = 5;
 
+/** How often the expiry sweep of TTL indexes runs, in ms (MongoDB's TTL monitor runs every 60 s too). */
+export const TTL_SWEEP_MS = 60_000;
+
 /** Stats of the embedded store: round trips, and documents tested against a filter (index use). */
 export interface EmbeddedStats extends StoreStats {
   docsExamined: number;
@@ -56,6 +59,9 @@ export class EmbeddedStore implements DocumentStore {
   private readonly states = new Map<string, CollectionState>();
   private seq = 0;
   private closed = false;
+  /** TTL indexes ensured: collection → field and seconds (swept by {@link sweepExpired}). */
+  private readonly ttl = new Map<string, { field: string; seconds: number }>();
+  private sweeper: ReturnType<typeof setInterval> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
@@ -152,17 +158,38 @@ export class EmbeddedStore implements DocumentStore {
    * index (plans intersect them, which answers what a compound key would), and unique keys as
    * constraints (`CONFLICT` when existing documents break one). Wildcard keys (`metadata.$**`) and
    * `_id` are accepted and need nothing here. Indexes are not persisted: the services declare them
-   * at every start-up (docs/store.md "Indexes and plans").
+   * at every start-up (docs/store.md "Indexes and plans"). A TTL index (`expireAfterSeconds`)
+   * also starts the expiry sweep: every {@link TTL_SWEEP_MS} (timer unref'd) {@link sweepExpired}.
    */
   async ensureIndexes(specs: IndexSpec[]): Promise<void> {
     this.assertOpen();
     for (const spec of specs) {
       const fields = Object.keys(spec.keys);
+      if (spec.expireAfterSeconds !== undefined && fields[0] !== undefined) {
+        this.ttl.set(spec.collection, { field: fields[0], seconds: spec.expireAfterSeconds });
+        if (!this.sweeper) {
+          this.sweeper = setInterval(() => void this.sweepExpired().catch((err: unknown) => this.log?.warn({ err }, 'embedded store: expiry sweep failed')), TTL_SWEEP_MS);
+          this.sweeper.unref();
+        }
+      }
       if (fields.length === 0 || fields.some((f) => f.endsWith('$**'))) continue;
       const state = this.state(spec.collection);
       if (spec.unique) state.addIndex(fields, true);
       for (const field of spec.unique ? fields.slice(0, 1) : fields) if (field !== '_id') state.addIndex([field], false);
     }
+  }
+
+  /**
+   * The expiry sweep of TTL indexes (as MongoDB's TTL monitor): deletes the documents whose TTL
+   * field (an ISO 8601 UTC string) plus the index's seconds is before `now`. Returns how many.
+   */
+  async sweepExpired(now: Date = new Date()): Promise<number> {
+    let removed = 0;
+    for (const [collection, { field, seconds }] of this.ttl) {
+      const before = new Date(now.getTime() - seconds * 1000).toISOString();
+      removed += (await this.collection(collection).deleteMany({ [field]: { $lt: before } })).deletedCount;
+    }
+    return removed;
   }
 
   async ping(): Promise<void> {
@@ -172,6 +199,7 @@ export class EmbeddedStore implements DocumentStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.sweeper);
     this.journal?.close();
   }
 

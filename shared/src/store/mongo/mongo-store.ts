@@ -7,6 +7,7 @@ import type {
   Session, SessionOption, StoreStats, Update, UpdateOptions, UpdateResult,
 } from '../port.js';
 import { isTransientTransactionError, mapMongoError } from './errors.js';
+import { TtlDates } from './ttl-dates.js';
 
 /** Options of {@link MongoStore.connect}. */
 export interface MongoStoreOptions {
@@ -68,7 +69,32 @@ class MongoCollection<T extends Doc> implements Collection<T> {
     private readonly coll: DriverCollection<Doc>,
     /** Counts a round trip; throws when the store is closed. */
     private readonly enter: () => void,
+    /** The collection's TTL field kept as a BSON date (see {@link TtlDates}), if any (looked up per call: indexes may be ensured later). */
+    private readonly ttlOf: () => TtlDates | undefined = () => undefined,
   ) {}
+
+  private get ttl(): TtlDates | undefined {
+    return this.ttlOf();
+  }
+
+  private f(filter: Filter): Filter {
+    return this.ttl ? this.ttl.filter(filter) : filter;
+  }
+
+  private u(update: Update): Update {
+    return this.ttl ? this.ttl.update(update) : update;
+  }
+
+  private d(doc: T): T {
+    return this.ttl ? this.ttl.doc(doc) : { ...doc };
+  }
+
+  private out<R>(r: R): R {
+    if (!this.ttl) return r;
+    if (Array.isArray(r)) for (const d of r) this.ttl.out(d);
+    else this.ttl.out(r);
+    return r;
+  }
 
   get name(): string {
     return this.coll.collectionName;
@@ -76,61 +102,63 @@ class MongoCollection<T extends Doc> implements Collection<T> {
 
   find(filter: Filter, opts: FindOptions = {}): Promise<T[]> {
     const { session, sort, skip, limit, projection } = opts;
-    return this.call(session, (s) => this.coll.find(filter, defined({ ...s, sort, skip, limit, projection })).toArray()) as Promise<T[]>;
+    return this.call(session, async (s) => this.out(await this.coll.find(this.f(filter), defined({ ...s, sort, skip, limit, projection })).toArray())) as Promise<T[]>;
   }
 
   findOne(filter: Filter, opts: Omit<FindOptions, 'skip' | 'limit'> = {}): Promise<T | null> {
     const { session, sort, projection } = opts;
-    return this.call(session, (s) => this.coll.findOne(filter, defined({ ...s, sort, projection }))) as Promise<T | null>;
+    return this.call(session, async (s) => this.out(await this.coll.findOne(this.f(filter), defined({ ...s, sort, projection })))) as Promise<T | null>;
   }
 
   countDocuments(filter: Filter, opts: SessionOption = {}): Promise<number> {
-    return this.call(opts.session, (s) => this.coll.countDocuments(filter, s));
+    return this.call(opts.session, (s) => this.coll.countDocuments(this.f(filter), s));
   }
 
   async insertOne(doc: T, opts: SessionOption = {}): Promise<void> {
-    await this.call(opts.session, (s) => this.coll.insertOne({ ...doc }, s));
+    await this.call(opts.session, (s) => this.coll.insertOne(this.d(doc), s));
   }
 
   async insertMany(docs: T[], opts: SessionOption = {}): Promise<void> {
     if (docs.length === 0) return this.call(opts.session, async () => undefined);
-    await this.call(opts.session, (s) => this.coll.insertMany(docs.map((d) => ({ ...d })), { ...s, ordered: true }));
+    await this.call(opts.session, (s) => this.coll.insertMany(docs.map((d) => this.d(d)), { ...s, ordered: true }));
   }
 
   async updateOne(filter: Filter, update: Update, opts: UpdateOptions = {}): Promise<UpdateResult> {
     const { session, upsert } = opts;
-    const r = await this.call(session, (s) => this.coll.updateOne(filter, withStringId(filter, update, upsert), defined({ ...s, upsert })));
+    const r = await this.call(session, (s) => this.coll.updateOne(this.f(filter), withStringId(filter, this.u(update), upsert), defined({ ...s, upsert })));
     return toUpdateResult(r);
   }
 
   async updateMany(filter: Filter, update: Update, opts: SessionOption = {}): Promise<UpdateResult> {
-    return toUpdateResult(await this.call(opts.session, (s) => this.coll.updateMany(filter, update, s)));
+    return toUpdateResult(await this.call(opts.session, (s) => this.coll.updateMany(this.f(filter), this.u(update), s)));
   }
 
   findOneAndUpdate(filter: Filter, update: Update, opts: FindOneAndUpdateOptions = {}): Promise<T | null> {
     const { session, upsert, projection, returnDocument = 'after' } = opts;
-    return this.call(session, (s) =>
-      this.coll.findOneAndUpdate(
-        filter,
-        withStringId(filter, update, upsert),
+    return this.call(session, async (s) =>
+      this.out(await this.coll.findOneAndUpdate(
+        this.f(filter),
+        withStringId(filter, this.u(update), upsert),
         defined({ ...s, upsert, projection, returnDocument, includeResultMetadata: false as const }),
-      ),
+      )),
     ) as Promise<T | null>;
   }
 
   deleteOne(filter: Filter, opts: SessionOption = {}): Promise<{ deletedCount: number }> {
-    return this.call(opts.session, async (s) => ({ deletedCount: (await this.coll.deleteOne(filter, s)).deletedCount }));
+    return this.call(opts.session, async (s) => ({ deletedCount: (await this.coll.deleteOne(this.f(filter), s)).deletedCount }));
   }
 
   deleteMany(filter: Filter, opts: SessionOption = {}): Promise<{ deletedCount: number }> {
-    return this.call(opts.session, async (s) => ({ deletedCount: (await this.coll.deleteMany(filter, s)).deletedCount }));
+    return this.call(opts.session, async (s) => ({ deletedCount: (await this.coll.deleteMany(this.f(filter), s)).deletedCount }));
   }
 
   bulkWrite(ops: BulkOp<T>[], opts: SessionOption = {}): Promise<BulkResult> {
     const driverOps = ops.map((op): AnyBulkWriteOperation<Doc> => {
-      if (!('updateOne' in op)) return op;
+      if ('insertOne' in op) return { insertOne: { document: this.d(op.insertOne.document) } };
+      if ('updateMany' in op) return { updateMany: { filter: this.f(op.updateMany.filter), update: this.u(op.updateMany.update) } };
+      if ('deleteOne' in op) return { deleteOne: { filter: this.f(op.deleteOne.filter) } };
       const { filter, update, upsert } = op.updateOne;
-      return { updateOne: defined({ filter, update: withStringId(filter, update, upsert), upsert }) };
+      return { updateOne: defined({ filter: this.f(filter), update: withStringId(filter, this.u(update), upsert), upsert }) };
     });
     return this.call(opts.session, async (s) => {
       if (driverOps.length === 0) return { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0 };
@@ -160,6 +188,8 @@ class MongoCollection<T extends Doc> implements Collection<T> {
 export class MongoStore implements DocumentStore {
   readonly stats: StoreStats = { roundTrips: 0 };
   private closed = false;
+  /** TTL fields by collection, from the TTL indexes ensured (kept as BSON dates, see {@link TtlDates}). */
+  private readonly ttl = new Map<string, TtlDates>();
 
   private constructor(
     private readonly client: MongoClient,
@@ -188,7 +218,7 @@ export class MongoStore implements DocumentStore {
     return new MongoCollection<T>(this.db.collection<Doc>(name), () => {
       this.assertOpen();
       this.stats.roundTrips++;
-    });
+    }, () => this.ttl.get(name));
   }
 
   async withTransaction<R>(fn: (session: Session) => Promise<R>): Promise<R> {
@@ -211,12 +241,18 @@ export class MongoStore implements DocumentStore {
     }
   }
 
-  /** `createIndex` per spec (wildcard `metadata.$**` supported by the server). */
+  /**
+   * `createIndex` per spec (wildcard `metadata.$**` supported by the server); a spec with
+   * `expireAfterSeconds` is a TTL index, and its field is kept as a BSON date from then on.
+   */
   async ensureIndexes(specs: IndexSpec[]): Promise<void> {
     this.assertOpen();
     try {
       for (const spec of specs) {
-        await this.db.collection(spec.collection).createIndex(spec.keys, defined({ unique: spec.unique, name: spec.name }));
+        const expireAfterSeconds = spec.expireAfterSeconds;
+        const field = Object.keys(spec.keys)[0];
+        if (expireAfterSeconds !== undefined && field !== undefined) this.ttl.set(spec.collection, new TtlDates(field));
+        await this.db.collection(spec.collection).createIndex(spec.keys, defined({ unique: spec.unique, name: spec.name, expireAfterSeconds }));
       }
     } catch (e) {
       throw mapMongoError(e);

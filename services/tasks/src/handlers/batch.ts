@@ -1,0 +1,59 @@
+import type { Handler } from '@app/shared/bus';
+import type { BatchItemResult, TasksOps } from '@app/shared/contracts';
+import { runWrite, type ServiceDeps, type Task, type WriteUnit } from '@app/shared/domain';
+import { AppError } from '@app/shared/errors';
+import { createTaskIn } from './create.js';
+import { updateTaskIn } from './update.js';
+
+/**
+ * Batch writes (issue 11 "Batch writes"; docs/concurrency.md): every item obeys the rules and
+ * access checks of its single request and answers what that request would have (status, task or
+ * error body), in input order. The whole batch is ONE unit of work (one transaction, one
+ * Idempotency-Key record): an item's checks all come before its one write, so a failed item has
+ * written nothing and the others stand (`atomic: false`). With `atomic: true` the first failed
+ * item rolls everything back: it keeps its error, every other item answers 424
+ * `BATCH_ITEM_NOT_APPLIED` naming it, and no event is emitted. A store fault fails the batch (503).
+ */
+async function runItems(
+  w: WriteUnit,
+  atomic: boolean,
+  count: number,
+  okStatus: number,
+  item: (i: number) => Promise<Task>,
+): Promise<{ results: BatchItemResult[] }> {
+  const results: BatchItemResult[] = [];
+  for (let index = 0; index < count; index++) {
+    try {
+      results.push({ index, status: okStatus, task: await item(index) });
+    } catch (e) {
+      const err = AppError.from(e);
+      if (err.status >= 500) throw err;
+      const { code, message, details, validationErrors, extra } = err.toWire();
+      const error = { ...extra, code, message, ...(details ? { details } : {}), ...(validationErrors ? { validationErrors } : {}) };
+      results.push({ index, status: err.status, error });
+      if (atomic) w.rollbackWith({ results: notApplied(count, index, results[index]!) });
+    }
+  }
+  return { results };
+}
+
+/** The results of an atomic batch whose item `failed` failed: that item's error, 424 for every other. */
+function notApplied(count: number, failed: number, failure: BatchItemResult): BatchItemResult[] {
+  const message = `Not applied: item ${failed} of this atomic batch failed, so nothing was written`;
+  return Array.from({ length: count }, (_, index) =>
+    index === failed ? failure : { index, status: 424, error: { code: 'BATCH_ITEM_NOT_APPLIED', message, details: { failed_index: failed } } },
+  );
+}
+
+/** `tasks.createBatch`: `POST /tasks/batch`, 1..100 creates (each 201 or its error). */
+export const createBatch = (deps: ServiceDeps): Handler<typeof TasksOps.createBatch> => async ({ tasks, atomic = false }, ctx) =>
+  runWrite(deps, ctx, (w) => runItems(w, atomic, tasks.length, 201, (i) => createTaskIn(deps, w, tasks[i]!)));
+
+/** `tasks.updateBatch`: `PATCH /tasks/batch`, 1..100 updates (each 200 or its error; `if_match` as the header). */
+export const updateBatch = (deps: ServiceDeps): Handler<typeof TasksOps.updateBatch> => async ({ updates, atomic = false }, ctx) =>
+  runWrite(deps, ctx, (w) =>
+    runItems(w, atomic, updates.length, 200, (i) => {
+      const u = updates[i]!;
+      return updateTaskIn(deps, w, u.if_match, u.id, u.changes);
+    }),
+  );
