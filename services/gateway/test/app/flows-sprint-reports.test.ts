@@ -152,6 +152,25 @@ describe('sprint reports through HTTP', () => {
     });
   });
 
+  it('creates and starts a sprint once per Idempotency-Key, with the board version and outbox events of one write', async () => {
+    await using sys = await system();
+    const alice = await sys.user('alice');
+    const board = await sys.call('POST', '/api/v1/boards', alice, { name: 'Team', board_type: 'private', columns: COLUMNS });
+    const boardId: string = board.body.id;
+    const send = () => sys.call('POST', `/api/v1/boards/${boardId}/sprints`, alice, { title: 'Sprint 1', start: true }, { 'idempotency-key': 'sprint-1' });
+    const first = await send();
+    const again = await send();
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers['idempotency-replayed']).toBe('true');
+    const after = await sys.call('GET', `/api/v1/boards/${boardId}`, alice);
+    expect(after.body).toMatchObject({ activeSprintId: first.body.id, version: board.body.version + 1 });
+    const list = await sys.call('GET', `/api/v1/boards/${boardId}/sprints`, alice);
+    expect(list.body).toHaveLength(1);
+    const events = await sys.store.collection('events').find({ request_id: { $exists: true } }, { sort: { seq: 1 } });
+    expect(events.slice(-2).map((e) => [e.type, e.task_id ?? e.board_id])).toEqual([['task.created', first.body.id], ['board.updated', boardId]]);
+  });
+
   it('publishes the sprint routes in Swagger', async () => {
     await using sys = await system();
     const doc = await sys.call('GET', '/api/v1/swagger.json');
