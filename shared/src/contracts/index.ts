@@ -9,7 +9,7 @@ export {
 export {
   SprintsOps, SprintParams, CloseSprintBody, CloseSprintRequest, CloseSprintResult, BACKLOG, NO_TARGET, SprintBoardParams,
   CreateSprintBody, ListSprintsQuerystring, SprintSummary, SprintList, StartSprintBody, StartSprintRequest, StartSprintResult,
-  ReportItem, SprintReport, VelocityQuerystring, VelocityResult, Burndown,
+  ReportItem, SprintReport, VelocityQuerystring, VelocityResult, Burndown, VELOCITY_LAST,
 } from './sprints.js';
 export {
   QueryOps, SortDTO, TasksQueryBody, TasksQueryResult, BoardQueryBody, BoardQueryResult, ColumnQueryBody,

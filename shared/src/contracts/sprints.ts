@@ -175,9 +175,16 @@ export const SprintReport = Type.Object({
 });
 export type SprintReport = Static<typeof SprintReport>;
 
+/** `last` of the velocity history: default and maximum (issue 12). */
+export const VELOCITY_LAST = { default: 6, max: 50 } as const;
+
 /** Query string of `GET /api/v1/boards/{boardId}/velocity`. */
 export const VelocityQuerystring = Type.Object(
-  { last: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 6, description: 'how many of the latest closed sprints, 1..50' })) },
+  {
+    last: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: VELOCITY_LAST.max, default: VELOCITY_LAST.default, description: 'how many of the latest closed sprints, 1..50' }),
+    ),
+  },
   { additionalProperties: false },
 );
 export type VelocityQuerystring = Static<typeof VelocityQuerystring>;

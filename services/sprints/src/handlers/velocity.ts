@@ -1,12 +1,9 @@
 import { callerId, type Handler } from '@app/shared/bus';
-import type { SprintsOps, VelocityResult } from '@app/shared/contracts';
+import { VELOCITY_LAST, type SprintsOps, type VelocityResult } from '@app/shared/contracts';
 import { loadBoard, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
 import { DONE } from '../domain/members.js';
 import { round6, snapshotsOf, type CloseSnapshotDoc } from '../domain/snapshots.js';
-
-/** Default and maximum of `last` (issue 12). */
-export const VELOCITY_LAST = { default: 6, max: 50 } as const;
 
 /** Median of `xs` (0 when empty): the middle value, or the mean of the two middle values, 6 decimals. */
 export function median(xs: readonly number[]): number {
