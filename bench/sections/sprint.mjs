@@ -1,5 +1,6 @@
-// Section `sprint` (issue 5): close-sprint in-process (MemoryBus + EmbeddedStore, no HTTP): time per
-// close and store round trips per close for 100 vs 1,000 members, beside a task detail read.
+// Section `sprint` (issues 5, 12): close-sprint in-process (MemoryBus + EmbeddedStore, no HTTP): time per
+// close and store round trips per close for 100 vs 1,000 members, beside a task detail read; then the
+// sprint report, velocity history and sprint list of a board with 50 closed sprints of 200 members.
 import { randomUUID } from 'node:crypto';
 import { sprintsService } from '@app/sprints';
 import { tasksService } from '@app/tasks';
@@ -7,8 +8,8 @@ import { MemoryBus } from '@app/shared/bus';
 import { SprintsOps, TasksOps } from '@app/shared/contracts';
 import { silentLogger } from '@app/shared/log';
 import { serveServices } from '@app/shared/runtime';
-import { Collections, EmbeddedStore } from '@app/shared/store';
-import { pct, row, target, TABLE_HEAD, timeCalls } from '../lib.mjs';
+import { Collections, EmbeddedStore, escapeKey } from '@app/shared/store';
+import { accessToken, http, JWT_SECRET, measure, pct, row, target, TABLE_HEAD, timeCalls } from '../lib.mjs';
 import { insertChunks, rng, taskDoc } from '../seed.mjs';
 
 /** Closes measured per size, after one warm-up close. */
@@ -92,6 +93,7 @@ export async function sprintSection(scope) {
   }
 
   const [small, large] = SIZES;
+  const reports = await reportsPart(scope);
   return [
     `In-process: MemoryBus + EmbeddedStore (file in a temp dir), no HTTP; 20,000 other tasks in the store. ` +
       `Closes: median of ${CLOSES} fresh sprints per size after one warm-up (p99 column = slowest); req/s = closes per second. ` +
@@ -102,5 +104,93 @@ export async function sprintSection(scope) {
     ...rows,
     '',
     target(trips[large] <= trips[small], `store round trips per close do not grow with members (${small.toLocaleString('en')} → ${large.toLocaleString('en')})`, `${trips[small]} → ${trips[large]}`),
+    '',
+    ...reports,
+  ];
+}
+
+/** Closed sprints on the reports board, and members per sprint (issue 12's bench). */
+const REPORT_SPRINTS = 50;
+const REPORT_MEMBERS = 200;
+
+/**
+ * Issue 12: one board with {@link REPORT_SPRINTS} sprints of {@link REPORT_MEMBERS} members, each
+ * created on the board, started, changed during the sprint (10 members leave, 10 join, 60 % done)
+ * and closed through the real ops with its unfinished members rolled into the next sprint, among
+ * 20,000 other tasks; seeded in-process into a temp DATA_DIR. Then the all-in-one server starts on
+ * it and c=10 HTTP loads read a task detail, the report of a closed sprint, the velocity history
+ * (`last=50`) and the board's sprint list. Target: report and velocity p50 within 3× the detail's.
+ */
+async function reportsPart(scope) {
+  const dir = scope.tempDir('bench-sprint-reports-');
+  const log = silentLogger();
+  const store = await EmbeddedStore.open({ dir, log });
+  const bus = new MemoryBus();
+  const served = await serveServices([tasksService, sprintsService], { bus, store, log });
+  const r = rng(12);
+  const owner = randomUUID();
+  const as = { userId: owner };
+  const at = new Date().toISOString();
+  const board = { ...boardDoc(owner, undefined, 'reports'), created_at: at };
+  delete board.activeSprintId;
+  await store.collection(Collections.boards).insertOne(board);
+  for (let u = 0; u < 20; u++) await insertChunks(store, Collections.tasks, Array.from({ length: 1_000 }, () => taskDoc(r, randomUUID())));
+  const tasks = store.collection(Collections.tasks);
+  const sprintPath = `metadata.${escapeKey('app.sprint')}`;
+
+  const t0 = performance.now();
+  const sprintIds = [];
+  for (let i = 0; i < REPORT_SPRINTS + 1; i++) sprintIds.push((await bus.request(SprintsOps.create, { boardId: board._id, title: `Sprint ${i + 1}` }, as)).id);
+  const memberOf = (sprintId) => taskDoc(r, owner, { status: 'todo', deleted: false }, { 'app.sprint': sprintId, 'app.points': r.pick([1, 2, 3, 5, 8]) });
+  let carried = 0;
+  for (let i = 0; i < REPORT_SPRINTS; i++) {
+    const sprintId = sprintIds[i];
+    await insertChunks(store, Collections.tasks, Array.from({ length: REPORT_MEMBERS - carried }, () => memberOf(sprintId)));
+    await bus.request(SprintsOps.start, { sprintId, board_ids: [board._id] }, as);
+    const members = (await tasks.find({ [sprintPath]: sprintId, deleted: false }, { projection: { _id: 1 } })).map((t) => t._id);
+    await tasks.updateMany({ _id: { $in: members.slice(0, 10) } }, { $unset: { [sprintPath]: '' } });
+    await insertChunks(store, Collections.tasks, Array.from({ length: 10 }, () => memberOf(sprintId)));
+    await tasks.updateMany({ _id: { $in: members.slice(10, 10 + Math.round(REPORT_MEMBERS * 0.6)) } }, { $set: { status: 'done' } });
+    const closed = await bus.request(SprintsOps.close, { sprintId, rollover: sprintIds[i + 1] }, as);
+    carried = closed.rolledOver;
+  }
+  const seedS = ((performance.now() - t0) / 1000).toFixed(1);
+  const middle = sprintIds[Math.floor(REPORT_SPRINTS / 2)];
+  const detailId = (await tasks.findOne({ [sprintPath]: sprintIds[REPORT_SPRINTS] }))._id;
+  for (const s of served) await s.close();
+  await bus.close();
+  await store.close();
+
+  const server = await scope.process('bench/servers/all-in-one.mjs', { env: { DATA_DIR: dir, JWT_SECRET } });
+  const base = `http://127.0.0.1:${server.info.port}`;
+  const token = accessToken(owner);
+  const report = (await http(base, 'GET', `/api/v1/tasks/${middle}/report`, { token })).json;
+  const velocity = (await http(base, 'GET', `/api/v1/boards/${board._id}/velocity?last=50`, { token })).json;
+  const listed = (await http(base, 'GET', `/api/v1/boards/${board._id}/sprints`, { token })).json;
+  if (report.live !== false || report.committed.length !== REPORT_MEMBERS || velocity.sprints.length !== REPORT_SPRINTS || listed.length !== REPORT_SPRINTS + 1) {
+    throw new Error(`reports bench fixture is not what it should be: ${JSON.stringify({ committed: report.committed?.length, velocity: velocity.sprints?.length, listed: listed.length })}`);
+  }
+
+  const headers = { authorization: `Bearer ${token}` };
+  const m = await measure({
+    detail: { url: `${base}/api/v1/tasks/${detailId}`, headers },
+    report: { url: `${base}/api/v1/tasks/${middle}/report`, headers },
+    velocity: { url: `${base}/api/v1/boards/${board._id}/velocity?last=50`, headers },
+    list: { url: `${base}/api/v1/boards/${board._id}/sprints`, headers },
+  }, { interleave: false, duration: 3 });
+  const times = (k) => m[k].p50 / m.detail.p50;
+  return [
+    `Reports (issue 12): one board, ${REPORT_SPRINTS} sprints of ${REPORT_MEMBERS} members created, started, changed (10 leave, 10 join, 60 % done) ` +
+      `and closed through the ops, unfinished work rolled into the next sprint (${seedS} s), among 20,000 other tasks; then the all-in-one server ` +
+      'on that data. HTTP, c=10, 3 runs of 3 s each; ratio = req/s ÷ GET detail.',
+    '',
+    TABLE_HEAD,
+    row('GET /tasks/{id}', m.detail, m.detail),
+    row(`GET /tasks/{sprintId}/report (closed sprint: 200 committed, 10 added, 10 removed) — p50 ${times('report').toFixed(2)}× detail`, m.report, m.detail),
+    row(`GET /boards/{id}/velocity?last=50 (50 closed sprints) — p50 ${times('velocity').toFixed(2)}× detail`, m.velocity, m.detail),
+    row(`GET /boards/{id}/sprints (51 sprints, 1 open with 200 members) — p50 ${times('list').toFixed(2)}× detail`, m.list, m.detail),
+    '',
+    target(times('report') <= 3, 'sprint report p50 within 3× a GET task detail', `${times('report').toFixed(2)}×`),
+    target(times('velocity') <= 3, 'velocity history p50 within 3× a GET task detail', `${times('velocity').toFixed(2)}×`),
   ];
 }

@@ -1,19 +1,40 @@
 import { SprintsOps } from '@app/shared/contracts';
 import { bindOps, WRITE_INDEXES, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, metadataPath } from '@app/shared/store';
+import { sprintBurndown } from './handlers/burndown.js';
 import { closeSprint } from './handlers/close-sprint.js';
+import { createSprint } from './handlers/create-sprint.js';
+import { listSprints } from './handlers/list-sprints.js';
+import { sprintReport } from './handlers/report.js';
+import { startSprint } from './handlers/start-sprint.js';
+import { boardVelocity } from './handlers/velocity.js';
 
 /**
- * The sprints service (DESIGN §1: sprints = close-sprint), queue group `sprints`. Indexes: the
- * close finds the sprint's members by `app.sprint` and the boards pointing at it by `activeSprintId`.
- * Both specs equal the query's and the boards service's (MongoDB refuses one key under two names).
+ * The sprints service (DESIGN §1: sprints = close-sprint; issue 12: sprint lifecycle, snapshots,
+ * report, velocity, burndown), queue group `sprints`. Indexes: the close finds the sprint's members
+ * by `app.sprint` and the boards pointing at it by `activeSprintId` (both specs equal the query's
+ * and the boards service's: MongoDB refuses one key under two names); the board's sprint list finds
+ * the sprints created on it by `boardId`; snapshots are read by sprint and by board.
  */
 export const sprintsService: ServiceDefinition = {
   name: 'sprints',
-  bindings: (deps) => bindOps(deps, SprintsOps, { close: closeSprint }),
+  bindings: (deps) =>
+    bindOps(deps, SprintsOps, {
+      close: closeSprint,
+      create: createSprint,
+      list: listSprints,
+      start: startSprint,
+      report: sprintReport,
+      velocity: boardVelocity,
+      burndown: sprintBurndown,
+    }),
   indexes: [
     { collection: Collections.tasks, keys: { [metadataPath('app.sprint')]: 1 } },
     { collection: Collections.boards, keys: { activeSprintId: 1 }, name: 'boards_active_sprint' },
+    // The board's sprints: the sprint tasks created on it.
+    { collection: Collections.tasks, keys: { boardId: 1 } },
+    { collection: Collections.sprintSnapshots, keys: { sprint_id: 1 } },
+    { collection: Collections.sprintSnapshots, keys: { board_ids: 1 } },
     ...WRITE_INDEXES,
   ],
 };

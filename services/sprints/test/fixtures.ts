@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryBus, type Bus, type Served } from '@app/shared/bus';
-import { SprintsOps, type CloseSprintBody, type CloseSprintResult } from '@app/shared/contracts';
+import { SprintsOps, type AnyOp, type CloseSprintBody, type CloseSprintResult, type In, type Out } from '@app/shared/contracts';
 import { fixedClock, type BoardDoc, type GroupDoc, type Permission, type TaskDoc } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
 import { Collections, metadataPath, type DocumentStore } from '@app/shared/store';
@@ -76,10 +76,15 @@ export function aGroup(owner: string, ...members: string[]): GroupDoc {
 /** Inserts documents straight into the store (tests set up state without the other services). */
 export const seed = insert;
 
-/** Every document of the collections close-sprint touches, for "nothing changed" assertions. */
+/** Every document of the collections close-sprint touches (snapshots included), for "nothing changed" assertions. */
 export async function snapshot(store: DocumentStore) {
   const all = (name: string) => store.collection(name).find({}, { sort: { _id: 1 } });
-  return { tasks: await all(Collections.tasks), notes: await all(Collections.notes), boards: await all(Collections.boards) };
+  return {
+    tasks: await all(Collections.tasks),
+    notes: await all(Collections.notes),
+    boards: await all(Collections.boards),
+    snapshots: await all(Collections.sprintSnapshots),
+  };
 }
 
 /** Reads helpers over a store. */
@@ -102,5 +107,7 @@ export async function serveSprints(store: DocumentStore, bus: Bus = new MemoryBu
   const served: Served = await bus.serve(sprintsService.bindings({ store, clock, log }), { queue: sprintsService.name, log });
   const close = (userId: string, sprintId: string, body: CloseSprintBody = {}): Promise<CloseSprintResult> =>
     bus.request(SprintsOps.close, { sprintId, ...body }, { userId });
-  return { bus, clock, served, close };
+  /** Calls any op of the sprints service as `userId`. */
+  const call = <O extends AnyOp>(op: O, userId: string, input: In<O>): Promise<Out<O>> => bus.request(op, input, { userId });
+  return { bus, clock, served, close, call };
 }

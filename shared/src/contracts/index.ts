@@ -7,7 +7,11 @@ export {
   NoteCreateBody, Note, NoteList, LinkedItem, TaskDetail, BATCH_MAX, TaskBatchCreateBody, TaskBatchUpdateItem, TaskBatchUpdateBody,
   BatchItemError, BatchItemResult, TaskBatchResult,
 } from './tasks.js';
-export { SprintsOps, SprintParams, CloseSprintBody, CloseSprintRequest, CloseSprintResult, BACKLOG, NO_TARGET } from './sprints.js';
+export {
+  SprintsOps, SprintParams, CloseSprintBody, CloseSprintRequest, CloseSprintResult, BACKLOG, NO_TARGET, SprintBoardParams,
+  CreateSprintBody, ListSprintsQuerystring, SprintSummary, SprintList, StartSprintBody, StartSprintRequest, StartSprintResult,
+  ReportItem, SprintReport, VelocityQuerystring, VelocityResult, Burndown, VELOCITY_LAST,
+} from './sprints.js';
 export {
   QueryOps, SortDTO, TasksQueryBody, TasksQueryResult, BoardQueryBody, BoardQueryResult, ColumnQueryBody,
   ColumnQueryResult, ColumnCard, SummaryQuerystring, ColumnSummary, BoardSummaryResult, BoardQueryParams, ColumnQueryParams,

@@ -1,6 +1,6 @@
 export { systemClock, fixedClock, type Clock } from './clock.js';
 export { Task, toTask, TITLE_MAX, DESCRIPTION_MAX, type TaskDoc, type TaskView, type Permission } from './task.js';
-export { boardScopeFilter, type BoardDoc, type ColumnDef, type ColumnAction } from './board.js';
+export { boardScopeFilter, toBoard, type BoardDoc, type ColumnDef, type ColumnAction } from './board.js';
 export {
   loadPrincipal, readableTasksFilter, canReadTask, canWriteTask, canReadBoard, canWriteBoard,
   type Principal, type GroupDoc, type GroupRole, type Shared,

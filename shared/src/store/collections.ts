@@ -6,6 +6,8 @@ export const Collections = {
   groups: 'groups',
   users: 'users',
   refreshTokens: 'refresh_tokens',
+  /** Frozen sprint start and close snapshots (issue 12; services/sprints/src/domain/snapshots.ts). */
+  sprintSnapshots: 'sprint_snapshots',
   /** The events outbox (issue 10): one document per event, written in the write's transaction. */
   events: 'events',
   /** Counter documents `{_id, seq}`; `{_id: 'events'}` numbers the events. */

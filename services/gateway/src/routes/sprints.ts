@@ -1,7 +1,18 @@
-import { CloseSprintBody, CloseSprintResult, SprintParams, SprintsOps } from '@app/shared/contracts';
+import {
+  Burndown, CloseSprintBody, CloseSprintResult, CreateSprintBody, ListSprintsQuerystring, SprintBoardParams, SprintList, SprintParams,
+  SprintReport, SprintsOps, StartSprintBody, StartSprintResult, VelocityQuerystring, VelocityResult,
+} from '@app/shared/contracts';
+import { Task } from '@app/shared/domain';
 import { route, tasksAt, type RouteSpec } from './route.js';
 
-/** Routes of the sprints family (SPEC "Sprint rhythm"). */
+const draft = { tag: 'sprints', maturity: 'draft' } as const;
+const BOARDS = '/api/v1/boards';
+const TASKS = '/api/v1/tasks';
+
+/**
+ * Routes of the sprints family (SPEC "Sprint rhythm"; issue 12: lifecycle, report, velocity,
+ * burndown). The issue-12 routes are Draft: target paths only. One bus request each.
+ */
 export const sprintRoutes: RouteSpec[] = [
   route({
     method: 'POST',
@@ -9,11 +20,77 @@ export const sprintRoutes: RouteSpec[] = [
     op: SprintsOps.close,
     // An omitted body arrives as {} (register.ts); it is legal when no member is unfinished.
     input: (req) => ({ ...(req.body as CloseSprintBody), sprintId: req.params.sprintId! }),
-    summary: 'Close a sprint: roll unfinished members to the target, settle velocity, write the retro note, repoint boards',
+    summary: 'Close a sprint: roll unfinished members to the target, settle velocity, write the retro note and the close snapshot, repoint boards',
     tag: 'sprints',
     maturity: 'live',
     params: SprintParams,
     body: CloseSprintBody,
     response: CloseSprintResult,
+  }),
+  route({
+    ...draft,
+    method: 'POST',
+    url: `${BOARDS}/:boardId/sprints`,
+    op: SprintsOps.create,
+    input: (req) => ({ ...(req.body as CreateSprintBody), boardId: req.params.boardId! }),
+    summary: 'Create a sprint on a board (app.type = sprint); with start: true also start it',
+    params: SprintBoardParams,
+    body: CreateSprintBody,
+    response: Task,
+    status: 201,
+  }),
+  route({
+    ...draft,
+    method: 'GET',
+    url: `${BOARDS}/:boardId/sprints`,
+    op: SprintsOps.list,
+    input: (req) => ({ ...(req.query as ListSprintsQuerystring), boardId: req.params.boardId! }),
+    summary: "List a board's sprints with state, dates, member count and points",
+    params: SprintBoardParams,
+    querystring: ListSprintsQuerystring,
+    response: SprintList,
+  }),
+  route({
+    ...draft,
+    method: 'POST',
+    url: `${TASKS}/:sprintId/start-sprint`,
+    op: SprintsOps.start,
+    // An omitted body arrives as {}: the sprint's own board is pointed at it.
+    input: (req) => ({ ...(req.body as StartSprintBody), sprintId: req.params.sprintId! }),
+    summary: "Start a sprint: record the start snapshot and point boards' activeSprintId at it (a started sprint replays)",
+    params: SprintParams,
+    body: StartSprintBody,
+    response: StartSprintResult,
+  }),
+  route({
+    ...draft,
+    method: 'GET',
+    url: `${TASKS}/:sprintId/report`,
+    op: SprintsOps.report,
+    input: (req) => ({ sprintId: req.params.sprintId! }),
+    summary: 'Sprint report: committed, added, removed, completed, rolled over, velocity (frozen once closed)',
+    params: SprintParams,
+    response: SprintReport,
+  }),
+  route({
+    ...draft,
+    method: 'GET',
+    url: `${BOARDS}/:boardId/velocity`,
+    op: SprintsOps.velocity,
+    input: (req) => ({ ...(req.query as VelocityQuerystring), boardId: req.params.boardId! }),
+    summary: "Velocity history of a board's closed sprints, oldest first, with mean and median",
+    params: SprintBoardParams,
+    querystring: VelocityQuerystring,
+    response: VelocityResult,
+  }),
+  route({
+    ...draft,
+    method: 'GET',
+    url: `${TASKS}/:sprintId/burndown`,
+    op: SprintsOps.burndown,
+    input: (req) => ({ sprintId: req.params.sprintId! }),
+    summary: 'Daily burndown of remaining points from the start to the close (or today), with the ideal line',
+    params: SprintParams,
+    response: Burndown,
   }),
 ];

@@ -9,6 +9,7 @@ export const StoredKeys = {
   type: escapeKey('app.type'),
   sprint: escapeKey('app.sprint'),
   points: escapeKey('app.points'),
+  carried: escapeKey('app.carried'),
 } as const;
 
 /** A sprint member as the close reads it. `points` is undefined when `app.points` is not a number. */

@@ -8,6 +8,7 @@ import { AppError } from '@app/shared/errors';
 import { Collections, type Collection, type Session, type Update } from '@app/shared/store';
 import { DONE, StoredKeys, isSprint, toMember, velocityOf } from '../domain/members.js';
 import { renderRetroNote } from '../domain/retro-note.js';
+import { recordCloseSnapshot } from '../domain/snapshots.js';
 import { resolveTarget, targetValue, type Target } from '../domain/target.js';
 
 /** The close outcome recorded on the sprint task (`TaskDoc.sprintClose`), replayed on a repeat close. */
@@ -88,6 +89,7 @@ export function closeSprint(deps: ServiceDeps): Handler<typeof SprintsOps.close>
         velocity,
       };
       const record: SprintCloseRecord = { ...result, ...(rollover === undefined ? {} : { rollover }), closed_at: now, closed_by: userId };
+      await recordCloseSnapshot(store, session, { sprint, members, result, by: userId, at: now });
 
       if (unfinished.length > 0) {
         const ids = unfinished.map((m) => m.id);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NatsBus } from '@app/shared/bus';
 import { SprintsOps } from '@app/shared/contracts';
 import { silentLogger } from '@app/shared/log';
-import { EmbeddedStore } from '@app/shared/store';
+import { Collections, EmbeddedStore } from '@app/shared/store';
 import { FaultyStore, startNatsServer, uniquePrefix, type NatsServer } from '@app/shared/testing';
 import { aBoard, aGroup, aMember, aSprint, reads, seed, serveSprints, snapshot, users } from '../fixtures.js';
 
@@ -70,6 +70,10 @@ describe('close-sprint over NATS with a file-backed embedded store', () => {
       });
       // A repeat over the bus replays the outcome.
       expect(await close()).toMatchObject({ rolledOver: 1, velocity: 2.5 });
+      // The report is read from the close snapshot the transaction wrote.
+      expect(await client.request(SprintsOps.report, { sprintId: sprint._id }, { userId: u.alice })).toMatchObject({
+        live: false, start: { by_close: true }, completed: [{ id: done._id, points: 2.5 }], rolled_over: [{ id: open._id, target: next._id }], velocity: 2.5,
+      });
     } finally {
       await second.stop();
     }
@@ -83,5 +87,6 @@ describe('close-sprint over NATS with a file-backed embedded store', () => {
     expect(await r.notesOf(sprint._id)).toHaveLength(1);
     expect((await r.board(own._id))?.activeSprintId).toBe(next._id);
     expect((await r.board(readOnly._id))?.activeSprintId).toBe(sprint._id);
+    expect(await after.collection(Collections.sprintSnapshots).countDocuments({ sprint_id: sprint._id })).toBe(2);
   });
 });

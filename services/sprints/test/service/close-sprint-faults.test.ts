@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EmbeddedStore, type DocumentStore } from '@app/shared/store';
+import { SprintsOps } from '@app/shared/contracts';
+import { Collections, EmbeddedStore, type DocumentStore } from '@app/shared/store';
+import type { BoardDoc } from '@app/shared/domain';
 import { FaultyStore, type StoreCall } from '@app/shared/testing';
 import { aBoard, aMember, aSprint, reads, seed, serveSprints, snapshot, users } from '../fixtures.js';
 
@@ -70,5 +72,53 @@ describe('close-sprint under store faults', () => {
     expect((await r.board(w.board._id))?.activeSprintId).toBe(w.next._id);
     const events = await inner.collection('events').find({}, { sort: { seq: 1 } });
     expect(events.map((e) => e.type).sort()).toEqual(['sprint.closed', 'task.updated', 'task.updated']);
+  });
+});
+
+describe('close-sprint under store faults: the snapshots', () => {
+  const isSnapshotWrite = (c: StoreCall) => c.collection === 'sprint_snapshots' && c.op === 'insertMany' && c.inTransaction;
+
+  it.each([
+    ['writing the snapshots', isSnapshotWrite],
+    // The first tasks.updateMany of the close is the app.carried count, right after the snapshots.
+    ['counting app.carried on the rolled-over tasks', (c: StoreCall) => c.collection === 'tasks' && c.op === 'updateMany' && c.inTransaction],
+  ])('a fault at %s leaves neither snapshot nor changes; the retry records them once', async (_, step) => {
+    const w = await world();
+    await svc.call(SprintsOps.start, w.u.alice, { sprintId: w.sprint._id });
+    const before = await snapshot(inner);
+    store.failOn(step);
+
+    await expect(svc.close(w.u.alice, w.sprint._id, { rollover: w.next._id })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', status: 503 });
+
+    expect(store.calls.findIndex(isSnapshotWrite)).toBeGreaterThanOrEqual(0);
+    expect(await snapshot(inner)).toEqual(before);
+    expect(await inner.collection(Collections.sprintSnapshots).countDocuments({ kind: 'close' })).toBe(0);
+
+    await svc.close(w.u.alice, w.sprint._id, { rollover: w.next._id });
+    const report = await svc.call(SprintsOps.report, w.u.alice, { sprintId: w.sprint._id });
+    expect(report).toMatchObject({ live: false, velocity: 3, rolled_over: w.open.map((t) => expect.objectContaining({ id: t._id, target: w.next._id })) });
+    for (const t of w.open) expect((await reads(inner).task(t._id))?.metadata['app%2Ecarried']).toBe(1);
+    expect(await inner.collection(Collections.sprintSnapshots).countDocuments({ kind: 'close' })).toBe(1);
+  });
+});
+
+describe('start-sprint under store faults', () => {
+  it.each([
+    ['writing the start snapshot', (c: StoreCall) => c.collection === 'sprint_snapshots' && c.op === 'insertOne' && c.inTransaction],
+    ['pointing the boards', (c: StoreCall) => c.collection === 'boards' && c.op === 'bulkWrite' && c.inTransaction],
+    ['appending the board.updated event', (c: StoreCall) => c.collection === 'events' && c.op === 'insertMany' && c.inTransaction],
+  ])('a fault at %s leaves no snapshot and no board pointer; the retry starts it', async (_, step) => {
+    const w = await world();
+    const board = aBoard({ owner: w.u.alice });
+    await inner.collection<BoardDoc>(Collections.boards).insertOne(board);
+    const before = await snapshot(inner);
+    store.failOn(step);
+
+    await expect(svc.call(SprintsOps.start, w.u.alice, { sprintId: w.next._id, board_ids: [board._id] })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', status: 503 });
+    expect(await snapshot(inner)).toEqual(before);
+
+    const out = await svc.call(SprintsOps.start, w.u.alice, { sprintId: w.next._id, board_ids: [board._id] });
+    expect(out).toMatchObject({ replayed: false, pointedBoardIds: [board._id] });
+    expect((await reads(inner).board(board._id))?.activeSprintId).toBe(w.next._id);
   });
 });

@@ -1,0 +1,41 @@
+import { EVENTS_COUNTER } from '@app/shared/domain';
+import { Collections, type Doc, type DocumentStore, type Session } from '@app/shared/store';
+
+/*
+ * Reading the events outbox (issue 10; written by `appendEvents` in shared/src/domain/events.ts):
+ * collection `events`, one document per committed change, `seq` strictly increasing in commit
+ * order, taken from the counter document `{_id: 'events', seq}` in `counters`. The burndown only
+ * reads it.
+ */
+
+/** An outbox event as the burndown reads it. `data.task` is the API task after the write. */
+export interface OutboxEvent extends Doc {
+  _id: string;
+  seq: number;
+  type: string;
+  occurred_at: string;
+  task_id?: string;
+  data?: {
+    task?: { id?: string; status?: string; metadata?: Record<string, unknown> };
+    task_id?: string;
+    changes?: Array<{ field: string; from?: unknown; to?: unknown }>;
+  };
+}
+
+/**
+ * The outbox counter now (the `seq` of the last event), read in `session` so that, on both
+ * backends, every event with a higher `seq` was committed after what this transaction reads.
+ * 0 when no event was ever written.
+ */
+export async function currentEventsSeq(store: DocumentStore, session: Session): Promise<number> {
+  const counter = await store.collection<{ _id: string; seq?: unknown }>(Collections.counters).findOne({ _id: EVENTS_COUNTER }, { session });
+  return typeof counter?.seq === 'number' ? counter.seq : 0;
+}
+
+/** Task events of the outbox after `afterSeq` that occurred at or before `until` (ISO), in `seq` order. */
+export function taskEventsSince(store: DocumentStore, afterSeq: number, until: string): Promise<OutboxEvent[]> {
+  return store.collection<OutboxEvent>(Collections.events).find(
+    { seq: { $gt: afterSeq }, occurred_at: { $lte: until }, type: { $in: ['task.created', 'task.updated', 'task.deleted', 'card.moved'] } },
+    { sort: { seq: 1 }, projection: { _id: 1, seq: 1, type: 1, occurred_at: 1, task_id: 1, data: 1 } },
+  );
+}

@@ -1,0 +1,38 @@
+import { callerId, type Handler } from '@app/shared/bus';
+import type { SprintsOps } from '@app/shared/contracts';
+import type { ServiceDeps } from '@app/shared/domain';
+import { AppError } from '@app/shared/errors';
+import { burndownSeries } from '../domain/burndown.js';
+import { DONE } from '../domain/members.js';
+import { taskEventsSince } from '../domain/outbox.js';
+import { latestSnapshots, readMembers } from '../domain/snapshots.js';
+import { loadSprint } from '../domain/sprint-access.js';
+
+/**
+ * `sprints.burndown` — `GET /api/v1/tasks/{sprintId}/burndown` (issue 12): the daily series of
+ * remaining points from the start snapshot to the close (or now, from the injected clock),
+ * replaying the task events of the outbox recorded since the start; the last day is exactly the
+ * close snapshot's (or today's) members. See {@link burndownSeries} for the formulas.
+ *
+ * Errors: 404 `TASK_NOT_FOUND`, 400 `NOT_A_SPRINT`, 400 `SPRINT_NOT_STARTED` (open and never
+ * started), 503 `STORE_UNAVAILABLE`.
+ */
+export function sprintBurndown({ store, clock }: ServiceDeps): Handler<typeof SprintsOps.burndown> {
+  return async ({ sprintId }, ctx) => {
+    const { sprint } = await loadSprint(store, callerId(ctx), sprintId, 'read');
+    const { start, close } = await latestSnapshots(store, sprintId);
+    const closed = sprint.status === DONE && close !== undefined;
+    if (!start) {
+      throw new AppError('SPRINT_NOT_STARTED', {
+        message: `Sprint ${sprintId} has not been started; POST /api/v1/tasks/${sprintId}/start-sprint first`,
+        details: { sprintId },
+      });
+    }
+    const end = closed ? close.taken_at : clock.now().toISOString();
+    const [events, final] = await Promise.all([
+      start.events_seq < 0 ? [] : taskEventsSince(store, start.events_seq, end),
+      closed ? close.members : readMembers(store, sprintId),
+    ]);
+    return burndownSeries({ sprintId, startedAt: start.taken_at, start: start.members, events, end, closed, final, deadline: sprint.deadline });
+  };
+}
