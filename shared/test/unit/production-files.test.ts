@@ -81,6 +81,6 @@ describe('Dockerfile against the workspace list', () => {
     expect(missingCopies(without, workspaces)).toEqual(['services/query/package.json']);
     const late = `${without}\nCOPY services/query/package.json services/query/\n`;
     expect(missingCopies(late, workspaces)).toEqual(['services/query/package.json']);
-    expect(missingCopies(dockerfile, [...workspaces, 'web'])).toEqual(['web/package.json']);
+    expect(missingCopies(dockerfile, [...workspaces, 'services/next'])).toEqual(['services/next/package.json']);
   });
 });

@@ -188,7 +188,7 @@ export class Api {
     this.call<Board>('updateBoard', { params: { boardId }, body });
   shareBoard = (boardId: string, group_id: string, permission: 'r' | 'rw') =>
     this.call<Board>('shareBoard', { params: { boardId }, body: { group_id, permission } });
-  previewActions = (query: string, default_tags: string[]) => this.call<Preview>('previewActions', { body: { query, default_tags } });
+  previewActions = (query: string) => this.call<Preview>('previewActions', { body: { query } });
   summary = (boardId: string, sprint: string, signal?: AbortSignal) =>
     this.call<Summary>('summary', { params: { boardId }, query: { sprint, preview: 3 }, signal });
   readColumn = (boardId: string, columnId: string, body: { sprint: string; filter?: string; page: number; page_size: number }) =>

@@ -28,7 +28,7 @@ export const endpoints = e({
   getBoard: { method: 'GET', path: '/api/v1/boards/{boardId}' },
   updateBoard: { method: 'PUT', path: '/api/v1/boards/{boardId}', body: ['name', 'columns', 'activeSprintId'] },
   shareBoard: { method: 'POST', path: '/api/v1/boards/{boardId}/share', body: ['group_id', 'permission'] },
-  previewActions: { method: 'POST', path: '/api/v1/boards/preview-actions', body: ['query', 'default_tags'] },
+  previewActions: { method: 'POST', path: '/api/v1/boards/preview-actions', body: ['query'] },
   summary: { method: 'GET', path: '/api/v1/boards/{boardId}/summary', query: ['sprint', 'preview'] },
   readColumn: {
     method: 'POST',

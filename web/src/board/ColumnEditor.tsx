@@ -53,7 +53,7 @@ export function ColumnEditor(p: { api: Api; board: Board; onClose: () => void; o
   async function preview(i: number) {
     const row = rows[i]!;
     try {
-      const r: Preview = await p.api.previewActions(row.query, p.board.default_tags);
+      const r: Preview = await p.api.previewActions(row.query);
       set(i, { preview: { ok: true, text: r.actions.length ? r.actions.map(actionText).join('; ') : 'No actions: the query sets nothing on enter.' } });
     } catch (e) {
       const pos = e instanceof ApiError && e.position !== undefined ? ` at position ${e.position}` : '';
