@@ -154,34 +154,9 @@ export const BOARD_COLUMNS = [
  */
 async function seedBoard(store) {
   const r = rng(4);
-  const owner = randomUUID();
-  const bus = new MemoryBus();
-  const log = silentLogger();
-  const { boardsService } = await import('@app/boards');
-  const served = await serveServices([boardsService], { bus, store, log, clock: systemClock });
-  const board = await bus.request(
-    BoardsOps.create,
-    { name: 'Product board', board_type: 'private', columns: BOARD_COLUMNS.map(({ id, name, query }) => ({ id, name, query })) },
-    { userId: owner },
-  );
-  for (const s of served) await s.close();
-  const cards = [];
-  for (const col of BOARD_COLUMNS) {
-    for (let i = 0; i < col.cards; i++) {
-      const doc = taskDoc(r, owner, { status: col.status, boardId: board.id, deleted: false });
-      if (col.tag) doc.tags = [...new Set([...doc.tags, col.tag])];
-      cards.push({ doc, col: col.id });
-    }
-  }
-  await insertChunks(store, Collections.tasks, cards.map((c) => c.doc));
+  const seeded = await seedBoardOnly(store, r);
   for (let u = 0; u < 20; u++) await insertChunks(store, Collections.tasks, Array.from({ length: 1_000 }, () => taskDoc(r, randomUUID())));
-  return {
-    userId: owner,
-    boardId: board.id,
-    columns: board.columns.map((c) => c.id),
-    detailId: cards[0].doc._id,
-    movable: cards.filter((c) => c.col === 'doing' || c.col === 'review').map((c) => [c.doc._id, c.col]),
-  };
+  return seeded;
 }
 
 /**
@@ -236,6 +211,7 @@ async function seedBoardOnly(store, r) {
   return {
     userId: owner,
     boardId: board.id,
+    columns: board.columns.map((c) => c.id),
     detailId: cards[0].doc._id,
     movable: cards.filter((c) => c.col === 'doing' || c.col === 'review').map((c) => [c.doc._id, c.col]),
   };

@@ -121,6 +121,32 @@ export interface Bus extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+/**
+ * What both transports derive from their own `requestReply` (DESIGN §3): `request` parses the
+ * reply, `requestText` passes its JSON text on, both throw a service's error reply as its
+ * AppError; disposing closes. `NatsBus` and `MemoryBus` extend it.
+ */
+export abstract class ReplyBus implements Bus {
+  abstract requestReply<O extends AnyOp>(op: O, input: In<O>, meta?: CallMeta): Promise<BusReply>;
+  abstract serve(bindings: readonly Binding[], opts: ServeOptions): Promise<Served>;
+  abstract ping(): Promise<void>;
+  abstract close(): Promise<void>;
+
+  async request<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<Out<O>> {
+    return JSON.parse(await this.requestText(op, input, meta)) as Out<O>;
+  }
+
+  async requestText<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<string> {
+    const r = await this.requestReply(op, input, meta);
+    if (!r.ok) throw r.error;
+    return r.text;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
 /** The outcome of {@link Bus.requestReply}. */
 export type BusReply = { ok: true; text: string; meta: ReplyMeta } | { ok: false; error: AppError; meta: ReplyMeta };
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { AnyOp, In, Out } from '../contracts/op.js';
+import type { AnyOp, In } from '../contracts/op.js';
 import { AppError } from '../errors/index.js';
-import type { Binding, Bus, BusReply, CallMeta, Served, ServeOptions } from './bus.js';
+import { ReplyBus, type Binding, type BusReply, type CallMeta, type Served, type ServeOptions } from './bus.js';
 import { decodeReply, dispatchReply, encodeRequest } from './dispatch.js';
 
 interface Entry {
@@ -27,22 +27,12 @@ export const TIMEOUT_SWEEP_MS = 20;
  * through a map. Several serve() calls for one subject share requests round-robin, like a queue
  * group. No globals: every instance has its own map.
  */
-export class MemoryBus implements Bus {
+export class MemoryBus extends ReplyBus {
   private readonly subjects = new Map<string, Entry[]>();
   private readonly rr = new Map<string, number>();
   private readonly pending = new Set<Pending>();
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private closed = false;
-
-  async request<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<Out<O>> {
-    return JSON.parse(await this.requestText(op, input, meta)) as Out<O>;
-  }
-
-  async requestText<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<string> {
-    const r = await this.requestReply(op, input, meta);
-    if (!r.ok) throw r.error;
-    return r.text;
-  }
 
   /** One promise per request: no async wrapper around the reply's. */
   requestReply<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<BusReply> {
@@ -101,10 +91,6 @@ export class MemoryBus implements Bus {
   async close(): Promise<void> {
     this.closed = true;
     this.subjects.clear();
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
   }
 
   private track(p: Pending): void {

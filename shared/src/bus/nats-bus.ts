@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { connect, headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
-import type { AnyOp, In, Out } from '../contracts/op.js';
+import type { AnyOp, In } from '../contracts/op.js';
 import { AppError } from '../errors/index.js';
-import { Headers, replyMetaFrom, replyMetaHeaders, type Binding, type Bus, type BusReply, type CallMeta, type Served, type ServeOptions } from './bus.js';
+import { Headers, ReplyBus, replyMetaFrom, replyMetaHeaders, type Binding, type BusReply, type CallMeta, type Served, type ServeOptions } from './bus.js';
 import { decodeReply, dispatchReply, encodeError, encodeRequest } from './dispatch.js';
 import { natsErrorToAppError } from './nats-errors.js';
 
@@ -33,7 +33,7 @@ const DRAIN_TIMEOUT_MS = 5_000;
  * connection comes back first, and `ping()` fails at once with 503. NATS errors are mapped once, by
  * {@link natsErrorToAppError}.
  */
-export class NatsBus implements Bus {
+export class NatsBus extends ReplyBus {
   private connected = true;
   private closing: Promise<void> | undefined;
 
@@ -42,6 +42,7 @@ export class NatsBus implements Bus {
     private readonly prefix: string,
     private readonly log: Logger,
   ) {
+    super();
     void this.watch();
   }
 
@@ -63,16 +64,6 @@ export class NatsBus implements Bus {
     } catch (e) {
       throw new AppError('SERVICE_UNAVAILABLE', { message: 'Cannot connect to NATS', cause: e });
     }
-  }
-
-  async request<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<Out<O>> {
-    return JSON.parse(await this.requestText(op, input, meta)) as Out<O>;
-  }
-
-  async requestText<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<string> {
-    const r = await this.requestReply(op, input, meta);
-    if (!r.ok) throw r.error;
-    return r.text;
   }
 
   async requestReply<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<BusReply> {
@@ -141,10 +132,6 @@ export class NatsBus implements Bus {
   async close(): Promise<void> {
     this.closing ??= this.shutdown();
     await this.closing;
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
   }
 
   /**
