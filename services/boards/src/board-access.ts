@@ -6,5 +6,3 @@ export const boardsOf = (store: DocumentStore) => store.collection<BoardDoc>(Col
 /** The `groups` collection. */
 export const groupsOf = (store: DocumentStore) => store.collection<GroupDoc>(Collections.groups);
 
-/** The board object of the API (moved to `@app/shared/domain` so start-sprint can emit `board.updated`). */
-export { toBoard } from '@app/shared/domain';

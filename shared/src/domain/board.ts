@@ -1,9 +1,6 @@
-import type { Board } from '../contracts/boards.js';
-import { decodeMetadata } from '../store/keys.js';
 import type { Doc, Filter } from '../store/port.js';
 import type { Permission } from './task.js';
 import type { Principal } from './access.js';
-import { columnsAsRead } from './columns.js';
 
 /**
  * One enter or exit action of a column (DESIGN §7).
@@ -69,30 +66,4 @@ export function boardScopeFilter(board: Pick<BoardDoc, 'board_type' | 'groupId' 
       : { deleted: false, $or: [{ created_by: p.userId }, ...(p.groupIds.length ? [{ groupId: { $in: p.groupIds } }] : [])] };
   if (board.default_tags.length > 0) return { $and: [base, { tags: { $all: board.default_tags } }] };
   return base;
-}
-
-/**
- * The board object of the API (SPEC "Board"; DESIGN §9): metadata keys decoded, `version` (1 when
- * absent: older data), `is_owner` for `userId`, column actions as {@link columnsAsRead} gives them
- * (issue 14). Shared by the services that answer or emit a board
- * (boards; sprints, whose start-sprint repoints boards and emits `board.updated`).
- */
-export function toBoard(doc: BoardDoc, userId: string): Board {
-  const b: Board = {
-    id: doc._id,
-    name: doc.name,
-    board_type: doc.board_type,
-    columns: columnsAsRead(doc.columns),
-    default_tags: doc.default_tags,
-    metadata: decodeMetadata(doc.metadata),
-    owner_id: doc.owner_id,
-    created_at: doc.created_at,
-    updated_at: doc.updated_at,
-    version: doc.version ?? 1,
-    is_owner: doc.owner_id === userId,
-  };
-  if (doc.activeSprintId !== undefined) b.activeSprintId = doc.activeSprintId;
-  if (doc.groupId !== undefined) b.group_id = doc.groupId;
-  if (doc.groupPermission !== undefined) b.permission = doc.groupPermission;
-  return b;
 }

@@ -1,6 +1,7 @@
 export { systemClock, fixedClock, type Clock } from './clock.js';
 export { Task, toTask, TITLE_MAX, DESCRIPTION_MAX, type TaskDoc, type TaskView, type Permission } from './task.js';
-export { boardScopeFilter, toBoard, type BoardDoc, type ColumnDef, type ColumnAction } from './board.js';
+export { toBoard } from './board-view.js';
+export { boardScopeFilter, type BoardDoc, type ColumnDef, type ColumnAction } from './board.js';
 export {
   loadPrincipal, readableTasksFilter, canReadTask, canWriteTask, canReadBoard, canWriteBoard,
   type Principal, type GroupDoc, type GroupRole, type Shared,

@@ -13,16 +13,8 @@ import { Lane } from './Lane.js';
 import { openEventStream, pollInterval, POLL_MS, sleep, type BoardEvent } from './live.js';
 import {
   applyOptimisticMove, columnOf, describeActions, emptyColumn, neighbourColumn, PAGE_SIZE, restoreColumns, summarySignature,
-  type Columns, type ColumnState,
+  type Columns, type ColumnState, type MovePreview,
 } from './state.js';
-
-/** A dry-run preview of a move: what entering `to` would apply, or why it cannot. */
-export interface MovePreview {
-  cardId: string;
-  to: string;
-  text: string;
-  ok: boolean;
-}
 
 /** A sprint the switcher offers: an open sprint task. */
 interface SprintOption {

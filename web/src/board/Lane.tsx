@@ -1,8 +1,7 @@
 import { useDraggable, useDroppable } from '@dnd-kit/core';
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import type { BoardColumn, Card, Summary } from '../api/types.js';
-import type { MovePreview } from './BoardPage.js';
-import { cardBadges, wipState, type ColumnState } from './state.js';
+import { cardBadges, wipState, type ColumnState, type MovePreview } from './state.js';
 
 interface LaneProps {
   column: BoardColumn;

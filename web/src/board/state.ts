@@ -20,6 +20,14 @@ export interface ColumnState {
 
 export type Columns = Record<string, ColumnState>;
 
+/** A dry-run preview of a move: what entering `to` would apply, or why it cannot. */
+export interface MovePreview {
+  cardId: string;
+  to: string;
+  text: string;
+  ok: boolean;
+}
+
 export const emptyColumn = (): ColumnState => ({ cards: [], total: 0, pages: 0, loading: true });
 
 /**

@@ -3,12 +3,12 @@ import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps } from '@app/shared/contracts';
 import {
   DEFAULT_COLUMNS, boardEvent, canReadTask, checkIfMatch, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
-  runWrite, versionGuard, versionOf,
+  runWrite, toBoard, versionGuard, versionOf,
   type BoardDoc, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Update } from '@app/shared/store';
-import { boardsOf, toBoard } from '../board-access.js';
+import { boardsOf } from '../board-access.js';
 
 /** A board name: trimmed, not blank. */
 function boardName(name: string): string {

@@ -1,0 +1,30 @@
+import type { Board } from '../contracts/boards.js';
+import { decodeMetadata } from '../store/keys.js';
+import type { BoardDoc } from './board.js';
+import { columnsAsRead } from './columns.js';
+
+/**
+ * The board object of the API (SPEC "Board"; DESIGN §9): metadata keys decoded, `version` (1 when
+ * absent: older data), `is_owner` for `userId`, column actions as {@link columnsAsRead} gives them
+ * (issue 14). Shared by the services that answer or emit a board
+ * (boards; sprints, whose start-sprint repoints boards and emits `board.updated`).
+ */
+export function toBoard(doc: BoardDoc, userId: string): Board {
+  const b: Board = {
+    id: doc._id,
+    name: doc.name,
+    board_type: doc.board_type,
+    columns: columnsAsRead(doc.columns),
+    default_tags: doc.default_tags,
+    metadata: decodeMetadata(doc.metadata),
+    owner_id: doc.owner_id,
+    created_at: doc.created_at,
+    updated_at: doc.updated_at,
+    version: doc.version ?? 1,
+    is_owner: doc.owner_id === userId,
+  };
+  if (doc.activeSprintId !== undefined) b.activeSprintId = doc.activeSprintId;
+  if (doc.groupId !== undefined) b.group_id = doc.groupId;
+  if (doc.groupPermission !== undefined) b.permission = doc.groupPermission;
+  return b;
+}
