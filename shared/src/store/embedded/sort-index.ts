@@ -146,7 +146,9 @@ export class SortIndex {
    */
   top(sort: Sort, candidates: Slots, n: number, accept?: (slot: number) => boolean): number[] {
     this.refresh();
+    if (!(n > 0)) return [];
     const [dir, idDir] = directions(sort);
+    if (this.changed.length === 0 && this.base.length < RANK_SPAN) return this.topByRank(dir, idDir, candidates, n, accept);
     const pos = this.posOf;
     const runs = this.runStart;
     const mark = this.changedMark;
@@ -154,6 +156,7 @@ export class SortIndex {
     const ids = this.ids;
     const cmp = (a: number, b: number): number => {
       if (mark[a] !== 1 && mark[b] !== 1) {
+        // both unchanged since the build: their positions are their order
         const pa = pos[a]!;
         const pb = pos[b]!;
         const ga = runs ? runs[pa]! : pa;
@@ -167,36 +170,7 @@ export class SortIndex {
       return (x < y ? -1 : x > y ? 1 : 0) * idDir;
     };
     const best: number[] = [];
-    if (!(n > 0)) return best;
-    // Nothing changed since the build: each slot's order is one number, from its position (and its
-    // run of equal keys when `_id` runs against the sort), compared as such.
-    const plain = this.changed.length === 0 && this.base.length < RANK_SPAN;
-    const twoKeys = runs !== undefined && idDir !== dir;
-    const rankOf = (slot: number): number => {
-      const p = pos[slot]!;
-      return twoKeys ? runs[p]! * dir * RANK_SPAN + p * idDir : p * dir;
-    };
-    const ranks: number[] = [];
-    const consider = (slot: number): void => {
-      if (plain) {
-        const r = rankOf(slot);
-        if (best.length === n && r >= ranks[n - 1]!) return;
-        if (accept && !accept(slot)) return;
-        let lo = 0;
-        let hi = ranks.length;
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1;
-          if (r < ranks[mid]!) hi = mid;
-          else lo = mid + 1;
-        }
-        ranks.splice(lo, 0, r);
-        best.splice(lo, 0, slot);
-        if (best.length > n) {
-          ranks.pop();
-          best.pop();
-        }
-        return;
-      }
+    forEachSlot(candidates, (slot) => {
       if (best.length === n && cmp(slot, best[n - 1]!) >= 0) return;
       if (accept && !accept(slot)) return;
       let lo = 0;
@@ -208,21 +182,40 @@ export class SortIndex {
       }
       best.splice(lo, 0, slot);
       if (best.length > n) best.pop();
-    };
-    // the members in ascending slot order (a loop of its own: `consider` stays inlined)
-    if (candidates.arr) {
-      const arr = candidates.arr;
-      for (let i = 0; i < arr.length; i++) consider(arr[i]!);
-    } else {
-      const words = candidates.bits!;
-      for (let w = 0; w < words.length; w++) {
-        for (let x = words[w]!; x !== 0; ) {
-          const low = x & -x;
-          consider((w << 5) + 31 - Math.clz32(low));
-          x ^= low;
-        }
+    });
+    return best;
+  }
+
+  /**
+   * {@link top} while nothing changed since the build: each slot's order is one number, its base
+   * position (with its run of equal keys first when `_id` runs against the sort), compared as such.
+   */
+  private topByRank(dir: 1 | -1, idDir: 1 | -1, candidates: Slots, n: number, accept?: (slot: number) => boolean): number[] {
+    const pos = this.posOf;
+    const runs = idDir !== dir ? this.runStart : undefined;
+    // the best so far in `best`, their ranks in `ranks` (ascending); once full, a candidate must beat `worst`
+    const best: number[] = [];
+    const ranks: number[] = [];
+    let worst = Infinity;
+    forEachSlot(candidates, (slot) => {
+      const p = pos[slot]!;
+      const r = runs ? runs[p]! * dir * RANK_SPAN + p * idDir : p * dir;
+      if (r >= worst || (accept && !accept(slot))) return;
+      let lo = 0;
+      let hi = ranks.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (r < ranks[mid]!) hi = mid;
+        else lo = mid + 1;
       }
-    }
+      ranks.splice(lo, 0, r);
+      best.splice(lo, 0, slot);
+      if (best.length > n) {
+        ranks.pop();
+        best.pop();
+      }
+      if (best.length === n) worst = ranks[n - 1]!;
+    });
     return best;
   }
 
@@ -266,6 +259,23 @@ export class SortIndex {
     this.changed = [];
     this.changedMark.fill(0);
     this.built = true;
+  }
+}
+
+/** Calls `visit` with each member of `s` in ascending order (for one caller's visitor: it stays inlined). */
+function forEachSlot(s: Slots, visit: (slot: number) => void): void {
+  if (s.arr) {
+    const arr = s.arr;
+    for (let i = 0; i < arr.length; i++) visit(arr[i]!);
+    return;
+  }
+  const words = s.bits!;
+  for (let w = 0; w < words.length; w++) {
+    for (let x = words[w]!; x !== 0; ) {
+      const low = x & -x;
+      visit((w << 5) + 31 - Math.clz32(low));
+      x ^= low;
+    }
   }
 }
 
