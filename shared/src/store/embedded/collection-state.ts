@@ -279,7 +279,8 @@ export class CollectionState {
     let matches: Matcher | undefined;
     const test = (slot: number): boolean => {
       stats.docsExamined++;
-      return exact || (matches ??= compileFilter(filter))(this.bySlot[slot]!.doc);
+      const entry = this.bySlot[slot];
+      return entry !== undefined && (exact || (matches ??= compileFilter(filter))(entry.doc));
     };
     const walk = (n * this.entries.size) / candidates;
     const out: Doc[] = [];
@@ -296,7 +297,11 @@ export class CollectionState {
       picked = index.top(sort, slots, n);
       stats.docsExamined += picked.length;
     } else picked = index.top(sort, slots, n, test);
-    for (const slot of picked) out.push(this.bySlot[slot]!.doc);
+    // (plan sets hold live slots only; a missing entry would be skipped, never handed out)
+    for (const slot of picked) {
+      const entry = this.bySlot[slot];
+      if (entry) out.push(entry.doc);
+    }
     return out;
   }
 
