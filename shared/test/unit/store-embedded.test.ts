@@ -193,6 +193,60 @@ describe('EmbeddedStore indexes', () => {
     );
   });
 
+  it('selects a page of scattered candidates by sort index position like sorting, through writes, ties, arrays and untested conditions', async () => {
+    // few candidates among many documents: too sparse to walk, so the page is selected from the candidates
+    const sortValue = fc.oneof(
+      { weight: 6, arbitrary: fc.integer({ min: 0, max: 5 }) },
+      { weight: 1, arbitrary: fc.constantFrom<unknown>(undefined, null, 'x', [], [4, 1], [2]) },
+    );
+    const row = fc.record({ status, tags: fc.uniqueArray(tag, { maxLength: 2 }), n: sortValue, created_by: user });
+    const sorts = fc.constantFrom<Record<string, 1 | -1>>({ n: -1, _id: 1 }, { n: 1, _id: 1 }, { n: 1, _id: -1 }, { n: -1, _id: -1 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(row, { minLength: 1, maxLength: 30 }), fc.array(fc.tuple(filter, sorts, fc.nat(12), fc.integer({ min: 1, max: 8 })), { minLength: 1, maxLength: 5 }), async (rows, reads) => {
+        await using indexed = EmbeddedStore.memory();
+        await using plain = EmbeddedStore.memory();
+        await indexed.ensureIndexes([...INDEXES, { collection: 'tasks', keys: { n: 1 } }]);
+        const stores = [indexed, plain].map((s) => s.collection('tasks'));
+        const filler = Array.from({ length: 2_000 }, (_, i) => ({ _id: `f${i}`, status: 'filler', created_by: 'u9', deleted: true, n: i % 7 }));
+        const picked = Array.from({ length: 4 }, (_, k) => rows.map((r, i) => ({ _id: `t${(k * 37 + i * 11) % 997}-${k}-${i}`, deleted: false, ...r }))).flat();
+        const docs = [...filler, ...picked].sort((a, b) => (a._id < b._id ? -1 : 1)); // candidates scattered over the slots
+        for (const c of stores) await c.insertMany(docs.map((d) => (d.n === undefined ? (({ n: _, ...rest }) => rest)(d) : d)));
+        for (const [r, [f, sort, skip, limit]] of reads.entries()) {
+          const live = { $and: [{ deleted: false }, f] };
+          const [a, b] = await Promise.all(stores.map((c) => c.find(live, { sort, skip, limit, projection: { _id: 1, n: 1 } })));
+          expect(a).toEqual(b);
+          // writes since the index was built: the changed documents are compared by their keys
+          await Promise.all(stores.map((c) => c.updateMany(f, { $inc: { n: 1 } })));
+          await Promise.all(stores.map((c) => c.deleteOne({ status: 'done' })));
+          await Promise.all(stores.map((c) => c.insertOne({ _id: `new-${r}`, status: 'todo', tags: ['a'], n: skip % 6, created_by: 'u0', deleted: false })));
+          const [c, d] = await Promise.all(stores.map((s) => s.find(live, { sort, skip, limit, projection: { _id: 1, n: 1 } })));
+          expect(c).toEqual(d);
+        }
+      }),
+      { numRuns: 60, endOnFailure: true },
+    );
+  });
+
+  it('pages a scattered exact match without examining the matches that are not on the page', async () => {
+    await using store = EmbeddedStore.memory();
+    await store.ensureIndexes([{ collection: 'tasks', keys: { status: 1 } }, { collection: 'tasks', keys: { created_at: 1 } }]);
+    const tasks = store.collection('tasks');
+    // 300 'doing' tasks scattered over 12,000; created_at repeats (ties broken by _id ascending)
+    const docs = Array.from({ length: 12_000 }, (_, i) => ({ _id: `t${String(i).padStart(5, '0')}`, status: i % 40 === 0 ? 'doing' : 'todo', created_at: `2026-01-${String(1 + ((i * 7) % 28)).padStart(2, '0')}` }));
+    await tasks.insertMany(docs);
+    const expected = (all: typeof docs) =>
+      all.filter((d) => d.status === 'doing').sort((a, b) => (a.created_at !== b.created_at ? (a.created_at < b.created_at ? 1 : -1) : a._id < b._id ? -1 : 1)).slice(10, 30).map((d) => d._id);
+    const page = async () => {
+      const before = store.stats.docsExamined;
+      const found = await tasks.find({ status: 'doing' }, { sort: { created_at: -1, _id: 1 }, skip: 10, limit: 20, projection: { _id: 1 } });
+      return { ids: found.map((d) => d._id), examined: store.stats.docsExamined - before };
+    };
+    expect(await page()).toEqual({ ids: expected(docs), examined: 30 });
+    await tasks.updateOne({ _id: 't00400' }, { $set: { created_at: '2027-01-01' } });
+    const moved = docs.map((d) => (d._id === 't00400' ? { ...d, created_at: '2027-01-01' } : d));
+    expect((await page()).ids).toEqual(expected(moved));
+  });
+
   it('serves a small sorted page of a large collection by walking the sort index, also after many writes', async () => {
     await using store = EmbeddedStore.memory();
     await store.ensureIndexes([{ collection: 'tasks', keys: { status: 1 } }, { collection: 'tasks', keys: { order: 1 } }]);

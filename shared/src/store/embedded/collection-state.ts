@@ -1,6 +1,7 @@
 import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Sort } from '../port.js';
-import { andAll, orSlots, Posting, type Slots } from './slots.js';
+import { compileFilter, type Matcher } from './matcher.js';
+import { andAll, hasSlot, orSlots, Posting, type Slots } from './slots.js';
 import { SortIndex } from './sort-index.js';
 import type { TextCandidates } from './text-index.js';
 import { hashKey, hashKeysAt } from './values.js';
@@ -142,6 +143,16 @@ function pinnedId(filter: Filter): unknown {
   return undefined;
 }
 
+/**
+ * A sorted page walks the sort index when its expected walk (`n × documents / candidates` slots)
+ * is at most this many times the candidates; otherwise the candidates are selected by their sort
+ * index positions (see {@link CollectionState.sortedPage}). A walk step reads the next slot in
+ * order and tests set membership; a selection step reads the position of a slot anywhere in the
+ * collection (a cache miss, mostly): about 4 walk steps per selection step, measured at 110,000
+ * documents.
+ */
+const WALK_PER_CANDIDATE = 4;
+
 /** Collections holding a last plan, forgotten together once the current synchronous run ends. */
 let remembering: CollectionState[] = [];
 
@@ -247,6 +258,51 @@ export class CollectionState {
       this.sortIndexes.set(field, index);
     }
     return index.serves(sort) ? index : undefined;
+  }
+
+  /**
+   * The first `n` matches of `filter` in `sort` order, from the committed documents (a read outside
+   * a transaction; docs/store.md "Indexes and plans"), or `undefined` when no sort index serves
+   * `sort` (the caller sorts the matches). With few candidates per document the sort index is
+   * walked until `n` matches are met; with more scattered ones, the candidates are ranked by their
+   * sort index positions and only the best `n` kept (no sort keys computed, no documents collected).
+   * A plan that is not exact has each candidate it keeps tested against `filter`. `stats` counts
+   * the documents examined.
+   */
+  sortedPage(filter: Filter, sort: Sort, n: number, stats: { docsExamined: number }): Doc[] | undefined {
+    if (!(n > 0) || !Number.isFinite(n)) return undefined;
+    const { slots, exact } = this.plan(filter);
+    const candidates = slots ? slots.size : this.entries.size;
+    if (candidates === 0) return [];
+    const index = this.sortIndex(sort);
+    if (!index) return undefined;
+    let matches: Matcher | undefined;
+    const test = (slot: number): boolean => {
+      stats.docsExamined++;
+      const entry = this.bySlot[slot];
+      return entry !== undefined && (exact || (matches ??= compileFilter(filter))(entry.doc));
+    };
+    const walk = (n * this.entries.size) / candidates;
+    const out: Doc[] = [];
+    if (!slots || walk <= WALK_PER_CANDIDATE * candidates) {
+      index.walk(sort, (slot) => {
+        if ((slots && !hasSlot(slots, slot)) || !test(slot)) return true;
+        out.push(this.bySlot[slot]!.doc);
+        return out.length < n;
+      });
+      return out;
+    }
+    let picked: number[];
+    if (exact) {
+      picked = index.top(sort, slots, n);
+      stats.docsExamined += picked.length;
+    } else picked = index.top(sort, slots, n, test);
+    // (plan sets hold live slots only; a missing entry would be skipped, never handed out)
+    for (const slot of picked) {
+      const entry = this.bySlot[slot];
+      if (entry) out.push(entry.doc);
+    }
+    return out;
   }
 
   /**

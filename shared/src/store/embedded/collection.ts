@@ -2,6 +2,7 @@ import type {
   BulkOp, BulkResult, Collection, Doc, Filter, FindOneAndUpdateOptions, FindOptions, Session,
   SessionOption, Update, UpdateOptions, UpdateResult,
 } from '../port.js';
+import type { CollectionState } from './collection-state.js';
 import { project } from './matcher.js';
 import type { Txn, TxnUpdateResult } from './txn.js';
 import { sortDocs } from './values.js';
@@ -9,6 +10,9 @@ import { sortDocs } from './values.js';
 /** Runs one collection call as a unit of work: in the session's transaction, or committed at once. */
 export interface TxnRunner {
   run<R>(session: Session | undefined, fn: (txn: Txn) => R): Promise<R>;
+  /** The committed state of a collection: what a read outside a transaction sees. */
+  state(collection: string): CollectionState;
+  readonly stats: { docsExamined: number };
 }
 
 /**
@@ -44,6 +48,9 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
   find(filter: Filter, opts: FindOptions = {}): Promise<T[]> {
     return this.runner.run(opts.session, (txn) => {
       const skip = opts.skip ?? 0;
+      // outside a transaction a read sees the committed documents: a sorted page comes from the state
+      const committed = !opts.session && opts.sort && opts.limit ? this.runner.state(this.name).sortedPage(filter, opts.sort, skip + opts.limit, this.runner.stats) : undefined;
+      if (committed) return project(committed.slice(skip), opts.projection) as T[];
       const walked = opts.sort && opts.limit ? txn.matchSorted(this.name, filter, opts.sort, skip + opts.limit) : undefined;
       if (walked) return project(walked.slice(skip), opts.projection) as T[];
       return shape(txn.match(this.name, filter), opts) as T[];

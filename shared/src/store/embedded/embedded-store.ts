@@ -58,7 +58,7 @@ const transactionScope = new AsyncLocalStorage<EmbeddedStore>();
 export class EmbeddedStore implements DocumentStore {
   readonly stats: EmbeddedStats = { roundTrips: 0, docsExamined: 0 };
   private readonly host: TxnHost = { state: (name) => this.state(name), stats: this.stats };
-  private readonly runner: TxnRunner = { run: (session, fn) => this.run(session, fn) };
+  private readonly runner: TxnRunner = { run: (session, fn) => this.run(session, fn), state: (name) => this.state(name), stats: this.stats };
   private readonly states = new Map<string, CollectionState>();
   private seq = 0;
   private closed = false;

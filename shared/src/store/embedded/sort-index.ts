@@ -1,5 +1,9 @@
 import type { Doc, Sort } from '../port.js';
+import type { Slots } from './slots.js';
 import { compareValues, sortKey } from './values.js';
+
+/** Positions below this fit a two-part rank (run, position) in one exact double. */
+const RANK_SPAN = 2 ** 26;
 
 /** Changed slots a sort index merges in at read time before it re-sorts itself. */
 const MIN_REBUILD = 1_024;
@@ -16,6 +20,13 @@ export class SortIndex {
   private readonly path: string[];
   /** Slots by (key, _id), as of the last build. */
   private base = new Int32Array(0);
+  /** Position in {@link base} of each slot as of the last build (-1: not in it). */
+  private posOf = new Int32Array(0);
+  /**
+   * Per position of {@link base}: the first position of its run of equal keys; `undefined` when
+   * every key differs (each position is its own run).
+   */
+  private runStart: Int32Array | undefined;
   /** Current ascending key per slot (undefined: no document). */
   private readonly keys: unknown[] = [];
   private readonly ids: Array<string | undefined> = [];
@@ -65,15 +76,30 @@ export class SortIndex {
    * `{[field]: ±1}` optionally followed by `{_id: ±1}` (see {@link SortIndex.serves}).
    */
   walk(sort: Sort, visit: (slot: number) => boolean): void {
-    if (!this.built || this.changed.length > Math.max(MIN_REBUILD, this.base.length >> 4)) this.rebuild();
+    this.refresh();
     const [dir, idDir] = directions(sort);
     const base = this.base;
-    if (this.changed.length === 0 && idDir === dir) {
-      // nothing written since the build: the base is the order
+    if (this.changed.length === 0) {
+      // nothing written since the build: the base is the order (runs of equal keys reversed when
+      // `_id` runs against the walk)
+      const runs = idDir === dir ? undefined : this.runStart;
       if (dir === 1) {
-        for (let k = 0; k < base.length; k++) if (!visit(base[k]!)) return;
+        for (let k = 0; k < base.length; ) {
+          let end = k + 1;
+          if (runs) while (end < base.length && runs[end] === k) end++;
+          if (end === k + 1) {
+            if (!visit(base[k]!)) return;
+          } else for (let p = end - 1; p >= k; p--) if (!visit(base[p]!)) return;
+          k = end;
+        }
       } else {
-        for (let k = base.length - 1; k >= 0; k--) if (!visit(base[k]!)) return;
+        for (let k = base.length - 1; k >= 0; ) {
+          const start = runs ? runs[k]! : k;
+          if (start === k) {
+            if (!visit(base[k]!)) return;
+          } else for (let p = start; p <= k; p++) if (!visit(base[p]!)) return;
+          k = start - 1;
+        }
       }
       return;
     }
@@ -111,6 +137,88 @@ export class SortIndex {
     }
   }
 
+  /**
+   * The first `n` of the `candidates` (live slots) in `sort` order that `accept` takes (all when
+   * omitted; it is asked only about candidates that would make the first `n` so far): a top-`n`
+   * selection by base position, without sort keys for the slots unchanged since the build (their
+   * positions are their order), comparing the keys of the others. For a page of a candidate set too
+   * sparse to walk. `sort` as for {@link walk}.
+   */
+  top(sort: Sort, candidates: Slots, n: number, accept?: (slot: number) => boolean): number[] {
+    this.refresh();
+    if (!(n > 0)) return [];
+    const [dir, idDir] = directions(sort);
+    if (this.changed.length === 0 && this.base.length < RANK_SPAN) return this.topByRank(dir, idDir, candidates, n, accept);
+    const pos = this.posOf;
+    const runs = this.runStart;
+    const mark = this.changedMark;
+    const keys = this.keys;
+    const ids = this.ids;
+    const cmp = (a: number, b: number): number => {
+      if (mark[a] !== 1 && mark[b] !== 1) {
+        // both unchanged since the build: their positions are their order
+        const pa = pos[a]!;
+        const pb = pos[b]!;
+        const ga = runs ? runs[pa]! : pa;
+        const gb = runs ? runs[pb]! : pb;
+        return ga !== gb ? (ga - gb) * dir : (pa - pb) * idDir;
+      }
+      const c = compareValues(keys[a], keys[b]);
+      if (c !== 0) return c * dir;
+      const x = ids[a]!;
+      const y = ids[b]!;
+      return (x < y ? -1 : x > y ? 1 : 0) * idDir;
+    };
+    const best: number[] = [];
+    forEachSlot(candidates, (slot) => {
+      if (best.length === n && cmp(slot, best[n - 1]!) >= 0) return;
+      if (accept && !accept(slot)) return;
+      let lo = 0;
+      let hi = best.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (cmp(slot, best[mid]!) < 0) hi = mid;
+        else lo = mid + 1;
+      }
+      best.splice(lo, 0, slot);
+      if (best.length > n) best.pop();
+    });
+    return best;
+  }
+
+  /**
+   * {@link top} while nothing changed since the build: each slot's order is one number, its base
+   * position (with its run of equal keys first when `_id` runs against the sort), compared as such.
+   */
+  private topByRank(dir: 1 | -1, idDir: 1 | -1, candidates: Slots, n: number, accept?: (slot: number) => boolean): number[] {
+    const pos = this.posOf;
+    const runs = idDir !== dir ? this.runStart : undefined;
+    // the best so far in `best`, their ranks in `ranks` (ascending); once full, a candidate must beat `worst`
+    const best: number[] = [];
+    const ranks: number[] = [];
+    let worst = Infinity;
+    forEachSlot(candidates, (slot) => {
+      const p = pos[slot]!;
+      const r = runs ? runs[p]! * dir * RANK_SPAN + p * idDir : p * dir;
+      if (r >= worst || (accept && !accept(slot))) return;
+      let lo = 0;
+      let hi = ranks.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (r < ranks[mid]!) hi = mid;
+        else lo = mid + 1;
+      }
+      ranks.splice(lo, 0, r);
+      best.splice(lo, 0, slot);
+      if (best.length > n) {
+        ranks.pop();
+        best.pop();
+      }
+      if (best.length === n) worst = ranks[n - 1]!;
+    });
+    return best;
+  }
+
   /** True when a walk can give `sort`'s order: this field, then at most `_id`; descending only without array values. */
   serves(sort: Sort): boolean {
     const keys = Object.keys(sort);
@@ -126,14 +234,48 @@ export class SortIndex {
     return x < y ? -1 : x > y ? 1 : 0;
   }
 
+  /** Rebuilds the base when it was never built or too many slots changed since. */
+  private refresh(): void {
+    if (!this.built || this.changed.length > Math.max(MIN_REBUILD, this.base.length >> 4)) this.rebuild();
+  }
+
   private rebuild(): void {
     const live: number[] = [];
     for (let s = 0; s < this.ids.length; s++) if (this.ids[s] !== undefined) live.push(s);
     live.sort((a, b) => this.compare(a, b));
-    this.base = Int32Array.from(live);
+    const base = Int32Array.from(live);
+    this.base = base;
+    const posOf = new Int32Array(this.ids.length).fill(-1);
+    let runs: Int32Array | undefined;
+    for (let k = 0; k < base.length; k++) {
+      posOf[base[k]!] = k;
+      if (k > 0 && compareValues(this.keys[base[k]!], this.keys[base[k - 1]!]) === 0) {
+        if (!runs) runs = Int32Array.from({ length: base.length }, (_, p) => p);
+        runs[k] = runs[k - 1]!;
+      }
+    }
+    this.posOf = posOf;
+    this.runStart = runs;
     this.changed = [];
     this.changedMark.fill(0);
     this.built = true;
+  }
+}
+
+/** Calls `visit` with each member of `s` in ascending order (for one caller's visitor: it stays inlined). */
+function forEachSlot(s: Slots, visit: (slot: number) => void): void {
+  if (s.arr) {
+    const arr = s.arr;
+    for (let i = 0; i < arr.length; i++) visit(arr[i]!);
+    return;
+  }
+  const words = s.bits!;
+  for (let w = 0; w < words.length; w++) {
+    for (let x = words[w]!; x !== 0; ) {
+      const low = x & -x;
+      visit((w << 5) + 31 - Math.clz32(low));
+      x ^= low;
+    }
   }
 }
 

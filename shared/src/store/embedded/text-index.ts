@@ -307,23 +307,25 @@ export class TextCandidates {
    */
   matches(field: string, cond: unknown, bySlot: ReadonlyArray<{ doc: Doc } | undefined>): Slots | undefined {
     if (!this.fields.includes(field)) return undefined;
-    const literals = regexLiterals(cond);
-    if (!literals) return undefined;
-    const c = cond as { $regex: string; $options?: string };
-    const key = `${field}\u0000${c.$options ?? ''}\u0000${c.$regex}`;
-    const hit = this.cache.get(key);
+    const c = cond as { $regex?: unknown; $options?: unknown } | null;
+    // a kept search is found before its pattern is parsed again (only an answerable one is kept)
+    const key = typeof c === 'object' && c !== null && typeof c.$regex === 'string' && (c.$options === undefined || typeof c.$options === 'string') && Object.keys(c).every((k) => k === '$regex' || k === '$options')
+      ? `${field}\u0000${c.$options ?? ''}\u0000${c.$regex}` : undefined;
+    const hit = key === undefined ? undefined : this.cache.get(key);
     if (hit) {
-      this.cache.delete(key); // most recently used last
-      this.cache.set(key, hit);
+      this.cache.delete(key!); // most recently used last
+      this.cache.set(key!, hit);
       return hit.slots;
     }
+    const literals = regexLiterals(cond);
+    if (!literals || key === undefined) return undefined;
     let rowids: number[];
     try {
       rowids = this.search(field, literals);
     } catch {
       return undefined;
     }
-    const matches = compileFilter({ [field]: { $regex: c.$regex, ...(c.$options === undefined ? {} : { $options: c.$options }) } });
+    const matches = compileFilter({ [field]: { $regex: c!.$regex, ...(c!.$options === undefined ? {} : { $options: c!.$options }) } });
     const slots = new Int32Array(rowids.length);
     let n = 0;
     for (const rowid of rowids) {
