@@ -1,6 +1,6 @@
 import type {
   BulkOp, BulkResult, Collection, Doc, Filter, FindOneAndUpdateOptions, FindOptions, Session,
-  SessionOption, Update, UpdateOptions, UpdateResult,
+  SessionOption, Update, UpdateOptions, UpdateResult, WriteOptions,
 } from '../port.js';
 import { project } from './matcher.js';
 import type { Txn, TxnUpdateResult } from './txn.js';
@@ -8,7 +8,8 @@ import { sortDocs } from './values.js';
 
 /** Runs one collection call as a unit of work: in the session's transaction, or committed at once. */
 export interface TxnRunner {
-  run<R>(session: Session | undefined, fn: (txn: Txn) => R): Promise<R>;
+  /** `awaitDurable: false`: resolve without waiting for the journal's sync (port `WriteOptions`). */
+  run<R>(session: Session | undefined, fn: (txn: Txn) => R, awaitDurable?: boolean): Promise<R>;
 }
 
 /**
@@ -59,10 +60,14 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     return this.runner.run(opts.session, (txn) => txn.count(this.name, filter));
   }
 
-  insertOne(doc: T, opts: SessionOption = {}): Promise<void> {
-    return this.runner.run(opts.session, (txn) => {
-      txn.insert(this.name, doc);
-    });
+  insertOne(doc: T, opts: WriteOptions = {}): Promise<void> {
+    return this.runner.run(
+      opts.session,
+      (txn) => {
+        txn.insert(this.name, doc);
+      },
+      opts.awaitDurable,
+    );
   }
 
   insertMany(docs: T[], opts: SessionOption = {}): Promise<void> {
@@ -72,8 +77,10 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
   }
 
   updateOne(filter: Filter, update: Update, opts: UpdateOptions = {}): Promise<UpdateResult> {
-    return this.runner.run(opts.session, (txn) =>
-      toUpdateResult(txn.update(this.name, filter, update, { multi: false, upsert: opts.upsert ?? false })),
+    return this.runner.run(
+      opts.session,
+      (txn) => toUpdateResult(txn.update(this.name, filter, update, { multi: false, upsert: opts.upsert ?? false })),
+      opts.awaitDurable,
     );
   }
 

@@ -58,7 +58,7 @@ const transactionScope = new AsyncLocalStorage<EmbeddedStore>();
 export class EmbeddedStore implements DocumentStore {
   readonly stats: EmbeddedStats = { roundTrips: 0, docsExamined: 0 };
   private readonly host: TxnHost = { state: (name) => this.state(name), stats: this.stats };
-  private readonly runner: TxnRunner = { run: (session, fn) => this.run(session, fn) };
+  private readonly runner: TxnRunner = { run: (session, fn, awaitDurable) => this.run(session, fn, awaitDurable) };
   private readonly states = new Map<string, CollectionState>();
   private seq = 0;
   private closed = false;
@@ -114,8 +114,11 @@ export class EmbeddedStore implements DocumentStore {
     return s;
   }
 
-  /** One collection call: in the session's overlay, or applied at once (partial on error). */
-  private run<R>(session: Session | undefined, fn: (txn: Txn) => R): Promise<R> {
+  /**
+   * One collection call: in the session's overlay, or applied at once (partial on error) and
+   * answered once durable (unless `awaitDurable` is false: port `WriteOptions`).
+   */
+  private run<R>(session: Session | undefined, fn: (txn: Txn) => R, awaitDurable = true): Promise<R> {
     // Synchronous work settled as a promise (no async function: one promise per call, not three).
     try {
       this.assertOpen();
@@ -130,7 +133,9 @@ export class EmbeddedStore implements DocumentStore {
         failed = { error };
       }
       // what was written stays written, also when fn failed half-way; the caller hears back once it is durable
-      const durable = this.commit(txn);
+      let durable = this.commit(txn);
+      // not waited for: a failed sync also fails the next durable write's sync, which is answered
+      if (!awaitDurable) durable = void durable?.catch(() => undefined);
       const settle = () => (failed ? Promise.reject(failed.error) : Promise.resolve(result));
       return durable ? durable.then(settle) : settle();
     } catch (e) {
