@@ -237,7 +237,7 @@ export class EmbeddedStore implements DocumentStore {
   private commit(txn: Txn): Promise<void> | undefined {
     const own = txn.changes();
     if (own.length === 0) return undefined;
-    for (const c of own) if (c.doc) txn.assertUnique(c.collection, c.doc);
+    for (const c of own) if (c.doc) txn.assertUnique(c.collection, c.doc, true);
     // the writes applied without waiting (commitLater) go first, in this one sqlite transaction
     const changes = this.deferred.length > 0 ? [...this.deferred, ...own] : own;
     if (this.journal) {
@@ -267,7 +267,7 @@ export class EmbeddedStore implements DocumentStore {
       void this.commit(txn)?.catch(() => undefined);
       return undefined;
     }
-    for (const c of changes) if (c.doc) txn.assertUnique(c.collection, c.doc);
+    for (const c of changes) if (c.doc) txn.assertUnique(c.collection, c.doc, true);
     for (const c of changes) this.state(c.collection).apply(c.id, c.doc, ++this.seq, undefined);
     this.deferred.push(...changes);
     if (!this.deferredTimer) {
