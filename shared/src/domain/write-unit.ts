@@ -71,6 +71,13 @@ export const IDEMPOTENCY_INDEXES: IndexSpec[] = [{ collection: Collections.idemp
 export const WRITE_INDEXES: IndexSpec[] = [...EVENT_INDEXES, ...IDEMPOTENCY_INDEXES];
 
 /**
+ * The claim need not be durable before the request runs: every way on ends in a durable write of
+ * the same record (the transaction, or the finished / dropped record after it), and a claim lost
+ * in a crash only lets a retry run what never committed (port `WriteOptions`).
+ */
+const CLAIM_WRITE = { awaitDurable: false } as const;
+
+/**
  * Runs a write as one unit of work (see the file comment). `fn` may run more than once (the
  * store retries a transaction on write conflicts): keep it free of side effects outside the store.
  * Throws what `fn` throws, 409/422 for the key rules above, 503 from the store.
@@ -132,10 +139,10 @@ export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: W
     if (existing) {
       // expired (a finished answer past its TTL, or a claim whose request died): taken over
       const { _id, ...fields } = claim;
-      const taken = await records.updateOne({ _id, expires_at: existing.expires_at, request_id: existing.request_id }, { $set: fields, $unset: { reply: '', error: '' } });
+      const taken = await records.updateOne({ _id, expires_at: existing.expires_at, request_id: existing.request_id }, { $set: fields, $unset: { reply: '', error: '' } }, CLAIM_WRITE);
       if (taken.matchedCount === 0) throw new AppError('CONFLICT');
     } else {
-      await records.insertOne(claim);
+      await records.insertOne(claim, CLAIM_WRITE);
     }
   } catch (e) {
     if (!AppError.is(e) || e.code !== 'CONFLICT') throw e;

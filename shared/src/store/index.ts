@@ -1,6 +1,6 @@
 export type {
   BulkOp, BulkResult, Collection, Doc, DocumentStore, Filter, FindOneAndUpdateOptions, FindOptions, IndexSpec,
-  Projection, Session, SessionOption, Sort, StoreStats, Update, UpdateOptions, UpdateResult,
+  Projection, Session, SessionOption, Sort, StoreStats, Update, UpdateOptions, UpdateResult, WriteOptions,
 } from './port.js';
 export { escapeKey, unescapeKey, encodeMetadata, decodeMetadata, metadataPath } from './keys.js';
 export { Collections } from './collections.js';

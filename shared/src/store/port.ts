@@ -45,8 +45,21 @@ export interface FindOptions extends SessionOption {
   projection?: Projection;
 }
 
+/**
+ * Options of a single write (`insertOne`, `updateOne`). `awaitDurable: false` (outside a
+ * transaction only) lets the call resolve once the write is applied and visible, before it is
+ * durable: for a write whose loss in a crash is harmless and that a later durable write of the
+ * same unit covers, such as the Idempotency-Key claim (issue 11; docs/concurrency.md). The
+ * embedded store then does not wait for its journal sync (the journal syncs in order, so the
+ * next acknowledged write makes it durable too); MongoDB ignores it (the write concern stays).
+ * Default: durable before the promise resolves (docs/store.md "Durability").
+ */
+export interface WriteOptions extends SessionOption {
+  awaitDurable?: boolean;
+}
+
 /** Options of `updateOne`; `upsert` inserts when nothing matches. */
-export interface UpdateOptions extends SessionOption {
+export interface UpdateOptions extends WriteOptions {
   upsert?: boolean;
 }
 
@@ -89,7 +102,7 @@ export interface Collection<T extends Doc = Doc> {
   find(filter: Filter, opts?: FindOptions): Promise<T[]>;
   findOne(filter: Filter, opts?: Omit<FindOptions, 'skip' | 'limit'>): Promise<T | null>;
   countDocuments(filter: Filter, opts?: SessionOption): Promise<number>;
-  insertOne(doc: T, opts?: SessionOption): Promise<void>;
+  insertOne(doc: T, opts?: WriteOptions): Promise<void>;
   insertMany(docs: T[], opts?: SessionOption): Promise<void>;
   updateOne(filter: Filter, update: Update, opts?: UpdateOptions): Promise<UpdateResult>;
   updateMany(filter: Filter, update: Update, opts?: SessionOption): Promise<UpdateResult>;

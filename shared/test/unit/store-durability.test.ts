@@ -42,6 +42,22 @@ describe.each<[JournalSync | undefined]>([[undefined], ['full'], ['normal']])('E
     expect(await again.collection('c').countDocuments({ tx: true })).toBe(5);
   });
 
+  it('keeps a write made without waiting for its sync (awaitDurable: false) once a later write is acknowledged', async () => {
+    const dir = tempDir();
+    const opts = { dir, ...(sync ? { sync } : {}) };
+    const first = await EmbeddedStore.open(opts);
+    const c = first.collection('c');
+    await c.insertOne({ _id: 'claim', state: 'running' }, { awaitDurable: false });
+    expect(await c.findOne({ _id: 'claim' })).toEqual({ _id: 'claim', state: 'running' }); // visible at once
+    await c.updateOne({ _id: 'claim' }, { $set: { at: 1 } }, { awaitDurable: false });
+    await first.withTransaction(async (s) => {
+      await c.insertOne({ _id: 'task' }, { session: s });
+    });
+    await first.close();
+    await using again = await EmbeddedStore.open(opts);
+    expect(await again.collection('c').find({}, { sort: { _id: 1 } })).toEqual([{ _id: 'claim', state: 'running', at: 1 }, { _id: 'task' }]);
+  });
+
   it('answers writes still waiting for their sync when the store closes', async () => {
     const dir = tempDir();
     const store = await EmbeddedStore.open({ dir, ...(sync ? { sync } : {}) });

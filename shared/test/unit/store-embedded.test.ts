@@ -358,6 +358,22 @@ describe('EmbeddedStore transactions', () => {
     expect(await users.find({})).toEqual([{ _id: 'u2', username: 'alice' }]);
   });
 
+  it('checks unique keys among the writes of one transaction: a key taken, given up, taken again', async () => {
+    await using store = EmbeddedStore.memory();
+    await store.ensureIndexes([{ collection: 'users', keys: { username: 1 }, unique: true }]);
+    const users = store.collection('users');
+    await store.withTransaction(async (session) => {
+      await users.insertOne({ _id: 'u1', username: 'alice' }, { session });
+      expect((await rejection(users.insertOne({ _id: 'u2', username: 'alice' }, { session }))).code).toBe('CONFLICT');
+      await users.updateOne({ _id: 'u1' }, { $set: { username: 'bob' } }, { session });
+      await users.insertOne({ _id: 'u2', username: 'alice' }, { session }); // alice is free again
+      expect((await rejection(users.updateOne({ _id: 'u1' }, { $set: { username: 'alice' } }, { session }))).code).toBe('CONFLICT');
+      await users.deleteOne({ _id: 'u2' }, { session });
+      await users.insertOne({ _id: 'u3', username: 'alice' }, { session });
+    });
+    expect(await users.find({}, { sort: { _id: 1 } })).toEqual([{ _id: 'u1', username: 'bob' }, { _id: 'u3', username: 'alice' }]);
+  });
+
   it('refuses a nested transaction and a session used after its transaction, and keeps serving', async () => {
     await using store = EmbeddedStore.memory();
     expect((await rejection(store.withTransaction(() => store.withTransaction(async () => 1)))).code).toBe('INTERNAL');

@@ -1,6 +1,6 @@
 import type {
   BulkOp, BulkResult, Collection, Doc, Filter, FindOneAndUpdateOptions, FindOptions, Session,
-  SessionOption, Update, UpdateOptions, UpdateResult,
+  SessionOption, Update, UpdateOptions, UpdateResult, WriteOptions,
 } from '../port.js';
 import type { CollectionState } from './collection-state.js';
 import { project } from './matcher.js';
@@ -9,7 +9,8 @@ import { sortDocs } from './values.js';
 
 /** Runs one collection call as a unit of work: in the session's transaction, or committed at once. */
 export interface TxnRunner {
-  run<R>(session: Session | undefined, fn: (txn: Txn) => R): Promise<R>;
+  /** `awaitDurable: false`: resolve without waiting for the journal's sync (port `WriteOptions`). */
+  run<R>(session: Session | undefined, fn: (txn: Txn) => R, awaitDurable?: boolean): Promise<R>;
   /** The committed state of a collection: what a read outside a transaction sees. */
   state(collection: string): CollectionState;
   readonly stats: { docsExamined: number };
@@ -66,10 +67,14 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     return this.runner.run(opts.session, (txn) => txn.count(this.name, filter));
   }
 
-  insertOne(doc: T, opts: SessionOption = {}): Promise<void> {
-    return this.runner.run(opts.session, (txn) => {
-      txn.insert(this.name, doc);
-    });
+  insertOne(doc: T, opts: WriteOptions = {}): Promise<void> {
+    return this.runner.run(
+      opts.session,
+      (txn) => {
+        txn.insert(this.name, doc);
+      },
+      opts.awaitDurable,
+    );
   }
 
   insertMany(docs: T[], opts: SessionOption = {}): Promise<void> {
@@ -79,8 +84,10 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
   }
 
   updateOne(filter: Filter, update: Update, opts: UpdateOptions = {}): Promise<UpdateResult> {
-    return this.runner.run(opts.session, (txn) =>
-      toUpdateResult(txn.update(this.name, filter, update, { multi: false, upsert: opts.upsert ?? false })),
+    return this.runner.run(
+      opts.session,
+      (txn) => toUpdateResult(txn.update(this.name, filter, update, { multi: false, upsert: opts.upsert ?? false })),
+      opts.awaitDurable,
     );
   }
 

@@ -8,7 +8,7 @@ import { EmbeddedCollection, type TxnRunner } from './collection.js';
 import { CollectionState } from './collection-state.js';
 import { Journal, type JournalSync } from './journal.js';
 import { TEXT_FIELDS, TextCandidates } from './text-index.js';
-import { Txn, type TxnHost } from './txn.js';
+import { Txn, type Change, type TxnHost } from './txn.js';
 import { deepFreeze } from '../../util/index.js';
 
 /** How often `withTransaction` runs `fn` before giving up with `CONFLICT`. */
@@ -58,7 +58,11 @@ const transactionScope = new AsyncLocalStorage<EmbeddedStore>();
 export class EmbeddedStore implements DocumentStore {
   readonly stats: EmbeddedStats = { roundTrips: 0, docsExamined: 0 };
   private readonly host: TxnHost = { state: (name) => this.state(name), stats: this.stats };
-  private readonly runner: TxnRunner = { run: (session, fn) => this.run(session, fn), state: (name) => this.state(name), stats: this.stats };
+  private readonly runner: TxnRunner = {
+    run: (session, fn, awaitDurable) => this.run(session, fn, awaitDurable),
+    state: (name) => this.state(name),
+    stats: this.stats,
+  };
   private readonly states = new Map<string, CollectionState>();
   private seq = 0;
   private closed = false;
@@ -66,6 +70,9 @@ export class EmbeddedStore implements DocumentStore {
   private readonly ttl = new Map<string, { field: string; seconds: number }>();
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Writes applied in memory and not journaled yet (see {@link commitLater}). */
+  private deferred: Change[] = [];
+  private deferredTimer: ReturnType<typeof setImmediate> | undefined;
 
   private constructor(
     private readonly journal: Journal | undefined,
@@ -114,8 +121,11 @@ export class EmbeddedStore implements DocumentStore {
     return s;
   }
 
-  /** One collection call: in the session's overlay, or applied at once (partial on error). */
-  private run<R>(session: Session | undefined, fn: (txn: Txn) => R): Promise<R> {
+  /**
+   * One collection call: in the session's overlay, or applied at once (partial on error) and
+   * answered once durable (unless `awaitDurable` is false: port `WriteOptions`).
+   */
+  private run<R>(session: Session | undefined, fn: (txn: Txn) => R, awaitDurable = true): Promise<R> {
     // Synchronous work settled as a promise (no async function: one promise per call, not three).
     try {
       this.assertOpen();
@@ -130,7 +140,7 @@ export class EmbeddedStore implements DocumentStore {
         failed = { error };
       }
       // what was written stays written, also when fn failed half-way; the caller hears back once it is durable
-      const durable = this.commit(txn);
+      const durable = awaitDurable ? this.commit(txn) : this.commitLater(txn);
       const settle = () => (failed ? Promise.reject(failed.error) : Promise.resolve(result));
       return durable ? durable.then(settle) : settle();
     } catch (e) {
@@ -213,6 +223,8 @@ export class EmbeddedStore implements DocumentStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    clearImmediate(this.deferredTimer);
+    this.writeDeferred();
     this.closed = true;
     clearInterval(this.sweeper);
     this.journal?.close();
@@ -227,9 +239,11 @@ export class EmbeddedStore implements DocumentStore {
    * Returns the journal's sync to wait for before acknowledging (`full` durability), if any.
    */
   private commit(txn: Txn): Promise<void> | undefined {
-    const changes = txn.changes();
-    if (changes.length === 0) return undefined;
-    for (const c of changes) if (c.doc) txn.assertUnique(c.collection, c.doc);
+    const own = txn.changes();
+    if (own.length === 0) return undefined;
+    for (const c of own) if (c.doc) txn.assertUnique(c.collection, c.doc, true);
+    // the writes applied without waiting (commitLater) go first, in this one sqlite transaction
+    const changes = this.deferred.length > 0 ? [...this.deferred, ...own] : own;
     if (this.journal) {
       for (const c of changes) {
         const fields = c.doc ? TEXT_FIELDS[c.collection] : undefined;
@@ -237,9 +251,48 @@ export class EmbeddedStore implements DocumentStore {
         if (before) c.textSame = fields!.every((f) => before[f] === c.doc![f]);
       }
       this.journal.write(changes);
+      this.deferred = [];
     }
-    for (const c of changes) this.state(c.collection).apply(c.id, c.doc, ++this.seq, c.rowid);
+    for (const c of own) this.state(c.collection).apply(c.id, c.doc, ++this.seq, c.rowid);
     return this.journal?.flush();
+  }
+
+  /**
+   * A write call with `awaitDurable: false` (port `WriteOptions`): applied in memory at once, and
+   * journaled with the next commit's sqlite transaction (or on the next turn of the event loop),
+   * which saves one sqlite commit; nothing is waited for. A text collection's write needs its
+   * sqlite rowid when applied, so it is committed at once (its sync still not waited for).
+   */
+  private commitLater(txn: Txn): undefined {
+    const changes = txn.changes();
+    if (changes.length === 0) return undefined;
+    if (!this.journal || changes.some((c) => TEXT_FIELDS[c.collection])) {
+      // a failed sync also fails the next durable write's sync, which is answered
+      void this.commit(txn)?.catch(() => undefined);
+      return undefined;
+    }
+    for (const c of changes) if (c.doc) txn.assertUnique(c.collection, c.doc, true);
+    for (const c of changes) this.state(c.collection).apply(c.id, c.doc, ++this.seq, undefined);
+    this.deferred.push(...changes);
+    if (!this.deferredTimer) {
+      this.deferredTimer = setImmediate(() => {
+        this.deferredTimer = undefined;
+        this.writeDeferred();
+      });
+    }
+    return undefined;
+  }
+
+  /** Journals the deferred writes now; a failure leaves them for the next commit (they are in memory). */
+  private writeDeferred(): void {
+    if (this.deferred.length === 0 || !this.journal || this.closed) return;
+    try {
+      this.journal.write(this.deferred);
+      this.deferred = [];
+      void this.journal.flush()?.catch(() => undefined);
+    } catch (err) {
+      this.log?.warn({ err }, 'embedded store: deferred writes not journaled yet');
+    }
   }
 
   private txnOf(session: Session): Txn {

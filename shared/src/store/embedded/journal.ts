@@ -27,6 +27,19 @@ function unavailable(message: string, cause: unknown): AppError {
 export type JournalSync = 'full' | 'normal';
 
 /**
+ * SQLite's automatic checkpoint threshold, in WAL pages (4 KiB): ~40 MB of WAL. SQLite's default
+ * (1,000) checkpoints every ~250 writes of a task and its event, and each checkpoint copies and
+ * syncs pages on the event loop; a larger WAL also merges the many writes of one hot page (the
+ * events counter, the last leaf of a table) into one copy. Durability is unchanged: an
+ * acknowledged write is in the synced WAL (docs/store.md "Durability").
+ */
+export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
+/** The WAL file is truncated to this size after a checkpoint (bytes). */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+/** A journal with no write for this long (ms) checkpoints the WAL into the database file. */
+export const IDLE_CHECKPOINT_MS = 1_000;
+
+/**
  * Thrown when the journal file is locked by another process (SQLite `SQLITE_BUSY` at open): the
  * embedded store is single-process. A `STORE_UNAVAILABLE` AppError like every other open
  * failure; entry points recognise it and turn it into one line naming `DATA_DIR`.
@@ -43,8 +56,9 @@ export class StoreInUseError extends AppError {
  * `docs(coll, id, body)` in WAL mode with `synchronous=NORMAL`, plus, for `full` durability
  * ({@link JournalSync}), a group fsync of the WAL before each write is acknowledged ({@link flush}).
  * Each {@link write} is one sqlite transaction (upsert or delete per document), so a call, a bulk
- * write or a transaction commit is on disk entirely or not at all; the FTS5 text index of a text
- * collection's documents ({@link TextTables}) is written in the same sqlite transaction. The file is locked
+ * write or a transaction commit is on disk entirely or not at all; a text collection's document is
+ * marked for the FTS5 text index in the same sqlite transaction, and its FTS row is written
+ * shortly after with others ({@link TextTables}). The file is locked
  * exclusively while open: memory is the source of truth, so a second process on the same file is
  * refused with {@link StoreInUseError}. Other SQLite faults become `STORE_UNAVAILABLE`.
  */
@@ -52,7 +66,7 @@ export class Journal {
   private readonly db: Database.Database;
   private readonly writeAll: (changes: Change[]) => void;
   private readonly walSync: WalSync | undefined;
-  /** The FTS5 text index, written in the same sqlite transaction as the documents (text-index.ts). */
+  /** The FTS5 text index: marked in the same sqlite transaction as the documents, rows written shortly after (text-index.ts). */
   readonly text: TextTables;
 
   constructor(readonly file: string, sync: JournalSync = 'full') {
@@ -62,6 +76,10 @@ export class Journal {
       this.db.pragma('journal_mode = WAL');
       // `full` is reached by WalSync's group fsync; SQLite's per-commit sync would cost one fsync per write
       this.db.pragma('synchronous = NORMAL');
+      // checkpoints: rarely under load (each copies the WAL's pages into the file and syncs it, on
+      // the event loop), and when the journal has been idle for a while (see checkpointWhenIdle)
+      this.db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+      this.db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       this.db.exec('CREATE TABLE IF NOT EXISTS docs (coll TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (coll, id))');
     } catch (e) {
       if ((e as { code?: unknown }).code === 'SQLITE_BUSY') throw new StoreInUseError(file, e);
@@ -88,6 +106,31 @@ export class Journal {
     // (a text collection's other writes are several statements: in a transaction)
     this.writeAll = (changes) => (changes.length === 1 && oneStatement(changes[0]!) ? apply(changes[0]!) : many(changes));
     this.walSync = sync === 'normal' ? undefined : new WalSync(`${file}-wal`);
+    this.idle = setInterval(() => this.checkpointWhenIdle(), IDLE_CHECKPOINT_MS);
+    this.idle.unref();
+  }
+
+  private readonly idle: ReturnType<typeof setInterval>;
+  /** Writes since the last tick of {@link idle} / since the last checkpoint. */
+  private writesSinceTick = 0;
+  private uncheckpointed = false;
+
+  /**
+   * Every {@link IDLE_CHECKPOINT_MS}: when nothing was written during the last interval but
+   * something since the last checkpoint, a PASSIVE checkpoint copies the WAL into the database
+   * file (off the request path: nothing is being written). A failure is left to the next one.
+   */
+  private checkpointWhenIdle(): void {
+    const busy = this.writesSinceTick > 0;
+    this.writesSinceTick = 0;
+    if (busy || !this.uncheckpointed) return;
+    try {
+      this.text.flushPending();
+      this.db.pragma('wal_checkpoint(PASSIVE)');
+      this.uncheckpointed = false;
+    } catch {
+      // retried at the next idle tick; the WAL keeps every write meanwhile
+    }
   }
 
   /**
@@ -108,11 +151,21 @@ export class Journal {
     try {
       this.writeAll(changes);
     } catch (e) {
+      this.text.discarded();
       throw unavailable('The embedded store could not write to disk', e);
     }
+    this.writesSinceTick++;
+    this.uncheckpointed = true;
+    this.text.committed();
   }
 
   close(): void {
+    clearInterval(this.idle);
+    try {
+      this.text.flushPending();
+    } catch {
+      // the rows stay in text_pending: indexed at the next open
+    }
     this.db.close();
     this.walSync?.close();
   }

@@ -183,11 +183,24 @@ export function indexedText(doc: Doc, field: string): string {
 const tableOf = (collection: string) => `text_${collection}`;
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
+/** How long a written document's FTS row may wait to be written with others (ms; {@link TextTables}). */
+export const TEXT_FLUSH_MS = 10;
+
 /**
  * The FTS5 tables of the journal's sqlite database (one per collection of {@link TEXT_FIELDS},
- * contentless, `rowid` = the document's `docs.rowid`) and a `text_meta(coll, version)` table.
- * Constructed on the open database: tables missing or of another {@link TEXT_INDEX_VERSION} are
- * (re)built from the stored documents in one transaction. Errors propagate (the journal maps them).
+ * contentless, `rowid` = the document's `docs.rowid`), a `text_meta(coll, version)` table and a
+ * `text_pending(coll, rowid)` table. Constructed on the open database: tables missing or of
+ * another {@link TEXT_INDEX_VERSION} are (re)built from the stored documents in one transaction.
+ * Errors propagate (the journal maps them).
+ *
+ * Deferred FTS rows (docs/store.md "Text search"): an FTS5 write costs ~110 µs per sqlite
+ * transaction whatever its size, so a document write does not write its FTS row. It writes its
+ * `docs` row and a `text_pending` row in its own sqlite transaction (durable with it), and the
+ * FTS rows of the pending documents are written together by {@link flushPending}, at most
+ * {@link TEXT_FLUSH_MS} later (or at close), in one transaction that also clears their
+ * `text_pending` rows. Until then every pending rowid is a candidate of every search (the caller
+ * tests each candidate against the condition, so results are unchanged). At open, the rows still
+ * in `text_pending` (a crash before the flush) are indexed first.
  */
 export class TextTables {
   private readonly upserts = new Map<string, Database.Statement>();
@@ -195,21 +208,95 @@ export class TextTables {
   private readonly inserts = new Map<string, Database.Statement>();
   private readonly dropRows = new Map<string, Database.Statement>();
   private readonly searches = new Map<string, Database.Statement>();
+  private readonly markPending: Database.Statement;
+  private readonly clearPending: Database.Statement;
+  /** Written and committed, FTS row not yet written: collection → rowid → the document (null: deleted). */
+  private readonly pending = new Map<string, Map<number, Doc | null>>();
+  /** Marked by the sqlite transaction in progress (pending once it commits: {@link committed}). */
+  private staged: { collection: string; rowid: number; doc: Doc | null }[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly writePending: () => void;
   /** Documents indexed at open because the table was missing or stale, per collection. */
   readonly rebuilt = new Map<string, number>();
 
   constructor(private readonly db: Database.Database) {
     db.exec('CREATE TABLE IF NOT EXISTS text_meta (coll TEXT PRIMARY KEY, version INTEGER NOT NULL)');
+    db.exec('CREATE TABLE IF NOT EXISTS text_pending (coll TEXT NOT NULL, rowid INTEGER NOT NULL, PRIMARY KEY (coll, rowid)) WITHOUT ROWID');
+    this.markPending = db.prepare('INSERT OR IGNORE INTO text_pending (coll, rowid) VALUES (?, ?)');
+    this.clearPending = db.prepare('DELETE FROM text_pending WHERE coll = ? AND rowid = ?');
     const versionOf = db.prepare('SELECT version FROM text_meta WHERE coll = ?').pluck();
     for (const [coll, fields] of Object.entries(TEXT_FIELDS)) {
       const table = quote(tableOf(coll));
-      if (versionOf.get(coll) !== TEXT_INDEX_VERSION) this.rebuild(coll, fields);
+      if (versionOf.get(coll) !== TEXT_INDEX_VERSION) {
+        this.rebuild(coll, fields);
+        db.prepare('DELETE FROM text_pending WHERE coll = ?').run(coll);
+      }
       this.upserts.set(coll, db.prepare('INSERT INTO docs (coll, id, body) VALUES (?, ?, ?) ON CONFLICT (coll, id) DO UPDATE SET body = excluded.body RETURNING rowid').pluck());
       this.deletes.set(coll, db.prepare('DELETE FROM docs WHERE coll = ? AND id = ? RETURNING rowid').pluck());
       this.dropRows.set(coll, db.prepare(`DELETE FROM ${table} WHERE rowid = ?`));
       this.inserts.set(coll, db.prepare(`INSERT INTO ${table} (rowid, ${fields.map(quote).join(', ')}) VALUES (?, ${fields.map(() => '?').join(', ')})`));
       this.searches.set(coll, db.prepare(`SELECT rowid FROM ${table} WHERE ${table} MATCH ?`).pluck());
     }
+    const bodyOf = db.prepare('SELECT body FROM docs WHERE coll = ? AND rowid = ?').pluck();
+    this.writePending = db.transaction(() => {
+      for (const [coll, rows] of this.pending) {
+        const drop = this.dropRows.get(coll);
+        const insert = this.inserts.get(coll);
+        for (const [rowid, doc] of rows) {
+          if (drop && insert) {
+            drop.run(rowid);
+            if (doc) insert.run(rowid, ...TEXT_FIELDS[coll]!.map((f) => indexedText(doc, f)));
+          }
+          this.clearPending.run(coll, rowid);
+        }
+      }
+    });
+    // rows left pending by a crash before their flush: indexed from the stored documents now
+    for (const [coll, rowid] of db.prepare('SELECT coll, rowid FROM text_pending').raw().all() as [string, number][]) {
+      const body = bodyOf.get(coll, rowid) as string | undefined;
+      this.pendingOf(coll).set(rowid, body === undefined ? null : (JSON.parse(body) as Doc));
+    }
+    this.flushPending();
+  }
+
+  private pendingOf(collection: string): Map<number, Doc | null> {
+    let rows = this.pending.get(collection);
+    if (!rows) this.pending.set(collection, (rows = new Map()));
+    return rows;
+  }
+
+  /**
+   * Writes the FTS rows of every pending document in one sqlite transaction and clears their
+   * `text_pending` rows. Throws what sqlite throws; the documents then stay pending (and remain
+   * candidates of every search).
+   */
+  flushPending(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (![...this.pending.values()].some((rows) => rows.size > 0)) return;
+    this.writePending();
+    this.pending.clear();
+  }
+
+  /** The sqlite transaction of the marks staged since the last call committed: they are pending now. */
+  committed(): void {
+    if (this.staged.length === 0) return;
+    for (const { collection, rowid, doc } of this.staged) this.pendingOf(collection).set(rowid, doc);
+    this.staged = [];
+    // a failed flush is retried by the next write's timer (the rows stay pending meanwhile)
+    this.timer ??= setTimeout(() => {
+      try {
+        this.flushPending();
+      } catch {
+        this.timer = undefined;
+      }
+    }, TEXT_FLUSH_MS);
+    this.timer.unref?.();
+  }
+
+  /** The sqlite transaction of the staged marks rolled back: forget them. */
+  discarded(): void {
+    this.staged = [];
   }
 
   /** True when `collection` has text fields (its writes go through {@link write}). */
@@ -218,30 +305,36 @@ export class TextTables {
   }
 
   /**
-   * Writes one document of a text collection (its `docs` row and its FTS row) or deletes it
-   * (`doc` null), and sets `change.rowid`. (A write whose text fields are unchanged does not come
-   * here: the journal's plain upsert keeps the rowid and the FTS row.) Call inside the journal's
-   * sqlite transaction.
+   * Writes one document of a text collection (its `docs` row and its `text_pending` mark; the FTS
+   * row follows in {@link flushPending}) or deletes it (`doc` null), and sets `change.rowid`. (A
+   * write whose text fields are unchanged does not come here: the journal's plain upsert keeps the
+   * rowid and the FTS row.) Call inside the journal's sqlite transaction, then {@link committed}
+   * or {@link discarded}.
    */
   write(change: Change): void {
     const { collection, id, doc } = change;
-    if (!doc) {
-      const rowid = this.deletes.get(collection)!.get(collection, id) as number | undefined;
-      if (rowid === undefined) return;
-      change.rowid = rowid;
-      this.dropRows.get(collection)!.run(rowid);
-      return;
-    }
-    const rowid = this.upserts.get(collection)!.get(collection, id, JSON.stringify(doc)) as number;
+    const rowid = doc
+      ? (this.upserts.get(collection)!.get(collection, id, JSON.stringify(doc)) as number)
+      : (this.deletes.get(collection)!.get(collection, id) as number | undefined);
+    if (rowid === undefined) return;
     change.rowid = rowid;
-    this.dropRows.get(collection)!.run(rowid);
-    this.inserts.get(collection)!.run(rowid, ...TEXT_FIELDS[collection]!.map((f) => indexedText(doc, f)));
+    // the FTS row follows later (flushPending); the mark is durable with the document
+    this.markPending.run(collection, rowid);
+    this.staged.push({ collection, rowid, doc });
   }
 
-  /** Rowids of the documents whose folded `field` contains every one of `literals` (folded, ≥ 3 characters). */
+  /**
+   * Rowids of the documents whose folded `field` contains every one of `literals` (folded, ≥ 3
+   * characters), plus every pending rowid of the collection (a superset: see the class comment).
+   */
   search(collection: string, field: string, literals: readonly string[]): number[] {
     const match = literals.map((l) => `${quote(field)} : "${l.replace(/"/g, '""')}"`).join(' AND ');
-    return this.searches.get(collection)!.all(match) as number[];
+    const found = this.searches.get(collection)!.all(match) as number[];
+    const pending = this.pending.get(collection);
+    if (!pending || pending.size === 0) return found;
+    const all = new Set(found);
+    for (const rowid of pending.keys()) all.add(rowid);
+    return [...all];
   }
 
   private rebuild(coll: string, fields: readonly string[]): void {

@@ -209,10 +209,13 @@ export class Txn {
     return matches.length;
   }
 
-  /** Throws `CONFLICT` when `doc` shares a unique-index key with another visible document. */
-  assertUnique(collection: string, doc: Doc): void {
+  /**
+   * Throws `CONFLICT` when `doc` shares a unique-index key with another visible document: a stored
+   * one, or (unless `storedOnly`: the commit's re-check, the unit's own writes were checked against
+   * each other as they were made) another write of this unit.
+   */
+  assertUnique(collection: string, doc: Doc, storedOnly = false): void {
     const state = this.host.state(collection);
-    const writes = this.writes?.get(collection);
     for (const index of state.uniqueIndexes()) {
       for (const key of index.keys(doc)) {
         const clashes = (id: string, other: Doc | undefined | null) =>
@@ -225,8 +228,22 @@ export class Txn {
             return true;
           });
         }
-        for (const [id, other] of writes ?? []) if (clashes(id, other)) throw conflict(collection, index.fields);
+        if (storedOnly) continue;
+        // the last write of this unit that held the key: any other write holding it now would have clashed with it
+        const holder = this.keyHolders?.get(index)?.get(key);
+        if (holder !== undefined && clashes(holder, this.writes?.get(collection)?.get(holder))) throw conflict(collection, index.fields);
       }
+    }
+  }
+
+  /** Per unique index: key → id of the last write of this unit holding it (see {@link assertUnique}). */
+  private keyHolders: Map<object, Map<string, string>> | undefined;
+
+  private holdKeys(collection: string, doc: Doc): void {
+    for (const index of this.host.state(collection).uniqueIndexes()) {
+      let holders = (this.keyHolders ??= new Map()).get(index);
+      if (!holders) this.keyHolders.set(index, (holders = new Map()));
+      for (const key of index.keys(doc)) holders.set(key, doc._id);
     }
   }
 
@@ -253,7 +270,10 @@ export class Txn {
 
   /** Records a write; the new document is frozen from here on (reads hand it out as it is). */
   private put(collection: string, id: string, doc: Doc | null): void {
-    if (doc) this.assertUnique(collection, deepFreeze(doc));
+    if (doc) {
+      this.assertUnique(collection, deepFreeze(doc));
+      this.holdKeys(collection, doc);
+    }
     this.observe(collection, id);
     mapFor((this.writes ??= new Map()), collection).set(id, doc);
   }

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../../errors/index.js';
 import type {
   BulkOp, BulkResult, Collection, Doc, DocumentStore, Filter, FindOneAndUpdateOptions, FindOptions, IndexSpec,
-  Session, SessionOption, StoreStats, Update, UpdateOptions, UpdateResult,
+  Session, SessionOption, StoreStats, Update, UpdateOptions, UpdateResult, WriteOptions,
 } from '../port.js';
 import { isTransientTransactionError, mapMongoError } from './errors.js';
 import { TtlDates } from './ttl-dates.js';
@@ -114,7 +114,8 @@ class MongoCollection<T extends Doc> implements Collection<T> {
     return this.call(opts.session, (s) => this.coll.countDocuments(this.f(filter), s));
   }
 
-  async insertOne(doc: T, opts: SessionOption = {}): Promise<void> {
+  /** `opts.awaitDurable` is ignored here (and in `updateOne`): the write concern stays (port `WriteOptions`). */
+  async insertOne(doc: T, opts: WriteOptions = {}): Promise<void> {
     await this.call(opts.session, (s) => this.coll.insertOne(this.d(doc), s));
   }
 
