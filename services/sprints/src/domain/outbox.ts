@@ -1,5 +1,5 @@
-import { EVENTS_COUNTER } from '@app/shared/domain';
-import { Collections, type Doc, type DocumentStore, type Session } from '@app/shared/store';
+import { EVENTS_COUNTER, type EventDoc, type EventType } from '@app/shared/domain';
+import { Collections, type DocumentStore, type Session } from '@app/shared/store';
 
 /*
  * Reading the events outbox (issue 10; written by `appendEvents` in shared/src/domain/events.ts):
@@ -8,19 +8,17 @@ import { Collections, type Doc, type DocumentStore, type Session } from '@app/sh
  * reads it.
  */
 
-/** An outbox event as the burndown reads it. `data.task` is the API task after the write. */
-export interface OutboxEvent extends Doc {
-  _id: string;
-  seq: number;
-  type: string;
-  occurred_at: string;
-  task_id?: string;
-  data?: {
+/** An outbox event (the writers' {@link EventDoc}) with the `data` fields the burndown reads; `data.task` is the API task after the write. */
+export interface OutboxEvent extends EventDoc {
+  data: {
     task?: { id?: string; status?: string; metadata?: Record<string, unknown> };
     task_id?: string;
     changes?: Array<{ field: string; from?: unknown; to?: unknown }>;
   };
 }
+
+/** The event types that change a task's membership, status or points. */
+const TASK_EVENT_TYPES: EventType[] = ['task.created', 'task.updated', 'task.deleted', 'card.moved'];
 
 /**
  * The outbox counter now (the `seq` of the last event), read in `session` so that, on both
@@ -35,7 +33,7 @@ export async function currentEventsSeq(store: DocumentStore, session: Session): 
 /** Task events of the outbox after `afterSeq` that occurred at or before `until` (ISO), in `seq` order. */
 export function taskEventsSince(store: DocumentStore, afterSeq: number, until: string): Promise<OutboxEvent[]> {
   return store.collection<OutboxEvent>(Collections.events).find(
-    { seq: { $gt: afterSeq }, occurred_at: { $lte: until }, type: { $in: ['task.created', 'task.updated', 'task.deleted', 'card.moved'] } },
+    { seq: { $gt: afterSeq }, occurred_at: { $lte: until }, type: { $in: TASK_EVENT_TYPES } },
     { sort: { seq: 1 }, projection: { _id: 1, seq: 1, type: 1, occurred_at: 1, task_id: 1, data: 1 } },
   );
 }
