@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
-import { bind, decodeReplyText, dispatch, OK_PREFIX, type Reply } from '@app/shared/bus';
+import { bind, decodeReplyText, dispatch, dispatchReply, jsonText, MemoryBus, OK_PREFIX, type Reply } from '@app/shared/bus';
 import { op } from '@app/shared/contracts';
 import { AppError } from '@app/shared/errors';
 import { silentLogger } from '@app/shared/log';
@@ -61,6 +61,35 @@ describe('dispatch', () => {
     const errors = lines().filter((l) => l.level === 50);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ reqId: 'req-1', subject: Rename.subject, err: { message: 'cannot read secretField of undefined' } });
+  });
+});
+
+describe('dispatch of a pre-serialized reply (JsonText)', () => {
+  // Spacing no JSON.stringify would produce shows the text went through untouched.
+  const text = '{ "id": "t1",  "title": "Plan" }';
+  const Versioned = op({ ...Rename, subject: 'test.versioned', versionOf: () => 7 });
+
+  it('puts the text into the envelope as it is, instead of serializing a value', async () => {
+    const raw = bind(Rename, async () => jsonText(text));
+    const out = await dispatch(raw, '{"id":"t1","title":"x"}', {}, Rename.subject, log);
+    expect(out).toBe(`${OK_PREFIX}${text}}`);
+    expect(decodeReplyText(out)).toBe(text);
+  });
+
+  it("does not apply the op's versionOf to it (no version in the reply meta)", async () => {
+    const raw = bind(Versioned, async () => jsonText(text));
+    const { meta } = await dispatchReply(raw, '{"id":"t1","title":"x"}', {}, Versioned.subject, log);
+    expect(meta.version).toBeUndefined();
+    const value = bind(Versioned, async (input) => input);
+    expect((await dispatchReply(value, '{"id":"t1","title":"x"}', {}, Versioned.subject, log)).meta.version).toBe(7);
+  });
+
+  it('reaches a bus caller as the value the text encodes', async () => {
+    const bus = new MemoryBus();
+    await bus.serve([bind(Rename, async () => jsonText(text))], { queue: 'test', log });
+    expect(await bus.request(Rename, { id: 't1', title: 'x' })).toEqual({ id: 't1', title: 'Plan' });
+    expect(await bus.requestText(Rename, { id: 't1', title: 'x' })).toBe(text);
+    await bus.close();
   });
 });
 

@@ -1,4 +1,4 @@
-import type { CloseSprintResult, ReportItem } from '@app/shared/contracts';
+import type { CloseSprintResult, ReportItem, SprintReport } from '@app/shared/contracts';
 import type { TaskDoc } from '@app/shared/domain';
 import { Collections, type Doc, type DocumentStore, type Session } from '@app/shared/store';
 import { DONE, StoredKeys, toMember, type Member } from './members.js';
@@ -44,7 +44,7 @@ export interface StartSnapshotDoc extends Doc {
   by_close?: true;
 }
 
-/** The figures and lists a report shows, frozen in the close snapshot (issue 12). */
+/** The lists and figures of a report (issue 12), computed by {@link outcomeOf}. */
 export interface Outcome {
   committed: ReportItem[];
   added: ReportItem[];
@@ -62,8 +62,17 @@ export interface Outcome {
   completion_ratio?: number;
 }
 
-/** A close snapshot (issue 12): the members at close and the frozen {@link Outcome}. */
-export interface CloseSnapshotDoc extends Doc, Outcome {
+/** The figures of an {@link Outcome} (its numbers, without the lists), as a close snapshot keeps them. */
+export type Figures = Omit<Outcome, 'committed' | 'added' | 'removed' | 'completed' | 'rolled_over' | 'remaining'>;
+
+/** The part of a closed sprint's report that is frozen at close: both snapshot headers, the lists and figures. */
+export type FrozenReport = Omit<SprintReport, 'sprint_id' | 'title' | 'state' | 'live'>;
+
+/**
+ * A close snapshot (issue 12): the members at close, the figures of the close's {@link Outcome}
+ * (the sprint list and the velocity history read them), and the frozen report as JSON text.
+ */
+export interface CloseSnapshotDoc extends Doc, Figures {
   kind: 'close';
   sprint_id: string;
   sprint_title: string;
@@ -76,6 +85,13 @@ export interface CloseSnapshotDoc extends Doc, Outcome {
   target: string;
   /** Boards the sprint belongs to: its own board, the boards it was started on, the boards pointing at it at close. */
   board_ids: string[];
+  /**
+   * The JSON text of the report's frozen part ({@link FrozenReport}: `start`, `close`, the lists
+   * and figures, in the reply's key order), serialized once at close and served as it is. Absent
+   * in close snapshots written before it existed (which held the lists as arrays): the report
+   * rebuilds it from the two snapshots' members ({@link frozenReportOf}).
+   */
+  report?: string;
 }
 
 /** Either kind of snapshot. */
@@ -142,15 +158,32 @@ export function outcomeOf(start: readonly SnapMember[], now: readonly SnapMember
   return out;
 }
 
-/** The frozen {@link Outcome} of a close snapshot (its lists and figures, nothing else). */
-export function outcomeOfClose(c: CloseSnapshotDoc): Outcome {
-  const o: Outcome = {
-    committed: c.committed, added: c.added, removed: c.removed, completed: c.completed, rolled_over: c.rolled_over, remaining: c.remaining,
-    committed_points: c.committed_points, added_points: c.added_points, removed_points: c.removed_points, completed_points: c.completed_points,
-    rolled_over_points: c.rolled_over_points, remaining_points: c.remaining_points, velocity: c.velocity,
+/** The figures of `o` (no lists), with `completion_ratio` only when `o` has one. */
+export function figuresOf(o: Figures): Figures {
+  const f: Figures = {
+    committed_points: o.committed_points, added_points: o.added_points, removed_points: o.removed_points, completed_points: o.completed_points,
+    rolled_over_points: o.rolled_over_points, remaining_points: o.remaining_points, velocity: o.velocity,
   };
-  if (c.completion_ratio !== undefined) o.completion_ratio = c.completion_ratio;
-  return o;
+  if (o.completion_ratio !== undefined) f.completion_ratio = o.completion_ratio;
+  return f;
+}
+
+/** A snapshot's header in a report: `{taken_at, taken_by, member_count, total_points}`, `by_close` on a start written by the close, `target` on a close. */
+export function headerOf(s: StartSnapshotDoc | CloseSnapshotDoc): NonNullable<SprintReport['start']> {
+  const h: NonNullable<SprintReport['start']> = { taken_at: s.taken_at, taken_by: s.taken_by, member_count: s.member_count, total_points: s.total_points };
+  if (s.kind === 'start' && s.by_close) h.by_close = true;
+  if (s.kind === 'close') h.target = s.target;
+  return h;
+}
+
+/**
+ * The frozen part of a closed sprint's report (docs/sprints.md "Report"): the headers of its start
+ * snapshot (when there is one) and of its close, and the {@link Outcome} of the start members
+ * against the members at close, rolled over to the close's target. Keys in the reply's order.
+ */
+export function frozenReportOf(start: StartSnapshotDoc | undefined, close: Pick<CloseSnapshotDoc, 'kind' | 'taken_at' | 'taken_by' | 'member_count' | 'total_points' | 'target' | 'members'>): FrozenReport {
+  const outcome = outcomeOf(start?.members ?? close.members, close.members, close.target);
+  return { ...(start ? { start: headerOf(start) } : {}), close: headerOf(close as CloseSnapshotDoc), ...outcome };
 }
 
 /** The filter of a sprint's members (DESIGN §8): live tasks whose `app.sprint` is one of `sprintIds`, sprints excluded. */
@@ -216,8 +249,8 @@ export interface ClosingSprint {
 /**
  * Records the close of a sprint (issue 12), inside close-sprint's transaction `session`: reads the
  * start snapshot (writing one from the members at close when the sprint was never started), writes
- * the close snapshot with its frozen {@link Outcome}, and adds 1 to `app.carried` of every
- * rolled-over member. Three store round trips whatever the number of members (the last one only
+ * the close snapshot with its figures and its frozen report serialized once ({@link
+ * CloseSnapshotDoc.report}), and adds 1 to `app.carried` of every rolled-over member. Three store round trips whatever the number of members (the last one only
  * when something rolls over). A store fault throws `STORE_UNAVAILABLE` and the transaction leaves
  * nothing written.
  */
@@ -227,28 +260,24 @@ export async function recordCloseSnapshot(store: DocumentStore, session: Session
   const now = c.members.map(snapMember);
   const existing = (await snaps.findOne({ _id: startSnapshotId(sprintId) }, { session })) as StartSnapshotDoc | null;
   const start = existing ?? startSnapshot({ sprintId, members: now, at: c.at, by: c.by, eventsSeq: -1, byClose: true });
-  const outcome = outcomeOf(start.members, now, c.result.target);
   const boards = new Set([...start.board_ids, ...c.result.rotatedBoardIds, ...c.result.skippedBoardIds]);
   if (c.sprint.boardId !== undefined) boards.add(c.sprint.boardId);
+  const head = { kind: 'close' as const, taken_at: c.at, taken_by: c.by, members: now, member_count: now.length, total_points: pointsOf(now), target: c.result.target };
+  const frozen = frozenReportOf(start, head);
   const close: CloseSnapshotDoc = {
     _id: `${sprintId}:close:${c.at}`,
-    kind: 'close',
     sprint_id: sprintId,
     sprint_title: c.sprint.title,
-    taken_at: c.at,
-    taken_by: c.by,
-    members: now,
-    member_count: now.length,
-    total_points: pointsOf(now),
-    target: c.result.target,
+    ...head,
     board_ids: [...boards].sort(),
-    ...outcome,
+    ...figuresOf(frozen),
+    report: JSON.stringify(frozen),
   };
   await snaps.insertMany(existing ? [close] : [start, close], { session });
-  if (outcome.rolled_over.length > 0) {
+  if (frozen.rolled_over.length > 0) {
     await store
       .collection<TaskDoc>(Collections.tasks)
-      .updateMany({ _id: { $in: outcome.rolled_over.map((m) => m.id) } }, { $inc: { [CARRIED_PATH]: 1 } }, { session });
+      .updateMany({ _id: { $in: frozen.rolled_over.map((m) => m.id) } }, { $inc: { [CARRIED_PATH]: 1 } }, { session });
   }
 }
 
@@ -264,4 +293,25 @@ export async function latestSnapshots(store: DocumentStore, sprintId: string): P
     else out.close = d;
   }
   return out;
+}
+
+/** What {@link frozenReportText} reads of a close snapshot. */
+const FROZEN_PROJECTION = { _id: 1, report: 1 } as const;
+
+/**
+ * The JSON text of the frozen part of a closed sprint's report ({@link FrozenReport}), from its
+ * latest close snapshot; `undefined` when the sprint has no close snapshot. One round trip reading
+ * that snapshot's `report` alone (not its members); a close snapshot written before the text was
+ * stored costs one more, reading both snapshots to rebuild it ({@link frozenReportOf}).
+ */
+export async function frozenReportText(store: DocumentStore, sprintId: string): Promise<string | undefined> {
+  const [latest] = await snapshotsOf(store).find(
+    { sprint_id: sprintId, kind: 'close' },
+    { sort: { taken_at: -1, _id: -1 }, limit: 1, projection: FROZEN_PROJECTION },
+  );
+  if (!latest) return undefined;
+  const text = (latest as Partial<CloseSnapshotDoc>).report;
+  if (typeof text === 'string') return text;
+  const { start, close } = await latestSnapshots(store, sprintId);
+  return close ? JSON.stringify(frozenReportOf(start, close)) : undefined;
 }

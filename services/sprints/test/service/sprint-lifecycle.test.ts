@@ -230,6 +230,41 @@ describe('close snapshot and report', () => {
     expect(await carried(other.b._id)).toBe(1);
   });
 
+  it("serves a closed sprint's report from the text frozen at close (title now, keys in order); a close snapshot without that text gives the same report", async () => {
+    const w = await changedSprint();
+    await svc.close(u.alice, w.sprint._id, { rollover: w.next._id });
+    const report = await svc.call(SprintsOps.report, u.alice, { sprintId: w.sprint._id });
+    expect(Object.keys(report)).toEqual([
+      'sprint_id', 'title', 'state', 'live', 'start', 'close', 'committed', 'added', 'removed', 'completed', 'rolled_over', 'remaining',
+      'committed_points', 'added_points', 'removed_points', 'completed_points', 'rolled_over_points', 'remaining_points', 'velocity', 'completion_ratio',
+    ]);
+    const [snap] = await store.collection(Collections.sprintSnapshots).find({ sprint_id: w.sprint._id, kind: 'close' });
+    const { sprint_id, title, state, live, ...frozen } = report;
+    expect([sprint_id, title, state, live]).toEqual([w.sprint._id, 'Sprint A', 'closed', false]);
+    expect(snap?.report).toBe(JSON.stringify(frozen));
+    expect(await svc.bus.requestText(SprintsOps.report, { sprintId: w.sprint._id }, { userId: u.alice })).toBe(JSON.stringify(report));
+
+    await tasks().updateOne({ _id: w.sprint._id }, { $set: { title: 'Sprint A (renamed)' } });
+    expect(await svc.call(SprintsOps.report, u.alice, { sprintId: w.sprint._id })).toEqual({ ...report, title: 'Sprint A (renamed)' });
+    // A close snapshot written before the text was stored: rebuilt from the two snapshots' members.
+    await store.collection(Collections.sprintSnapshots).updateOne({ _id: snap!._id }, { $unset: { report: '' } });
+    expect(await svc.bus.requestText(SprintsOps.report, { sprintId: w.sprint._id }, { userId: u.alice })).toBe(JSON.stringify({ ...report, title: 'Sprint A (renamed)' }));
+  });
+
+  it('reports the latest close of a sprint reopened and closed again', async () => {
+    const w = await changedSprint();
+    await svc.close(u.alice, w.sprint._id, { rollover: 'backlog' });
+    await setStatus(w.sprint._id, 'doing');
+    await setSprint(w.b._id, w.sprint._id);
+    await setStatus(w.b._id, 'done');
+    const later = '2026-03-14T09:00:00.000Z';
+    svc.clock.set(later);
+    await svc.close(u.alice, w.sprint._id);
+    const report = await svc.call(SprintsOps.report, u.alice, { sprintId: w.sprint._id });
+    expect(report).toMatchObject({ live: false, close: { taken_at: later, target: 'none', member_count: 2 }, rolled_over: [], velocity: 8 });
+    expect(report.completed.map((i) => i.id)).toEqual([w.a._id, w.b._id]);
+  });
+
   it('answers 404 for an unreadable sprint and 400 for a task that is not a sprint', async () => {
     const sprint = aSprint({ owner: u.alice });
     const plain = aTask({ owner: u.alice });
