@@ -1,4 +1,4 @@
-import type { CloseSprintResult, ReportItem, SprintReport } from '@app/shared/contracts';
+import type { CloseSprintResult, ReportItem, SprintReport, VelocityResult } from '@app/shared/contracts';
 import type { TaskDoc } from '@app/shared/domain';
 import { Collections, type Doc, type DocumentStore, type Session } from '@app/shared/store';
 import { DONE, StoredKeys, toMember, type Member } from './members.js';
@@ -92,6 +92,11 @@ export interface CloseSnapshotDoc extends Doc, Figures {
    * rebuilds it from the two snapshots' members ({@link frozenReportOf}).
    */
   report?: string;
+  /**
+   * The JSON text of the sprint's entry in a velocity history ({@link velocityEntryOf}), serialized
+   * once at close. Absent in close snapshots written before it existed (then built from the fields).
+   */
+  velocity_entry?: string;
 }
 
 /** Either kind of snapshot. */
@@ -176,6 +181,17 @@ export function headerOf(s: StartSnapshotDoc | CloseSnapshotDoc): NonNullable<Sp
   return h;
 }
 
+/** One sprint in a velocity history (contract `VelocityEntry`). */
+type VelocityEntry = VelocityResult['sprints'][number];
+
+/** A close's entry in a board's velocity history: the title at close, the close time, the committed and completed points, the velocity. */
+export function velocityEntryOf(c: Pick<CloseSnapshotDoc, 'sprint_id' | 'sprint_title' | 'taken_at' | 'committed_points' | 'completed_points' | 'velocity'>): VelocityEntry {
+  return {
+    sprint_id: c.sprint_id, title: c.sprint_title, closed_at: c.taken_at,
+    committed_points: c.committed_points, completed_points: c.completed_points, velocity: c.velocity,
+  };
+}
+
 /**
  * The frozen part of a closed sprint's report (docs/sprints.md "Report"): the headers of its start
  * snapshot (when there is one) and of its close, and the {@link Outcome} of the start members
@@ -249,8 +265,8 @@ export interface ClosingSprint {
 /**
  * Records the close of a sprint (issue 12), inside close-sprint's transaction `session`: reads the
  * start snapshot (writing one from the members at close when the sprint was never started), writes
- * the close snapshot with its figures and its frozen report serialized once ({@link
- * CloseSnapshotDoc.report}), and adds 1 to `app.carried` of every rolled-over member. Three store round trips whatever the number of members (the last one only
+ * the close snapshot with its figures, its frozen report and its velocity entry serialized once
+ * ({@link CloseSnapshotDoc.report}, {@link CloseSnapshotDoc.velocity_entry}), and adds 1 to `app.carried` of every rolled-over member. Three store round trips whatever the number of members (the last one only
  * when something rolls over). A store fault throws `STORE_UNAVAILABLE` and the transaction leaves
  * nothing written.
  */
@@ -273,6 +289,7 @@ export async function recordCloseSnapshot(store: DocumentStore, session: Session
     ...figuresOf(frozen),
     report: JSON.stringify(frozen),
   };
+  close.velocity_entry = JSON.stringify(velocityEntryOf(close));
   await snaps.insertMany(existing ? [close] : [start, close], { session });
   if (frozen.rolled_over.length > 0) {
     await store

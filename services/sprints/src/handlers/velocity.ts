@@ -1,9 +1,9 @@
-import { callerId, type Handler } from '@app/shared/bus';
+import { callerId, jsonText, type Handler } from '@app/shared/bus';
 import { VELOCITY_LAST, type SprintsOps, type VelocityResult } from '@app/shared/contracts';
 import { loadBoard, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
 import { DONE } from '../domain/members.js';
-import { round6, snapshotsOf, type CloseSnapshotDoc } from '../domain/snapshots.js';
+import { round6, snapshotsOf, velocityEntryOf, type CloseSnapshotDoc } from '../domain/snapshots.js';
 
 /** Median of `xs` (0 when empty): the middle value, or the mean of the two middle values, 6 decimals. */
 export function median(xs: readonly number[]): number {
@@ -13,49 +13,69 @@ export function median(xs: readonly number[]): number {
   return round6(s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2);
 }
 
+/** What the history reads of each close snapshot: its sprint, velocity and serialized entry (no members, no report). */
+type Row = Pick<CloseSnapshotDoc, '_id' | 'sprint_id' | 'velocity' | 'velocity_entry'>;
+const ROW_PROJECTION = { _id: 1, sprint_id: 1, velocity: 1, velocity_entry: 1 } as const;
+/** The fields of a close snapshot written before `velocity_entry` existed, to build its entry. */
+const ENTRY_PROJECTION = { _id: 1, sprint_id: 1, sprint_title: 1, taken_at: 1, committed_points: 1, completed_points: 1, velocity: 1 } as const;
+
 /**
  * `sprints.velocity` — `GET /api/v1/boards/{boardId}/velocity?last=N` (issue 12; `last` 1..50,
  * default 6, checked by the contract: out of range → 400 `VALIDATION_FAILED` naming `last`). The
  * board's closed sprints are the close snapshots that name the board (its own sprints, the sprints
  * started on it, and those it pointed at when they closed) whose sprint is still live and `done`;
  * each sprint counts once, with its latest close. Returns the `last` most recently closed, oldest
- * first, with the mean and median of their velocities. Read from the frozen close snapshots only:
- * three store round trips whatever the number of sprints or members.
+ * first, with the mean and median of their velocities. Read from the frozen close snapshots only,
+ * projected to each one's sprint, velocity and entry text (serialized at close; the reply is put
+ * together from those texts).
+ *
+ * The closes are read newest first, `last` at a time: a page whose sprints are all still closed
+ * and distinct is the answer, so the cost follows `last`, not the board's whole history. Store
+ * round trips: the board, then two per page (the closes, their sprints' status) — one page unless
+ * sprints among the latest were reopened, deleted or closed twice — plus one when close snapshots
+ * written before the entry text existed are among the picked ones.
  *
  * Errors: 404 `BOARD_NOT_FOUND`, 400 `VALIDATION_FAILED`, 503 `STORE_UNAVAILABLE`.
  */
 export function boardVelocity({ store }: ServiceDeps): Handler<typeof SprintsOps.velocity> {
   const tasks = store.collection<TaskDoc>(Collections.tasks);
+  const snaps = snapshotsOf(store);
 
   return async ({ boardId, last = VELOCITY_LAST.default }, ctx) => {
     await loadBoard(store, callerId(ctx), boardId, 'read');
-    const closes = (await snapshotsOf(store).find(
-      { board_ids: boardId, kind: 'close' },
-      { sort: { taken_at: -1, _id: -1 }, projection: { _id: 1, sprint_id: 1, sprint_title: 1, taken_at: 1, committed_points: 1, completed_points: 1, velocity: 1 } },
-    )) as CloseSnapshotDoc[];
-    const latest = new Map<string, CloseSnapshotDoc>();
-    for (const c of closes) if (!latest.has(c.sprint_id)) latest.set(c.sprint_id, c);
-    const closed = new Set(
-      latest.size === 0
-        ? []
-        : (await tasks.find({ _id: { $in: [...latest.keys()] }, deleted: false, status: DONE }, { projection: { _id: 1 } })).map((t) => t._id),
-    );
-    const picked = [...latest.values()].filter((c) => closed.has(c.sprint_id)).slice(0, last).reverse();
+    const seen = new Set<string>(); // sprints whose latest close was met (picked or not)
+    const picked: Row[] = [];
+    for (let skip = 0; picked.length < last; skip += last) {
+      const page = (await snaps.find(
+        { board_ids: boardId, kind: 'close' },
+        { sort: { taken_at: -1, _id: -1 }, skip, limit: last, projection: ROW_PROJECTION },
+      )) as Row[];
+      // the latest close of each sprint not met on an earlier page
+      const latest = page.filter((c) => !seen.has(c.sprint_id) && (seen.add(c.sprint_id), true));
+      if (latest.length > 0) {
+        const ids = latest.map((c) => c.sprint_id);
+        const closed = new Set((await tasks.find({ _id: { $in: ids }, deleted: false, status: DONE }, { projection: { _id: 1 } })).map((t) => t._id));
+        for (const c of latest) if (picked.length < last && closed.has(c.sprint_id)) picked.push(c);
+      }
+      if (page.length < last) break;
+    }
+    picked.reverse();
+    const entries = await entryTexts(picked);
     const velocities = picked.map((c) => c.velocity);
-    const result: VelocityResult = {
-      board_id: boardId,
-      last,
-      sprints: picked.map((c) => ({
-        sprint_id: c.sprint_id,
-        title: c.sprint_title,
-        closed_at: c.taken_at,
-        committed_points: c.committed_points,
-        completed_points: c.completed_points,
-        velocity: c.velocity,
-      })),
-      mean: velocities.length === 0 ? 0 : round6(velocities.reduce((a, b) => a + b, 0) / velocities.length),
-      median: median(velocities),
-    };
-    return result;
+    const mean = velocities.length === 0 ? 0 : round6(velocities.reduce((a, b) => a + b, 0) / velocities.length);
+    return jsonText<VelocityResult>(
+      `{"board_id":${JSON.stringify(boardId)},"last":${JSON.stringify(last)},"sprints":[${entries.join(',')}],"mean":${JSON.stringify(mean)},"median":${JSON.stringify(median(velocities))}}`,
+    );
   };
+
+  /** The entry texts of `rows`, in order; entries of close snapshots without one are built from one more read. */
+  async function entryTexts(rows: readonly Row[]): Promise<string[]> {
+    const missing = rows.filter((r) => typeof r.velocity_entry !== 'string').map((r) => r._id);
+    const built = new Map<string, string>();
+    if (missing.length > 0) {
+      const docs = (await snaps.find({ _id: { $in: missing } }, { projection: ENTRY_PROJECTION })) as CloseSnapshotDoc[];
+      for (const d of docs) built.set(d._id, JSON.stringify(velocityEntryOf(d)));
+    }
+    return rows.map((r) => r.velocity_entry ?? built.get(r._id)!);
+  }
 }

@@ -76,6 +76,13 @@ describe('velocity history', () => {
       mean: 6.333333,
       median: 8,
     });
+    // The reply is put together from the entry texts serialized at close: the same text as the value's.
+    const text = () => svc.bus.requestText(SprintsOps.velocity, { boardId: board._id }, { userId: u.alice });
+    expect(await text()).toBe(JSON.stringify(all));
+    // Close snapshots written before the entry text existed: their entries are built from their fields.
+    await store.collection(Collections.sprintSnapshots).updateMany({ sprint_id: { $in: [s1, s3] } }, { $unset: { velocity_entry: '' } });
+    expect(await text()).toBe(JSON.stringify(all));
+
     const last2 = await svc.call(SprintsOps.velocity, u.alice, { boardId: board._id, last: 2 });
     expect(last2.sprints.map((s) => s.title)).toEqual(['S2', 'S3']);
     expect([last2.mean, last2.median]).toEqual([5.5, 5.5]);
@@ -86,6 +93,16 @@ describe('velocity history', () => {
     // A sprint reopened (status set away from done) leaves the history until it closes again.
     await setStatus(s2, 'doing');
     expect((await svc.call(SprintsOps.velocity, u.alice, { boardId: board._id })).sprints.map((s) => s.title)).toEqual(['S1', 'S3']);
+    // Read `last` closes at a time, newest first: skipped sprints make it read on.
+    const titles = async (last: number) => (await svc.call(SprintsOps.velocity, u.alice, { boardId: board._id, last })).sprints.map((s) => [s.title, s.closed_at]);
+    expect(await titles(1)).toEqual([['S3', '2026-04-10T17:00:00.000Z']]);
+    expect(await titles(2)).toEqual([['S1', '2026-03-13T17:00:00.000Z'], ['S3', '2026-04-10T17:00:00.000Z']]);
+    // Closed again: it counts once, with its latest close, also when its earlier close is on a later page.
+    svc.clock.set('2026-04-20T17:00:00.000Z');
+    await svc.close(u.alice, s2);
+    expect(await titles(2)).toEqual([['S3', '2026-04-10T17:00:00.000Z'], ['S2', '2026-04-20T17:00:00.000Z']]);
+    expect(await titles(3)).toEqual([['S1', '2026-03-13T17:00:00.000Z'], ['S3', '2026-04-10T17:00:00.000Z'], ['S2', '2026-04-20T17:00:00.000Z']]);
+    expect(await titles(50)).toEqual(await titles(3));
   });
 
   it('refuses last outside 1..50 naming last, and an unreadable board', async () => {
