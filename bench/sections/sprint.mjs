@@ -2,6 +2,7 @@
 // close and store round trips per close for 100 vs 1,000 members, beside a task detail read; then the
 // sprint report, velocity history and sprint list of a board with 50 closed sprints of 200 members.
 import { randomUUID } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
 import { sprintsService } from '@app/sprints';
 import { tasksService } from '@app/tasks';
 import { MemoryBus } from '@app/shared/bus';
@@ -93,6 +94,10 @@ export async function sprintSection(scope) {
   }
 
   const [small, large] = SIZES;
+  // The reports part loads an HTTP server from this process: the in-process store is not kept
+  // (nor its documents in this process's heap while autocannon runs).
+  await bus.close();
+  await store.close();
   const reports = await reportsPart(scope);
   return [
     `In-process: MemoryBus + EmbeddedStore (file in a temp dir), no HTTP; 20,000 other tasks in the store. ` +
@@ -114,15 +119,13 @@ const REPORT_SPRINTS = 50;
 const REPORT_MEMBERS = 200;
 
 /**
- * Issue 12: one board with {@link REPORT_SPRINTS} sprints of {@link REPORT_MEMBERS} members, each
- * created on the board, started, changed during the sprint (10 members leave, 10 join, 60 % done)
- * and closed through the real ops with its unfinished members rolled into the next sprint, among
- * 20,000 other tasks; seeded in-process into a temp DATA_DIR. Then the all-in-one server starts on
- * it and c=10 HTTP loads read a task detail, the report of a closed sprint, the velocity history
- * (`last=50`) and the board's sprint list. Target: report and velocity p50 within 3× the detail's.
+ * Issue 12's fixture, seeded into `dir` (run in its own process, see the end of this file): one
+ * board with {@link REPORT_SPRINTS} sprints of {@link REPORT_MEMBERS} members, each created on the
+ * board, started, changed during the sprint (10 members leave, 10 join, 60 % done) and closed
+ * through the real ops with its unfinished members rolled into the next sprint, among 20,000 other
+ * tasks. Returns the ids the loads need and the seeding time.
  */
-async function reportsPart(scope) {
-  const dir = scope.tempDir('bench-sprint-reports-');
+async function seedReports(dir) {
   const log = silentLogger();
   const store = await EmbeddedStore.open({ dir, log });
   const bus = new MemoryBus();
@@ -157,16 +160,33 @@ async function reportsPart(scope) {
   const seedS = ((performance.now() - t0) / 1000).toFixed(1);
   const middle = sprintIds[Math.floor(REPORT_SPRINTS / 2)];
   const detailId = (await tasks.findOne({ [sprintPath]: sprintIds[REPORT_SPRINTS] }))._id;
-  for (const s of served) await s.close();
+  for (const sv of served) await sv.close();
   await bus.close();
   await store.close();
+  return { owner, boardId: board._id, middle, detailId, seedS };
+}
+
+/**
+ * Issue 12: the {@link seedReports} fixture is written by this module run as its own process (as
+ * the query and board sections seed theirs), so neither its documents nor its garbage stay in the
+ * process that generates the load; then the all-in-one server starts on it and c=10 HTTP loads
+ * read a task detail, the report of a closed sprint, the velocity history (`last=50`) and the
+ * board's sprint list, each spec's runs consecutive after a warm-up (one server: the garbage a
+ * spec leaves is not charged to the next one's measured runs). Target: report and velocity p50
+ * within 3× the detail's.
+ */
+async function reportsPart(scope) {
+  const dir = scope.tempDir('bench-sprint-reports-');
+  const seeder = await scope.process('bench/sections/sprint.mjs', { args: ['seed-reports', dir], timeoutMs: 300_000 });
+  await seeder.stop(); // it exits by itself after READY; this waits for that
+  const { owner, boardId, middle, detailId, seedS } = seeder.info;
 
   const server = await scope.process('bench/servers/all-in-one.mjs', { env: { DATA_DIR: dir, JWT_SECRET } });
   const base = `http://127.0.0.1:${server.info.port}`;
   const token = accessToken(owner);
   const report = (await http(base, 'GET', `/api/v1/tasks/${middle}/report`, { token })).json;
-  const velocity = (await http(base, 'GET', `/api/v1/boards/${board._id}/velocity?last=50`, { token })).json;
-  const listed = (await http(base, 'GET', `/api/v1/boards/${board._id}/sprints`, { token })).json;
+  const velocity = (await http(base, 'GET', `/api/v1/boards/${boardId}/velocity?last=50`, { token })).json;
+  const listed = (await http(base, 'GET', `/api/v1/boards/${boardId}/sprints`, { token })).json;
   if (report.live !== false || report.committed.length !== REPORT_MEMBERS || velocity.sprints.length !== REPORT_SPRINTS || listed.length !== REPORT_SPRINTS + 1) {
     throw new Error(`reports bench fixture is not what it should be: ${JSON.stringify({ committed: report.committed?.length, velocity: velocity.sprints?.length, listed: listed.length })}`);
   }
@@ -175,8 +195,8 @@ async function reportsPart(scope) {
   const m = await measure({
     detail: { url: `${base}/api/v1/tasks/${detailId}`, headers },
     report: { url: `${base}/api/v1/tasks/${middle}/report`, headers },
-    velocity: { url: `${base}/api/v1/boards/${board._id}/velocity?last=50`, headers },
-    list: { url: `${base}/api/v1/boards/${board._id}/sprints`, headers },
+    velocity: { url: `${base}/api/v1/boards/${boardId}/velocity?last=50`, headers },
+    list: { url: `${base}/api/v1/boards/${boardId}/sprints`, headers },
   }, { interleave: false, duration: 3 });
   const times = (k) => m[k].p50 / m.detail.p50;
   return [
@@ -193,4 +213,16 @@ async function reportsPart(scope) {
     target(times('report') <= 3, 'sprint report p50 within 3× a GET task detail', `${times('report').toFixed(2)}×`),
     target(times('velocity') <= 3, 'velocity history p50 within 3× a GET task detail', `${times('velocity').toFixed(2)}×`),
   ];
+}
+
+// As a process: `node bench/sections/sprint.mjs seed-reports <dir>` seeds the reports fixture into
+// <dir>, closes it and prints `READY <json>` (the ids the loads need).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [kind, dir] = process.argv.slice(2);
+  if (kind !== 'seed-reports' || !dir) {
+    console.error('usage: node bench/sections/sprint.mjs seed-reports <dir>');
+    process.exit(2);
+  }
+  console.log(`READY ${JSON.stringify(await seedReports(dir))}`);
+  process.exit(0);
 }
