@@ -37,8 +37,8 @@ export const sprintsService: ServiceDefinition = {
     // A sprint's snapshots, and its latest close (the report); a board's snapshots (the sprint
     // list), and its closes newest first (the velocity history). The embedded store indexes each
     // field, so both reads are answered from the index sets without testing documents.
-    { collection: Collections.sprintSnapshots, keys: { sprint_id: 1, kind: 1, taken_at: -1 } },
-    { collection: Collections.sprintSnapshots, keys: { board_ids: 1, kind: 1, taken_at: -1 } },
+    { collection: Collections.sprintSnapshots, keys: { sprint_id: 1, kind: 1, taken_at: -1, _id: -1 } },
+    { collection: Collections.sprintSnapshots, keys: { board_ids: 1, kind: 1, taken_at: -1, _id: -1 } },
     ...WRITE_INDEXES,
   ],
 };
