@@ -173,8 +173,11 @@ export function figuresOf(o: Figures): Figures {
   return f;
 }
 
+/** The fields of a snapshot its report header shows. */
+type HeaderKeys = 'kind' | 'taken_at' | 'taken_by' | 'member_count' | 'total_points';
+
 /** A snapshot's header in a report: `{taken_at, taken_by, member_count, total_points}`, `by_close` on a start written by the close, `target` on a close. */
-export function headerOf(s: StartSnapshotDoc | CloseSnapshotDoc): NonNullable<SprintReport['start']> {
+export function headerOf(s: Pick<StartSnapshotDoc, HeaderKeys | 'by_close'> | Pick<CloseSnapshotDoc, HeaderKeys | 'target'>): NonNullable<SprintReport['start']> {
   const h: NonNullable<SprintReport['start']> = { taken_at: s.taken_at, taken_by: s.taken_by, member_count: s.member_count, total_points: s.total_points };
   if (s.kind === 'start' && s.by_close) h.by_close = true;
   if (s.kind === 'close') h.target = s.target;
@@ -197,9 +200,9 @@ export function velocityEntryOf(c: Pick<CloseSnapshotDoc, 'sprint_id' | 'sprint_
  * snapshot (when there is one) and of its close, and the {@link Outcome} of the start members
  * against the members at close, rolled over to the close's target. Keys in the reply's order.
  */
-export function frozenReportOf(start: StartSnapshotDoc | undefined, close: Pick<CloseSnapshotDoc, 'kind' | 'taken_at' | 'taken_by' | 'member_count' | 'total_points' | 'target' | 'members'>): FrozenReport {
+export function frozenReportOf(start: StartSnapshotDoc | undefined, close: Pick<CloseSnapshotDoc, HeaderKeys | 'target' | 'members'>): FrozenReport {
   const outcome = outcomeOf(start?.members ?? close.members, close.members, close.target);
-  return { ...(start ? { start: headerOf(start) } : {}), close: headerOf(close as CloseSnapshotDoc), ...outcome };
+  return { ...(start ? { start: headerOf(start) } : {}), close: headerOf(close), ...outcome };
 }
 
 /** The filter of a sprint's members (DESIGN §8): live tasks whose `app.sprint` is one of `sprintIds`, sprints excluded. */
@@ -266,8 +269,9 @@ export interface ClosingSprint {
  * Records the close of a sprint (issue 12), inside close-sprint's transaction `session`: reads the
  * start snapshot (writing one from the members at close when the sprint was never started), writes
  * the close snapshot with its figures, its frozen report and its velocity entry serialized once
- * ({@link CloseSnapshotDoc.report}, {@link CloseSnapshotDoc.velocity_entry}), and adds 1 to `app.carried` of every rolled-over member. Three store round trips whatever the number of members (the last one only
- * when something rolls over). A store fault throws `STORE_UNAVAILABLE` and the transaction leaves
+ * ({@link CloseSnapshotDoc.report}, {@link CloseSnapshotDoc.velocity_entry}), and adds 1 to
+ * `app.carried` of every rolled-over member. Three store round trips whatever the number of
+ * members (the last one only when something rolls over). A store fault throws `STORE_UNAVAILABLE` and the transaction leaves
  * nothing written.
  */
 export async function recordCloseSnapshot(store: DocumentStore, session: Session, c: ClosingSprint): Promise<void> {
