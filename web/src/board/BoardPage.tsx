@@ -81,14 +81,25 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   const reloadAll = useCallback(
     async (b: Board, f: string, s: string, only?: readonly string[]) => {
       const ids = only ?? b.columns.map((c) => c.id);
+      const pages = ids.map((id) => columnsRef.current[id]?.pages ?? 1);
       setReloading((n) => n + 1);
       const [states, sum] = await Promise.all([
-        Promise.all(ids.map((id) => readColumn(b, id, columnsRef.current[id]?.pages ?? 1, f, s))),
+        Promise.all(ids.map((id, i) => readColumn(b, id, pages[i]!, f, s))),
         api.summary(b.id, s),
       ]).finally(() => setReloading((n) => n - 1));
       setColumns((prev) => {
         const next: Columns = only ? { ...prev } : {};
-        ids.forEach((id, i) => (next[id] = states[i]!));
+        ids.forEach((id, i) => {
+          const read = states[i]!;
+          const cur = prev[id];
+          // "Load more" finished while this reload was reading: keep the pages it added after the
+          // ones re-read here, or a live refresh would fold the lane back to its first page.
+          if (cur && cur.pages > read.pages) {
+            const seen = new Set(read.cards.map((c) => c.id));
+            const extra = cur.cards.slice(read.pages * PAGE_SIZE).filter((c) => !seen.has(c.id));
+            next[id] = { ...read, cards: [...read.cards, ...extra], pages: cur.pages };
+          } else next[id] = read;
+        });
         return next;
       });
       setSummary(sum);
