@@ -136,10 +136,14 @@ export class EmbeddedStore implements DocumentStore {
     if (!s) {
       const fields = TEXT_FIELDS[name];
       const text = this.journal && fields ? new TextCandidates(fields, (field, literals) => this.journal!.text.search(name, field, literals)) : undefined;
+      if (text) this.texts.set(name, text);
       this.states.set(name, (s = new CollectionState(name, text)));
     }
     return s;
   }
+
+  /** The text index's match sets of the text collections (file-backed stores), by collection. */
+  private readonly texts = new Map<string, TextCandidates>();
 
   /**
    * One collection call: in the session's overlay, or applied at once (partial on error) and
@@ -259,12 +263,13 @@ export class EmbeddedStore implements DocumentStore {
    * "Group commit"). Returns what to wait for before acknowledging it: its journal write and, in
    * `full` durability, the sync of the WAL holding it (undefined: nothing to wait for).
    *
-   * A unit that writes nothing the text index keys by sqlite rowid (no text collection's insert,
-   * delete or text change) is grouped: applied in memory at once and journaled with the other
+   * A unit that writes nothing the text index needs a new sqlite rowid for (no insert or delete
+   * in a text collection; an update's row keeps its rowid) is grouped: applied in memory at once and journaled with the other
    * commits waiting for the same WAL fsync (`full`; the next turn of the event loop in `normal`),
    * all in one sqlite transaction, right before that fsync starts; so N concurrent writes cost one
    * sqlite commit, and the pages they share (the events counter, the last leaf of a table) are
-   * written to the WAL once. Any other unit is journaled at once, in one sqlite transaction with
+   * written to the WAL once. A grouped text change is a candidate of every new text search until
+   * it is journaled (then it is pending in the journal's text index). Any other unit is journaled at once, in one sqlite transaction with
    * the grouped commits before it (so commit order is journal order), then applied in memory; a
    * failure of that write throws `STORE_UNAVAILABLE` with nothing of the unit applied.
    */
@@ -280,12 +285,18 @@ export class EmbeddedStore implements DocumentStore {
     for (const c of own) {
       const fields = TEXT_FIELDS[c.collection];
       if (!fields) continue;
-      const before = c.doc ? this.state(c.collection).entries.get(c.id)?.doc : undefined;
-      if (before) c.textSame = fields.every((f) => before[f] === c.doc![f]);
-      grouped &&= c.textSame === true;
+      const before = c.doc ? this.state(c.collection).entries.get(c.id) : undefined;
+      if (!before) grouped = false; // an insert or a delete: its FTS key (rowid) is needed now
+      else {
+        c.textSame = fields.every((f) => before.doc[f] === c.doc![f]);
+        if (!c.textSame) c.textSlot = before.slot;
+      }
     }
     if (grouped) {
-      for (const c of own) this.state(c.collection).apply(c.id, c.doc, ++this.seq, undefined);
+      for (const c of own) {
+        this.state(c.collection).apply(c.id, c.doc, ++this.seq, undefined);
+        if (c.textSlot !== undefined) this.texts.get(c.collection)?.textChangeGrouped(c.textSlot);
+      }
       this.deferred.push(...own);
       const acks = (this.deferredAcks ??= waiter());
       this.scheduleDeferred();
@@ -295,6 +306,7 @@ export class EmbeddedStore implements DocumentStore {
     const changes = this.deferred.length > 0 ? [...this.deferred, ...own] : own;
     this.journal.write(changes);
     const acks = this.deferredAcks;
+    this.journaled(this.deferred);
     this.deferred = [];
     this.deferredAcks = undefined;
     for (const c of own) this.state(c.collection).apply(c.id, c.doc, ++this.seq, c.rowid);
@@ -347,8 +359,14 @@ export class EmbeddedStore implements DocumentStore {
       acks?.settle(Promise.reject(err));
       return;
     }
+    this.journaled(this.deferred);
     this.deferred = [];
     acks?.settle(synced ?? this.journal.flush());
+  }
+
+  /** The grouped `changes` are journaled: their text changes are pending in the journal now (text-index.ts). */
+  private journaled(changes: readonly Change[]): void {
+    for (const c of changes) if (c.textSlot !== undefined) this.texts.get(c.collection)?.journaled(c.textSlot);
   }
 
   private txnOf(session: Session): Txn {
