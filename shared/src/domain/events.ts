@@ -59,6 +59,19 @@ export interface EventStamp {
   occurred_at: string;
 }
 
+/**
+ * A new event id: a version 7 UUID (RFC 9562: the Unix time in ms in its first 48 bits, then
+ * random bits). Ids of events written close together sort together, so a store's id index gets
+ * its new keys at one end instead of one random page each (on the embedded store, one group commit
+ * of N events writes about one page of that index instead of N). Still a UUID, unique, unguessable
+ * in its 74 random bits; `seq`, not the id, is the order readers rely on.
+ */
+export function newEventId(now: number = Date.now()): string {
+  const time = now.toString(16).padStart(12, '0');
+  const random = randomUUID(); // xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx: keep its random part and variant
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15)}`;
+}
+
 /** Id of the counter document that numbers the events. */
 export const EVENTS_COUNTER = 'events';
 
@@ -68,7 +81,7 @@ export const EVENT_INDEXES: IndexSpec[] = [{ collection: Collections.events, key
 /**
  * Appends `events` in the transaction `session`: one `$inc` of the counter document by the number
  * of events (upserted on first use) gives their `seq` values in order, then one `insertMany`.
- * Ids are new UUIDs. Nothing happens for an empty list. Errors are the store's (503, 409); the
+ * Ids are new time-ordered UUIDs ({@link newEventId}). Nothing happens for an empty list. Errors are the store's (503, 409); the
  * caller's transaction then aborts with nothing written. Returns the stored documents.
  */
 export async function appendEvents(store: DocumentStore, session: Session, events: readonly NewEvent[], stamp: EventStamp): Promise<EventDoc[]> {
@@ -78,7 +91,7 @@ export async function appendEvents(store: DocumentStore, session: Session, event
     .findOneAndUpdate({ _id: EVENTS_COUNTER }, { $inc: { seq: events.length } }, { upsert: true, returnDocument: 'after', session });
   const last = counter?.seq ?? events.length;
   const docs = events.map((e, i): EventDoc => {
-    const doc: EventDoc = { _id: randomUUID(), seq: last - events.length + i + 1, type: e.type, occurred_at: stamp.occurred_at, actor: stamp.actor, request_id: stamp.request_id, data: e.data };
+    const doc: EventDoc = { _id: newEventId(), seq: last - events.length + i + 1, type: e.type, occurred_at: stamp.occurred_at, actor: stamp.actor, request_id: stamp.request_id, data: e.data };
     if (e.task_id !== undefined) doc.task_id = e.task_id;
     if (e.board_id !== undefined) doc.board_id = e.board_id;
     return doc;

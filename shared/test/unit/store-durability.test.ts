@@ -67,4 +67,31 @@ describe.each<[JournalSync | undefined]>([[undefined], ['full'], ['normal']])('E
     await using again = await EmbeddedStore.open({ dir });
     expect(await again.collection('c').countDocuments({})).toBe(10);
   });
+  it('journals grouped commits (no text change) and immediate ones (a text change) in commit order, as one history', async () => {
+    const dir = tempDir();
+    const opts = { dir, ...(sync ? { sync } : {}) };
+    const first = await EmbeddedStore.open(opts);
+    const tasks = first.collection('tasks');
+    const counters = first.collection('counters');
+    await tasks.insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: `t${i}`, title: `alpha ${i}`, description: '', status: 'todo' })));
+    // concurrent units: status changes (grouped: the text index is not touched), title changes and
+    // inserts (journaled at once, with the grouped ones before them), each also counting in `counters`
+    await Promise.all(Array.from({ length: 30 }, (_, i) => first.withTransaction(async (s) => {
+      const id = `t${i % 10}`;
+      if (i % 3 === 0) await tasks.updateOne({ _id: id }, { $set: { title: `beta ${i}` } }, { session: s });
+      else if (i % 3 === 1) await tasks.updateOne({ _id: id }, { $set: { status: `s${i}` } }, { session: s });
+      else await tasks.insertOne({ _id: `n${i}`, title: `gamma ${i}`, description: '', status: 'new' }, { session: s });
+      await counters.updateOne({ _id: 'c' }, { $inc: { n: 1 } }, { upsert: true, session: s });
+    })));
+    const before = await tasks.find({}, { sort: { _id: 1 } });
+    const betas = (await tasks.find({ title: { $regex: 'beta' } }, { sort: { _id: 1 } })).map((t) => t._id);
+    expect(betas).toEqual(Array.from({ length: 10 }, (_, i) => `t${i}`)); // every task was retitled once
+    await first.close();
+
+    await using again = await EmbeddedStore.open(opts);
+    expect(await again.collection('tasks').find({}, { sort: { _id: 1 } })).toEqual(before);
+    expect(await again.collection('counters').findOne({ _id: 'c' })).toEqual({ _id: 'c', n: 30 });
+    expect((await again.collection('tasks').find({ title: { $regex: 'beta' } }, { sort: { _id: 1 } })).map((t) => t._id)).toEqual(betas);
+    expect((await again.collection('tasks').find({ title: { $regex: 'gamma' } })).length).toBe(10);
+  });
 });

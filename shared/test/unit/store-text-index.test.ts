@@ -212,6 +212,27 @@ describe('text index: use and upkeep', () => {
     expect(await ids(store, tilde('title', 'kanban card'))).toEqual(['fresh']);
   });
 
+  it('finds a text change applied in memory whose grouped journal write is still to come (a new search, in both durabilities)', async () => {
+    for (const sync of ['full', 'normal'] as const) {
+      await using store = await EmbeddedStore.open({ dir: tempDir(), sync });
+      const tasks = store.collection('tasks');
+      await tasks.insertMany(seed(20));
+      await new Promise((r) => setTimeout(r, 50)); // the seeds' FTS rows are written: none is pending
+      // not awaited: applied in memory at once, journaled with its group later (docs/store.md "Group commit")
+      const written = tasks.updateOne({ _id: 't00004' }, { $set: { title: 'Zebra crossing' } });
+      const seen = ids(store, tilde('title', 'zebra')); // a search never asked before: answered by the FTS table
+      const twice = tasks.updateOne({ _id: 't00004' }, { $set: { title: 'zebra twice' } });
+      expect(await seen).toEqual(['t00004']);
+      await written;
+      expect(await ids(store, tilde('title', 'crossing'))).toEqual([]);
+      await twice;
+      expect(await ids(store, tilde('title', 'zebra t'))).toEqual(['t00004']);
+      await new Promise((r) => setTimeout(r, 50)); // past TEXT_FLUSH_MS: the FTS rows are written
+      expect(await ids(store, tilde('title', 'ebra tw'))).toEqual(['t00004']);
+      expect(await ids(store, tilde('title', 'crossing'))).toEqual([]);
+    }
+  });
+
   it('indexes at open the documents whose FTS rows a crash left unwritten (text_pending)', async () => {
     const dir = tempDir();
     const docs = seed(100);

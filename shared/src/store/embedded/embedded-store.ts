@@ -41,6 +41,21 @@ class EmbeddedSession implements Session {
   ) {}
 }
 
+/** Acknowledgements waiting together for one outcome. */
+interface Waiter {
+  promise: Promise<void>;
+  /** Settles the promise as `outcome` does (undefined: resolved now). */
+  settle(outcome: Promise<void> | undefined): void;
+}
+
+function waiter(): Waiter {
+  let settle!: (outcome: Promise<void> | undefined) => void;
+  const promise = new Promise<void>((resolve) => {
+    settle = (outcome) => resolve(outcome);
+  });
+  return { promise, settle };
+}
+
 /** Set while a transaction's `fn` runs, to refuse nested transactions instead of deadlocking. */
 const transactionScope = new AsyncLocalStorage<EmbeddedStore>();
 
@@ -70,14 +85,19 @@ export class EmbeddedStore implements DocumentStore {
   private readonly ttl = new Map<string, { field: string; seconds: number }>();
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
-  /** Writes applied in memory and not journaled yet (see {@link commitLater}). */
+  /** Writes applied in memory and not journaled yet, in commit order (see {@link commit} and {@link commitLater}). */
   private deferred: Change[] = [];
+  /** The acknowledgements of the deferred commits: settled once they are journaled (and, `full`, synced). */
+  private deferredAcks: Waiter | undefined;
   private deferredTimer: ReturnType<typeof setImmediate> | undefined;
 
   private constructor(
     private readonly journal: Journal | undefined,
     private readonly log: Logger | undefined,
-  ) {}
+  ) {
+    // `full`: the grouped commits are journaled right before the WAL fsync that acknowledges them
+    if (journal) journal.beforeSync = (synced) => this.writeDeferred(synced);
+  }
 
   /**
    * Opens (or creates) the durable store in `<dir>/store.sqlite` and loads every document.
@@ -116,10 +136,14 @@ export class EmbeddedStore implements DocumentStore {
     if (!s) {
       const fields = TEXT_FIELDS[name];
       const text = this.journal && fields ? new TextCandidates(fields, (field, literals) => this.journal!.text.search(name, field, literals)) : undefined;
+      if (text) this.texts.set(name, text);
       this.states.set(name, (s = new CollectionState(name, text)));
     }
     return s;
   }
+
+  /** The text index's match sets of the text collections (file-backed stores), by collection. */
+  private readonly texts = new Map<string, TextCandidates>();
 
   /**
    * One collection call: in the session's overlay, or applied at once (partial on error) and
@@ -224,7 +248,7 @@ export class EmbeddedStore implements DocumentStore {
   async close(): Promise<void> {
     if (this.closed) return;
     clearImmediate(this.deferredTimer);
-    this.writeDeferred();
+    this.writeDeferred(undefined);
     this.closed = true;
     clearInterval(this.sweeper);
     this.journal?.close();
@@ -235,64 +259,114 @@ export class EmbeddedStore implements DocumentStore {
   }
 
   /**
-   * Applies a unit of work: unique keys re-checked, then sqlite (one transaction), then memory.
-   * Returns the journal's sync to wait for before acknowledging (`full` durability), if any.
+   * Applies a unit of work: unique keys re-checked, then memory, and the journal (docs/store.md
+   * "Group commit"). Returns what to wait for before acknowledging it: its journal write and, in
+   * `full` durability, the sync of the WAL holding it (undefined: nothing to wait for).
+   *
+   * A unit that writes nothing the text index needs a new sqlite rowid for (no insert or delete
+   * in a text collection; an update's row keeps its rowid) is grouped: applied in memory at once and journaled with the other
+   * commits waiting for the same WAL fsync (`full`; the next turn of the event loop in `normal`),
+   * all in one sqlite transaction, right before that fsync starts; so N concurrent writes cost one
+   * sqlite commit, and the pages they share (the events counter, the last leaf of a table) are
+   * written to the WAL once. A grouped text change is a candidate of every new text search until
+   * it is journaled (then it is pending in the journal's text index). Any other unit is journaled at once, in one sqlite transaction with
+   * the grouped commits before it (so commit order is journal order), then applied in memory; a
+   * failure of that write throws `STORE_UNAVAILABLE` with nothing of the unit applied.
    */
   private commit(txn: Txn): Promise<void> | undefined {
     const own = txn.changes();
     if (own.length === 0) return undefined;
     for (const c of own) if (c.doc) txn.assertUnique(c.collection, c.doc, true);
-    // the writes applied without waiting (commitLater) go first, in this one sqlite transaction
-    const changes = this.deferred.length > 0 ? [...this.deferred, ...own] : own;
-    if (this.journal) {
-      for (const c of changes) {
-        const fields = c.doc ? TEXT_FIELDS[c.collection] : undefined;
-        const before = fields ? this.state(c.collection).entries.get(c.id)?.doc : undefined;
-        if (before) c.textSame = fields!.every((f) => before[f] === c.doc![f]);
-      }
-      this.journal.write(changes);
-      this.deferred = [];
+    if (!this.journal) {
+      for (const c of own) this.state(c.collection).apply(c.id, c.doc, ++this.seq, undefined);
+      return undefined;
     }
+    let grouped = true;
+    for (const c of own) {
+      const fields = TEXT_FIELDS[c.collection];
+      if (!fields) continue;
+      const before = c.doc ? this.state(c.collection).entries.get(c.id) : undefined;
+      if (!before) grouped = false; // an insert or a delete: its FTS key (rowid) is needed now
+      else {
+        c.textSame = fields.every((f) => before.doc[f] === c.doc![f]);
+        if (!c.textSame) c.textSlot = before.slot;
+      }
+    }
+    if (grouped) {
+      for (const c of own) {
+        this.state(c.collection).apply(c.id, c.doc, ++this.seq, undefined);
+        if (c.textSlot !== undefined) this.texts.get(c.collection)?.textChangeGrouped(c.textSlot);
+      }
+      this.deferred.push(...own);
+      const acks = (this.deferredAcks ??= waiter());
+      this.scheduleDeferred();
+      return acks.promise;
+    }
+    // the grouped commits go first, in this one sqlite transaction
+    const changes = this.deferred.length > 0 ? [...this.deferred, ...own] : own;
+    this.journal.write(changes);
+    const acks = this.deferredAcks;
+    this.journaled(this.deferred);
+    this.deferred = [];
+    this.deferredAcks = undefined;
     for (const c of own) this.state(c.collection).apply(c.id, c.doc, ++this.seq, c.rowid);
-    return this.journal?.flush();
+    const synced = this.journal.flush();
+    acks?.settle(synced);
+    return synced;
   }
 
   /**
-   * A write call with `awaitDurable: false` (port `WriteOptions`): applied in memory at once, and
-   * journaled with the next commit's sqlite transaction (or on the next turn of the event loop),
-   * which saves one sqlite commit; nothing is waited for. A text collection's write needs its
-   * sqlite rowid when applied, so it is committed at once (its sync still not waited for).
+   * A write call with `awaitDurable: false` (port `WriteOptions`): applied in memory at once and
+   * journaled with the next group of commits, which saves one sqlite commit; nothing is waited
+   * for. A text collection's insert, delete or text change needs its sqlite rowid when applied,
+   * so it is journaled at once (its sync still not waited for).
    */
   private commitLater(txn: Txn): undefined {
-    const changes = txn.changes();
-    if (changes.length === 0) return undefined;
-    if (!this.journal || changes.some((c) => TEXT_FIELDS[c.collection])) {
-      // a failed sync also fails the next durable write's sync, which is answered
-      void this.commit(txn)?.catch(() => undefined);
-      return undefined;
-    }
-    for (const c of changes) if (c.doc) txn.assertUnique(c.collection, c.doc, true);
-    for (const c of changes) this.state(c.collection).apply(c.id, c.doc, ++this.seq, undefined);
-    this.deferred.push(...changes);
-    if (!this.deferredTimer) {
-      this.deferredTimer = setImmediate(() => {
-        this.deferredTimer = undefined;
-        this.writeDeferred();
-      });
-    }
+    // a failed write or sync is the next durable write's failure too, which is answered
+    void this.commit(txn)?.catch(() => undefined);
     return undefined;
   }
 
-  /** Journals the deferred writes now; a failure leaves them for the next commit (they are in memory). */
-  private writeDeferred(): void {
+  /**
+   * Makes sure the grouped commits get journaled: `full`, by asking for a WAL sync (its
+   * `beforeSync` writes them); `normal`, on the next turn of the event loop.
+   */
+  private scheduleDeferred(): void {
+    if (this.journal?.syncs) {
+      void this.journal.flush()?.catch(() => undefined); // the acknowledgements carry the outcome
+      return;
+    }
+    this.deferredTimer ??= setImmediate(() => {
+      this.deferredTimer = undefined;
+      this.writeDeferred(undefined);
+    });
+  }
+
+  /**
+   * Journals the grouped commits in one sqlite transaction and settles their acknowledgements with
+   * `synced` (the WAL fsync about to start, `full`) or at once. A failed write rejects them with
+   * `STORE_UNAVAILABLE` (outcome unknown, as after a timeout) and leaves the writes, which are in
+   * memory, for the next write to journal.
+   */
+  private writeDeferred(synced: Promise<void> | undefined): void {
     if (this.deferred.length === 0 || !this.journal || this.closed) return;
+    const acks = this.deferredAcks;
+    this.deferredAcks = undefined;
     try {
       this.journal.write(this.deferred);
-      this.deferred = [];
-      void this.journal.flush()?.catch(() => undefined);
     } catch (err) {
-      this.log?.warn({ err }, 'embedded store: deferred writes not journaled yet');
+      this.log?.warn({ err }, 'embedded store: grouped commits not journaled yet');
+      acks?.settle(Promise.reject(err));
+      return;
     }
+    this.journaled(this.deferred);
+    this.deferred = [];
+    acks?.settle(synced ?? this.journal.flush());
+  }
+
+  /** The grouped `changes` are journaled: their text changes are pending in the journal now (text-index.ts). */
+  private journaled(changes: readonly Change[]): void {
+    for (const c of changes) if (c.textSlot !== undefined) this.texts.get(c.collection)?.journaled(c.textSlot);
   }
 
   private txnOf(session: Session): Txn {

@@ -105,7 +105,7 @@ export class Journal {
     // One statement is atomic on its own (autocommit): no BEGIN/COMMIT round for a single change.
     // (a text collection's other writes are several statements: in a transaction)
     this.writeAll = (changes) => (changes.length === 1 && oneStatement(changes[0]!) ? apply(changes[0]!) : many(changes));
-    this.walSync = sync === 'normal' ? undefined : new WalSync(`${file}-wal`);
+    this.walSync = sync === 'normal' ? undefined : new WalSync(`${file}-wal`, (synced) => this.beforeSync?.(synced));
     this.idle = setInterval(() => this.checkpointWhenIdle(), IDLE_CHECKPOINT_MS);
     this.idle.unref();
   }
@@ -134,8 +134,21 @@ export class Journal {
   }
 
   /**
-   * `full`: a promise that resolves when everything written so far is on disk (rejects with
-   * `STORE_UNAVAILABLE` when the sync fails); `normal`: undefined (nothing to wait for).
+   * `full` durability only: called on the event loop right before each WAL fsync starts, with the
+   * promise that fsync settles; what it writes (the store's grouped commits) is covered by that
+   * fsync. It must not throw.
+   */
+  beforeSync: ((synced: Promise<void>) => void) | undefined;
+
+  /** True in `full` durability: {@link flush} waits for an fsync (and {@link beforeSync} runs before each). */
+  get syncs(): boolean {
+    return this.walSync !== undefined;
+  }
+
+  /**
+   * `full`: a promise that resolves when everything written so far, and whatever {@link beforeSync}
+   * writes before the sync it waits for, is on disk (rejects with `STORE_UNAVAILABLE` when the
+   * sync fails); `normal`: undefined (nothing to wait for).
    */
   flush(): Promise<void> | undefined {
     return this.walSync?.flush();

@@ -419,19 +419,40 @@ export class TextCandidates {
       return undefined;
     }
     const matches = compileFilter({ [field]: { $regex: c!.$regex, ...(c!.$options === undefined ? {} : { $options: c!.$options }) } });
-    const slots = new Int32Array(rowids.length);
+    const slots = new Int32Array(rowids.length + this.unjournaled.size);
     let n = 0;
-    for (const rowid of rowids) {
-      const slot = rowid < this.slotOfRow.length ? this.slotOfRow[rowid]! - 1 : -1;
+    const take = (slot: number) => {
       const doc = slot >= 0 ? bySlot[slot]?.doc : undefined;
       if (doc && matches(doc)) slots[n++] = slot;
-    }
+    };
+    for (const rowid of rowids) take(rowid < this.slotOfRow.length ? this.slotOfRow[rowid]! - 1 : -1);
+    // documents whose new text is in memory and not marked pending in the journal yet
+    for (const slot of this.unjournaled.keys()) take(slot);
     slots.subarray(0, n).sort();
     const posting = new Posting();
-    for (let i = 0; i < n; i++) posting.add(slots[i]!, bySlot.length);
+    for (let i = 0; i < n; i++) if (i === 0 || slots[i] !== slots[i - 1]) posting.add(slots[i]!, bySlot.length);
     this.cache.set(key, { field, matches, slots: posting });
     if (this.cache.size > CACHED_SEARCHES) this.cache.delete(this.cache.keys().next().value!);
     return posting;
+  }
+
+  /**
+   * Slots whose text a grouped commit changed in memory while its journal write (which marks the
+   * document pending for the FTS table) is still to come, with how many such writes are waiting:
+   * candidates of every new search until then (docs/store.md "Group commit").
+   */
+  private readonly unjournaled = new Map<number, number>();
+
+  /** A grouped commit changed the text of the document in `slot`; see {@link journaled}. */
+  textChangeGrouped(slot: number): void {
+    this.unjournaled.set(slot, (this.unjournaled.get(slot) ?? 0) + 1);
+  }
+
+  /** The journal wrote one grouped text change of `slot` (its document is pending in the journal now). */
+  journaled(slot: number): void {
+    const n = this.unjournaled.get(slot) ?? 0;
+    if (n <= 1) this.unjournaled.delete(slot);
+    else this.unjournaled.set(slot, n - 1);
   }
 
   /**

@@ -23,6 +23,11 @@ export interface Change {
   textSame?: boolean;
   /** Set by the journal for a text collection's write: the document's sqlite rowid (its FTS key). */
   rowid?: number;
+  /**
+   * Set by the store's commit for a grouped text change of a stored document (the slot it holds):
+   * a candidate of every text search until the journal has written it (text-index.ts `journaled`).
+   */
+  textSlot?: number;
 }
 
 /** Result of {@link Txn.update}. `before`/`after` are the last matched document (internal refs). */

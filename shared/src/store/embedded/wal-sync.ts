@@ -26,6 +26,11 @@ function batch(): Batch {
  * writes cost about one fsync instead of N, and a write is acknowledged only when it is on disk.
  * The fsync runs on libuv's thread pool: reads keep being served meanwhile. The first sync also
  * syncs the folder, so the WAL file's own directory entry is durable.
+ *
+ * `beforeSync`, when given, runs on the event loop right before each fsync starts, with the
+ * promise that fsync settles: the journal writes the commits grouped for it there (one sqlite
+ * transaction for all the commits that waited for this sync; embedded-store.ts). It must not
+ * throw (its own failures are its own to report).
  */
 export class WalSync {
   private fd: number | undefined;
@@ -33,7 +38,10 @@ export class WalSync {
   private next: Batch | undefined;
   private closed = false;
 
-  constructor(private readonly walFile: string) {}
+  constructor(
+    private readonly walFile: string,
+    private readonly beforeSync?: (synced: Promise<void>) => void,
+  ) {}
 
   /**
    * Resolves when every write handed to SQLite before this call is on disk; rejects with
@@ -55,6 +63,7 @@ export class WalSync {
     const current = this.next;
     this.next = undefined;
     this.running = true;
+    this.beforeSync?.(current.promise);
     let fd: number;
     try {
       fd = this.open();

@@ -1,0 +1,133 @@
+// Server CPU per request (docs/bench.md "The move's cost"): utime + stime of each all-in-one server
+// process (/proc/<pid>/stat, 10 ms ticks) over a fixed number of requests at c=10, several builds
+// interleaved, median of the runs. A durable write's req/s at c=10 is bounded by the WAL fsync it
+// waits for, which swings with the disk's other users; its CPU does not.
+//
+//   node bench/cpu.mjs <writes|board> <runs> <label>=<checkout>[:<EMBEDDED_SYNC>] ...
+//   node bench/cpu.mjs writes 5 after=. after-normal=.:normal base=/tmp/writes-base-79b95a9
+//
+// `writes`: a fresh data dir per server with the writes section's 200 tasks and Doing/Review board
+// of 200 cards (seeded over HTTP); specs GET detail, PATCH (a new title each), move. `board`: the
+// board section's seeded store (bench/seed.mjs board, 30,000 tasks); specs GET detail, move.
+// Env: N (requests per run, default 4000), ONLY (comma-separated specs). Loopback only, bounded
+// (autocannon `amount`, 10 s timeout per request); every process and temp dir is removed at the end.
+import autocannon from 'autocannon';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { accessToken, http, JWT_SECRET, Scope } from './lib.mjs';
+import { moveRequests } from './sections/board.mjs';
+import { CREATE_BODY } from './sections/http.mjs';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const [kind, runsArg, ...pairs] = process.argv.slice(2);
+if (!['writes', 'board'].includes(kind) || !(Number(runsArg) > 0) || pairs.length === 0) {
+  console.error('usage: node bench/cpu.mjs <writes|board> <runs> <label>=<checkout>[:normal|full] ...');
+  process.exit(2);
+}
+const RUNS = Number(runsArg);
+const N = Number(process.env.N ?? 4000);
+/** µs per clock tick of /proc/<pid>/stat (USER_HZ = 100 on Linux). */
+const TICK_US = 10_000;
+
+/** CPU time (user + system, µs) the process has used so far. */
+function cpuOf(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+}
+
+/** PATCH requests giving a different task of `tasks` a new title each time. */
+function patchRequests(tasks, headers) {
+  let n = 0;
+  return [{
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json', ...headers },
+    setupRequest: (req) => ({ ...req, path: `/api/v1/tasks/${tasks[n % tasks.length].id}`, body: JSON.stringify({ title: `title ${n++}` }) }),
+  }];
+}
+
+/** Starts the all-in-one server of `checkout` on `dir` (optionally with EMBEDDED_SYNC). */
+async function start(scope, checkout, sync, dir) {
+  const env = { DATA_DIR: dir, JWT_SECRET, ...(sync ? { EMBEDDED_SYNC: sync } : {}) };
+  const p = await scope.process(join(resolve(checkout), 'bench/servers/all-in-one.mjs'), { env });
+  return { base: `http://127.0.0.1:${p.info.port}`, pid: p.pid };
+}
+
+/** A server of `checkout` with its data and load specs ({name: {url, headers?, requests?}}). */
+async function prepare(scope, checkout, sync) {
+  if (kind === 'board') {
+    const dir = scope.tempDir('bench-cpu-board-');
+    const seeder = await scope.process(join(HERE, 'seed.mjs'), { args: ['board', dir] });
+    await seeder.stop(); // it exits by itself after READY
+    const s = await start(scope, checkout, sync, dir);
+    const headers = { authorization: `Bearer ${accessToken(seeder.info.userId)}` };
+    return { ...s, specs: {
+      detail: { url: `${s.base}/api/v1/tasks/${seeder.info.detailId}`, headers },
+      move: { url: s.base, requests: moveRequests(seeder.info.boardId, seeder.info.movable, headers) },
+    } };
+  }
+  const s = await start(scope, checkout, sync, scope.tempDir('bench-cpu-writes-'));
+  const token = accessToken(randomUUID());
+  const headers = { authorization: `Bearer ${token}` };
+  const tasks = [];
+  for (let i = 0; i < 200; i++) tasks.push((await http(s.base, 'POST', '/api/v1/tasks', { token, body: { ...CREATE_BODY, title: `patch ${i}` } })).json);
+  const columns = [{ id: 'doing', name: 'Doing', query: "status = 'doing'" }, { id: 'review', name: 'Review', query: "status = 'review'" }];
+  const board = (await http(s.base, 'POST', '/api/v1/boards', { token, body: { name: 'cpu bench', board_type: 'private', columns } })).json;
+  const movable = [];
+  for (let i = 0; i < 200; i++) {
+    movable.push([(await http(s.base, 'POST', `/api/v1/boards/${board.id}/tasks`, { token, body: { title: `card ${i}`, status: 'doing' } })).json.id, 'doing']);
+  }
+  return { ...s, specs: {
+    detail: { url: `${s.base}/api/v1/tasks/${tasks[0].id}`, headers },
+    patch: { url: s.base, requests: patchRequests(tasks, headers) },
+    move: { url: s.base, requests: moveRequests(board.id, movable, headers) },
+  } };
+}
+
+/** One run of `amount` requests of a spec: the server's CPU µs per request. */
+async function run(server, spec, amount) {
+  const before = cpuOf(server.pid);
+  const r = await autocannon({
+    url: spec.url, connections: 10, amount, timeout: 10,
+    headers: { 'content-type': 'application/json', ...(spec.headers ?? {}) },
+    ...(spec.requests ? { requests: spec.requests } : {}),
+  });
+  if (r.non2xx + r.errors > 0) throw new Error(`${r.non2xx} non-2xx and ${r.errors} errors`);
+  return (cpuOf(server.pid) - before) / r.requests.total;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const scope = new Scope();
+try {
+  const servers = [];
+  for (const pair of pairs) {
+    const [label, target] = pair.split('=');
+    const [checkout, sync] = target.split(':');
+    const s = await prepare(scope, checkout, sync);
+    const only = process.env.ONLY?.split(',');
+    if (only) for (const name of Object.keys(s.specs)) if (!only.includes(name)) delete s.specs[name];
+    servers.push({ label, ...s });
+  }
+  for (const s of servers) for (const spec of Object.values(s.specs)) await run(s, spec, 1_500); // warm-up
+  const results = new Map();
+  for (let i = 0; i < RUNS; i++) {
+    for (const s of servers) {
+      for (const [name, spec] of Object.entries(s.specs)) {
+        const key = `${s.label} ${name}`;
+        results.set(key, [...(results.get(key) ?? []), await run(s, spec, N)]);
+      }
+    }
+  }
+  console.log(`| server, request (${kind}) | CPU µs per request, median | runs |\n| --- | ---: | --- |`);
+  for (const [key, runs] of results) console.log(`| ${key} | ${median(runs).toFixed(0)} | ${runs.map((r) => r.toFixed(0)).join(' ')} |`);
+  for (const s of servers) {
+    const m = (name) => (results.has(`${s.label} ${name}`) ? median(results.get(`${s.label} ${name}`)) : undefined);
+    const detail = m('detail');
+    if (detail === undefined) continue;
+    const parts = ['move', 'patch'].filter((n) => m(n) !== undefined).map((n) => `${n} ÷ detail ${(m(n) / detail).toFixed(2)}×`);
+    console.log(`${s.label}: ${parts.join(', ')}`);
+  }
+} finally {
+  await scope.close();
+}
