@@ -301,6 +301,41 @@ describe('EmbeddedStore indexes', () => {
     expect(await examine([])).toBe(docs.length);
   });
 
+  it('fills the indexes declared before while loading at reopen: plans use them, unique keys stay enforced, writes keep them current', async () => {
+    const dir = tempDir();
+    const docs = Array.from({ length: 2_000 }, (_, i) => ({ _id: `t${i}`, owner: `u${i % 50}`, tags: [`k${i % 7}`, 'all'], at: `2026-01-01T00:00:${i}` }));
+    const first = await EmbeddedStore.open({ dir });
+    await first.ensureIndexes([
+      { collection: 'tasks', keys: { owner: 1, tags: 1 } },
+      { collection: 'tasks', keys: { at: 1 } },
+      { collection: 'users', keys: { username: 1 }, unique: true },
+    ]);
+    await first.collection('tasks').insertMany(docs);
+    await first.collection('users').insertOne({ _id: 'a', username: 'x' });
+    await first.close();
+
+    await using second = await EmbeddedStore.open({ dir });
+    const tasks = second.collection('tasks');
+    await tasks.updateOne({ _id: 't7' }, { $set: { owner: 'u1', tags: ['new'] } });
+    // an exact plan counts from the index sets alone, and a find examines only the matches
+    const examined = async (filter: Filter, expected: string[]) => {
+      const before = second.stats.docsExamined;
+      expect(await tasks.countDocuments(filter)).toBe(expected.length);
+      const found = await tasks.find(filter);
+      expect(found.map((d) => d._id).sort()).toEqual([...expected].sort());
+      return second.stats.docsExamined - before - expected.length;
+    };
+    const owned = ['t7', ...docs.filter((d) => d.owner === 'u1' && d.tags.includes('k1')).map((d) => d._id)];
+    // no ensureIndexes on this open: the recorded indexes answer the conditions exactly
+    expect(await examined({ owner: 'u1', tags: { $in: ['k1', 'new'] } }, owned)).toBe(0);
+    expect(await examined({ at: '2026-01-01T00:00:42' }, ['t42'])).toBe(0);
+    expect(await examined({ owner: 'u7' }, docs.filter((d) => d.owner === 'u7' && d._id !== 't7').map((d) => d._id))).toBe(0);
+    expect((await rejection(second.collection('users').insertOne({ _id: 'b', username: 'x' }))).code).toBe('CONFLICT');
+    // declaring them again changes nothing
+    await second.ensureIndexes([{ collection: 'tasks', keys: { owner: 1, tags: 1 } }]);
+    expect(await examined({ tags: 'new' }, ['t7'])).toBe(0);
+  });
+
   it('refuses a unique index over existing duplicates with CONFLICT', async () => {
     await using store = EmbeddedStore.memory();
     await store.collection('users').insertMany([{ _id: 'a', username: 'x' }, { _id: 'b', username: 'x' }]);

@@ -242,11 +242,12 @@ export class CollectionState {
 
   /**
    * Adds an index unless an equal or stronger one exists; builds it from the stored documents.
-   * Throws `CONFLICT` when a unique index meets duplicate keys (the index is then not added).
+   * Returns whether it added one. Throws `CONFLICT` when a unique index meets duplicate keys (the
+   * index is then not added).
    */
-  addIndex(fields: readonly string[], unique: boolean): void {
+  addIndex(fields: readonly string[], unique: boolean): boolean {
     const same = this.indexes.findIndex((ix) => ix.fields.join() === fields.join());
-    if (same >= 0 && (this.indexes[same]!.unique || !unique)) return;
+    if (same >= 0 && (this.indexes[same]!.unique || !unique)) return false;
     const index = new HashIndex(fields, unique);
     this.changes++;
     for (const { doc, slot } of this.entries.values()) {
@@ -261,6 +262,21 @@ export class CollectionState {
     if (same >= 0) this.indexes[same] = index;
     else this.indexes.push(index);
     if (fields.length === 1) this.single.set(fields[0]!, index);
+    return true;
+  }
+
+  /**
+   * Adds a document read from the journal at open ({@link apply} for a new id: every index is
+   * filled as it comes; no sort index exists yet). Each id is loaded once (rows are unique by id).
+   */
+  load(id: string, doc: Doc, version: number, rowid: number): void {
+    const slot = this.bySlot.length;
+    const entry: Entry = { doc, version, slot };
+    this.bySlot.push(entry);
+    this.entries.set(id, entry);
+    const slotCount = slot + 1;
+    for (let i = 0; i < this.indexes.length; i++) this.indexes[i]!.add(slot, doc, slotCount);
+    this.text?.write(slot, undefined, doc, slotCount, rowid);
   }
 
   /**

@@ -90,14 +90,23 @@ export class EmbeddedStore implements DocumentStore {
     } catch (e) {
       throw new AppError('STORE_UNAVAILABLE', { message: `Cannot create the data folder ${opts.dir}`, cause: e });
     }
-    const store = new EmbeddedStore(new Journal(join(opts.dir, 'store.sqlite'), opts.sync), opts.log);
+    const journal = new Journal(join(opts.dir, 'store.sqlite'), opts.sync);
+    const store = new EmbeddedStore(journal, opts.log);
     const started = Date.now();
     let count = 0;
-    for (const row of store.journal!.rows()) {
-      store.state(row.coll).apply(row.id, deepFreeze(JSON.parse(row.body) as Doc), ++store.seq, row.rowid);
+    // the indexes declared before (ensureIndexes) are filled in the load pass: no pass per index later
+    for (const ix of journal.indexes()) store.state(ix.collection).addIndex(ix.fields, ix.unique);
+    let lastColl: string | undefined;
+    let state: CollectionState | undefined;
+    for (const [rowid, coll, id, body] of journal.rows()) {
+      if (coll !== lastColl) {
+        lastColl = coll;
+        state = store.state(coll);
+      }
+      state!.load(id, deepFreeze(JSON.parse(body) as Doc), ++store.seq, rowid);
       count++;
     }
-    opts.log?.info({ file: store.journal!.file, documents: count, ms: Date.now() - started }, 'embedded store loaded');
+    opts.log?.info({ file: journal.file, documents: count, ms: Date.now() - started }, 'embedded store loaded');
     return store;
   }
 
@@ -182,8 +191,10 @@ export class EmbeddedStore implements DocumentStore {
    * Builds the in-memory hash indexes: every field of a non-unique key as its own single-field
    * index (plans intersect them, which answers what a compound key would), and unique keys as
    * constraints (`CONFLICT` when existing documents break one). Wildcard keys (`metadata.$**`) and
-   * `_id` are accepted and need nothing here. Indexes are not persisted: the services declare them
-   * at every start-up (docs/store.md "Indexes and plans"). A TTL index (`expireAfterSeconds`)
+   * `_id` are accepted and need nothing here. A file-backed store records each index it builds in
+   * its journal, and the next {@link open} fills the recorded indexes while loading the documents
+   * (one pass), so an index declared again at start-up is already there (docs/store.md "Indexes
+   * and plans"). Throws `STORE_UNAVAILABLE` when the record cannot be written. A TTL index (`expireAfterSeconds`)
    * also starts the expiry sweep: every {@link TTL_SWEEP_MS} (timer unref'd) {@link sweepExpired}.
    */
   async ensureIndexes(specs: IndexSpec[]): Promise<void> {
@@ -199,8 +210,11 @@ export class EmbeddedStore implements DocumentStore {
       }
       if (fields.length === 0 || fields.some((f) => f.endsWith('$**'))) continue;
       const state = this.state(spec.collection);
-      if (spec.unique) state.addIndex(fields, true);
-      for (const field of spec.unique ? fields.slice(0, 1) : fields) if (field !== '_id') state.addIndex([field], false);
+      const wanted: [string[], boolean][] = spec.unique ? [[fields, true]] : [];
+      for (const field of spec.unique ? fields.slice(0, 1) : fields) if (field !== '_id') wanted.push([[field], false]);
+      for (const [keys, unique] of wanted) {
+        if (state.addIndex(keys, unique)) this.journal?.saveIndex({ collection: spec.collection, fields: keys, unique });
+      }
     }
   }
 
