@@ -58,6 +58,11 @@ export class HashIndex {
   private readonly paths: string[][];
   /** The path of a single-field index (its fast path: no key array per document). */
   private readonly path: string[] | undefined;
+  /**
+   * True while the index is declared but not filled (a deferred near-unique index, see
+   * {@link CollectionState.addIndex}): writes skip it, and the first lookup fills it.
+   */
+  unfilled = false;
 
   constructor(
     readonly fields: readonly string[],
@@ -83,6 +88,11 @@ export class HashIndex {
   /** The key a single-field index files `value` under (`undefined`: not indexable, no document holds it). */
   keyOf(value: unknown): IndexKey | undefined {
     return isScalar(value) ? value : undefined;
+  }
+
+  /** How many distinct keys the index holds. */
+  get keyCount(): number {
+    return this.map.size;
   }
 
   /** The slots holding `key` (live view, valid until the next write), or undefined for none. */
@@ -243,13 +253,22 @@ export class CollectionState {
   /**
    * Adds an index unless an equal or stronger one exists; builds it from the stored documents.
    * Returns whether it added one. Throws `CONFLICT` when a unique index meets duplicate keys (the
-   * index is then not added).
+   * index is then not added). `deferred` (a non-unique single-field index only; the store's open
+   * passes it for the indexes it found near-unique, see {@link nearUnique}): declared unfilled,
+   * filled by the first plan that looks a key up in it (one pass over the documents then), so
+   * loading and writing skip it until then.
    */
-  addIndex(fields: readonly string[], unique: boolean): boolean {
+  addIndex(fields: readonly string[], unique: boolean, deferred = false): boolean {
     const same = this.indexes.findIndex((ix) => ix.fields.join() === fields.join());
     if (same >= 0 && (this.indexes[same]!.unique || !unique)) return false;
     const index = new HashIndex(fields, unique);
     this.changes++;
+    if (deferred && !unique && fields.length === 1 && same < 0) {
+      index.unfilled = true;
+      this.indexes.push(index);
+      this.single.set(fields[0]!, index);
+      return true;
+    }
     for (const { doc, slot } of this.entries.values()) {
       if (unique && index.keys(doc).some((k) => index.slots(k)?.size)) {
         throw new AppError('CONFLICT', {
@@ -265,6 +284,29 @@ export class CollectionState {
     return true;
   }
 
+  /** Fills a deferred index (see {@link addIndex}) from the stored documents. */
+  private fill(index: HashIndex): void {
+    const slotCount = this.bySlot.length;
+    for (const entry of this.bySlot) if (entry) index.add(entry.slot, entry.doc, slotCount);
+    index.unfilled = false;
+  }
+
+  /**
+   * The fields of the filled non-unique single-field indexes whose keys are nearly unique (more
+   * keys than half the documents: timestamps, orders), when the collection holds at least
+   * `minDocs` documents; with their state for the others: `true` near-unique, `false` not.
+   * Unfilled indexes are left out (nothing known about them since the open).
+   */
+  nearUnique(minDocs: number): Map<string, boolean> {
+    const out = new Map<string, boolean>();
+    const docs = this.entries.size;
+    for (const ix of this.indexes) {
+      if (ix.unique || ix.unfilled || ix.fields.length !== 1) continue;
+      out.set(ix.fields[0]!, docs >= minDocs && ix.keyCount * 2 > docs);
+    }
+    return out;
+  }
+
   /**
    * Adds a document read from the journal at open ({@link apply} for a new id: every index is
    * filled as it comes; no sort index exists yet). Each id is loaded once (rows are unique by id).
@@ -275,7 +317,10 @@ export class CollectionState {
     this.bySlot.push(entry);
     this.entries.set(id, entry);
     const slotCount = slot + 1;
-    for (let i = 0; i < this.indexes.length; i++) this.indexes[i]!.add(slot, doc, slotCount);
+    for (let i = 0; i < this.indexes.length; i++) {
+      const ix = this.indexes[i]!;
+      if (!ix.unfilled) ix.add(slot, doc, slotCount);
+    }
     this.text?.write(slot, undefined, doc, slotCount, rowid);
   }
 
@@ -288,7 +333,7 @@ export class CollectionState {
     this.changes++;
     if (!doc) {
       if (!old) return;
-      for (const ix of this.indexes) ix.remove(old.slot, old.doc);
+      for (const ix of this.indexes) if (!ix.unfilled) ix.remove(old.slot, old.doc);
       for (const sx of this.sortIndexes.values()) sx.write(old.slot, null);
       this.text?.write(old.slot, old.doc, null, this.bySlot.length, rowid);
       this.bySlot[old.slot] = undefined;
@@ -300,6 +345,7 @@ export class CollectionState {
     this.bySlot[slot] = entry;
     this.entries.set(id, entry);
     for (const ix of this.indexes) {
+      if (ix.unfilled) continue;
       if (old) ix.replace(slot, old.doc, doc, this.bySlot.length);
       else ix.add(slot, doc, this.bySlot.length);
     }
@@ -438,6 +484,7 @@ export class CollectionState {
     }
     const index = field === '_id' ? undefined : this.single.get(field);
     if (!eq || (field !== '_id' && !index)) return undefined;
+    if (index?.unfilled) this.fill(index);
     const sets: Slots[] = [];
     for (const v of eq.values) {
       const set = index ? index.slots(index.keyOf(v)!) : this.slotOf(v);

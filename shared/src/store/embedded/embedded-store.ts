@@ -17,6 +17,15 @@ export const MAX_TRANSACTION_ATTEMPTS = 5;
 /** How often the expiry sweep of TTL indexes runs, in ms (MongoDB's TTL monitor runs every 60 s too). */
 export const TTL_SWEEP_MS = 60_000;
 
+/**
+ * A recorded non-unique single-field index found near-unique at close (more keys than half the
+ * documents: `created_at`, `updated_at`, `metadata.order`) in a collection of at least this many
+ * documents is not filled while the next open loads, but by the first query that looks a key up
+ * in it (equality or `$in`; their sort indexes and range conditions do not use it). At 1,000,000
+ * tasks each such index costs about 0.5–1 s of start-up (a million-key Map).
+ */
+export const DEFERRED_INDEX_MIN_DOCS = 100_000;
+
 /** Stats of the embedded store: round trips, and documents tested against a filter (index use). */
 export interface EmbeddedStats extends StoreStats {
   docsExamined: number;
@@ -29,6 +38,8 @@ export interface EmbeddedStoreOptions {
   log?: Logger;
   /** Journal durability (issue 14; default `full`: a commit is synced before it is acknowledged). */
   sync?: JournalSync;
+  /** Collection size from which near-unique indexes are filled on first use (default {@link DEFERRED_INDEX_MIN_DOCS}). */
+  deferIndexesFrom?: number;
 }
 
 class EmbeddedSession implements Session {
@@ -77,6 +88,7 @@ export class EmbeddedStore implements DocumentStore {
   private constructor(
     private readonly journal: Journal | undefined,
     private readonly log: Logger | undefined,
+    private readonly deferIndexesFrom = DEFERRED_INDEX_MIN_DOCS,
   ) {}
 
   /**
@@ -91,11 +103,12 @@ export class EmbeddedStore implements DocumentStore {
       throw new AppError('STORE_UNAVAILABLE', { message: `Cannot create the data folder ${opts.dir}`, cause: e });
     }
     const journal = new Journal(join(opts.dir, 'store.sqlite'), opts.sync);
-    const store = new EmbeddedStore(journal, opts.log);
+    const store = new EmbeddedStore(journal, opts.log, opts.deferIndexesFrom ?? DEFERRED_INDEX_MIN_DOCS);
     const started = Date.now();
     let count = 0;
     // the indexes declared before (ensureIndexes) are filled in the load pass: no pass per index later
-    for (const ix of journal.indexes()) store.state(ix.collection).addIndex(ix.fields, ix.unique);
+    // (near-unique ones as found at the last close are filled on first use instead: DEFERRED_INDEX_MIN_DOCS)
+    for (const ix of journal.indexes()) store.state(ix.collection).addIndex(ix.fields, ix.unique, ix.deferred);
     let lastColl: string | undefined;
     let state: CollectionState | undefined;
     for (const [rowid, coll, id, body] of journal.rows()) {
@@ -241,7 +254,11 @@ export class EmbeddedStore implements DocumentStore {
     this.writeDeferred();
     this.closed = true;
     clearInterval(this.sweeper);
-    this.journal?.close();
+    if (this.journal) {
+      const marks = [...this.states].flatMap(([collection, state]) => [...state.nearUnique(this.deferIndexesFrom)].map(([field, deferred]) => ({ collection, field, deferred })));
+      this.journal.deferIndexes(marks);
+      this.journal.close();
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

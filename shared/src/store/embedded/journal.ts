@@ -15,6 +15,8 @@ export interface StoredIndex {
   collection: string;
   fields: string[];
   unique: boolean;
+  /** Found near-unique at the last close: filled on first use instead of while loading. */
+  deferred?: boolean;
 }
 
 function unavailable(message: string, cause: unknown): AppError {
@@ -86,7 +88,7 @@ export class Journal {
       this.db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       this.db.exec('CREATE TABLE IF NOT EXISTS docs (coll TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (coll, id))');
       // the hash indexes declared so far (fields: a JSON array), built in the load pass at open
-      this.db.exec('CREATE TABLE IF NOT EXISTS doc_indexes (coll TEXT NOT NULL, fields TEXT NOT NULL, is_unique INTEGER NOT NULL, PRIMARY KEY (coll, fields))');
+      this.db.exec('CREATE TABLE IF NOT EXISTS doc_indexes (coll TEXT NOT NULL, fields TEXT NOT NULL, is_unique INTEGER NOT NULL, deferred INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (coll, fields))');
     } catch (e) {
       if ((e as { code?: unknown }).code === 'SQLITE_BUSY') throw new StoreInUseError(file, e);
       throw unavailable(`Cannot open the embedded store at ${file}`, e);
@@ -154,8 +156,20 @@ export class Journal {
 
   /** The indexes recorded by {@link saveIndex}, in the order first recorded. */
   indexes(): StoredIndex[] {
-    const rows = this.db.prepare('SELECT coll, fields, is_unique FROM doc_indexes ORDER BY rowid').raw(true).all() as [string, string, number][];
-    return rows.map(([collection, fields, unique]) => ({ collection, fields: JSON.parse(fields) as string[], unique: unique === 1 }));
+    const rows = this.db.prepare('SELECT coll, fields, is_unique, deferred FROM doc_indexes ORDER BY rowid').raw(true).all() as [string, string, number, number][];
+    return rows.map(([collection, fields, unique, deferred]) => ({ collection, fields: JSON.parse(fields) as string[], unique: unique === 1, deferred: deferred === 1 }));
+  }
+
+  /** Marks recorded single-field indexes deferred or not ({@link StoredIndex.deferred}); best effort (a failure changes nothing). */
+  deferIndexes(marks: { collection: string; field: string; deferred: boolean }[]): void {
+    try {
+      const mark = this.db.prepare('UPDATE doc_indexes SET deferred = ? WHERE coll = ? AND fields = ? AND deferred <> ?');
+      this.db.transaction(() => {
+        for (const m of marks) mark.run(m.deferred ? 1 : 0, m.collection, JSON.stringify([m.field]), m.deferred ? 1 : 0);
+      })();
+    } catch {
+      // a hint only: the indexes are filled while loading as before
+    }
   }
 
   /**
