@@ -9,7 +9,6 @@ import { CollectionState } from './collection-state.js';
 import { Journal, type JournalSync } from './journal.js';
 import { TEXT_FIELDS, TextCandidates } from './text-index.js';
 import { Txn, type Change, type TxnHost } from './txn.js';
-import { deepFreeze } from '../../util/index.js';
 
 /** How often `withTransaction` runs `fn` before giving up with `CONFLICT`. */
 export const MAX_TRANSACTION_ATTEMPTS = 5;
@@ -50,6 +49,20 @@ class EmbeddedSession implements Session {
     readonly store: EmbeddedStore,
     readonly txn: Txn,
   ) {}
+}
+
+/**
+ * `deepFreeze` for a value fresh from `JSON.parse` (nothing in it is frozen or shared yet, and it
+ * holds only plain objects, arrays and primitives): no frozen-checks, no key arrays.
+ */
+function freezeParsed(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) freezeParsed(value[i]);
+  } else {
+    for (const key in value) freezeParsed((value as Record<string, unknown>)[key]);
+  }
+  Object.freeze(value);
 }
 
 /** Set while a transaction's `fn` runs, to refuse nested transactions instead of deadlocking. */
@@ -111,12 +124,15 @@ export class EmbeddedStore implements DocumentStore {
     for (const ix of journal.indexes()) store.state(ix.collection).addIndex(ix.fields, ix.unique, ix.deferred);
     let lastColl: string | undefined;
     let state: CollectionState | undefined;
-    for (const [rowid, coll, id, body] of journal.rows()) {
+    for (const [rowid, coll, body] of journal.rows()) {
       if (coll !== lastColl) {
         lastColl = coll;
         state = store.state(coll);
       }
-      state!.load(id, deepFreeze(JSON.parse(body) as Doc), ++store.seq, rowid);
+      const doc = JSON.parse(body) as Doc;
+      freezeParsed(doc);
+      // (a row's id is its document's _id: every write journals doc._id as the id)
+      state!.load(doc._id as string, doc, ++store.seq, rowid);
       count++;
     }
     opts.log?.info({ file: journal.file, documents: count, ms: Date.now() - started }, 'embedded store loaded');

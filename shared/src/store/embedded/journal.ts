@@ -6,9 +6,10 @@ import { WalSync } from './wal-sync.js';
 
 /**
  * One stored row, as read at open (a raw row: no object per row): the row's sqlite rowid (the text
- * index's key, text-index.ts), the collection, the document's id and the document as JSON text.
+ * index's key, text-index.ts), the collection and the document as JSON text (its `_id` is the
+ * row's id).
  */
-export type JournalRow = [rowid: number, coll: string, id: string, body: string];
+export type JournalRow = [rowid: number, coll: string, body: string];
 
 /** An index declared on the store (`ensureIndexes`), kept in the journal to be built while loading. */
 export interface StoredIndex {
@@ -151,7 +152,7 @@ export class Journal {
 
   /** Every stored document, in rowid order (first-insert order), as raw rows. */
   rows(): IterableIterator<JournalRow> {
-    return this.db.prepare('SELECT rowid, coll, id, body FROM docs ORDER BY rowid').raw(true).iterate() as IterableIterator<JournalRow>;
+    return this.db.prepare('SELECT rowid, coll, body FROM docs ORDER BY rowid').raw(true).iterate() as IterableIterator<JournalRow>;
   }
 
   /** The indexes recorded by {@link saveIndex}, in the order first recorded. */
