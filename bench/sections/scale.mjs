@@ -101,7 +101,12 @@ async function measureSize(n) {
   }
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+/** The median (of an even count: the mean of the middle two). */
+const median = (xs) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
 
 /**
  * The seeded store of `n` tasks and its seed info: seeded by `bench/seed.mjs scale` in a child
