@@ -164,9 +164,13 @@ async function seedBoard(store) {
  * the query scope of {@link seedQuery} (user 0: 1,000 own tasks + 10,000 of a group), and other users
  * with 1,000 tasks each up to `n`. The figures measured on it (the same board, the same scope) are
  * then comparable across sizes. Inserted in chunks of {@link CHUNK}; the documents are not kept.
+ * The services' indexes are declared first, as a store that the server has run on has them
+ * recorded (the server's start then fills them while loading; docs/store.md "Indexes and plans").
  */
 async function seedScale(store, n) {
   const r = rng(14);
+  const services = await Promise.all(['@app/tasks', '@app/boards', '@app/sprints', '@app/query'].map((m) => import(m)));
+  for (const def of [services[0].tasksService, services[1].boardsService, services[2].sprintsService, services[3].queryService]) await store.ensureIndexes(def.indexes);
   const boardSeed = await seedBoardOnly(store, r);
   const user0 = randomUUID();
   const mates = Array.from({ length: 10 }, () => randomUUID());

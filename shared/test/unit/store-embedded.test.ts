@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EmbeddedStore, MAX_TRANSACTION_ATTEMPTS, encodeMetadata, metadataPath, type Doc, type Filter, type IndexSpec, type Session } from '@app/shared/store';
@@ -299,6 +300,85 @@ describe('EmbeddedStore indexes', () => {
     expect(expected.length).toBeGreaterThan(0);
     expect(await examine(INDEXES)).toBeLessThanOrEqual(readable.length);
     expect(await examine([])).toBe(docs.length);
+  });
+
+  it('fills the indexes declared before while loading at reopen: plans use them, unique keys stay enforced, writes keep them current', async () => {
+    const dir = tempDir();
+    const docs = Array.from({ length: 2_000 }, (_, i) => ({ _id: `t${i}`, owner: `u${i % 50}`, tags: [`k${i % 7}`, 'all'], at: `2026-01-01T00:00:${i}` }));
+    const first = await EmbeddedStore.open({ dir });
+    await first.ensureIndexes([
+      { collection: 'tasks', keys: { owner: 1, tags: 1 } },
+      { collection: 'tasks', keys: { at: 1 } },
+      { collection: 'users', keys: { username: 1 }, unique: true },
+    ]);
+    await first.collection('tasks').insertMany(docs);
+    await first.collection('users').insertOne({ _id: 'a', username: 'x' });
+    await first.close();
+
+    await using second = await EmbeddedStore.open({ dir });
+    const tasks = second.collection('tasks');
+    await tasks.updateOne({ _id: 't7' }, { $set: { owner: 'u1', tags: ['new'] } });
+    // an exact plan counts from the index sets alone, and a find examines only the matches
+    const examined = async (filter: Filter, expected: string[]) => {
+      const before = second.stats.docsExamined;
+      expect(await tasks.countDocuments(filter)).toBe(expected.length);
+      const found = await tasks.find(filter);
+      expect(found.map((d) => d._id).sort()).toEqual([...expected].sort());
+      return second.stats.docsExamined - before - expected.length;
+    };
+    const owned = ['t7', ...docs.filter((d) => d.owner === 'u1' && d.tags.includes('k1')).map((d) => d._id)];
+    // no ensureIndexes on this open: the recorded indexes answer the conditions exactly
+    expect(await examined({ owner: 'u1', tags: { $in: ['k1', 'new'] } }, owned)).toBe(0);
+    expect(await examined({ at: '2026-01-01T00:00:42' }, ['t42'])).toBe(0);
+    expect(await examined({ owner: 'u7' }, docs.filter((d) => d.owner === 'u7' && d._id !== 't7').map((d) => d._id))).toBe(0);
+    expect((await rejection(second.collection('users').insertOne({ _id: 'b', username: 'x' }))).code).toBe('CONFLICT');
+    // declaring them again changes nothing
+    await second.ensureIndexes([{ collection: 'tasks', keys: { owner: 1, tags: 1 } }]);
+    expect(await examined({ tags: 'new' }, ['t7'])).toBe(0);
+  });
+
+  it('records near-unique indexes as deferred at close, and a deferred index answers like a filled one through writes before and after its first use', async () => {
+    const dir = tempDir();
+    const docs = Array.from({ length: 1_000 }, (_, i) => ({ _id: `t${i}`, owner: `u${i % 10}`, at: `a${i}` }));
+    const first = await EmbeddedStore.open({ dir, deferIndexesFrom: 500 });
+    await first.ensureIndexes([{ collection: 'tasks', keys: { owner: 1 } }, { collection: 'tasks', keys: { at: 1 } }]);
+    await first.collection('tasks').insertMany(docs);
+    await first.close();
+    const recorded = () => {
+      const db = new Database(join(dir, 'store.sqlite'), { readonly: true });
+      try {
+        return Object.fromEntries((db.prepare('SELECT fields, deferred FROM doc_indexes').all() as { fields: string; deferred: number }[]).map((r) => [r.fields, r.deferred]));
+      } finally {
+        db.close();
+      }
+    };
+    expect(recorded()).toEqual({ '["owner"]': 0, '["at"]': 1 });
+
+    const second = await EmbeddedStore.open({ dir, deferIndexesFrom: 500 });
+    const tasks = second.collection('tasks');
+    // writes before the first lookup: an update moving a key, a delete, an insert
+    await tasks.updateOne({ _id: 't1' }, { $set: { at: 'moved' } });
+    await tasks.deleteOne({ _id: 't2' });
+    await tasks.insertOne({ _id: 'n1', owner: 'u0', at: 'a3' });
+    const ids = async (filter: Filter) => (await tasks.find(filter)).map((d) => d._id).sort();
+    expect(await ids({ at: 'a1' })).toEqual([]);
+    expect(await ids({ at: 'moved' })).toEqual(['t1']);
+    expect(await ids({ at: { $in: ['a2', 'a3'] } })).toEqual(['n1', 't3']);
+    // and after it (the index is filled now)
+    await tasks.updateOne({ _id: 't3' }, { $set: { at: 'a4' } });
+    expect(await ids({ at: 'a3' })).toEqual(['n1']);
+    expect(await ids({ at: 'a4' })).toEqual(['t3', 't4']);
+    expect(await tasks.countDocuments({ at: 'a4', owner: 'u4' })).toBe(1);
+    expect(await tasks.countDocuments({ owner: 'u2' })).toBe(99);
+    await second.close();
+    // an index left unused keeps its mark; once filled and below the size, it is filled while loading again
+    const third = await EmbeddedStore.open({ dir, deferIndexesFrom: 5_000 });
+    await third.close();
+    expect(recorded()).toEqual({ '["owner"]': 0, '["at"]': 1 });
+    const fourth = await EmbeddedStore.open({ dir, deferIndexesFrom: 5_000 });
+    expect((await fourth.collection('tasks').find({ at: 'moved' })).map((d) => d._id)).toEqual(['t1']);
+    await fourth.close();
+    expect(recorded()).toEqual({ '["owner"]': 0, '["at"]': 0 });
   });
 
   it('refuses a unique index over existing duplicates with CONFLICT', async () => {

@@ -4,7 +4,7 @@ import { compileFilter, type Matcher } from './matcher.js';
 import { andAll, hasSlot, orSlots, Posting, type Slots } from './slots.js';
 import { SortIndex } from './sort-index.js';
 import type { TextCandidates } from './text-index.js';
-import { hashKey, hashKeysAt } from './values.js';
+import { hashKey, hashKeysAt, valueAt, valuesAt } from './values.js';
 
 /**
  * A stored document, its version (a store-wide sequence number bumped on every write) and its
@@ -16,8 +16,33 @@ export interface Entry {
   slot: number;
 }
 
-/** Key of a missing or null field in a unique index (MongoDB indexes both as null). */
+/** Key of a missing or null field in a compound unique index (MongoDB indexes both as null). */
 const NULL_KEY = 'z';
+
+/**
+ * A key of a {@link HashIndex}. A single-field index is keyed by the field's scalar values
+ * themselves (a string, number or boolean; `null` for a missing field in a unique index): a
+ * `Map` tells `"1"` from `1` and `true` from `"true"` (SameValueZero), as {@link hashKey}'s
+ * prefixes do, without building a key string per document and index. A compound (unique) index
+ * is keyed by its fields' {@link hashKey}s joined.
+ */
+export type IndexKey = string | number | boolean | null;
+
+const isScalar = (v: unknown): v is string | number | boolean => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+
+/** The scalars at a path, each once: elements of leaf arrays one by one (as {@link hashKeysAt}). */
+function scalarsAt(doc: Doc, path: readonly string[]): IndexKey[] {
+  const one = valueAt(doc, path);
+  if (one === undefined) return [];
+  if (isScalar(one)) return [one];
+  const keys = new Set<IndexKey>();
+  for (const v of valuesAt(doc, path)) {
+    if (Array.isArray(v)) {
+      for (const el of v) if (isScalar(el)) keys.add(el);
+    } else if (isScalar(v)) keys.add(v);
+  }
+  return [...keys];
+}
 
 /**
  * An in-memory hash index: key of a field value → slots of the documents holding it. Array fields
@@ -29,49 +54,81 @@ export class HashIndex {
    * Key → its slots: a single slot as a plain number (most keys of a near-unique field such as
    * `created_at` hold one document: no Posting object for them), more as a {@link Posting}.
    */
-  private readonly map = new Map<string, Posting | number>();
+  private readonly map = new Map<IndexKey, Posting | number>();
   private readonly paths: string[][];
+  /** The path of a single-field index (its fast path: no key array per document). */
+  private readonly path: string[] | undefined;
+  /**
+   * True while the index is declared but not filled (a deferred near-unique index, see
+   * {@link CollectionState.addIndex}): writes skip it, and the first lookup fills it.
+   */
+  unfilled = false;
 
   constructor(
     readonly fields: readonly string[],
     readonly unique: boolean,
   ) {
     this.paths = fields.map((f) => f.split('.'));
+    this.path = this.paths.length === 1 ? this.paths[0] : undefined;
   }
 
-  /** The index keys of a document (compound keys are the cartesian product of field keys). */
-  keys(doc: Doc): string[] {
+  /** The index keys of a document (see {@link IndexKey}; compound keys: the cartesian product of field keys). */
+  keys(doc: Doc): IndexKey[] {
+    if (this.path) {
+      const keys = scalarsAt(doc, this.path);
+      return keys.length === 0 && this.unique ? [null] : keys;
+    }
     const perField = this.paths.map((p) => {
       const keys = hashKeysAt(doc, p);
       return keys.length === 0 && this.unique ? [NULL_KEY] : keys;
     });
-    if (perField.length === 1) return perField[0]!;
     return perField.reduce<string[]>((acc, ks) => acc.flatMap((a) => ks.map((k) => `${a}\u0000${k}`)), ['']);
   }
 
+  /** The key a single-field index files `value` under (`undefined`: not indexable, no document holds it). */
+  keyOf(value: unknown): IndexKey | undefined {
+    return isScalar(value) ? value : undefined;
+  }
+
+  /** How many distinct keys the index holds. */
+  get keyCount(): number {
+    return this.map.size;
+  }
+
   /** The slots holding `key` (live view, valid until the next write), or undefined for none. */
-  slots(key: string): Slots | undefined {
+  slots(key: IndexKey): Slots | undefined {
     const held = this.map.get(key);
     return typeof held === 'number' ? { size: 1, arr: [held] } : held;
   }
 
   /** Indexes the document in `slot`; `slotCount` sizes bitmaps. */
-  add(slot: number, doc: Doc, slotCount: number, keys = this.keys(doc)): void {
-    for (const k of keys) {
-      const held = this.map.get(k);
-      if (held === undefined) this.map.set(k, slot);
-      else if (typeof held !== 'number') held.add(slot, slotCount);
-      else if (held !== slot) {
-        const posting = new Posting();
-        posting.add(Math.min(held, slot), slotCount);
-        posting.add(Math.max(held, slot), slotCount);
-        this.map.set(k, posting);
+  add(slot: number, doc: Doc, slotCount: number, keys?: readonly IndexKey[]): void {
+    if (!keys && this.path) {
+      // the common case without a key array: one scalar at the path
+      const one = valueAt(doc, this.path);
+      if (isScalar(one)) {
+        this.addKey(one, slot, slotCount);
+        return;
       }
+      if (one === undefined && !this.unique) return;
+    }
+    for (const k of keys ?? this.keys(doc)) this.addKey(k, slot, slotCount);
+  }
+
+  private addKey(k: IndexKey, slot: number, slotCount: number): void {
+    const held = this.map.get(k);
+    if (held === undefined) this.map.set(k, slot);
+    else if (typeof held !== 'number') held.add(slot, slotCount);
+    else if (held !== slot) {
+      const posting = new Posting();
+      posting.add(Math.min(held, slot), slotCount);
+      posting.add(Math.max(held, slot), slotCount);
+      this.map.set(k, posting);
     }
   }
 
   /** Drops the document in `slot` from the keys `keys` (default: all of `doc`'s). */
-  remove(slot: number, doc: Doc, keys = this.keys(doc)): void {
+  remove(slot: number, doc: Doc, keys: readonly IndexKey[] = this.keys(doc)): void {
     for (const k of keys) {
       const held = this.map.get(k);
       if (typeof held === 'number') {
@@ -195,13 +252,23 @@ export class CollectionState {
 
   /**
    * Adds an index unless an equal or stronger one exists; builds it from the stored documents.
-   * Throws `CONFLICT` when a unique index meets duplicate keys (the index is then not added).
+   * Returns whether it added one. Throws `CONFLICT` when a unique index meets duplicate keys (the
+   * index is then not added). `deferred` (a non-unique single-field index only; the store's open
+   * passes it for the indexes it found near-unique, see {@link nearUnique}): declared unfilled,
+   * filled by the first plan that looks a key up in it (one pass over the documents then), so
+   * loading and writing skip it until then.
    */
-  addIndex(fields: readonly string[], unique: boolean): void {
+  addIndex(fields: readonly string[], unique: boolean, deferred = false): boolean {
     const same = this.indexes.findIndex((ix) => ix.fields.join() === fields.join());
-    if (same >= 0 && (this.indexes[same]!.unique || !unique)) return;
+    if (same >= 0 && (this.indexes[same]!.unique || !unique)) return false;
     const index = new HashIndex(fields, unique);
     this.changes++;
+    if (deferred && !unique && fields.length === 1 && same < 0) {
+      index.unfilled = true;
+      this.indexes.push(index);
+      this.single.set(fields[0]!, index);
+      return true;
+    }
     for (const { doc, slot } of this.entries.values()) {
       if (unique && index.keys(doc).some((k) => index.slots(k)?.size)) {
         throw new AppError('CONFLICT', {
@@ -214,6 +281,47 @@ export class CollectionState {
     if (same >= 0) this.indexes[same] = index;
     else this.indexes.push(index);
     if (fields.length === 1) this.single.set(fields[0]!, index);
+    return true;
+  }
+
+  /** Fills a deferred index (see {@link addIndex}) from the stored documents. */
+  private fill(index: HashIndex): void {
+    const slotCount = this.bySlot.length;
+    for (const entry of this.bySlot) if (entry) index.add(entry.slot, entry.doc, slotCount);
+    index.unfilled = false;
+  }
+
+  /**
+   * The fields of the filled non-unique single-field indexes whose keys are nearly unique (more
+   * keys than half the documents: timestamps, orders), when the collection holds at least
+   * `minDocs` documents; with their state for the others: `true` near-unique, `false` not.
+   * Unfilled indexes are left out (nothing known about them since the open).
+   */
+  nearUnique(minDocs: number): Map<string, boolean> {
+    const out = new Map<string, boolean>();
+    const docs = this.entries.size;
+    for (const ix of this.indexes) {
+      if (ix.unique || ix.unfilled || ix.fields.length !== 1) continue;
+      out.set(ix.fields[0]!, docs >= minDocs && ix.keyCount * 2 > docs);
+    }
+    return out;
+  }
+
+  /**
+   * Adds a document read from the journal at open ({@link apply} for a new id: every index is
+   * filled as it comes; no sort index exists yet). Each id is loaded once (rows are unique by id).
+   */
+  load(id: string, doc: Doc, version: number, rowid: number): void {
+    const slot = this.bySlot.length;
+    const entry: Entry = { doc, version, slot };
+    this.bySlot.push(entry);
+    this.entries.set(id, entry);
+    const slotCount = slot + 1;
+    for (let i = 0; i < this.indexes.length; i++) {
+      const ix = this.indexes[i]!;
+      if (!ix.unfilled) ix.add(slot, doc, slotCount);
+    }
+    this.text?.write(slot, undefined, doc, slotCount, rowid);
   }
 
   /**
@@ -225,7 +333,7 @@ export class CollectionState {
     this.changes++;
     if (!doc) {
       if (!old) return;
-      for (const ix of this.indexes) ix.remove(old.slot, old.doc);
+      for (const ix of this.indexes) if (!ix.unfilled) ix.remove(old.slot, old.doc);
       for (const sx of this.sortIndexes.values()) sx.write(old.slot, null);
       this.text?.write(old.slot, old.doc, null, this.bySlot.length, rowid);
       this.bySlot[old.slot] = undefined;
@@ -237,6 +345,7 @@ export class CollectionState {
     this.bySlot[slot] = entry;
     this.entries.set(id, entry);
     for (const ix of this.indexes) {
+      if (ix.unfilled) continue;
       if (old) ix.replace(slot, old.doc, doc, this.bySlot.length);
       else ix.add(slot, doc, this.bySlot.length);
     }
@@ -375,9 +484,10 @@ export class CollectionState {
     }
     const index = field === '_id' ? undefined : this.single.get(field);
     if (!eq || (field !== '_id' && !index)) return undefined;
+    if (index?.unfilled) this.fill(index);
     const sets: Slots[] = [];
     for (const v of eq.values) {
-      const set = index ? index.slots(hashKey(v)!) : this.slotOf(v);
+      const set = index ? index.slots(index.keyOf(v)!) : this.slotOf(v);
       if (set) sets.push(set);
     }
     return { slots: orSlots(sets), exact: eq.only };

@@ -9,13 +9,21 @@ import { CollectionState } from './collection-state.js';
 import { Journal, type JournalSync } from './journal.js';
 import { TEXT_FIELDS, TextCandidates } from './text-index.js';
 import { Txn, type Change, type TxnHost } from './txn.js';
-import { deepFreeze } from '../../util/index.js';
 
 /** How often `withTransaction` runs `fn` before giving up with `CONFLICT`. */
 export const MAX_TRANSACTION_ATTEMPTS = 5;
 
 /** How often the expiry sweep of TTL indexes runs, in ms (MongoDB's TTL monitor runs every 60 s too). */
 export const TTL_SWEEP_MS = 60_000;
+
+/**
+ * A recorded non-unique single-field index found near-unique at close (more keys than half the
+ * documents: `created_at`, `updated_at`, `metadata.order`) in a collection of at least this many
+ * documents is not filled while the next open loads, but by the first query that looks a key up
+ * in it (equality or `$in`; their sort indexes and range conditions do not use it). At 1,000,000
+ * tasks each such index costs about 0.5–1 s of start-up (a million-key Map).
+ */
+export const DEFERRED_INDEX_MIN_DOCS = 100_000;
 
 /** Stats of the embedded store: round trips, and documents tested against a filter (index use). */
 export interface EmbeddedStats extends StoreStats {
@@ -29,6 +37,8 @@ export interface EmbeddedStoreOptions {
   log?: Logger;
   /** Journal durability (issue 14; default `full`: a commit is synced before it is acknowledged). */
   sync?: JournalSync;
+  /** Collection size from which near-unique indexes are filled on first use (default {@link DEFERRED_INDEX_MIN_DOCS}). */
+  deferIndexesFrom?: number;
 }
 
 class EmbeddedSession implements Session {
@@ -54,6 +64,20 @@ function waiter(): Waiter {
     settle = (outcome) => resolve(outcome);
   });
   return { promise, settle };
+}
+
+/**
+ * `deepFreeze` for a value fresh from `JSON.parse` (nothing in it is frozen or shared yet, and it
+ * holds only plain objects, arrays and primitives): no frozen-checks, no key arrays.
+ */
+function freezeParsed(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) freezeParsed(value[i]);
+  } else {
+    for (const key in value) freezeParsed((value as Record<string, unknown>)[key]);
+  }
+  Object.freeze(value);
 }
 
 /** Set while a transaction's `fn` runs, to refuse nested transactions instead of deadlocking. */
@@ -94,6 +118,7 @@ export class EmbeddedStore implements DocumentStore {
   private constructor(
     private readonly journal: Journal | undefined,
     private readonly log: Logger | undefined,
+    private readonly deferIndexesFrom = DEFERRED_INDEX_MIN_DOCS,
   ) {
     // `full`: the grouped commits are journaled right before the WAL fsync that acknowledges them
     if (journal) journal.beforeSync = (synced) => this.writeDeferred(synced);
@@ -110,14 +135,27 @@ export class EmbeddedStore implements DocumentStore {
     } catch (e) {
       throw new AppError('STORE_UNAVAILABLE', { message: `Cannot create the data folder ${opts.dir}`, cause: e });
     }
-    const store = new EmbeddedStore(new Journal(join(opts.dir, 'store.sqlite'), opts.sync), opts.log);
+    const journal = new Journal(join(opts.dir, 'store.sqlite'), opts.sync);
+    const store = new EmbeddedStore(journal, opts.log, opts.deferIndexesFrom ?? DEFERRED_INDEX_MIN_DOCS);
     const started = Date.now();
     let count = 0;
-    for (const row of store.journal!.rows()) {
-      store.state(row.coll).apply(row.id, deepFreeze(JSON.parse(row.body) as Doc), ++store.seq, row.rowid);
+    // the indexes declared before (ensureIndexes) are filled in the load pass: no pass per index later
+    // (near-unique ones as found at the last close are filled on first use instead: DEFERRED_INDEX_MIN_DOCS)
+    for (const ix of journal.indexes()) store.state(ix.collection).addIndex(ix.fields, ix.unique, ix.deferred);
+    let lastColl: string | undefined;
+    let state: CollectionState | undefined;
+    for (const [rowid, coll, body] of journal.rows()) {
+      if (coll !== lastColl) {
+        lastColl = coll;
+        state = store.state(coll);
+      }
+      const doc = JSON.parse(body) as Doc;
+      freezeParsed(doc);
+      // (a row's id is its document's _id: every write journals doc._id as the id)
+      state!.load(doc._id as string, doc, ++store.seq, rowid);
       count++;
     }
-    opts.log?.info({ file: store.journal!.file, documents: count, ms: Date.now() - started }, 'embedded store loaded');
+    opts.log?.info({ file: journal.file, documents: count, ms: Date.now() - started }, 'embedded store loaded');
     return store;
   }
 
@@ -206,8 +244,10 @@ export class EmbeddedStore implements DocumentStore {
    * Builds the in-memory hash indexes: every field of a non-unique key as its own single-field
    * index (plans intersect them, which answers what a compound key would), and unique keys as
    * constraints (`CONFLICT` when existing documents break one). Wildcard keys (`metadata.$**`) and
-   * `_id` are accepted and need nothing here. Indexes are not persisted: the services declare them
-   * at every start-up (docs/store.md "Indexes and plans"). A TTL index (`expireAfterSeconds`)
+   * `_id` are accepted and need nothing here. A file-backed store records each index it builds in
+   * its journal, and the next {@link open} fills the recorded indexes while loading the documents
+   * (one pass), so an index declared again at start-up is already there (docs/store.md "Indexes
+   * and plans"). Throws `STORE_UNAVAILABLE` when the record cannot be written. A TTL index (`expireAfterSeconds`)
    * also starts the expiry sweep: every {@link TTL_SWEEP_MS} (timer unref'd) {@link sweepExpired}.
    */
   async ensureIndexes(specs: IndexSpec[]): Promise<void> {
@@ -223,8 +263,11 @@ export class EmbeddedStore implements DocumentStore {
       }
       if (fields.length === 0 || fields.some((f) => f.endsWith('$**'))) continue;
       const state = this.state(spec.collection);
-      if (spec.unique) state.addIndex(fields, true);
-      for (const field of spec.unique ? fields.slice(0, 1) : fields) if (field !== '_id') state.addIndex([field], false);
+      const wanted: [string[], boolean][] = spec.unique ? [[fields, true]] : [];
+      for (const field of spec.unique ? fields.slice(0, 1) : fields) if (field !== '_id') wanted.push([[field], false]);
+      for (const [keys, unique] of wanted) {
+        if (state.addIndex(keys, unique)) this.journal?.saveIndex({ collection: spec.collection, fields: keys, unique });
+      }
     }
   }
 
@@ -251,7 +294,11 @@ export class EmbeddedStore implements DocumentStore {
     this.writeDeferred(undefined);
     this.closed = true;
     clearInterval(this.sweeper);
-    this.journal?.close();
+    if (this.journal) {
+      const marks = [...this.states].flatMap(([collection, state]) => [...state.nearUnique(this.deferIndexesFrom)].map(([field, deferred]) => ({ collection, field, deferred })));
+      this.journal.deferIndexes(marks);
+      this.journal.close();
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

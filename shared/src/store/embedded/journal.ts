@@ -4,13 +4,20 @@ import { TextTables } from './text-index.js';
 import type { Change } from './txn.js';
 import { WalSync } from './wal-sync.js';
 
-/** One stored row: a document of a collection as JSON text. */
-export interface JournalRow {
-  coll: string;
-  id: string;
-  body: string;
-  /** The row's sqlite rowid (the text index's key, text-index.ts). */
-  rowid: number;
+/**
+ * One stored row, as read at open (a raw row: no object per row): the row's sqlite rowid (the text
+ * index's key, text-index.ts), the collection and the document as JSON text (its `_id` is the
+ * row's id).
+ */
+export type JournalRow = [rowid: number, coll: string, body: string];
+
+/** An index declared on the store (`ensureIndexes`), kept in the journal to be built while loading. */
+export interface StoredIndex {
+  collection: string;
+  fields: string[];
+  unique: boolean;
+  /** Found near-unique at the last close: filled on first use instead of while loading. */
+  deferred?: boolean;
 }
 
 function unavailable(message: string, cause: unknown): AppError {
@@ -81,6 +88,8 @@ export class Journal {
       this.db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
       this.db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       this.db.exec('CREATE TABLE IF NOT EXISTS docs (coll TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (coll, id))');
+      // the hash indexes declared so far (fields: a JSON array), built in the load pass at open
+      this.db.exec('CREATE TABLE IF NOT EXISTS doc_indexes (coll TEXT NOT NULL, fields TEXT NOT NULL, is_unique INTEGER NOT NULL, deferred INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (coll, fields))');
     } catch (e) {
       if ((e as { code?: unknown }).code === 'SQLITE_BUSY') throw new StoreInUseError(file, e);
       throw unavailable(`Cannot open the embedded store at ${file}`, e);
@@ -154,9 +163,43 @@ export class Journal {
     return this.walSync?.flush();
   }
 
-  /** Every stored document, in first-insert order. */
+  /** Every stored document, in rowid order (first-insert order), as raw rows. */
   rows(): IterableIterator<JournalRow> {
-    return this.db.prepare('SELECT rowid, coll, id, body FROM docs ORDER BY rowid').iterate() as IterableIterator<JournalRow>;
+    return this.db.prepare('SELECT rowid, coll, body FROM docs ORDER BY rowid').raw(true).iterate() as IterableIterator<JournalRow>;
+  }
+
+  /** The indexes recorded by {@link saveIndex}, in the order first recorded. */
+  indexes(): StoredIndex[] {
+    const rows = this.db.prepare('SELECT coll, fields, is_unique, deferred FROM doc_indexes ORDER BY rowid').raw(true).all() as [string, string, number, number][];
+    return rows.map(([collection, fields, unique, deferred]) => ({ collection, fields: JSON.parse(fields) as string[], unique: unique === 1, deferred: deferred === 1 }));
+  }
+
+  /** Marks recorded single-field indexes deferred or not ({@link StoredIndex.deferred}); best effort (a failure changes nothing). */
+  deferIndexes(marks: { collection: string; field: string; deferred: boolean }[]): void {
+    try {
+      const mark = this.db.prepare('UPDATE doc_indexes SET deferred = ? WHERE coll = ? AND fields = ? AND deferred <> ?');
+      this.db.transaction(() => {
+        for (const m of marks) mark.run(m.deferred ? 1 : 0, m.collection, JSON.stringify([m.field]), m.deferred ? 1 : 0);
+      })();
+    } catch {
+      // a hint only: the indexes are filled while loading as before
+    }
+  }
+
+  /**
+   * Records an index built on the store (a unique one replaces a non-unique record of the same
+   * fields), to be built in the load pass of the next open. Throws `STORE_UNAVAILABLE` on a
+   * write failure.
+   */
+  saveIndex(index: StoredIndex): void {
+    try {
+      this.db
+        .prepare('INSERT INTO doc_indexes (coll, fields, is_unique) VALUES (?, ?, ?) ON CONFLICT (coll, fields) DO UPDATE SET is_unique = max(is_unique, excluded.is_unique)')
+        .run(index.collection, JSON.stringify(index.fields), index.unique ? 1 : 0);
+    } catch (e) {
+      throw unavailable('The embedded store could not record an index', e);
+    }
+    this.uncheckpointed = true;
   }
 
   /** Writes the changes in one sqlite transaction. */

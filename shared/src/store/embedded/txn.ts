@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Sort, Update } from '../port.js';
-import type { CollectionState } from './collection-state.js';
+import type { CollectionState, IndexKey } from './collection-state.js';
 import { compileFilter, type Matcher } from './matcher.js';
 import { eachSlot, hasSlot } from './slots.js';
 import { applyUpdate, applyWithMingo } from './updater.js';
@@ -242,7 +242,7 @@ export class Txn {
   }
 
   /** Per unique index: key → id of the last write of this unit holding it (see {@link assertUnique}). */
-  private keyHolders: Map<object, Map<string, string>> | undefined;
+  private keyHolders: Map<object, Map<IndexKey, string>> | undefined;
 
   private holdKeys(collection: string, doc: Doc): void {
     for (const index of this.host.state(collection).uniqueIndexes()) {
