@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { Collections } from '../store/collections.js';
 import type { Board } from '../contracts/boards.js';
 import type { Doc, DocumentStore, IndexSpec, Session } from '../store/port.js';
-import { toTask, type TaskDoc } from './task.js';
+import { timeOrderedId, toTask, type TaskDoc } from './task.js';
 
 /**
  * The events outbox (issue 10, written here; read by the feed, stream, webhooks and burndown).
@@ -68,7 +67,7 @@ export const EVENT_INDEXES: IndexSpec[] = [{ collection: Collections.events, key
 /**
  * Appends `events` in the transaction `session`: one `$inc` of the counter document by the number
  * of events (upserted on first use) gives their `seq` values in order, then one `insertMany`.
- * Ids are new UUIDs. Nothing happens for an empty list. Errors are the store's (503, 409); the
+ * Ids are new time-ordered UUIDs ({@link timeOrderedId}). Nothing happens for an empty list. Errors are the store's (503, 409); the
  * caller's transaction then aborts with nothing written. Returns the stored documents.
  */
 export async function appendEvents(store: DocumentStore, session: Session, events: readonly NewEvent[], stamp: EventStamp): Promise<EventDoc[]> {
@@ -78,7 +77,7 @@ export async function appendEvents(store: DocumentStore, session: Session, event
     .findOneAndUpdate({ _id: EVENTS_COUNTER }, { $inc: { seq: events.length } }, { upsert: true, returnDocument: 'after', session });
   const last = counter?.seq ?? events.length;
   const docs = events.map((e, i): EventDoc => {
-    const doc: EventDoc = { _id: randomUUID(), seq: last - events.length + i + 1, type: e.type, occurred_at: stamp.occurred_at, actor: stamp.actor, request_id: stamp.request_id, data: e.data };
+    const doc: EventDoc = { _id: timeOrderedId(), seq: last - events.length + i + 1, type: e.type, occurred_at: stamp.occurred_at, actor: stamp.actor, request_id: stamp.request_id, data: e.data };
     if (e.task_id !== undefined) doc.task_id = e.task_id;
     if (e.board_id !== undefined) doc.board_id = e.board_id;
     return doc;

@@ -1,5 +1,5 @@
 export { systemClock, fixedClock, type Clock } from './clock.js';
-export { Task, toTask, TITLE_MAX, DESCRIPTION_MAX, type TaskDoc, type TaskView, type Permission } from './task.js';
+export { Task, toTask, timeOrderedId, TITLE_MAX, DESCRIPTION_MAX, type TaskDoc, type TaskView, type Permission } from './task.js';
 export { toBoard } from './board-view.js';
 export { boardScopeFilter, type BoardDoc, type ColumnDef, type ColumnAction } from './board.js';
 export {
