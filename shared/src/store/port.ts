@@ -50,8 +50,10 @@ export interface FindOptions extends SessionOption {
  * transaction only) lets the call resolve once the write is applied and visible, before it is
  * durable: for a write whose loss in a crash is harmless and that a later durable write of the
  * same unit covers, such as the Idempotency-Key claim (issue 11; docs/concurrency.md). The
- * embedded store then does not wait for its journal sync (the journal syncs in order, so the
- * next acknowledged write makes it durable too); MongoDB ignores it (the write concern stays).
+ * embedded store then does not wait for its journal: it journals the write with a commit at
+ * most ~25 ms later (`DEFERRED_HOLD_MS`), or not at all when a commit of the same document comes
+ * first (its newer version is journaled instead); a crash meanwhile loses it. MongoDB ignores the
+ * option (the write concern stays).
  * Default: durable before the promise resolves (docs/store.md "Durability").
  */
 export interface WriteOptions extends SessionOption {

@@ -17,6 +17,16 @@ export const MAX_TRANSACTION_ATTEMPTS = 5;
 /** How often the expiry sweep of TTL indexes runs, in ms (MongoDB's TTL monitor runs every 60 s too). */
 export const TTL_SWEEP_MS = 60_000;
 
+/**
+ * How long (ms) a write made with `awaitDurable: false` waits in memory for a later write of the
+ * same document to supersede it before it is journaled anyway ({@link EmbeddedStore}'s
+ * `commitLater`): longer than most requests take between an Idempotency-Key claim and their commit.
+ */
+export const DEFERRED_HOLD_MS = 25;
+
+/** The key of a change in the deferred writes. */
+const deferredKey = (c: Change) => `${c.collection}\u0000${c.id}`;
+
 /** Stats of the embedded store: round trips, and documents tested against a filter (index use). */
 export interface EmbeddedStats extends StoreStats {
   docsExamined: number;
@@ -70,9 +80,9 @@ export class EmbeddedStore implements DocumentStore {
   private readonly ttl = new Map<string, { field: string; seconds: number }>();
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
-  /** Writes applied in memory and not journaled yet (see {@link commitLater}). */
-  private deferred: Change[] = [];
-  private deferredTimer: ReturnType<typeof setImmediate> | undefined;
+  /** Writes applied in memory and not journaled yet, by collection and id (see {@link commitLater}). */
+  private readonly deferred = new Map<string, { change: Change; at: number }>();
+  private deferredTimer: ReturnType<typeof setTimeout> | undefined;
 
   private constructor(
     private readonly journal: Journal | undefined,
@@ -223,8 +233,8 @@ export class EmbeddedStore implements DocumentStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    clearImmediate(this.deferredTimer);
-    this.writeDeferred();
+    clearTimeout(this.deferredTimer);
+    this.writeDeferred(true);
     this.closed = true;
     clearInterval(this.sweeper);
     this.journal?.close();
@@ -242,8 +252,9 @@ export class EmbeddedStore implements DocumentStore {
     const own = txn.changes();
     if (own.length === 0) return undefined;
     for (const c of own) if (c.doc) txn.assertUnique(c.collection, c.doc, true);
-    // the writes applied without waiting (commitLater) go first, in this one sqlite transaction
-    const changes = this.deferred.length > 0 ? [...this.deferred, ...own] : own;
+    // the writes applied without waiting (commitLater) that are due go first, in this one sqlite transaction
+    const due = this.deferred.size > 0 ? this.dueDeferred(own) : [];
+    const changes = due.length > 0 ? [...due, ...own] : own;
     if (this.journal) {
       for (const c of changes) {
         const fields = c.doc ? TEXT_FIELDS[c.collection] : undefined;
@@ -251,17 +262,33 @@ export class EmbeddedStore implements DocumentStore {
         if (before) c.textSame = fields!.every((f) => before[f] === c.doc![f]);
       }
       this.journal.write(changes);
-      this.deferred = [];
+      for (const c of changes) this.deferred.delete(deferredKey(c));
     }
     for (const c of own) this.state(c.collection).apply(c.id, c.doc, ++this.seq, c.rowid);
     return this.journal?.flush();
   }
 
   /**
-   * A write call with `awaitDurable: false` (port `WriteOptions`): applied in memory at once, and
-   * journaled with the next commit's sqlite transaction (or on the next turn of the event loop),
-   * which saves one sqlite commit; nothing is waited for. A text collection's write needs its
-   * sqlite rowid when applied, so it is committed at once (its sync still not waited for).
+   * The deferred writes a commit of `own` journals: those held for {@link DEFERRED_HOLD_MS}
+   * already, except the ones `own` supersedes (a later version of the same document). A younger
+   * one waits for its own document's next commit, which then journals only the newer version.
+   */
+  private dueDeferred(own: readonly Change[]): Change[] {
+    const superseded = new Set(own.map(deferredKey));
+    const old = performance.now() - DEFERRED_HOLD_MS;
+    const due: Change[] = [];
+    for (const [key, { change, at }] of this.deferred) if (at <= old && !superseded.has(key)) due.push(change);
+    return due;
+  }
+
+  /**
+   * A write call with `awaitDurable: false` (port `WriteOptions`): applied in memory at once and
+   * journaled later, which saves its own sqlite commit; nothing is waited for. It waits in memory
+   * up to {@link DEFERRED_HOLD_MS}: when a commit writes the same document meanwhile (an
+   * Idempotency-Key claim, then its request's finished record), only that newer version is
+   * journaled; otherwise it goes with the next commit after that, or on its own when the time is
+   * up. A text collection's write needs its sqlite rowid when applied, so it is committed at once
+   * (its sync still not waited for).
    */
   private commitLater(txn: Txn): undefined {
     const changes = txn.changes();
@@ -273,25 +300,43 @@ export class EmbeddedStore implements DocumentStore {
     }
     for (const c of changes) if (c.doc) txn.assertUnique(c.collection, c.doc, true);
     for (const c of changes) this.state(c.collection).apply(c.id, c.doc, ++this.seq, undefined);
-    this.deferred.push(...changes);
+    const at = performance.now();
+    for (const change of changes) {
+      const key = deferredKey(change);
+      this.deferred.delete(key); // a newer version of a deferred document takes its place, at the end
+      this.deferred.set(key, { change, at });
+    }
     if (!this.deferredTimer) {
-      this.deferredTimer = setImmediate(() => {
+      this.deferredTimer = setTimeout(() => {
         this.deferredTimer = undefined;
-        this.writeDeferred();
-      });
+        this.writeDeferred(false);
+      }, DEFERRED_HOLD_MS);
     }
     return undefined;
   }
 
-  /** Journals the deferred writes now; a failure leaves them for the next commit (they are in memory). */
-  private writeDeferred(): void {
-    if (this.deferred.length === 0 || !this.journal || this.closed) return;
+  /**
+   * Journals the deferred writes (`all`, or those held {@link DEFERRED_HOLD_MS}; the timer is set
+   * again for the others). A failure leaves them for the next commit (they are in memory).
+   */
+  private writeDeferred(all: boolean): void {
+    if (this.deferred.size === 0 || !this.journal || this.closed) return;
+    const due = all ? [...this.deferred.values()].map((d) => d.change) : this.dueDeferred([]);
     try {
-      this.journal.write(this.deferred);
-      this.deferred = [];
-      void this.journal.flush()?.catch(() => undefined);
+      if (due.length > 0) {
+        this.journal.write(due);
+        for (const c of due) this.deferred.delete(deferredKey(c));
+        void this.journal.flush()?.catch(() => undefined);
+      }
     } catch (err) {
       this.log?.warn({ err }, 'embedded store: deferred writes not journaled yet');
+      return;
+    }
+    if (this.deferred.size > 0 && !this.deferredTimer) {
+      this.deferredTimer = setTimeout(() => {
+        this.deferredTimer = undefined;
+        this.writeDeferred(false);
+      }, DEFERRED_HOLD_MS);
     }
   }
 
