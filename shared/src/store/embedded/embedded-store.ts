@@ -194,7 +194,9 @@ export class EmbeddedStore implements DocumentStore {
    * constraints (`CONFLICT` when existing documents break one). Wildcard keys (`metadata.$**`) and
    * `_id` are accepted and need nothing here. Indexes are not persisted: the services declare them
    * at every start-up (docs/store.md "Indexes and plans"). A TTL index (`expireAfterSeconds`)
-   * also starts the expiry sweep: every {@link TTL_SWEEP_MS} (timer unref'd) {@link sweepExpired}.
+   * also starts the expiry sweep: every {@link TTL_SWEEP_MS} (timer unref'd) {@link sweepExpired};
+   * it builds no hash index (the sweep's `$lt` is a range, which a hash index cannot answer, and
+   * its field's values are near-unique: one map entry per document, kept current on every write).
    */
   async ensureIndexes(specs: IndexSpec[]): Promise<void> {
     this.assertOpen();
@@ -206,6 +208,7 @@ export class EmbeddedStore implements DocumentStore {
           this.sweeper = setInterval(() => void this.sweepExpired().catch((err: unknown) => this.log?.warn({ err }, 'embedded store: expiry sweep failed')), TTL_SWEEP_MS);
           this.sweeper.unref();
         }
+        if (!spec.unique) continue;
       }
       if (fields.length === 0 || fields.some((f) => f.endsWith('$**'))) continue;
       const state = this.state(spec.collection);
