@@ -112,6 +112,8 @@ const entropy = Buffer.alloc(4096);
 let entropyAt = entropy.length;
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 let lastMs = -1;
+/** `xxxxxxxx-xxxx-` of {@link lastMs}. */
+let msPrefix = '';
 let counter = 0;
 
 /**
@@ -134,14 +136,17 @@ export function timeOrderedId(): string {
   const r = entropy;
   const o = entropyAt;
   entropyAt += 10;
-  if (nowMs > lastMs) {
-    lastMs = nowMs;
-    counter = ((r[o]! << 8) | r[o + 1]!) & 0x7ff;
-  } else if (++counter > 0xfff) {
-    lastMs++;
-    counter = 0;
+  if (nowMs > lastMs || ++counter > 0xfff) {
+    if (nowMs > lastMs) {
+      lastMs = nowMs;
+      counter = ((r[o]! << 8) | r[o + 1]!) & 0x7ff;
+    } else {
+      lastMs++;
+      counter = 0;
+    }
+    const ms = lastMs.toString(16).padStart(12, '0');
+    msPrefix = `${ms.slice(0, 8)}-${ms.slice(8)}-`;
   }
-  const ms = lastMs.toString(16).padStart(12, '0');
-  return `${ms.slice(0, 8)}-${ms.slice(8)}-${(0x7000 | counter).toString(16)}-${HEX[0x80 | (r[o + 2]! & 0x3f)]}${HEX[r[o + 3]!]}-` +
+  return `${msPrefix}${(0x7000 | counter).toString(16)}-${HEX[0x80 | (r[o + 2]! & 0x3f)]}${HEX[r[o + 3]!]}-` +
     `${HEX[r[o + 4]!]}${HEX[r[o + 5]!]}${HEX[r[o + 6]!]}${HEX[r[o + 7]!]}${HEX[r[o + 8]!]}${HEX[r[o + 9]!]}`;
 }
