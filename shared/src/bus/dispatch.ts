@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { Logger } from 'pino';
@@ -138,7 +138,7 @@ export async function dispatchReply(
     ctx.idempotency = {
       key: meta.idempotencyKey,
       scope: meta.idempotencyScope ?? subject,
-      fingerprint: createHash('sha256').update(payload).digest('hex'),
+      fingerprint: hash('sha256', payload, 'hex'),
     };
   }
   try {

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { Collections } from '../store/collections.js';
 import type { Board } from '../contracts/boards.js';
 import type { Doc, DocumentStore, IndexSpec, Session } from '../store/port.js';
-import { toTask, type TaskDoc } from './task.js';
+import { timeOrderedId, toTask, type TaskDoc } from './task.js';
 
 /**
  * The events outbox (issue 10, written here; read by the feed, stream, webhooks and burndown).
@@ -59,19 +58,6 @@ export interface EventStamp {
   occurred_at: string;
 }
 
-/**
- * A new event id: a version 7 UUID (RFC 9562: the Unix time in ms in its first 48 bits, then
- * random bits). Ids of events written close together sort together, so a store's id index gets
- * its new keys at one end instead of one random page each (on the embedded store, one group commit
- * of N events writes about one page of that index instead of N). Still a UUID, unique, unguessable
- * in its 74 random bits; `seq`, not the id, is the order readers rely on.
- */
-export function newEventId(now: number = Date.now()): string {
-  const time = now.toString(16).padStart(12, '0');
-  const random = randomUUID(); // xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx: keep its random part and variant
-  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15)}`;
-}
-
 /** Id of the counter document that numbers the events. */
 export const EVENTS_COUNTER = 'events';
 
@@ -81,7 +67,7 @@ export const EVENT_INDEXES: IndexSpec[] = [{ collection: Collections.events, key
 /**
  * Appends `events` in the transaction `session`: one `$inc` of the counter document by the number
  * of events (upserted on first use) gives their `seq` values in order, then one `insertMany`.
- * Ids are new time-ordered UUIDs ({@link newEventId}). Nothing happens for an empty list. Errors are the store's (503, 409); the
+ * Ids are new time-ordered UUIDs ({@link timeOrderedId}). Nothing happens for an empty list. Errors are the store's (503, 409); the
  * caller's transaction then aborts with nothing written. Returns the stored documents.
  */
 export async function appendEvents(store: DocumentStore, session: Session, events: readonly NewEvent[], stamp: EventStamp): Promise<EventDoc[]> {
@@ -91,7 +77,7 @@ export async function appendEvents(store: DocumentStore, session: Session, event
     .findOneAndUpdate({ _id: EVENTS_COUNTER }, { $inc: { seq: events.length } }, { upsert: true, returnDocument: 'after', session });
   const last = counter?.seq ?? events.length;
   const docs = events.map((e, i): EventDoc => {
-    const doc: EventDoc = { _id: newEventId(), seq: last - events.length + i + 1, type: e.type, occurred_at: stamp.occurred_at, actor: stamp.actor, request_id: stamp.request_id, data: e.data };
+    const doc: EventDoc = { _id: timeOrderedId(), seq: last - events.length + i + 1, type: e.type, occurred_at: stamp.occurred_at, actor: stamp.actor, request_id: stamp.request_id, data: e.data };
     if (e.task_id !== undefined) doc.task_id = e.task_id;
     if (e.board_id !== undefined) doc.board_id = e.board_id;
     return doc;

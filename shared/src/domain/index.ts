@@ -1,5 +1,5 @@
 export { systemClock, fixedClock, type Clock } from './clock.js';
-export { Task, toTask, TITLE_MAX, DESCRIPTION_MAX, type TaskDoc, type TaskView, type Permission } from './task.js';
+export { Task, toTask, timeOrderedId, TITLE_MAX, DESCRIPTION_MAX, type TaskDoc, type TaskView, type Permission } from './task.js';
 export { toBoard } from './board-view.js';
 export { boardScopeFilter, type BoardDoc, type ColumnDef, type ColumnAction } from './board.js';
 export {
@@ -14,7 +14,7 @@ export {
 export { mergeMoveActions, planMove, METADATA_FIELD, type MoveEffect, type MovePlan } from './move.js';
 export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, columnsAsRead, normalizeColumns, cardCreateBody } from './columns.js';
 export {
-  appendEvents, newEventId, taskChanges, EVENT_INDEXES, EVENTS_COUNTER, taskCreatedEvent, taskUpdatedEvent, taskDeletedEvent, boardEvent,
+  appendEvents, taskChanges, EVENT_INDEXES, EVENTS_COUNTER, taskCreatedEvent, taskUpdatedEvent, taskDeletedEvent, boardEvent,
   type EventDoc, type EventStamp, type EventType, type FieldChange, type NewEvent,
 } from './events.js';
 export { parseIfMatch, noneMatchHits, versionOf, checkIfMatch, versionGuard, nextVersion, type IfMatch } from './versions.js';

@@ -5,7 +5,7 @@ import { Collections } from '../store/collections.js';
 import { encodeMetadata, metadataPath } from '../store/keys.js';
 import type { Doc, DocumentStore, Update } from '../store/port.js';
 import { readableTasksFilter, type Principal } from './access.js';
-import { TITLE_MAX, type TaskDoc } from './task.js';
+import { timeOrderedId, TITLE_MAX, type TaskDoc } from './task.js';
 
 /**
  * Task-writing rules shared by every service that creates or changes tasks (SPEC "Task",
@@ -95,7 +95,7 @@ export function distinct(values: readonly string[]): string[] {
 }
 
 /**
- * A new stored task from a create body (SPEC "Task"): id `randomUUID()`, title trimmed, status
+ * A new stored task from a create body (SPEC "Task"): id {@link timeOrderedId} (a UUID v7), title trimmed, status
  * default `todo`, path default `""`, `checkInCount` 0, dates from `now` (ISO 8601 UTC),
  * `created_by`/`updated_by` = `userId`, metadata keys escaped. `""` for assignee, kickoff or
  * deadline means none. Pure apart from the id: references (assignee, links) are checked by
@@ -105,7 +105,7 @@ export function distinct(values: readonly string[]): string[] {
 export function newTaskDoc(body: TaskCreateBody, userId: string, now: Date): TaskDoc {
   const at = now.toISOString();
   const doc: TaskDoc = {
-    _id: randomUUID(),
+    _id: timeOrderedId(),
     title: validateTitle(body.title),
     description: body.description ?? '',
     status: body.status ?? 'todo',

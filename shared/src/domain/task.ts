@@ -1,3 +1,4 @@
+import { randomFillSync } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { decodeMetadata } from '../store/keys.js';
 import type { Doc } from '../store/port.js';
@@ -104,4 +105,48 @@ export function toTask(doc: TaskDoc, view: TaskView = 'full'): Task {
   if (doc.linkedToIds.length > 0) t.linkedToIds = doc.linkedToIds;
   if (doc.resourceIds.length > 0) t.resourceIds = doc.resourceIds;
   return t;
+}
+
+/** Random bytes drawn 4 KiB at a time (one `randomFillSync` per 409 ids, as `randomUUID` caches its entropy). */
+const entropy = Buffer.alloc(4096);
+let entropyAt = entropy.length;
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+let lastMs = -1;
+/** `xxxxxxxx-xxxx-` of {@link lastMs}. */
+let msPrefix = '';
+let counter = 0;
+
+/**
+ * A new document id: a UUID version 7 (RFC 9562 §5.7; SPEC ids are UUIDs), lowercase
+ * `xxxxxxxx-xxxx-7xxx-yxxx-xxxxxxxxxxxx`. The first 48 bits are the Unix time in ms, then a 12-bit
+ * counter (method 1 of RFC 9562 §6.2: started at a random value below 2048 each millisecond,
+ * +1 per id), then 62 random bits. Ids of one process therefore increase: the stores' `_id`
+ * indexes take new documents at their end instead of at a random page (the embedded store's
+ * sqlite journal dirties one index page per batch instead of one per document; docs/bench.md
+ * "writes"). 62 random bits per id (73 counting the counter's random start), against 122 for
+ * `randomUUID()`. When the clock goes back, or after 2,048+ ids in one millisecond, the ids still
+ * increase (their time field then runs ahead of the clock until it catches up).
+ */
+export function timeOrderedId(): string {
+  const nowMs = Date.now();
+  if (entropyAt + 10 > entropy.length) {
+    randomFillSync(entropy);
+    entropyAt = 0;
+  }
+  const r = entropy;
+  const o = entropyAt;
+  entropyAt += 10;
+  if (nowMs > lastMs || ++counter > 0xfff) {
+    if (nowMs > lastMs) {
+      lastMs = nowMs;
+      counter = ((r[o]! << 8) | r[o + 1]!) & 0x7ff;
+    } else {
+      lastMs++;
+      counter = 0;
+    }
+    const ms = lastMs.toString(16).padStart(12, '0');
+    msPrefix = `${ms.slice(0, 8)}-${ms.slice(8)}-`;
+  }
+  return `${msPrefix}${(0x7000 | counter).toString(16)}-${HEX[0x80 | (r[o + 2]! & 0x3f)]}${HEX[r[o + 3]!]}-` +
+    `${HEX[r[o + 4]!]}${HEX[r[o + 5]!]}${HEX[r[o + 6]!]}${HEX[r[o + 7]!]}${HEX[r[o + 8]!]}${HEX[r[o + 9]!]}`;
 }

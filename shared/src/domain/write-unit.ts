@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { callerId, type CallContext } from '../bus/bus.js';
 import { AppError } from '../errors/index.js';
 import { Collections } from '../store/collections.js';
@@ -9,10 +9,10 @@ import type { ServiceDeps } from './service.js';
 /**
  * The one unit of work of every write handler (issues 10 and 11; docs/concurrency.md):
  *
- * 1. With an `Idempotency-Key`: the key's record is looked up first. A finished record answers
- *    the stored reply (`Idempotency-Replayed: true`, nothing runs); another body → 422
- *    `IDEMPOTENCY_KEY_REUSED`; a running one → 409 `IDEMPOTENCY_KEY_IN_PROGRESS`. Otherwise the key
- *    is claimed (a `running` record, one insert).
+ * 1. With an `Idempotency-Key`: the key is claimed (a `running` record, one insert). When the key
+ *    already has a record, that record answers: a finished one the stored reply
+ *    (`Idempotency-Replayed: true`, nothing runs); another body → 422 `IDEMPOTENCY_KEY_REUSED`; a
+ *    running one → 409 `IDEMPOTENCY_KEY_IN_PROGRESS`; an expired one is taken over.
  * 2. `fn` runs in ONE `store.withTransaction`: its reads and conditional writes, then the events
  *    it emitted ({@link appendEvents}) and the key's finished record with the reply, so a
  *    committed write never lacks its events or its record, and a rolled-back one has neither.
@@ -107,7 +107,7 @@ export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: W
   }
 
   const records = store.collection<IdempotencyDoc>(Collections.idempotency);
-  const id = createHash('sha256').update(`${userId}\n${idem.scope}\n${idem.key}`).digest('hex');
+  const id = hash('sha256', `${userId}\n${idem.scope}\n${idem.key}`, 'hex');
   const now = clock.now();
   const ttlMs = (deps.idempotencyTtlHours ?? DEFAULT_IDEMPOTENCY_TTL_HOURS) * 3_600_000;
 
@@ -133,23 +133,29 @@ export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: W
     _id: id, user_id: userId, scope: idem.scope, fingerprint: idem.fingerprint, state: 'running',
     request_id: ctx.requestId, created_at: now.toISOString(), expires_at: new Date(now.getTime() + IDEMPOTENCY_LEASE_MS).toISOString(),
   };
-  const existing = await records.findOne({ _id: id });
-  if (existing && existing.expires_at > claim.created_at) return answer(existing);
-  try {
+  // The claim is inserted straight away (a new key, the common case, costs no read); a taken `_id`
+  // answers CONFLICT, and the record found then answers (or, expired, is taken over).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await records.insertOne(claim, CLAIM_WRITE);
+      break;
+    } catch (e) {
+      if (!AppError.is(e) || e.code !== 'CONFLICT') throw e;
+    }
+    const existing = await records.findOne({ _id: id });
+    if (existing && existing.expires_at > claim.created_at) return answer(existing);
     if (existing) {
       // expired (a finished answer past its TTL, or a claim whose request died): taken over
       const { _id, ...fields } = claim;
       const taken = await records.updateOne({ _id, expires_at: existing.expires_at, request_id: existing.request_id }, { $set: fields, $unset: { reply: '', error: '' } }, CLAIM_WRITE);
-      if (taken.matchedCount === 0) throw new AppError('CONFLICT');
-    } else {
-      await records.insertOne(claim, CLAIM_WRITE);
+      if (taken.matchedCount === 1) break;
     }
-  } catch (e) {
-    if (!AppError.is(e) || e.code !== 'CONFLICT') throw e;
-    // another request claimed the key meanwhile
-    const again = await records.findOne({ _id: id });
-    if (again) return answer(again);
-    throw e;
+    // another request claimed, dropped or took over the key meanwhile
+    if (attempt === 2) {
+      const again = await records.findOne({ _id: id });
+      if (again) return answer(again);
+      throw new AppError('CONFLICT', { message: 'The Idempotency-Key changed hands while it was claimed; retry', details: { key: idem.key } });
+    }
   }
   const mine = { _id: id, request_id: ctx.requestId, state: 'running' };
   const finish = (fields: Partial<IdempotencyDoc>) => ({ $set: { ...fields, state: 'done', expires_at: new Date(now.getTime() + ttlMs).toISOString() } });

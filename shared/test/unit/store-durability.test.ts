@@ -42,7 +42,7 @@ describe.each<[JournalSync | undefined]>([[undefined], ['full'], ['normal']])('E
     expect(await again.collection('c').countDocuments({ tx: true })).toBe(5);
   });
 
-  it('keeps a write made without waiting for its sync (awaitDurable: false) once a later write is acknowledged', async () => {
+  it('keeps a write made without waiting for its sync (awaitDurable: false), or the later version a transaction wrote', async () => {
     const dir = tempDir();
     const opts = { dir, ...(sync ? { sync } : {}) };
     const first = await EmbeddedStore.open(opts);
@@ -53,9 +53,16 @@ describe.each<[JournalSync | undefined]>([[undefined], ['full'], ['normal']])('E
     await first.withTransaction(async (s) => {
       await c.insertOne({ _id: 'task' }, { session: s });
     });
+    // a deferred write superseded by a transaction before it was journaled: the newer version stays
+    await c.insertOne({ _id: 'claim2', state: 'running' }, { awaitDurable: false });
+    await first.withTransaction(async (s) => {
+      await c.updateOne({ _id: 'claim2', state: 'running' }, { $set: { state: 'done' } }, { session: s });
+    });
     await first.close();
     await using again = await EmbeddedStore.open(opts);
-    expect(await again.collection('c').find({}, { sort: { _id: 1 } })).toEqual([{ _id: 'claim', state: 'running', at: 1 }, { _id: 'task' }]);
+    expect(await again.collection('c').find({}, { sort: { _id: 1 } })).toEqual([
+      { _id: 'claim', state: 'running', at: 1 }, { _id: 'claim2', state: 'done' }, { _id: 'task' },
+    ]);
   });
 
   it('answers writes still waiting for their sync when the store closes', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newTaskDoc, normalizeDate, taskPatchUpdate, validatePath, validateTitle } from '@app/shared/domain';
+import { isUuid, newTaskDoc, normalizeDate, taskPatchUpdate, timeOrderedId, validatePath, validateTitle } from '@app/shared/domain';
 
 const NOW = new Date('2026-11-22T10:00:00.000Z');
 
@@ -60,5 +60,30 @@ describe('taskPatchUpdate', () => {
   });
   it('only stamps the update when nothing is given', () => {
     expect(taskPatchUpdate({}, 'u2', NOW)).toEqual({ $set: { updated_at: NOW.toISOString(), updated_by: 'u2' } });
+  });
+});
+
+describe('timeOrderedId (task and event ids)', () => {
+  it('is a UUID v7 carrying the time, and ids increase in creation order', () => {
+    const before = Date.now();
+    const ids = Array.from({ length: 5000 }, () => timeOrderedId());
+    const after = Date.now();
+    for (const id of ids) {
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(isUuid(id)).toBe(true);
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.every((id, i) => i === 0 || ids[i - 1]! < id)).toBe(true);
+    const ms = (id: string) => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+    expect(ms(ids[0]!)).toBeGreaterThanOrEqual(before);
+    // the time field may run ahead of the clock only after 2,048+ ids in one millisecond
+    expect(ms(ids[ids.length - 1]!)).toBeLessThanOrEqual(after + 3);
+  });
+
+  it('new tasks get one', () => {
+    const a = newTaskDoc({ title: 'a' }, 'u', NOW);
+    const b = newTaskDoc({ title: 'b' }, 'u', NOW);
+    expect(a._id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+    expect(a._id < b._id).toBe(true);
   });
 });

@@ -248,7 +248,9 @@ export class EmbeddedStore implements DocumentStore {
    * its journal, and the next {@link open} fills the recorded indexes while loading the documents
    * (one pass), so an index declared again at start-up is already there (docs/store.md "Indexes
    * and plans"). Throws `STORE_UNAVAILABLE` when the record cannot be written. A TTL index (`expireAfterSeconds`)
-   * also starts the expiry sweep: every {@link TTL_SWEEP_MS} (timer unref'd) {@link sweepExpired}.
+   * also starts the expiry sweep: every {@link TTL_SWEEP_MS} (timer unref'd) {@link sweepExpired};
+   * it builds no hash index (the sweep's `$lt` is a range, which a hash index cannot answer, and
+   * its field's values are near-unique: one map entry per document, kept current on every write).
    */
   async ensureIndexes(specs: IndexSpec[]): Promise<void> {
     this.assertOpen();
@@ -260,6 +262,7 @@ export class EmbeddedStore implements DocumentStore {
           this.sweeper = setInterval(() => void this.sweepExpired().catch((err: unknown) => this.log?.warn({ err }, 'embedded store: expiry sweep failed')), TTL_SWEEP_MS);
           this.sweeper.unref();
         }
+        if (!spec.unique) continue;
       }
       if (fields.length === 0 || fields.some((f) => f.endsWith('$**'))) continue;
       const state = this.state(spec.collection);
