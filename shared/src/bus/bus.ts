@@ -67,8 +67,23 @@ export function callerId(ctx: Pick<CallContext, 'userId'>): string {
   return ctx.userId;
 }
 
-/** A handler: a plain async function of `(input, ctx)` returning the op's response. */
-export type Handler<O extends AnyOp> = (input: In<O>, ctx: CallContext) => Promise<Out<O>>;
+/**
+ * A response already encoded: `json` is exactly the text `JSON.stringify` gives for a value of type
+ * `T`, and the bus sends it as it is (dispatch's `encodeOk`). For a response assembled from
+ * memoized pieces, such as the query service's pages of tasks. It carries no version (ETag): an op
+ * with `versionOf` returns the value itself.
+ */
+export class EncodedJson<T = unknown> {
+  /** Only ties the text to its type. */
+  declare readonly value?: T;
+  constructor(readonly json: string) {}
+}
+
+/**
+ * A handler: a plain async function of `(input, ctx)` returning the op's response, or its
+ * {@link EncodedJson}.
+ */
+export type Handler<O extends AnyOp> = (input: In<O>, ctx: CallContext) => Promise<Out<O> | EncodedJson<Out<O>>>;
 
 /** An op paired with its handler; a service is a list of these. */
 export interface Binding {

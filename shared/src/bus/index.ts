@@ -1,5 +1,5 @@
 export {
-  bind, callerId, Headers, replyMetaFrom, replyMetaHeaders,
+  bind, callerId, EncodedJson, Headers, replyMetaFrom, replyMetaHeaders,
   type Binding, type Bus, type BusReply, type CallContext, type CallMeta, type Handler, type IdempotencyInput, type ReplyMeta, type Served, type ServeOptions,
 } from './bus.js';
 export { dispatch, dispatchReply, decodeReply, validate, encodeRequest, encodeOk, encodeError, decodeReplyText, OK_PREFIX, type Reply } from './dispatch.js';
