@@ -70,13 +70,16 @@ export function callerId(ctx: Pick<CallContext, 'userId'>): string {
 /**
  * A response already encoded: `json` is exactly the text `JSON.stringify` gives for a value of type
  * `T`, and the bus sends it as it is (dispatch's `encodeOk`). For a response assembled from
- * memoized pieces, such as the query service's pages of tasks. It carries no version (ETag): an op
- * with `versionOf` returns the value itself.
+ * memoized pieces, such as the query service's pages of tasks. `version` stands for the op's
+ * `versionOf` of the value (the reply's ETag), which the bus cannot read from text.
  */
 export class EncodedJson<T = unknown> {
   /** Only ties the text to its type. */
   declare readonly value?: T;
-  constructor(readonly json: string) {}
+  constructor(
+    readonly json: string,
+    readonly version?: number,
+  ) {}
 }
 
 /**

@@ -145,7 +145,7 @@ export async function dispatchReply(
     }
     validate(binding.op.request, input);
     const out = await binding.handler(input as never, ctx);
-    const version = out === null || out === undefined || out instanceof EncodedJson ? undefined : binding.op.versionOf?.(out);
+    const version = out === null || out === undefined ? undefined : out instanceof EncodedJson ? out.version : binding.op.versionOf?.(out);
     if (version !== undefined) ctx.reply.version = version;
     return { text: encodeOk(out), meta: ctx.reply };
   } catch (e) {
