@@ -1,4 +1,4 @@
-import { callerId, type CallContext } from '@app/shared/bus';
+import { callerId, EncodedJson, type CallContext } from '@app/shared/bus';
 import type { LinkedItem, Note, TaskDetail } from '@app/shared/contracts';
 import {
   canReadTask, canWriteTask, checkIfMatch, distinct, isUuid, loadPrincipal, nextVersion, readableTasksFilter, toTask, versionGuard, versionOf,
@@ -76,10 +76,14 @@ export function toNote(n: NoteDoc): Note {
   };
 }
 
+/** The stored notes of a task, oldest first (ties broken by id). */
+function noteDocs(store: DocumentStore, taskId: string): Promise<NoteDoc[]> {
+  return notesOf(store).find({ task_id: taskId }, { sort: { created_at: 1, _id: 1 } });
+}
+
 /** The notes of a task, oldest first (ties broken by id). */
 export async function listNotes(store: DocumentStore, taskId: string): Promise<Note[]> {
-  const docs = await notesOf(store).find({ task_id: taskId }, { sort: { created_at: 1, _id: 1 } });
-  return docs.map(toNote);
+  return (await noteDocs(store, taskId)).map(toNote);
 }
 
 /** Summaries of the linked tasks (ids `linkIds`) the principal can read; deleted ones left out. */
@@ -89,23 +93,74 @@ async function linkedItems(store: DocumentStore, principal: () => Promise<Princi
   return new Map(linked.map((t) => [t._id, { id: t._id, title: t.title, status: t.status }]));
 }
 
+/** What a task detail adds to the task: its notes (stored) and the summaries of its readable links. */
+interface DetailParts {
+  notes: NoteDoc[];
+  linkedTo: LinkedItem[];
+  derivedFrom: LinkedItem | undefined;
+}
+
+/**
+ * Reads the parts of a task detail: notes and links concurrently, all links in one batched read;
+ * the caller's groups (`principal`, see {@link Loaded}) only when the task has links. Deleted or
+ * unreadable links are left out.
+ */
+async function detailParts(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc): Promise<DetailParts> {
+  const linkIds = distinct(task.derivedFromId ? [task.derivedFromId, ...task.linkedToIds] : task.linkedToIds);
+  if (linkIds.length === 0) return { notes: await noteDocs(store, task._id), linkedTo: [], derivedFrom: undefined };
+  const [notes, byId] = await Promise.all([noteDocs(store, task._id), linkedItems(store, principal, linkIds)]);
+  return {
+    notes,
+    linkedTo: task.linkedToIds.flatMap((id) => byId.get(id) ?? []),
+    derivedFrom: task.derivedFromId !== undefined ? byId.get(task.derivedFromId) : undefined,
+  };
+}
+
 /**
  * Task detail (SPEC "Task detail family"): the task plus `notes`, and `derivedFrom`/`linkedTo`
  * summaries of the linked tasks the caller can read; deleted or unreadable links are left out.
- * Notes and links are read concurrently, all links in one batched read; the caller's groups
- * (`principal`, see {@link Loaded}) are read only when the task has links.
  */
 export async function taskDetail(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc): Promise<TaskDetail> {
-  const linkIds = distinct(task.derivedFromId ? [task.derivedFromId, ...task.linkedToIds] : task.linkedToIds);
-  let notes: Note[];
-  let byId: Map<string, LinkedItem> | undefined;
-  if (linkIds.length === 0) notes = await listNotes(store, task._id);
-  else [notes, byId] = await Promise.all([listNotes(store, task._id), linkedItems(store, principal, linkIds)]);
+  const { notes, linkedTo, derivedFrom } = await detailParts(store, principal, task);
   // The API task is a fresh object: extended in place rather than copied.
   const detail = toTask(task) as TaskDetail;
-  detail.notes = notes;
-  detail.linkedTo = byId ? task.linkedToIds.flatMap((id) => byId.get(id) ?? []) : [];
-  const from = byId && task.derivedFromId !== undefined ? byId.get(task.derivedFromId) : undefined;
-  if (from) detail.derivedFrom = from;
+  detail.notes = notes.map(toNote);
+  detail.linkedTo = linkedTo;
+  if (derivedFrom) detail.derivedFrom = derivedFrom;
   return detail;
+}
+
+/** How many encoded tasks and notes {@link taskDetailJson} keeps (each; oldest dropped first). */
+export const ENCODED_DOCS = 4096;
+
+/**
+ * `JSON.stringify(encode(doc))` memoized for frozen documents in `memo` (the last
+ * {@link ENCODED_DOCS}): a frozen document cannot change, so its text is its content's (the
+ * embedded store hands out its stored documents frozen, replaced by a new object on every write).
+ * Other documents (other backends) are encoded each time.
+ */
+function memoJson<D extends object>(memo: Map<D, string>, doc: D, encode: (d: D) => unknown): string {
+  if (!Object.isFrozen(doc)) return JSON.stringify(encode(doc));
+  let json = memo.get(doc);
+  if (json === undefined) {
+    json = JSON.stringify(encode(doc));
+    memo.set(doc, json);
+    if (memo.size > ENCODED_DOCS) memo.delete(memo.keys().next().value!);
+  }
+  return json;
+}
+
+const encodedTasks = new Map<TaskDoc, string>();
+const encodedNotes = new Map<NoteDoc, string>();
+
+/**
+ * {@link taskDetail} as the JSON text `JSON.stringify` gives for it, assembled from the memoized
+ * encodings of the task and its notes (`version`: the task's, for the ETag).
+ */
+export async function taskDetailJson(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc): Promise<EncodedJson<TaskDetail>> {
+  const { notes, linkedTo, derivedFrom } = await detailParts(store, principal, task);
+  const head = memoJson(encodedTasks, task, (t) => toTask(t)).slice(0, -1); // without its closing brace
+  const noteTexts = notes.map((n) => memoJson(encodedNotes, n, toNote)).join(',');
+  const from = derivedFrom ? `,"derivedFrom":${JSON.stringify(derivedFrom)}` : '';
+  return new EncodedJson(`${head},"notes":[${noteTexts}],"linkedTo":${JSON.stringify(linkedTo)}${from}}`, versionOf(task));
 }

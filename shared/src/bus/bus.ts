@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { AnyOp, In, Out } from '../contracts/op.js';
 import { AppError } from '../errors/index.js';
-import type { JsonText } from './json-text.js';
+import type { EncodedJson } from './json-text.js';
 
 /** What a caller tells the bus about a request; carried as headers (DESIGN §3). */
 export interface CallMeta {
@@ -69,10 +69,11 @@ export function callerId(ctx: Pick<CallContext, 'userId'>): string {
 }
 
 /**
+/**
  * A handler: a plain async function of `(input, ctx)` returning the op's response, or that
- * response already serialized ({@link JsonText}).
+ * response already serialized ({@link EncodedJson}).
  */
-export type Handler<O extends AnyOp> = (input: In<O>, ctx: CallContext) => Promise<Out<O> | JsonText<Out<O>>>;
+export type Handler<O extends AnyOp> = (input: In<O>, ctx: CallContext) => Promise<Out<O> | EncodedJson<Out<O>>>;
 
 /** An op paired with its handler; a service is a list of these. */
 export interface Binding {

@@ -4,7 +4,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { Logger } from 'pino';
 import { AppError, type FieldError, type WireError } from '../errors/index.js';
 import type { Binding, BusReply, CallContext, CallMeta, IdempotencyInput, ReplyMeta } from './bus.js';
-import { JsonText } from './json-text.js';
+import { EncodedJson } from './json-text.js';
 
 /** The reply envelope on the wire (DESIGN §3). */
 export type Reply = { ok: true; data: unknown } | { ok: false; error: WireError };
@@ -51,13 +51,9 @@ export function encodeRequest(input: unknown): string {
   }
 }
 
-/**
- * Encodes a reply; the success form always starts with {@link OK_PREFIX}. A {@link JsonText} is
- * put in as it is (already serialized).
- */
+/** Encodes a reply; the success form always starts with {@link OK_PREFIX}. An {@link EncodedJson} is taken as it is. */
 export function encodeOk(data: unknown): string {
-  if (data instanceof JsonText) return `${OK_PREFIX}${data.json}}`;
-  return `${OK_PREFIX}${data === undefined ? 'null' : JSON.stringify(data)}}`;
+  return `${OK_PREFIX}${data === undefined ? 'null' : data instanceof EncodedJson ? data.json : JSON.stringify(data)}}`;
 }
 
 /** Encodes an error reply `{ok:false, error}` carrying the AppError's wire form (DESIGN §3). */
@@ -150,7 +146,7 @@ export async function dispatchReply(
     }
     validate(binding.op.request, input);
     const out = await binding.handler(input as never, ctx);
-    const version = out === null || out === undefined || out instanceof JsonText ? undefined : binding.op.versionOf?.(out);
+    const version = out === null || out === undefined ? undefined : out instanceof EncodedJson ? out.version : binding.op.versionOf?.(out);
     if (version !== undefined) ctx.reply.version = version;
     return { text: encodeOk(out), meta: ctx.reply };
   } catch (e) {

@@ -7,7 +7,7 @@ import {
   TimeoutError,
 } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
-import { MemoryBus, natsErrorToAppError } from '@app/shared/bus';
+import { EncodedJson, encodeOk, MemoryBus, natsErrorToAppError } from '@app/shared/bus';
 import { AppError } from '@app/shared/errors';
 import { busContract } from '@app/shared/testing';
 
@@ -41,5 +41,13 @@ describe('natsErrorToAppError', () => {
   it('passes an AppError through unchanged', () => {
     const own = new AppError('TASK_NOT_FOUND');
     expect(natsErrorToAppError(own, request)).toBe(own);
+  });
+});
+
+describe('encodeOk', () => {
+  it('sends an EncodedJson as its text and any other value through JSON.stringify', () => {
+    expect(encodeOk(new EncodedJson('{"a":[1,2]}'))).toBe('{"ok":true,"data":{"a":[1,2]}}');
+    expect(encodeOk({ json: '{"a":1}' })).toBe('{"ok":true,"data":{"json":"{\\"a\\":1}"}}');
+    expect(encodeOk(undefined)).toBe('{"ok":true,"data":null}');
   });
 });

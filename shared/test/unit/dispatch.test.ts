@@ -64,7 +64,7 @@ describe('dispatch', () => {
   });
 });
 
-describe('dispatch of a pre-serialized reply (JsonText)', () => {
+describe('dispatch of a pre-serialized reply (EncodedJson)', () => {
   // Spacing no JSON.stringify would produce shows the text went through untouched.
   const text = '{ "id": "t1",  "title": "Plan" }';
   const Versioned = op({ ...Rename, subject: 'test.versioned', versionOf: () => 7 });

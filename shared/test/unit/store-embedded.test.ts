@@ -463,5 +463,7 @@ describe('EmbeddedStore transactions', () => {
     });
     expect((await rejection(store.collection('c').find({}, { session: leaked! }))).code).toBe('INTERNAL');
     expect(await store.withTransaction(async () => 'still serving')).toBe('still serving');
+    // the scope is switched off between transactions and on again for the next one
+    expect((await rejection(store.withTransaction(async () => store.withTransaction(async () => 2)))).code).toBe('INTERNAL');
   });
 });

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormatsImport from 'ajv-formats';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { METADATA_LIMITS_KEYWORD, METADATA_MAX_DEPTH, METADATA_VALUE_MAX_BYTES } from '@app/shared/contracts';
 import { invalidField } from '@app/shared/errors';
 
@@ -30,11 +30,21 @@ export function installValidators(app: FastifyInstance): void {
   const strict = addMetadataLimits(addFormats(new Ajv({ ...base, coerceTypes: false })));
   const coercing = addMetadataLimits(addFormats(new Ajv({ ...base, coerceTypes: 'array' })));
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
-  app.addHook('preValidation', (req, _reply, done) => {
-    const at = tooDeep(req.body, MAX_BODY_DEPTH);
-    if (at === undefined) done();
-    else done(invalidField(pointer(at.slice(0, 2)), `nested deeper than ${MAX_BODY_DEPTH} levels of objects and arrays`, 'depth'));
+  // Only on routes that can receive a body: Fastify parses none for GET and HEAD, and a global
+  // hook would cost every read a hook turn (the task detail is the gateway's cheapest request).
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.every((m) => m === 'GET' || m === 'HEAD')) return;
+    const own = route.preValidation;
+    route.preValidation = own === undefined ? [bodyDepth] : [bodyDepth, ...(Array.isArray(own) ? own : [own])];
   });
+}
+
+/** `preValidation` hook: 400 `VALIDATION_FAILED` for a body nested deeper than {@link MAX_BODY_DEPTH}. */
+function bodyDepth(req: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  const at = tooDeep(req.body, MAX_BODY_DEPTH);
+  if (at === undefined) done();
+  else done(invalidField(pointer(at.slice(0, 2)), `nested deeper than ${MAX_BODY_DEPTH} levels of objects and arrays`, 'depth'));
 }
 
 /**

@@ -1,10 +1,11 @@
-import { callerId, type Handler } from '@app/shared/bus';
-import type { QueryOps, SortDTO } from '@app/shared/contracts';
-import { loadPrincipal, readableTasksFilter, toTask, type ServiceDeps } from '@app/shared/domain';
+import type { Static } from '@sinclair/typebox';
+import { callerId, EncodedJson, type Handler } from '@app/shared/bus';
+import type { QueryOps, SortDTO, TasksQueryResult } from '@app/shared/contracts';
+import { loadPrincipal, readableTasksFilter, type ServiceDeps } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { compileQuery, fieldPath, parseQuery } from '@app/shared/query';
 import type { Sort } from '@app/shared/store';
-import { DEFAULT_PAGE_SIZE, findPage, tasksOf } from '../reads.js';
+import { DEFAULT_PAGE_SIZE, findPage, taskJson, tasksOf } from '../reads.js';
 
 /**
  * The store sort of a SortDTO override: the field's stored path, then the `_id` tie-breaker.
@@ -28,6 +29,8 @@ function sortOverride(s: SortDTO): Sort {
  * (`readableTasksFilter`, DESIGN §5) is ANDed with the compiled query, so the query text can only
  * narrow it. `sort` replaces the query's ORDER BY. `view: lite` omits `description` (not fetched).
  * Errors: 400 `QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD` / `QUERY_TOO_LONG` / `VALIDATION_FAILED`.
+ * The answer is assembled as JSON text from each task's memoized encoding ({@link taskJson}): the
+ * same text `JSON.stringify` gives for `{data, total, page, pageSize, totalPages}`.
  */
 export const queryTasks =
   ({ store, clock }: ServiceDeps): Handler<typeof QueryOps.tasks> =>
@@ -46,5 +49,8 @@ export const queryTasks =
       pageSize,
       view === 'lite' ? { description: 0 } : undefined,
     );
-    return { data: docs.map((d) => toTask(d, view)), total, page, pageSize, totalPages: Math.ceil(total / pageSize) };
+    const n = (v: number) => JSON.stringify(v);
+    return new EncodedJson<Static<typeof TasksQueryResult>>(
+      `{"data":[${docs.map((d) => taskJson(d, view)).join(',')}],"total":${n(total)},"page":${n(page)},"pageSize":${n(pageSize)},"totalPages":${n(Math.ceil(total / pageSize))}}`,
+    );
   };

@@ -169,3 +169,26 @@ describe('POST /tasks/query: query errors', () => {
     expect(res.data.map((t) => t.id)).toEqual([hit._id]);
   });
 });
+
+describe('POST /tasks/query: the encoded answer', () => {
+  test('is the text JSON.stringify gives for the page object, in both views and for an empty page', async () => {
+    await using f = await queryFixture();
+    await f.tasks(aTask({ title: 'one', metadata: { 'cf%2Epriority': 2, order: 1 } }), aTask({ title: 'two "quoted" \u00e9', tags: ['a', 'b'] }), aTask({ title: 'three' }));
+    for (const input of [{}, { view: 'lite' as const }, { pageSize: 2, page: 2 }, { query: "title = 'none'" }]) {
+      const text = await f.bus.requestText(QueryOps.tasks, input, { userId: ALICE });
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      expect(text).toBe(JSON.stringify(parsed));
+      expect(Object.keys(parsed)).toEqual(['data', 'total', 'page', 'pageSize', 'totalPages']);
+    }
+  });
+
+  test('a task changed after a query is answered as it is now, not as first encoded', async () => {
+    await using f = await queryFixture();
+    const t = aTask({ title: 'before' });
+    await f.tasks(t);
+    expect((await ask(f, ALICE)).data[0]?.title).toBe('before');
+    await f.store.collection('tasks').updateOne({ _id: t._id }, { $set: { title: 'after', 'metadata.x': 1 } });
+    const [now] = (await ask(f, ALICE)).data;
+    expect(now).toMatchObject({ title: 'after', metadata: { x: 1 } });
+  });
+});

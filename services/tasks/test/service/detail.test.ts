@@ -19,6 +19,27 @@ describe('tasks.get', () => {
     });
   });
 
+  it('encodes the detail as JSON.stringify does, with the version as ETag, and answers changes as they are now', async () => {
+    await using t = await buildTasks();
+    const parent = await t.newTask('parent');
+    const task = await t.newTask('child "quoted" \u00e9', ALICE, { derived_from_id: parent.id, linked_to_ids: [parent.id], metadata: { 'cf.priority': 2 } });
+    await t.call(TasksOps.addNote, { taskId: task.id, content: 'first' });
+    const reply = await t.bus.requestReply(TasksOps.get, { taskId: task.id }, { userId: ALICE });
+    if (!reply.ok) throw reply.error;
+    expect(reply.text).toBe(JSON.stringify(JSON.parse(reply.text)));
+    expect(Object.keys(JSON.parse(reply.text)).slice(-3)).toEqual(['notes', 'linkedTo', 'derivedFrom']);
+    expect(reply.meta.version).toBe(task.version);
+    // a changed task and an added note are read anew, not taken from an earlier encoding
+    const updated = await t.call(TasksOps.update, { taskId: task.id, title: 'renamed' });
+    await t.call(TasksOps.addNote, { taskId: task.id, content: 'second' });
+    const again = await t.bus.requestReply(TasksOps.get, { taskId: task.id }, { userId: ALICE });
+    if (!again.ok) throw again.error;
+    const detail = JSON.parse(again.text) as { title: string; notes: { content: string }[] };
+    expect(detail.title).toBe('renamed');
+    expect(detail.notes.map((n) => n.content).sort()).toEqual(['first', 'second']); // same created_at here: ordered by id
+    expect(again.meta.version).toBe(updated.version);
+  });
+
   it('leaves out links the caller cannot read and links to deleted tasks', async () => {
     await using t = await buildTasks();
     const shared = await t.newTask('shared');
