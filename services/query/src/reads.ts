@@ -1,3 +1,4 @@
+import { FrozenJsonMemo } from '@app/shared/bus';
 import { toTask, type BoardDoc, type ColumnDef, type TaskDoc, type TaskView } from '@app/shared/domain';
 import { Collections, type Collection, type DocumentStore, type Filter, type Projection, type Sort } from '@app/shared/store';
 import { buildEffectiveQuery, compileQuery } from '@app/shared/query';
@@ -40,28 +41,17 @@ export async function findPage(
   return { docs, total };
 }
 
-/** How many encoded tasks {@link taskJson} keeps per view (oldest dropped first; about 1 KB each). */
-export const ENCODED_TASKS = 4096;
-
-const encoded: Record<TaskView, Map<TaskDoc, string>> = { full: new Map(), lite: new Map() };
+const encoded: Record<TaskView, FrozenJsonMemo<TaskDoc>> = {
+  full: new FrozenJsonMemo((doc) => toTask(doc, 'full')),
+  lite: new FrozenJsonMemo((doc) => toTask(doc, 'lite')),
+};
 
 /**
- * `JSON.stringify(toTask(doc, view))`, memoized for frozen documents: a frozen document cannot
- * change, so its text is its content's (the embedded store hands out its stored documents frozen,
- * replaced by a new object on every write). Other documents (projections, other backends) are
- * encoded each time. Keeps the last {@link ENCODED_TASKS} per view. A page of 20 tasks encoded by
- * one `JSON.stringify` cost about 30 µs of a text search's CPU (docs/bench.md).
+ * `JSON.stringify(toTask(doc, view))`, memoized for frozen documents ({@link FrozenJsonMemo}). A page
+ * of 20 tasks encoded by one `JSON.stringify` cost about 30 µs of a text search's CPU (docs/bench.md).
  */
 export function taskJson(doc: TaskDoc, view: TaskView): string {
-  if (!Object.isFrozen(doc)) return JSON.stringify(toTask(doc, view));
-  const memo = encoded[view];
-  let json = memo.get(doc);
-  if (json === undefined) {
-    json = JSON.stringify(toTask(doc, view));
-    memo.set(doc, json);
-    if (memo.size > ENCODED_TASKS) memo.delete(memo.keys().next().value!);
-  }
-  return json;
+  return encoded[view].json(doc);
 }
 
 /** A column's effective query (DESIGN §7), printed and compiled. */

@@ -1,4 +1,4 @@
-import { callerId, EncodedJson, type CallContext } from '@app/shared/bus';
+import { callerId, EncodedJson, FrozenJsonMemo, type CallContext } from '@app/shared/bus';
 import type { LinkedItem, Note, TaskDetail } from '@app/shared/contracts';
 import {
   canReadTask, canWriteTask, checkIfMatch, distinct, isUuid, loadPrincipal, nextVersion, readableTasksFilter, toTask, versionGuard, versionOf,
@@ -130,28 +130,8 @@ export async function taskDetail(store: DocumentStore, principal: () => Promise<
   return detail;
 }
 
-/** How many encoded tasks and notes {@link taskDetailJson} keeps (each; oldest dropped first). */
-export const ENCODED_DOCS = 4096;
-
-/**
- * `JSON.stringify(encode(doc))` memoized for frozen documents in `memo` (the last
- * {@link ENCODED_DOCS}): a frozen document cannot change, so its text is its content's (the
- * embedded store hands out its stored documents frozen, replaced by a new object on every write).
- * Other documents (other backends) are encoded each time.
- */
-function memoJson<D extends object>(memo: Map<D, string>, doc: D, encode: (d: D) => unknown): string {
-  if (!Object.isFrozen(doc)) return JSON.stringify(encode(doc));
-  let json = memo.get(doc);
-  if (json === undefined) {
-    json = JSON.stringify(encode(doc));
-    memo.set(doc, json);
-    if (memo.size > ENCODED_DOCS) memo.delete(memo.keys().next().value!);
-  }
-  return json;
-}
-
-const encodedTasks = new Map<TaskDoc, string>();
-const encodedNotes = new Map<NoteDoc, string>();
+const encodedTasks = new FrozenJsonMemo<TaskDoc>((t) => toTask(t));
+const encodedNotes = new FrozenJsonMemo<NoteDoc>(toNote);
 
 /**
  * {@link taskDetail} as the JSON text `JSON.stringify` gives for it, assembled from the memoized
@@ -159,8 +139,8 @@ const encodedNotes = new Map<NoteDoc, string>();
  */
 export async function taskDetailJson(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc): Promise<EncodedJson<TaskDetail>> {
   const { notes, linkedTo, derivedFrom } = await detailParts(store, principal, task);
-  const head = memoJson(encodedTasks, task, (t) => toTask(t)).slice(0, -1); // without its closing brace
-  const noteTexts = notes.map((n) => memoJson(encodedNotes, n, toNote)).join(',');
+  const head = encodedTasks.json(task).slice(0, -1); // without its closing brace
+  const noteTexts = notes.map((n) => encodedNotes.json(n)).join(',');
   const from = derivedFrom ? `,"derivedFrom":${JSON.stringify(derivedFrom)}` : '';
   return new EncodedJson(`${head},"notes":[${noteTexts}],"linkedTo":${JSON.stringify(linkedTo)}${from}}`, versionOf(task));
 }

@@ -27,3 +27,34 @@ export class EncodedJson<T = unknown> {
 export function jsonText<T>(json: string, version?: number): EncodedJson<T> {
   return new EncodedJson<T>(json, version);
 }
+
+/**
+ * `JSON.stringify(encode(doc))`, memoized per object for frozen objects: a frozen object cannot
+ * change, so its text is its content's. Stores that hand out their stored documents frozen and
+ * replace them on every write (the embedded store, docs/store.md) make repeated reads of the same
+ * version hit; other objects (projections, MongoDB's fresh documents) are encoded each time, so
+ * the memo is never stale whatever the backend. Keeps the last `max` texts (oldest dropped first).
+ * Used to assemble {@link EncodedJson} replies from per-document pieces (a task detail, a page of
+ * tasks: docs/bench.md "GET detail and text search").
+ */
+export class FrozenJsonMemo<D extends object> {
+  private readonly texts = new Map<D, string>();
+
+  constructor(
+    private readonly encode: (doc: D) => unknown,
+    /** How many texts are kept (about 1 KB each for a task). */
+    readonly max = 4096,
+  ) {}
+
+  /** The JSON text of `encode(doc)`. */
+  json(doc: D): string {
+    if (!Object.isFrozen(doc)) return JSON.stringify(this.encode(doc));
+    let json = this.texts.get(doc);
+    if (json === undefined) {
+      json = JSON.stringify(this.encode(doc));
+      this.texts.set(doc, json);
+      if (this.texts.size > this.max) this.texts.delete(this.texts.keys().next().value!);
+    }
+    return json;
+  }
+}
