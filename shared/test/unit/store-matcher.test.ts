@@ -27,8 +27,9 @@ const cond = fc.oneof(
   fc.array(scalar, { maxLength: 2 }).map(($eq) => ({ $eq })),
   fc.array(scalar, { maxLength: 2 }).map(($ne) => ({ $ne })),
   fc.record({ $regex: fc.constantFrom('x', '^d', 'e', '^$', '.'), $options: fc.constantFrom('', 'i') }),
+  fc.boolean().map(($exists) => ({ $exists })),
   // not compiled: mingo answers these through the same function
-  fc.constantFrom<unknown>(null, { $gt: 1 }, { $exists: true }, { $size: 1 }, { $all: ['x'] }, [{ b: 'x' }], { b: 'x' }),
+  fc.constantFrom<unknown>(null, { $gt: 1 }, { $exists: 1 }, { $size: 1 }, { $all: ['x'] }, [{ b: 'x' }], { b: 'x' }),
 );
 const field = fc.tuple(path, cond).map(([p, c]) => ({ [p]: c }));
 const filter: fc.Arbitrary<Filter> = fc.letrec<{ f: Filter }>((tie) => ({

@@ -15,8 +15,9 @@ const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null &
 /**
  * Compiles a filter once for testing many documents (the embedded store's hot path). Filters made
  * only of `$and`, `$or` and field conditions that are a string/number/boolean (or, on a top-level
- * field, an array of them), `$eq`/`$ne` (of either), `$in`/`$nin` (of such scalars) or `$regex` (string, `$options` of
- * `i`/`m`/`s`) compile to plain
+ * field, an array of them), `$eq`/`$ne` (of either), `$in`/`$nin` (of such scalars), `$regex` (string, `$options` of
+ * `i`/`m`/`s`) or, on a top-level field, `$exists` (a boolean: the version pin of a document
+ * written before versions existed) compile to plain
  * functions with MongoDB semantics (an array field matches when an element does; paths descend
  * into arrays of sub-documents, as {@link valuesAt}); any other filter is tested by mingo, which
  * defines the semantics (the two agree, `shared/test/unit/store-matcher.test.ts`).
@@ -131,6 +132,10 @@ function compileField(path: readonly string[], cond: unknown): Matcher | undefin
       if (re) part = (d) => someAt(d, path, (v) => typeof v === 'string' && re.test(v));
     } else if (op === '$options' && '$regex' in cond) {
       continue;
+    } else if (op === '$exists' && typeof value === 'boolean' && path.length === 1) {
+      // a top-level field (a stored JSON document has no undefined values; null counts as present)
+      const key = path[0]!;
+      part = value ? (d) => Object.hasOwn(d, key) : (d) => !Object.hasOwn(d, key);
     }
     if (!part) return undefined;
     parts.push(part);
