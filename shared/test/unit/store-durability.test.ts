@@ -74,15 +74,15 @@ describe.each<[JournalSync | undefined]>([[undefined], ['full'], ['normal']])('E
     await using again = await EmbeddedStore.open({ dir });
     expect(await again.collection('c').countDocuments({})).toBe(10);
   });
-  it('journals grouped commits (no text change) and immediate ones (a text change) in commit order, as one history', async () => {
+  it('journals grouped commits (status changes, text changes, inserts) in commit order, as one history', async () => {
     const dir = tempDir();
     const opts = { dir, ...(sync ? { sync } : {}) };
     const first = await EmbeddedStore.open(opts);
     const tasks = first.collection('tasks');
     const counters = first.collection('counters');
     await tasks.insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: `t${i}`, title: `alpha ${i}`, description: '', status: 'todo' })));
-    // concurrent units: status changes (grouped: the text index is not touched), title changes and
-    // inserts (journaled at once, with the grouped ones before them), each also counting in `counters`
+    // concurrent units: status changes (the text index is not touched), title changes and inserts
+    // (a new rowid each, and text for the index), each also counting in `counters`
     await Promise.all(Array.from({ length: 30 }, (_, i) => first.withTransaction(async (s) => {
       const id = `t${i % 10}`;
       if (i % 3 === 0) await tasks.updateOne({ _id: id }, { $set: { title: `beta ${i}` } }, { session: s });

@@ -233,6 +233,25 @@ describe('text index: use and upkeep', () => {
     }
   });
 
+  it('finds a new document and forgets a deleted one before their grouped journal write (both durabilities)', async () => {
+    for (const sync of ['full', 'normal'] as const) {
+      await using store = await EmbeddedStore.open({ dir: tempDir(), sync });
+      const tasks = store.collection('tasks');
+      await tasks.insertMany(seed(20));
+      await new Promise((r) => setTimeout(r, 50)); // nothing pending
+      // not awaited: applied in memory at once (with its new rowid), journaled with its group later
+      const inserted = tasks.insertOne({ _id: 'new1', title: 'Quokka sighting', description: '', status: 'todo' });
+      const deleted = tasks.deleteOne({ _id: 't00003' });
+      const seen = ids(store, tilde('title', 'quokka'));
+      const gone = ids(store, { _id: 't00003' });
+      expect(await seen).toEqual(['new1']);
+      expect(await gone).toEqual([]);
+      await Promise.all([inserted, deleted]);
+      await new Promise((r) => setTimeout(r, 50)); // the FTS rows are written
+      expect(await ids(store, tilde('title', 'okka sig'))).toEqual(['new1']);
+    }
+  });
+
   it('indexes at open the documents whose FTS rows a crash left unwritten (text_pending)', async () => {
     const dir = tempDir();
     const docs = seed(100);
@@ -275,6 +294,19 @@ describe('text index: use and upkeep', () => {
       const before = store.stats.docsExamined;
       expect(await ids(store, filter)).toEqual(scan(docs, filter));
       expect(store.stats.docsExamined - before).toBe(scan(docs, filter).length); // served by the index
+      // the (coll, id) key of that journal is dropped at open (rows are addressed by rowid), rowids
+      // kept: the text index still finds each document, written after the copy too
+      await store.collection('tasks').updateOne({ _id: docs[5]!._id }, { $set: { title: 'Platypus migration' } });
+      await store.collection('tasks').insertOne({ _id: 'after-copy', title: 'Platypus twin', description: '', status: 'todo' });
+    }
+    const copied = new Database(join(dir, 'store.sqlite'));
+    expect(copied.prepare("SELECT sql FROM sqlite_master WHERE name = 'docs'").pluck().get()).not.toMatch(/PRIMARY KEY/);
+    expect(copied.prepare("SELECT rowid FROM docs WHERE id = ?").pluck().get(docs[7]!._id)).toBe(8); // first-insert order kept
+    copied.close();
+    {
+      await using store = await EmbeddedStore.open({ dir });
+      expect(await ids(store, tilde('title', 'platypus'))).toEqual(['after-copy', docs[5]!._id].sort());
+      expect(await store.collection('tasks').countDocuments({})).toBe(301);
     }
     // an index of another version (or emptied) is rebuilt: make it stale by hand
     const raw = new Database(join(dir, 'store.sqlite'));

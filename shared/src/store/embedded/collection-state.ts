@@ -14,6 +14,8 @@ export interface Entry {
   doc: Doc;
   version: number;
   slot: number;
+  /** The sqlite rowid of the document's journal row (0 in a store without a file). */
+  rowid: number;
 }
 
 /** Key of a missing or null field in a compound unique index (MongoDB indexes both as null). */
@@ -313,7 +315,7 @@ export class CollectionState {
    */
   load(id: string, doc: Doc, version: number, rowid: number): void {
     const slot = this.bySlot.length;
-    const entry: Entry = { doc, version, slot };
+    const entry: Entry = { doc, version, slot, rowid };
     this.bySlot.push(entry);
     this.entries.set(id, entry);
     const slotCount = slot + 1;
@@ -326,9 +328,9 @@ export class CollectionState {
 
   /**
    * Stores (or with `null` removes) a document under a new version, maintaining the indexes.
-   * `rowid`: its sqlite rowid, when the journal gave one (the text index's key).
+   * `rowid`: the sqlite rowid of its journal row (the text index's key; undefined without a file).
    */
-  apply(id: string, doc: Doc | null, version: number, rowid?: number): void {
+  apply(id: string, doc: Doc | null, version: number, rowid: number | undefined): void {
     const old = this.entries.get(id);
     this.changes++;
     if (!doc) {
@@ -341,7 +343,7 @@ export class CollectionState {
       return;
     }
     const slot = old ? old.slot : this.bySlot.length;
-    const entry: Entry = { doc, version, slot };
+    const entry: Entry = { doc, version, slot, rowid: rowid ?? 0 };
     this.bySlot[slot] = entry;
     this.entries.set(id, entry);
     for (const ix of this.indexes) {

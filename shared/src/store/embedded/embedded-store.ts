@@ -107,6 +107,8 @@ export class EmbeddedStore implements DocumentStore {
   };
   private readonly states = new Map<string, CollectionState>();
   private seq = 0;
+  /** The last sqlite rowid given to a new document (file-backed; see {@link commit}). */
+  private lastRowid = 0;
   private closed = false;
   /** TTL indexes ensured: collection → field and seconds (swept by {@link sweepExpired}). */
   private readonly ttl = new Map<string, { field: string; seconds: number }>();
@@ -140,6 +142,7 @@ export class EmbeddedStore implements DocumentStore {
     }
     const journal = new Journal(join(opts.dir, 'store.sqlite'), opts.sync);
     const store = new EmbeddedStore(journal, opts.log, opts.deferIndexesFrom ?? DEFERRED_INDEX_MIN_DOCS);
+    store.lastRowid = journal.maxRowid();
     const started = Date.now();
     let count = 0;
     // the indexes declared before (ensureIndexes) are filled in the load pass: no pass per index later
@@ -324,15 +327,14 @@ export class EmbeddedStore implements DocumentStore {
    * "Group commit"). Returns what to wait for before acknowledging it: its journal write and, in
    * `full` durability, the sync of the WAL holding it (undefined: nothing to wait for).
    *
-   * A unit that writes nothing the text index needs a new sqlite rowid for (no insert or delete
-   * in a text collection; an update's row keeps its rowid) is grouped: applied in memory at once and journaled with the other
-   * commits waiting for the same WAL fsync (`full`; the next turn of the event loop in `normal`),
-   * all in one sqlite transaction, right before that fsync starts; so N concurrent writes cost one
-   * sqlite commit, and the pages they share (the events counter, the last leaf of a table) are
-   * written to the WAL once. A grouped text change is a candidate of every new text search until
-   * it is journaled (then it is pending in the journal's text index). Any other unit is journaled at once, in one sqlite transaction with
-   * the grouped commits before it (so commit order is journal order), then applied in memory; a
-   * failure of that write throws `STORE_UNAVAILABLE` with nothing of the unit applied.
+   * Every unit is grouped: applied in memory at once (a new document gets the next sqlite rowid
+   * here, its row's address and its text-index key) and journaled with the other commits waiting
+   * for the same WAL fsync (`full`; the next turn of the event loop in `normal`), all in one
+   * sqlite transaction written right before that fsync starts, in commit order; so N concurrent
+   * writes cost one sqlite commit, and the pages they share (the events counter, the last leaf of
+   * the table) are written to the WAL once. A grouped text change (a new document, or new text) is
+   * a candidate of every new text search until it is journaled (then it is pending in the journal's
+   * text index; a deleted document's rowid leaves the rowid → slot map at once).
    */
   private commit(txn: Txn): Promise<void> | undefined {
     const own = txn.changes();
@@ -342,45 +344,31 @@ export class EmbeddedStore implements DocumentStore {
       for (const c of own) this.state(c.collection).apply(c.id, c.doc, ++this.seq, undefined);
       return undefined;
     }
-    let grouped = true;
     for (const c of own) {
+      const state = this.state(c.collection);
+      const before = state.entries.get(c.id);
+      if (before) c.rowid = before.rowid;
+      else if (c.doc) {
+        c.rowid = ++this.lastRowid;
+        c.inserted = true;
+      }
       const fields = TEXT_FIELDS[c.collection];
-      if (!fields) continue;
-      const before = c.doc ? this.state(c.collection).entries.get(c.id) : undefined;
-      if (!before) grouped = false; // an insert or a delete: its FTS key (rowid) is needed now
-      else {
-        c.textSame = fields.every((f) => before.doc[f] === c.doc![f]);
-        if (!c.textSame) c.textSlot = before.slot;
+      if (fields && c.doc) c.textSame = before !== undefined && fields.every((f) => before.doc[f] === c.doc![f]);
+      state.apply(c.id, c.doc, ++this.seq, c.rowid);
+      if (fields && c.doc && !c.textSame) {
+        c.textSlot = state.entries.get(c.id)!.slot;
+        this.texts.get(c.collection)?.textChangeGrouped(c.textSlot);
       }
     }
-    if (grouped) {
-      for (const c of own) {
-        this.state(c.collection).apply(c.id, c.doc, ++this.seq, undefined);
-        if (c.textSlot !== undefined) this.texts.get(c.collection)?.textChangeGrouped(c.textSlot);
-      }
-      this.deferred.push(...own);
-      const acks = (this.deferredAcks ??= waiter());
-      this.scheduleDeferred();
-      return acks.promise;
-    }
-    // the grouped commits go first, in this one sqlite transaction
-    const changes = this.deferred.length > 0 ? [...this.deferred, ...own] : own;
-    this.journal.write(changes);
-    const acks = this.deferredAcks;
-    this.journaled(this.deferred);
-    this.deferred = [];
-    this.deferredAcks = undefined;
-    for (const c of own) this.state(c.collection).apply(c.id, c.doc, ++this.seq, c.rowid);
-    const synced = this.journal.flush();
-    acks?.settle(synced);
-    return synced;
+    this.deferred.push(...own);
+    const acks = (this.deferredAcks ??= waiter());
+    this.scheduleDeferred();
+    return acks.promise;
   }
 
   /**
    * A write call with `awaitDurable: false` (port `WriteOptions`): applied in memory at once and
-   * journaled with the next group of commits, which saves one sqlite commit; nothing is waited
-   * for. A text collection's insert, delete or text change needs its sqlite rowid when applied,
-   * so it is journaled at once (its sync still not waited for).
+   * journaled with the next group of commits, as every write; nothing is waited for.
    */
   private commitLater(txn: Txn): undefined {
     // a failed write or sync is the next durable write's failure too, which is answered

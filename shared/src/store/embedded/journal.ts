@@ -60,7 +60,8 @@ export class StoreInUseError extends AppError {
 
 /**
  * Durability of the embedded store (DESIGN §2): one better-sqlite3 table
- * `docs(coll, id, body)` in WAL mode with `synchronous=NORMAL`, plus, for `full` durability
+ * `docs(coll, id, body)` in WAL mode with `synchronous=NORMAL`, each row addressed by the rowid the
+ * store gave its document ({@link Change.rowid}; memory is the source of truth, so no id key is kept), plus, for `full` durability
  * ({@link JournalSync}), a group fsync of the WAL before each write is acknowledged ({@link flush}).
  * Each {@link write} is one sqlite transaction (upsert or delete per document), so a call, a bulk
  * write or a transaction commit is on disk entirely or not at all; a text collection's document is
@@ -87,7 +88,8 @@ export class Journal {
       // the event loop), and when the journal has been idle for a while (see checkpointWhenIdle)
       this.db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
       this.db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-      this.db.exec('CREATE TABLE IF NOT EXISTS docs (coll TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (coll, id))');
+      this.db.exec('CREATE TABLE IF NOT EXISTS docs (coll TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL)');
+      this.dropIdKey();
       // the hash indexes declared so far (fields: a JSON array), built in the load pass at open
       this.db.exec('CREATE TABLE IF NOT EXISTS doc_indexes (coll TEXT NOT NULL, fields TEXT NOT NULL, is_unique INTEGER NOT NULL, deferred INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (coll, fields))');
     } catch (e) {
@@ -101,18 +103,22 @@ export class Journal {
       throw unavailable(`Cannot build the text index of the embedded store at ${file}`, e);
     }
     const text = this.text;
-    const upsert = this.db.prepare('INSERT INTO docs (coll, id, body) VALUES (?, ?, ?) ON CONFLICT (coll, id) DO UPDATE SET body = excluded.body');
-    const remove = this.db.prepare('DELETE FROM docs WHERE coll = ? AND id = ?');
-    // a text collection's write whose text is unchanged is the plain upsert (its FTS row and rowid stay)
+    // rows are addressed by the rowid the store gave them (Change.rowid): no (coll, id) key to keep
+    const insert = this.db.prepare('INSERT INTO docs (rowid, coll, id, body) VALUES (?, ?, ?, ?)');
+    const update = this.db.prepare('UPDATE docs SET body = ? WHERE rowid = ?');
+    const remove = this.db.prepare('DELETE FROM docs WHERE rowid = ?');
+    // a text collection's write whose text is unchanged is the row alone (its FTS row stays)
     const oneStatement = (c: Change) => !text.has(c.collection) || (c.doc !== null && c.textSame === true);
     const apply = (c: Change) => {
-      if (text.has(c.collection) && !oneStatement(c)) text.write(c);
-      else if (c.doc) upsert.run(c.collection, c.id, JSON.stringify(c.doc));
-      else remove.run(c.collection, c.id);
+      const rowid = c.rowid;
+      if (rowid === undefined) return; // a delete of a document that was never stored
+      if (!c.doc) remove.run(rowid);
+      else if (c.inserted || update.run(JSON.stringify(c.doc), rowid).changes === 0) insert.run(rowid, c.collection, c.id, JSON.stringify(c.doc));
+      if (!oneStatement(c)) text.mark(c.collection, rowid, c.doc);
     };
     const many = this.db.transaction((changes: Change[]) => changes.forEach(apply));
     // One statement is atomic on its own (autocommit): no BEGIN/COMMIT round for a single change.
-    // (a text collection's other writes are several statements: in a transaction)
+    // (a text change is two statements, the row and its text_pending mark: in a transaction)
     this.writeAll = (changes) => (changes.length === 1 && oneStatement(changes[0]!) ? apply(changes[0]!) : many(changes));
     this.walSync = sync === 'normal' ? undefined : new WalSync(`${file}-wal`, (synced) => this.beforeSync?.(synced));
     this.idle = setInterval(() => this.checkpointWhenIdle(), IDLE_CHECKPOINT_MS);
@@ -161,6 +167,27 @@ export class Journal {
    */
   flush(): Promise<void> | undefined {
     return this.walSync?.flush();
+  }
+
+  /**
+   * Journals written before rows were addressed by rowid had a `(coll, id)` primary key on `docs`
+   * (one more b-tree written per write, a random page of it for a random id). The table is copied
+   * once, rowids kept (the text index's keys), without it.
+   */
+  private dropIdKey(): void {
+    const sql = this.db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'docs'").pluck().get() as string | undefined;
+    if (!sql?.includes('PRIMARY KEY')) return;
+    this.db.transaction(() => {
+      this.db.exec('CREATE TABLE docs_by_rowid (coll TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL)');
+      this.db.exec('INSERT INTO docs_by_rowid (rowid, coll, id, body) SELECT rowid, coll, id, body FROM docs ORDER BY rowid');
+      this.db.exec('DROP TABLE docs');
+      this.db.exec('ALTER TABLE docs_by_rowid RENAME TO docs');
+    })();
+  }
+
+  /** The largest rowid of a stored document (0 when none): the store gives new documents the next ones. */
+  maxRowid(): number {
+    return (this.db.prepare('SELECT max(rowid) FROM docs').pluck().get() as number | null) ?? 0;
   }
 
   /** Every stored document, in rowid order (first-insert order), as raw rows. */

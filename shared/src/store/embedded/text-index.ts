@@ -15,7 +15,6 @@ import type Database from 'better-sqlite3';
 import type { Doc, Filter } from '../port.js';
 import { compileFilter, type Matcher } from './matcher.js';
 import { Posting, type Slots } from './slots.js';
-import type { Change } from './txn.js';
 import { valuesAt } from './values.js';
 
 /** The fields the text index serves, per collection (top-level text fields). */
@@ -203,8 +202,6 @@ export const TEXT_FLUSH_MS = 10;
  * in `text_pending` (a crash before the flush) are indexed first.
  */
 export class TextTables {
-  private readonly upserts = new Map<string, Database.Statement>();
-  private readonly deletes = new Map<string, Database.Statement>();
   private readonly inserts = new Map<string, Database.Statement>();
   private readonly dropRows = new Map<string, Database.Statement>();
   private readonly searches = new Map<string, Database.Statement>();
@@ -231,8 +228,6 @@ export class TextTables {
         this.rebuild(coll, fields);
         db.prepare('DELETE FROM text_pending WHERE coll = ?').run(coll);
       }
-      this.upserts.set(coll, db.prepare('INSERT INTO docs (coll, id, body) VALUES (?, ?, ?) ON CONFLICT (coll, id) DO UPDATE SET body = excluded.body RETURNING rowid').pluck());
-      this.deletes.set(coll, db.prepare('DELETE FROM docs WHERE coll = ? AND id = ? RETURNING rowid').pluck());
       this.dropRows.set(coll, db.prepare(`DELETE FROM ${table} WHERE rowid = ?`));
       this.inserts.set(coll, db.prepare(`INSERT INTO ${table} (rowid, ${fields.map(quote).join(', ')}) VALUES (?, ${fields.map(() => '?').join(', ')})`));
       this.searches.set(coll, db.prepare(`SELECT rowid FROM ${table} WHERE ${table} MATCH ?`).pluck());
@@ -299,25 +294,18 @@ export class TextTables {
     this.staged = [];
   }
 
-  /** True when `collection` has text fields (its writes go through {@link write}). */
+  /** True when `collection` has text fields (its text changes are marked through {@link mark}). */
   has(collection: string): boolean {
-    return this.upserts.has(collection);
+    return this.inserts.has(collection);
   }
 
   /**
-   * Writes one document of a text collection (its `docs` row and its `text_pending` mark; the FTS
-   * row follows in {@link flushPending}) or deletes it (`doc` null), and sets `change.rowid`. (A
-   * write whose text fields are unchanged does not come here: the journal's plain upsert keeps the
-   * rowid and the FTS row.) Call inside the journal's sqlite transaction, then {@link committed}
-   * or {@link discarded}.
+   * Marks the document of `rowid` in a text collection (its `docs` row just written with `doc`, or
+   * deleted: `doc` null) in `text_pending`; its FTS row follows in {@link flushPending}. (A write
+   * whose text fields are unchanged is not marked: its FTS row stays.) Call inside the journal's
+   * sqlite transaction, after the row's write, then {@link committed} or {@link discarded}.
    */
-  write(change: Change): void {
-    const { collection, id, doc } = change;
-    const rowid = doc
-      ? (this.upserts.get(collection)!.get(collection, id, JSON.stringify(doc)) as number)
-      : (this.deletes.get(collection)!.get(collection, id) as number | undefined);
-    if (rowid === undefined) return;
-    change.rowid = rowid;
+  mark(collection: string, rowid: number, doc: Doc | null): void {
     // the FTS row follows later (flushPending); the mark is durable with the document
     this.markPending.run(collection, rowid);
     this.staged.push({ collection, rowid, doc });

@@ -21,8 +21,13 @@ export interface Change {
   doc: Doc | null;
   /** Set by the store's commit when the text-indexed fields are unchanged (the journal keeps their FTS row). */
   textSame?: boolean;
-  /** Set by the journal for a text collection's write: the document's sqlite rowid (its FTS key). */
+  /**
+   * Set by the store's commit (file-backed): the sqlite rowid of the document's row, which is also
+   * its FTS key; a new document gets the next one from the store (the journal addresses rows by it).
+   */
   rowid?: number;
+  /** Set by the store's commit: no stored document had this id before (the journal inserts its row). */
+  inserted?: boolean;
   /**
    * Set by the store's commit for a grouped text change of a stored document (the slot it holds):
    * a candidate of every text search until the journal has written it (text-index.ts `journaled`).
