@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EmbeddedStore, type JournalSync } from '@app/shared/store';
+import { lastPerRow } from '../../src/store/embedded/journal.js';
+import type { Change } from '../../src/store/embedded/txn.js';
 
 /**
  * The embedded store's durability modes (issue 14; docs/store.md "One process, durable
@@ -100,5 +102,38 @@ describe.each<[JournalSync | undefined]>([[undefined], ['full'], ['normal']])('E
     expect(await again.collection('counters').findOne({ _id: 'c' })).toEqual({ _id: 'c', n: 30 });
     expect((await again.collection('tasks').find({ title: { $regex: 'beta' } }, { sort: { _id: 1 } })).map((t) => t._id)).toEqual(betas);
     expect((await again.collection('tasks').find({ title: { $regex: 'gamma' } })).length).toBe(10);
+  });
+});
+
+describe('journal: one write per row and group', () => {
+  it('writes a document changed several times in one group once, as its last version, an insert when the first was', () => {
+    const ins: Change = { collection: 'tasks', id: 'a', doc: { _id: 'a', title: 'x' }, rowid: 7, inserted: true, textSame: false };
+    const other: Change = { collection: 'events', id: 'e', doc: { _id: 'e' }, rowid: 8, inserted: true };
+    const upd: Change = { collection: 'tasks', id: 'a', doc: { _id: 'a', title: 'x', status: 'doing' }, rowid: 7, textSame: true };
+    const out = lastPerRow([ins, other, upd]);
+    expect(out.map((c) => [c.id, c.doc])).toEqual([['e', { _id: 'e' }], ['a', { _id: 'a', title: 'x', status: 'doing' }]]);
+    expect(out[1]).toMatchObject({ inserted: true, textSame: false }); // its row and its text are new
+    const del: Change = { collection: 'tasks', id: 'a', doc: null, rowid: 7 };
+    expect(lastPerRow([upd, del])).toEqual([del]);
+    const alone = [other, ins];
+    expect(lastPerRow(alone)).toBe(alone);
+  });
+
+  it('keeps the last version of a document written twice before one sync, across a reopen', async () => {
+    const dir = tempDir();
+    {
+      await using store = await EmbeddedStore.open({ dir });
+      const tasks = store.collection('tasks');
+      // one group: the insert, a title change and a status change of the same task, not awaited in between
+      await Promise.all([
+        tasks.insertOne({ _id: 'a', title: 'first', description: '', status: 'todo' }, { awaitDurable: false }),
+        tasks.updateOne({ _id: 'a' }, { $set: { title: 'second' } }, { awaitDurable: false }),
+        tasks.updateOne({ _id: 'a' }, { $set: { status: 'doing' } }),
+      ]);
+    }
+    await using again = await EmbeddedStore.open({ dir });
+    expect(await again.collection('tasks').findOne({ _id: 'a' })).toEqual({ _id: 'a', title: 'second', description: '', status: 'doing' });
+    expect((await again.collection('tasks').find({ title: { $regex: 'seco' } })).map((t) => t._id)).toEqual(['a']);
+    expect(await again.collection('tasks').find({ title: { $regex: 'firs' } })).toEqual([]);
   });
 });

@@ -59,6 +59,30 @@ export class StoreInUseError extends AppError {
 }
 
 /**
+ * `changes` with each row's last change only, in order: a document written twice in one group (an
+ * Idempotency-Key claim and its finished record, a card moved twice) is written once, as its last
+ * version. The survivor is an insert when an earlier one was, and marked for the text index
+ * when an earlier one changed the text (its `textSame` compares with a version never written).
+ * Rowids are unique across the store's collections, so a row is its rowid.
+ */
+export function lastPerRow(changes: Change[]): Change[] {
+  if (changes.length < 2) return changes;
+  const last = new Map<number, Change>();
+  let superseded = false;
+  for (const c of changes) {
+    if (c.rowid === undefined) continue;
+    const earlier = last.get(c.rowid);
+    if (earlier) {
+      superseded = true;
+      if (earlier.inserted) c.inserted = true;
+      if (earlier.textSame === false || (earlier.doc === null && c.doc !== null)) c.textSame = false;
+    }
+    last.set(c.rowid, c);
+  }
+  return superseded ? changes.filter((c) => c.rowid === undefined || last.get(c.rowid) === c) : changes;
+}
+
+/**
  * Durability of the embedded store (DESIGN §2): one better-sqlite3 table
  * `docs(coll, id, body)` in WAL mode with `synchronous=NORMAL`, each row addressed by the rowid the
  * store gave its document ({@link Change.rowid}; memory is the source of truth, so no id key is kept), plus, for `full` durability
@@ -232,7 +256,7 @@ export class Journal {
   /** Writes the changes in one sqlite transaction. */
   write(changes: Change[]): void {
     try {
-      this.writeAll(changes);
+      this.writeAll(lastPerRow(changes));
     } catch (e) {
       this.text.discarded();
       throw unavailable('The embedded store could not write to disk', e);
