@@ -245,6 +245,8 @@ export class CollectionState {
   constructor(
     readonly name: string,
     private readonly text?: TextCandidates,
+    /** Collection size from which a sort index is built in steps, in the background (see {@link sortIndex}). */
+    private readonly sortInStepsFrom = Infinity,
   ) {}
 
   /** Unique indexes, for the uniqueness checks of writes. */
@@ -358,6 +360,10 @@ export class CollectionState {
   /**
    * The sort index that walks `sort`'s order: for a sort on a field with a single-field index
    * (then at most `_id`), built from the stored documents on first use; `undefined` otherwise.
+   * In a collection of at least `sortInStepsFrom` documents the first use starts the build in the
+   * background instead, in slices of the event loop (`SortIndex.buildStep`: at 1M tasks a build at
+   * once held every request for 1–2 s), and answers `undefined` until it is done: the caller sorts
+   * its candidates meanwhile.
    */
   sortIndex(sort: Sort): SortIndex | undefined {
     const field = Object.keys(sort)[0];
@@ -365,10 +371,23 @@ export class CollectionState {
     let index = this.sortIndexes.get(field);
     if (!index) {
       index = new SortIndex(field);
-      for (const entry of this.bySlot) if (entry) index.write(entry.slot, entry.doc);
-      this.sortIndexes.set(field, index);
+      this.sortIndexes.set(field, index); // from here on every write reaches it
+      if (this.bySlot.length >= this.sortInStepsFrom) {
+        index.beginSteps();
+        this.buildInSteps(index);
+      } else {
+        for (const entry of this.bySlot) if (entry) index.write(entry.slot, entry.doc);
+      }
     }
-    return index.serves(sort) ? index : undefined;
+    return index.ready && index.serves(sort) ? index : undefined;
+  }
+
+  /** Runs the steps of `index`'s build, one per turn of the event loop (not keeping the process alive). */
+  private buildInSteps(index: SortIndex): void {
+    const step = () => {
+      if (!index.buildStep(this.bySlot)) setImmediate(step).unref();
+    };
+    setImmediate(step).unref();
   }
 
   /**

@@ -37,7 +37,10 @@ export interface EmbeddedStoreOptions {
   log?: Logger;
   /** Journal durability (issue 14; default `full`: a commit is synced before it is acknowledged). */
   sync?: JournalSync;
-  /** Collection size from which near-unique indexes are filled on first use (default {@link DEFERRED_INDEX_MIN_DOCS}). */
+  /**
+   * Collection size from which near-unique indexes are filled on first use and sort indexes built
+   * in the background (default {@link DEFERRED_INDEX_MIN_DOCS}).
+   */
   deferIndexesFrom?: number;
 }
 
@@ -181,7 +184,7 @@ export class EmbeddedStore implements DocumentStore {
       const fields = TEXT_FIELDS[name];
       const text = this.journal && fields ? new TextCandidates(fields, (field, literals) => this.journal!.text.search(name, field, literals)) : undefined;
       if (text) this.texts.set(name, text);
-      this.states.set(name, (s = new CollectionState(name, text)));
+      this.states.set(name, (s = new CollectionState(name, text, this.deferIndexesFrom)));
     }
     return s;
   }

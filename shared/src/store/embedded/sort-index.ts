@@ -9,6 +9,23 @@ const RANK_SPAN = 2 ** 26;
 const MIN_REBUILD = 1_024;
 
 /**
+ * Work per step of a build in steps ({@link SortIndex.buildStep}): slots whose keys are read and
+ * sorted into one run, or slots of two runs merged (about 10–40 ms of CPU at a time).
+ */
+export const SORT_BUILD_STEP = 32_768;
+
+/** The state of a build in steps: the keys as read (the runs' order), the sorted runs, the merge in progress. */
+interface Steps {
+  /** The next slot to read. */
+  next: number;
+  keys: unknown[];
+  ids: Array<string | undefined>;
+  /** Sorted runs waiting to be merged (a queue: merged pairwise, the result to the back). */
+  runs: Int32Array<ArrayBuffer>[];
+  merge: { a: Int32Array<ArrayBuffer>; b: Int32Array<ArrayBuffer>; out: Int32Array<ArrayBuffer>; i: number; j: number } | undefined;
+}
+
+/**
  * The documents of a collection in the order of one field (docs/store.md "Indexes and plans"):
  * a sorted base of slots by (sort key, `_id`), plus the slots written since it was built, which
  * readers merge in. A sorted read with a small `limit` walks it and stops after `limit` matches
@@ -37,9 +54,20 @@ export class SortIndex {
   /** Slots whose ascending and descending keys differ (array values). */
   private readonly multi = new Set<number>();
   private built = false;
+  /** A build in steps under way ({@link beginSteps}). */
+  private steps: Steps | undefined;
 
-  constructor(readonly field: string) {
+  constructor(
+    readonly field: string,
+    /** Slots per step of a build in steps ({@link SORT_BUILD_STEP}; smaller in tests). */
+    private readonly stepSize = SORT_BUILD_STEP,
+  ) {
     this.path = field.split('.');
+  }
+
+  /** True once the sorted base exists: a walk or a top-n may be asked for (see {@link beginSteps}). */
+  get ready(): boolean {
+    return this.built || this.steps === undefined;
   }
 
   /** Records a write of the document in `slot` (`null`: deleted). */
@@ -48,16 +76,110 @@ export class SortIndex {
       this.keys[slot] = undefined;
       this.ids[slot] = undefined;
       this.multi.delete(slot);
-    } else {
-      const asc = sortKey(doc, this.path, 1);
-      const before = this.keys[slot];
-      if (this.ids[slot] === doc._id && before !== undefined && compareValues(before, asc) === 0 && !this.multi.has(slot)) return;
-      this.keys[slot] = asc;
-      this.ids[slot] = doc._id;
-      if (compareValues(asc, sortKey(doc, this.path, -1)) !== 0) this.multi.add(slot);
-      else this.multi.delete(slot);
+    } else if (!this.setKey(slot, doc)) return;
+    // built, or being built: the base holds (or will hold) the slot where its old key put it
+    if (this.built || this.steps) this.markChanged(slot);
+  }
+
+  /** Sets the keys of the document in `slot`; false when they are the ones already there. */
+  private setKey(slot: number, doc: Doc): boolean {
+    const asc = sortKey(doc, this.path, 1);
+    const before = this.keys[slot];
+    if (this.ids[slot] === doc._id && before !== undefined && compareValues(before, asc) === 0 && !this.multi.has(slot)) return false;
+    this.keys[slot] = asc;
+    this.ids[slot] = doc._id;
+    if (compareValues(asc, sortKey(doc, this.path, -1)) !== 0) this.multi.add(slot);
+    else this.multi.delete(slot);
+    return true;
+  }
+
+  /**
+   * Starts building the base in steps instead of at the first read (a large collection: sorting a
+   * million keys at once holds the event loop for a second or more). Until {@link ready}, callers
+   * sort their candidates themselves; {@link buildStep} does the work a slice at a time. Writes
+   * meanwhile are recorded as changed slots, as after a build, so the base may place them by a key
+   * they no longer have: readers skip those positions and merge the slots in by their keys.
+   */
+  beginSteps(): void {
+    this.steps = { next: 0, keys: [], ids: [], runs: [], merge: undefined };
+  }
+
+  /**
+   * One slice of a build begun by {@link beginSteps}: reads the keys of the next
+   * `stepSize` ({@link SORT_BUILD_STEP}) slots of `docs` (the collection's documents by slot) and sorts them into
+   * a run, or merges up to that many slots of two runs; the last merge makes the base. Returns true
+   * when the index is {@link ready}. Runs are ordered by the keys as read, never by keys changed
+   * since (a changed slot is merged in at read time, see {@link write}).
+   */
+  buildStep(docs: ReadonlyArray<{ doc: Doc } | undefined>): boolean {
+    const st = this.steps;
+    if (!st) return true;
+    const cmp = (a: number, b: number): number => {
+      const c = compareValues(st.keys[a], st.keys[b]);
+      if (c !== 0) return c;
+      const x = st.ids[a]!;
+      const y = st.ids[b]!;
+      return x < y ? -1 : x > y ? 1 : 0;
+    };
+    if (st.next < docs.length) {
+      const end = Math.min(docs.length, st.next + this.stepSize);
+      const live: number[] = [];
+      for (let slot = st.next; slot < end; slot++) {
+        const entry = docs[slot];
+        if (!entry) continue;
+        if (this.changedMark[slot] !== 1) this.setKey(slot, entry.doc); // (a slot written meanwhile has its keys)
+        st.keys[slot] = this.keys[slot];
+        st.ids[slot] = this.ids[slot];
+        live.push(slot);
+      }
+      live.sort(cmp);
+      st.runs.push(Int32Array.from(live));
+      st.next = end;
+      return false;
     }
-    if (this.built) this.markChanged(slot);
+    if (!st.merge) {
+      if (st.runs.length > 1) {
+        const a = st.runs.shift()!;
+        const b = st.runs.shift()!;
+        st.merge = { a, b, out: new Int32Array(a.length + b.length), i: 0, j: 0 };
+      } else {
+        this.finishSteps(st.runs[0] ?? new Int32Array(0), st);
+        return true;
+      }
+    }
+    const m = st.merge;
+    const { a, b, out } = m;
+    let { i, j } = m;
+    const stop = Math.min(out.length, i + j + this.stepSize);
+    for (let k = i + j; k < stop; k++) {
+      if (j >= b.length || (i < a.length && cmp(a[i]!, b[j]!) <= 0)) out[k] = a[i++]!;
+      else out[k] = b[j++]!;
+    }
+    m.i = i;
+    m.j = j;
+    if (i + j === out.length) {
+      st.runs.push(out);
+      st.merge = undefined;
+    }
+    return false;
+  }
+
+  /** The last step: `base` (every slot read, ordered by its keys as read) becomes the index's base. */
+  private finishSteps(base: Int32Array<ArrayBuffer>, st: Steps): void {
+    this.base = base;
+    const posOf = new Int32Array(Math.max(this.ids.length, st.ids.length)).fill(-1);
+    let runs: Int32Array | undefined;
+    for (let k = 0; k < base.length; k++) {
+      posOf[base[k]!] = k;
+      if (k > 0 && compareValues(st.keys[base[k]!], st.keys[base[k - 1]!]) === 0) {
+        if (!runs) runs = Int32Array.from({ length: base.length }, (_, p) => p);
+        runs[k] = runs[k - 1]!;
+      }
+    }
+    this.posOf = posOf;
+    this.runStart = runs;
+    this.steps = undefined;
+    this.built = true;
   }
 
   private markChanged(slot: number): void {
