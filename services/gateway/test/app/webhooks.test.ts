@@ -165,6 +165,8 @@ describe('webhook delivery', () => {
     rx.plan.push(500, 500, 500, 500);
     await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId }]);
     await rx.until(1);
+    // the first attempt's outcome is recorded (its retry scheduled from the clock's time then) before the clock moves on
+    await untilDelivery(sys, alice, id, (x) => x[0]?.attempt === 1 && x[0]?.status === 'pending');
     sys.clock.advance(60_000);
     await rx.until(2);
     let [d] = await untilDelivery(sys, alice, id, (x) => x[0]?.status === 'failed');
@@ -219,6 +221,7 @@ describe('webhook delivery', () => {
     rx.plan.push(500);
     await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: shared._id, actor: bob.id }]);
     await rx.until(1);
+    await untilDelivery(sys, alice, id, (x) => x[0]?.attempt === 1 && x[0]?.status === 'pending'); // its retry is scheduled
     await sys.store.collection('groups').updateOne({ _id: group._id }, { $set: { members: [{ user_id: bob.id, role: 'owner' }] } });
     sys.clock.advance(60_000);
     const [d] = await untilDelivery(sys, alice, id, (x) => x[0]?.status === 'failed');
