@@ -1,4 +1,4 @@
-import { callerId, jsonText, type Handler } from '@app/shared/bus';
+import { callerId, jsonText, type EncodedJson, type Handler } from '@app/shared/bus';
 import { VELOCITY_LAST, type SprintsOps, type VelocityResult } from '@app/shared/contracts';
 import { loadBoard, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
@@ -8,7 +8,7 @@ import { round6, snapshotsOf, velocityEntryOf, type CloseSnapshotDoc } from '../
 /** Median of `xs` (0 when empty): the middle value, or the mean of the two middle values, 6 decimals. */
 export function median(xs: readonly number[]): number {
   if (xs.length === 0) return 0;
-  const s = [...xs].sort((a, b) => a - b);
+  const s = Float64Array.from(xs).sort(); // numeric order, without a comparator call per pair
   const mid = Math.floor(s.length / 2);
   return round6(s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2);
 }
@@ -33,13 +33,17 @@ const ENTRY_PROJECTION = { _id: 1, sprint_id: 1, sprint_title: 1, taken_at: 1, c
  * and distinct is the answer, so the cost follows `last`, not the board's whole history. Store
  * round trips: the board, then two per page (the closes, their sprints' status) — one page unless
  * sprints among the latest were reopened, deleted or closed twice — plus one when close snapshots
- * written before the entry text existed are among the picked ones.
+ * written before the entry text existed are among the picked ones. The last reply is kept with the
+ * ids of the closes it was made of (frozen documents): a read that picks the same closes answers it
+ * again without putting the text together.
  *
  * Errors: 404 `BOARD_NOT_FOUND`, 400 `VALIDATION_FAILED`, 503 `STORE_UNAVAILABLE`.
  */
 export function boardVelocity({ store }: ServiceDeps): Handler<typeof SprintsOps.velocity> {
   const tasks = store.collection<TaskDoc>(Collections.tasks);
   const snaps = snapshotsOf(store);
+  /** The last reply made, with what it was made of (the ids of its close snapshots, in order). */
+  let recent: { boardId: string; last: number; closes: string[]; reply: EncodedJson<VelocityResult> } | undefined;
 
   return async ({ boardId, last = VELOCITY_LAST.default }, ctx) => {
     await loadBoard(store, callerId(ctx), boardId, 'read');
@@ -51,22 +55,39 @@ export function boardVelocity({ store }: ServiceDeps): Handler<typeof SprintsOps
         { sort: { taken_at: -1, _id: -1 }, skip, limit: last, projection: ROW_PROJECTION },
       )) as Row[];
       // the latest close of each sprint not met on an earlier page
-      const latest = page.filter((c) => !seen.has(c.sprint_id) && (seen.add(c.sprint_id), true));
+      const latest: Row[] = [];
+      const ids: string[] = [];
+      for (const c of page) {
+        if (seen.has(c.sprint_id)) continue;
+        seen.add(c.sprint_id);
+        latest.push(c);
+        ids.push(c.sprint_id);
+      }
       if (latest.length > 0) {
-        const ids = latest.map((c) => c.sprint_id);
-        const closed = new Set((await tasks.find({ _id: { $in: ids }, deleted: false, status: DONE }, { projection: { _id: 1 } })).map((t) => t._id));
+        const closed = new Set<string>();
+        for (const t of await tasks.find({ _id: { $in: ids }, deleted: false, status: DONE }, { projection: { _id: 1 } })) closed.add(t._id);
         for (const c of latest) if (picked.length < last && closed.has(c.sprint_id)) picked.push(c);
       }
       if (page.length < last) break;
     }
     picked.reverse();
+    // a close snapshot never changes: the same board, `last` and closes make the same reply
+    if (recent && recent.boardId === boardId && recent.last === last && sameIds(recent.closes, picked)) return recent.reply;
     const entries = await entryTexts(picked);
     const velocities = picked.map((c) => c.velocity);
     const mean = velocities.length === 0 ? 0 : round6(velocities.reduce((a, b) => a + b, 0) / velocities.length);
-    return jsonText<VelocityResult>(
+    const reply = jsonText<VelocityResult>(
       `{"board_id":${JSON.stringify(boardId)},"last":${JSON.stringify(last)},"sprints":[${entries.join(',')}],"mean":${JSON.stringify(mean)},"median":${JSON.stringify(median(velocities))}}`,
     );
+    recent = { boardId, last, closes: picked.map((c) => c._id), reply };
+    return reply;
   };
+
+  function sameIds(ids: readonly string[], rows: readonly Row[]): boolean {
+    if (ids.length !== rows.length) return false;
+    for (let i = 0; i < ids.length; i++) if (ids[i] !== rows[i]!._id) return false;
+    return true;
+  }
 
   /** The entry texts of `rows`, in order; entries of close snapshots without one are built from one more read. */
   async function entryTexts(rows: readonly Row[]): Promise<string[]> {

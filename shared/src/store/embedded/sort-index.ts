@@ -166,19 +166,27 @@ export class SortIndex {
 
   /** The last step: `base` (every slot read, ordered by its keys as read) becomes the index's base. */
   private finishSteps(base: Int32Array<ArrayBuffer>, st: Steps): void {
+    this.setBase(base, st.keys, Math.max(this.ids.length, st.ids.length));
+    this.steps = undefined;
+  }
+
+  /**
+   * Makes `base` (slots ordered by `keys`, then `_id`) the index's base: each slot's position and,
+   * when keys repeat, each position's run of equal keys. `slots`: the slot count (positions array length).
+   */
+  private setBase(base: Int32Array<ArrayBuffer>, keys: readonly unknown[], slots: number): void {
     this.base = base;
-    const posOf = new Int32Array(Math.max(this.ids.length, st.ids.length)).fill(-1);
+    const posOf = new Int32Array(slots).fill(-1);
     let runs: Int32Array | undefined;
     for (let k = 0; k < base.length; k++) {
       posOf[base[k]!] = k;
-      if (k > 0 && compareValues(st.keys[base[k]!], st.keys[base[k - 1]!]) === 0) {
+      if (k > 0 && compareValues(keys[base[k]!], keys[base[k - 1]!]) === 0) {
         if (!runs) runs = Int32Array.from({ length: base.length }, (_, p) => p);
         runs[k] = runs[k - 1]!;
       }
     }
     this.posOf = posOf;
     this.runStart = runs;
-    this.steps = undefined;
     this.built = true;
   }
 
@@ -365,22 +373,9 @@ export class SortIndex {
     const live: number[] = [];
     for (let s = 0; s < this.ids.length; s++) if (this.ids[s] !== undefined) live.push(s);
     live.sort((a, b) => this.compare(a, b));
-    const base = Int32Array.from(live);
-    this.base = base;
-    const posOf = new Int32Array(this.ids.length).fill(-1);
-    let runs: Int32Array | undefined;
-    for (let k = 0; k < base.length; k++) {
-      posOf[base[k]!] = k;
-      if (k > 0 && compareValues(this.keys[base[k]!], this.keys[base[k - 1]!]) === 0) {
-        if (!runs) runs = Int32Array.from({ length: base.length }, (_, p) => p);
-        runs[k] = runs[k - 1]!;
-      }
-    }
-    this.posOf = posOf;
-    this.runStart = runs;
+    this.setBase(Int32Array.from(live), this.keys, this.ids.length);
     this.changed = [];
     this.changedMark.fill(0);
-    this.built = true;
   }
 }
 
