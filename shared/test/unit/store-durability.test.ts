@@ -105,6 +105,31 @@ describe.each<[JournalSync | undefined]>([[undefined], ['full'], ['normal']])('E
   });
 });
 
+describe.each<[JournalSync]>([['full'], ['normal']])('EmbeddedStore journal failure, %s', (sync) => {
+  it('answers 503 for a group whose journal write failed, keeps it in memory and journals it with the next write', async () => {
+    const dir = tempDir();
+    {
+      await using store = await EmbeddedStore.open({ dir, sync });
+      const journal = (store as unknown as { journal: { writeAll: (changes: Change[]) => void } }).journal;
+      const writeAll = journal.writeAll;
+      let failures = 1;
+      journal.writeAll = (changes) => {
+        if (failures-- > 0) throw new Error('disk I/O error'); // as SQLITE_IOERR would
+        writeAll(changes);
+      };
+      const tasks = store.collection('tasks');
+      await expect(tasks.insertOne({ _id: 'a', title: 'Wombat burrow', description: '', status: 'todo' })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', status: 503 });
+      // the outcome is unknown to the caller; the store has it in memory and journals it with the next write
+      expect(await tasks.findOne({ _id: 'a' })).toMatchObject({ title: 'Wombat burrow' });
+      await tasks.insertOne({ _id: 'b', title: 'Numbat', description: '', status: 'todo' });
+      await tasks.updateOne({ _id: 'a' }, { $set: { status: 'doing' } });
+    }
+    await using again = await EmbeddedStore.open({ dir, sync });
+    expect((await again.collection('tasks').find({}, { sort: { _id: 1 } })).map((t) => [t._id, t.status])).toEqual([['a', 'doing'], ['b', 'todo']]);
+    expect((await again.collection('tasks').find({ title: { $regex: 'ombat' } })).map((t) => t._id)).toEqual(['a']);
+  });
+});
+
 describe('journal: one write per row and group', () => {
   it('writes a document changed several times in one group once, as its last version, an insert when the first was', () => {
     const ins: Change = { collection: 'tasks', id: 'a', doc: { _id: 'a', title: 'x' }, rowid: 7, inserted: true, textSame: false };
