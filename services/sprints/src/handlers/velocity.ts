@@ -83,6 +83,7 @@ export function boardVelocity({ store }: ServiceDeps): Handler<typeof SprintsOps
     return reply;
   };
 
+  /** True when `rows` are the close snapshots `ids`, in that order. */
   function sameIds(ids: readonly string[], rows: readonly Row[]): boolean {
     if (ids.length !== rows.length) return false;
     for (let i = 0; i < ids.length; i++) if (ids[i] !== rows[i]!._id) return false;
