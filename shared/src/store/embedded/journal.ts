@@ -87,7 +87,7 @@ export function lastPerRow(changes: Change[]): Change[] {
  * `docs(coll, id, body)` in WAL mode with `synchronous=NORMAL`, each row addressed by the rowid the
  * store gave its document ({@link Change.rowid}; memory is the source of truth, so no id key is kept), plus, for `full` durability
  * ({@link JournalSync}), a group fsync of the WAL before each write is acknowledged ({@link flush}).
- * Each {@link write} is one sqlite transaction (upsert or delete per document), so a call, a bulk
+ * Each {@link write} is one sqlite transaction (an insert, update or delete by rowid per document), so a call, a bulk
  * write or a transaction commit is on disk entirely or not at all; a text collection's document is
  * marked for the FTS5 text index in the same sqlite transaction, and its FTS row is written
  * shortly after with others ({@link TextTables}). The file is locked
@@ -197,7 +197,8 @@ export class Journal {
    * Journals written before rows were addressed by rowid had a `(coll, id)` primary key on `docs`
    * (one more b-tree written per write, a random page of it for a random id). The table is copied
    * once, rowids kept (the text index's keys), without it, and the file is compacted (`VACUUM`:
-   * the old table's pages would stay in it as free pages). At 1M tasks: ≈ 6 s for the copy, once.
+   * the old table's pages would stay in it as free pages). At 1M tasks that first open took 19.6 s
+   * instead of 6.6 s, once.
    */
   private dropIdKey(): void {
     const sql = this.db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'docs'").pluck().get() as string | undefined;
