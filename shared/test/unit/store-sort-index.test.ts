@@ -24,6 +24,9 @@ const op = fc.oneof(
   fc.record({ kind: fc.constant('insert' as const), n: value }),
 );
 
+// more steps than writes: re-sorts complete between the writes that would force one at once
+const stepHeavy = fc.oneof({ weight: 2, arbitrary: fc.record({ kind: fc.constant('step' as const) }) }, { weight: 3, arbitrary: op });
+
 describe('sort index built in steps', () => {
   it('walks in sort order once ready, through writes, inserts and deletes between its steps', () => {
     fc.assert(
@@ -64,6 +67,46 @@ describe('sort index built in steps', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('re-sorts in steps after many writes, answering in sort order all along, however the steps and writes interleave', () => {
+    let resorts = 0;
+    fc.assert(
+      fc.property(fc.array(value, { minLength: 100, maxLength: 300 }), fc.array(stepHeavy, { minLength: 200, maxLength: 600 }), fc.integer({ min: 10, max: 120 }), (initial, ops, stepSize) => {
+        const docs: Array<{ doc: Doc } | undefined> = initial.map((n, i) => ({ doc: n === undefined ? { _id: `d${i}` } : { _id: `d${i}`, n } }));
+        // a re-sort from 4 changed slots (1/64 of the base) in steps, at once from 1/16 of it
+        const index = new SortIndex('n', stepSize, () => (resorts++, true), 4);
+        for (const [slot, e] of docs.entries()) index.write(slot, e!.doc);
+        const check = () => {
+          const live = docs.filter((e) => e !== undefined).map((e) => e.doc);
+          const walked: string[] = [];
+          index.walk({ n: 1, _id: 1 }, (slot) => (walked.push(docs[slot]!.doc._id as string), true));
+          expect(walked).toEqual(sortDocs(live, { n: 1, _id: 1 }).map((d) => d._id));
+        };
+        check(); // the first build (at once: no steps asked for)
+        for (const o of ops) {
+          if (o.kind === 'step') index.buildStep(docs);
+          else if (o.kind === 'insert') {
+            const slot = docs.length;
+            const doc = o.n === undefined ? { _id: `d${slot}` } : { _id: `d${slot}`, n: o.n };
+            docs[slot] = { doc };
+            index.write(slot, doc);
+          } else {
+            const slot = o.at % docs.length;
+            if (!docs[slot]) continue;
+            const doc = o.kind === 'delete' ? null : { _id: docs[slot]!.doc._id, ...(o.n === undefined ? {} : { n: o.n }) };
+            docs[slot] = doc ? { doc } : undefined;
+            index.write(slot, doc);
+          }
+          check();
+        }
+        let guard = 0;
+        while (!index.buildStep(docs) && guard++ < 10_000);
+        check();
+      }),
+      { numRuns: 100 },
+    );
+    expect(resorts).toBeGreaterThan(500); // re-sorts in steps were started (about 13 a run), and finished or overtaken
   });
 
   it('is built in the background for a large collection: sorted reads are answered meanwhile, and by the walk once it is ready', async () => {

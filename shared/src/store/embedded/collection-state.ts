@@ -363,14 +363,16 @@ export class CollectionState {
    * In a collection of at least `sortInStepsFrom` documents the first use starts the build in the
    * background instead, in slices of the event loop (`SortIndex.buildStep`: at 1M tasks a build at
    * once held every request for 1–2 s), and answers `undefined` until it is done: the caller sorts
-   * its candidates meanwhile.
+   * its candidates meanwhile. Its later re-sorts (after many writes) run the same way, readers
+   * keeping the current order meanwhile.
    */
   sortIndex(sort: Sort): SortIndex | undefined {
     const field = Object.keys(sort)[0];
     if (field === undefined || !this.single.has(field)) return undefined;
     let index = this.sortIndexes.get(field);
     if (!index) {
-      index = new SortIndex(field);
+      // a large collection re-sorts its sort indexes in the background too (SortIndex.refresh)
+      index = new SortIndex(field, undefined, (ix) => this.bySlot.length >= this.sortInStepsFrom && (this.buildInSteps(ix), true));
       this.sortIndexes.set(field, index); // from here on every write reaches it
       if (this.bySlot.length >= this.sortInStepsFrom) {
         index.beginSteps();

@@ -22,6 +22,8 @@ interface Steps {
   ids: Array<string | undefined>;
   /** Sorted runs waiting to be merged (a queue: merged pairwise, the result to the back). */
   runs: Int32Array<ArrayBuffer>[];
+  /** Slots written after their key was read: the changed slots of the new base. (A slot added meanwhile is read by a later step.) */
+  after: Set<number>;
   merge: { a: Int32Array<ArrayBuffer>; b: Int32Array<ArrayBuffer>; out: Int32Array<ArrayBuffer>; i: number; j: number } | undefined;
 }
 
@@ -61,6 +63,13 @@ export class SortIndex {
     readonly field: string,
     /** Slots per step of a build in steps ({@link SORT_BUILD_STEP}; smaller in tests). */
     private readonly stepSize = SORT_BUILD_STEP,
+    /**
+     * Asked to run the steps of a re-sort in the background (true: it will call {@link buildStep}
+     * until done; false or absent: the index re-sorts itself at once). See {@link refresh}.
+     */
+    private readonly background?: (index: SortIndex) => boolean,
+    /** The fewest changed slots that make a re-sort ({@link MIN_REBUILD}; smaller in tests). */
+    private readonly minRebuild = MIN_REBUILD,
   ) {
     this.path = field.split('.');
   }
@@ -77,8 +86,11 @@ export class SortIndex {
       this.ids[slot] = undefined;
       this.multi.delete(slot);
     } else if (!this.setKey(slot, doc)) return;
-    // built, or being built: the base holds (or will hold) the slot where its old key put it
-    if (this.built || this.steps) this.markChanged(slot);
+    // the base holds the slot where its old key put it
+    if (this.built) this.markChanged(slot);
+    // and so will the base being built, when its key was read already
+    const st = this.steps;
+    if (st && slot < st.next) st.after.add(slot);
   }
 
   /** Sets the keys of the document in `slot`; false when they are the ones already there. */
@@ -95,19 +107,21 @@ export class SortIndex {
 
   /**
    * Starts building the base in steps instead of at the first read (a large collection: sorting a
-   * million keys at once holds the event loop for a second or more). Until {@link ready}, callers
-   * sort their candidates themselves; {@link buildStep} does the work a slice at a time. Writes
-   * meanwhile are recorded as changed slots, as after a build, so the base may place them by a key
-   * they no longer have: readers skip those positions and merge the slots in by their keys.
+   * million keys at once holds the event loop for a second or more); {@link buildStep} does the
+   * work a slice at a time. A first build: until {@link ready}, callers sort their candidates
+   * themselves. A re-sort (see {@link refresh}): readers keep the current base and its changed
+   * slots meanwhile. Slots written after their key was read become the changed slots of the new
+   * base: readers skip their positions and merge them in by their keys.
    */
   beginSteps(): void {
-    this.steps = { next: 0, keys: [], ids: [], runs: [], merge: undefined };
+    this.steps = { next: 0, keys: [], ids: [], runs: [], after: new Set(), merge: undefined };
   }
 
   /**
    * One slice of a build begun by {@link beginSteps}: reads the keys of the next
-   * `stepSize` ({@link SORT_BUILD_STEP}) slots of `docs` (the collection's documents by slot) and sorts them into
-   * a run, or merges up to that many slots of two runs; the last merge makes the base. Returns true
+   * `stepSize` ({@link SORT_BUILD_STEP}) slots of `docs` (the collection's documents by slot, new
+   * ones included: reading resumes when slots were added) and sorts them into a run, or merges up
+   * to that many slots of two runs; the last merge makes the base. Returns true
    * when the index is {@link ready}. Runs are ordered by the keys as read, never by keys changed
    * since (a changed slot is merged in at read time, see {@link write}).
    */
@@ -127,7 +141,7 @@ export class SortIndex {
       for (let slot = st.next; slot < end; slot++) {
         const entry = docs[slot];
         if (!entry) continue;
-        if (this.changedMark[slot] !== 1) this.setKey(slot, entry.doc); // (a slot written meanwhile has its keys)
+        if (!this.built) this.setKey(slot, entry.doc); // (a built index has every key current)
         st.keys[slot] = this.keys[slot];
         st.ids[slot] = this.ids[slot];
         live.push(slot);
@@ -168,6 +182,9 @@ export class SortIndex {
   private finishSteps(base: Int32Array<ArrayBuffer>, st: Steps): void {
     this.setBase(base, st.keys, Math.max(this.ids.length, st.ids.length));
     this.steps = undefined;
+    this.changedMark.fill(0);
+    this.changed = [];
+    for (const slot of st.after) this.markChanged(slot);
   }
 
   /**
@@ -364,12 +381,27 @@ export class SortIndex {
     return x < y ? -1 : x > y ? 1 : 0;
   }
 
-  /** Rebuilds the base when it was never built or too many slots changed since. */
+  /**
+   * Rebuilds the base when it was never built or too many slots changed since (max(1,024, 1/16
+   * of the base): readers merge the changed slots in, sorting them, on every read). With a
+   * {@link background} that takes it, a re-sort starts in steps from max(1,024, 1/64 of the base)
+   * changed slots and readers keep the current base meanwhile; at once only if the changed slots
+   * still reach the 1/16 mark.
+   */
   private refresh(): void {
-    if (!this.built || this.changed.length > Math.max(MIN_REBUILD, this.base.length >> 4)) this.rebuild();
+    if (!this.built) return this.rebuild();
+    const changed = this.changed.length;
+    if (changed <= Math.max(this.minRebuild, this.base.length >> 6)) return;
+    if (!this.steps && this.background) {
+      this.beginSteps();
+      if (!this.background(this)) this.steps = undefined;
+    }
+    if (changed <= Math.max(this.minRebuild, this.base.length >> 4)) return;
+    this.rebuild();
   }
 
   private rebuild(): void {
+    this.steps = undefined; // (a re-sort in steps still running is overtaken)
     const live: number[] = [];
     for (let s = 0; s < this.ids.length; s++) if (this.ids[s] !== undefined) live.push(s);
     live.sort((a, b) => this.compare(a, b));
