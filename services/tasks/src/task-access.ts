@@ -1,4 +1,4 @@
-import { callerId, EncodedJson, FrozenJsonMemo, type CallContext } from '@app/shared/bus';
+import { callerId, FrozenJsonMemo, jsonText, type CallContext, type EncodedJson } from '@app/shared/bus';
 import type { LinkedItem, Note, TaskDetail } from '@app/shared/contracts';
 import {
   canReadTask, canWriteTask, checkIfMatch, distinct, isUuid, loadPrincipal, nextVersion, readableTasksFilter, toTask, versionGuard, versionOf,
@@ -142,5 +142,5 @@ export async function taskDetailJson(store: DocumentStore, principal: () => Prom
   const head = encodedTasks.json(task).slice(0, -1); // without its closing brace
   const noteTexts = notes.map((n) => encodedNotes.json(n)).join(',');
   const from = derivedFrom ? `,"derivedFrom":${JSON.stringify(derivedFrom)}` : '';
-  return new EncodedJson(`${head},"notes":[${noteTexts}],"linkedTo":${JSON.stringify(linkedTo)}${from}}`, versionOf(task));
+  return jsonText<TaskDetail>(`${head},"notes":[${noteTexts}],"linkedTo":${JSON.stringify(linkedTo)}${from}}`, versionOf(task));
 }

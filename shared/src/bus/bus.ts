@@ -69,7 +69,6 @@ export function callerId(ctx: Pick<CallContext, 'userId'>): string {
 }
 
 /**
-/**
  * A handler: a plain async function of `(input, ctx)` returning the op's response, or that
  * response already serialized ({@link EncodedJson}).
  */

@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import { callerId, EncodedJson, type Handler } from '@app/shared/bus';
+import { callerId, jsonText, type Handler } from '@app/shared/bus';
 import type { QueryOps, SortDTO, TasksQueryResult } from '@app/shared/contracts';
 import { loadPrincipal, readableTasksFilter, type ServiceDeps } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
@@ -50,7 +50,7 @@ export const queryTasks =
       view === 'lite' ? { description: 0 } : undefined,
     );
     const n = (v: number) => JSON.stringify(v);
-    return new EncodedJson<Static<typeof TasksQueryResult>>(
+    return jsonText<Static<typeof TasksQueryResult>>(
       `{"data":[${docs.map((d) => taskJson(d, view)).join(',')}],"total":${n(total)},"page":${n(page)},"pageSize":${n(pageSize)},"totalPages":${n(Math.ceil(total / pageSize))}}`,
     );
   };

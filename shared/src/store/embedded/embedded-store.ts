@@ -110,7 +110,7 @@ export class EmbeddedStore implements DocumentStore {
   };
   private readonly states = new Map<string, CollectionState>();
   private seq = 0;
-  /** The last sqlite rowid given to a new document (file-backed; see {@link commit}). */
+  /** The largest sqlite rowid loaded or given to a new document (file-backed; see {@link commit}). */
   private lastRowid = 0;
   private closed = false;
   /** TTL indexes ensured: collection → field and seconds (swept by {@link sweepExpired}). */
@@ -145,7 +145,6 @@ export class EmbeddedStore implements DocumentStore {
     }
     const journal = new Journal(join(opts.dir, 'store.sqlite'), opts.sync);
     const store = new EmbeddedStore(journal, opts.log, opts.deferIndexesFrom ?? DEFERRED_INDEX_MIN_DOCS);
-    store.lastRowid = journal.maxRowid();
     const started = Date.now();
     let count = 0;
     // the indexes declared before (ensureIndexes) are filled in the load pass: no pass per index later
@@ -162,6 +161,7 @@ export class EmbeddedStore implements DocumentStore {
       freezeParsed(doc);
       // (a row's id is its document's _id: every write journals doc._id as the id)
       state!.load(doc._id as string, doc, ++store.seq, rowid);
+      store.lastRowid = rowid; // rows come in rowid order: the last is the largest
       count++;
     }
     opts.log?.info({ file: journal.file, documents: count, ms: Date.now() - started }, 'embedded store loaded');

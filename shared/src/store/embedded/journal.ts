@@ -212,11 +212,6 @@ export class Journal {
     this.db.exec('VACUUM');
   }
 
-  /** The largest rowid of a stored document (0 when none): the store gives new documents the next ones. */
-  maxRowid(): number {
-    return (this.db.prepare('SELECT max(rowid) FROM docs').pluck().get() as number | null) ?? 0;
-  }
-
   /** Every stored document, in rowid order (first-insert order), as raw rows. */
   rows(): IterableIterator<JournalRow> {
     return this.db.prepare('SELECT rowid, coll, body FROM docs ORDER BY rowid').raw(true).iterate() as IterableIterator<JournalRow>;

@@ -74,7 +74,7 @@ export class SortIndex {
     this.path = field.split('.');
   }
 
-  /** True once the sorted base exists: a walk or a top-n may be asked for (see {@link beginSteps}). */
+  /** False only while a first build in steps runs ({@link beginSteps}): until then a walk or a top-n may not be asked for. */
   get ready(): boolean {
     return this.built || this.steps === undefined;
   }

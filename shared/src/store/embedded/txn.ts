@@ -29,8 +29,8 @@ export interface Change {
   /** Set by the store's commit: no stored document had this id before (the journal inserts its row). */
   inserted?: boolean;
   /**
-   * Set by the store's commit for a grouped text change of a stored document (the slot it holds):
-   * a candidate of every text search until the journal has written it (text-index.ts `journaled`).
+   * Set by the store's commit for a new document or new text of a text collection (the slot it
+   * holds): a candidate of every text search until the journal has written it (text-index.ts `journaled`).
    */
   textSlot?: number;
 }
