@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileQuery, type Expr, type Query } from '@app/shared/query';
 import { compileFilter, EmbeddedStore, type Doc, type Filter } from '@app/shared/store';
-import { foldText, requiredLiterals } from '../../src/store/embedded/text-index.js';
+import { foldText, MAX_QUERY_TRIGRAMS, requiredLiterals, TEXT_INDEX_VERSION, trigramQuery } from '../../src/store/embedded/text-index.js';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -43,6 +43,14 @@ describe('text index: the pieces', () => {
         expect([x, y, foldText(y).includes(foldText(x))]).toEqual([x, y, regexSays]);
       }
     }
+  });
+
+  it('asks FTS for the AND of each literal\'s distinct trigrams, quoted, by code point, at most MAX_QUERY_TRIGRAMS each', () => {
+    expect(trigramQuery(['WEBHOOK'])).toBe('"WEB" AND "EBH" AND "BHO" AND "HOO" AND "OOK"');
+    expect(trigramQuery(['AAAA', 'A"B'])).toBe('"AAA" AND "A""B"');
+    expect(trigramQuery(['😀AB'])).toBe('"😀AB"');
+    const long = trigramQuery([Array.from({ length: 200 }, (_, i) => String.fromCharCode(65 + (i % 26)) + String.fromCharCode(65 + ((i * 7) % 26))).join('')]);
+    expect(long.split(' AND ')).toHaveLength(MAX_QUERY_TRIGRAMS);
   });
 
   it('finds the literal pieces of the compiled ~ and LIKE patterns, and refuses other shapes', () => {
@@ -264,7 +272,7 @@ describe('text index: use and upkeep', () => {
     const rowids = raw.prepare("SELECT rowid FROM docs WHERE coll = 'tasks' AND id IN ('t00002', 't00007', 't00014')").pluck().all() as number[];
     expect(rowids).toHaveLength(3);
     for (const rowid of rowids) {
-      raw.prepare('DELETE FROM text_tasks WHERE rowid = ?').run(rowid);
+      for (const field of ['title', 'description']) raw.prepare(`DELETE FROM text_tasks_${field} WHERE rowid = ?`).run(rowid);
       raw.prepare("INSERT INTO text_pending (coll, rowid) VALUES ('tasks', ?)").run(rowid);
     }
     raw.close();
@@ -308,11 +316,21 @@ describe('text index: use and upkeep', () => {
       expect(await ids(store, tilde('title', 'platypus'))).toEqual(['after-copy', docs[5]!._id].sort());
       expect(await store.collection('tasks').countDocuments({})).toBe(301);
     }
-    // an index of another version (or emptied) is rebuilt: make it stale by hand
+    // an index of another version is rebuilt: here version 1's one two-column table (detail=full),
+    // replaced by one table per field and dropped
     const raw = new Database(join(dir, 'store.sqlite'));
-    raw.exec('DELETE FROM text_tasks; UPDATE text_meta SET version = 0');
+    raw.exec("DROP TABLE text_tasks_title; DROP TABLE text_tasks_description; UPDATE text_meta SET version = 1");
+    raw.exec("CREATE VIRTUAL TABLE text_tasks USING fts5(title, description, tokenize = 'trigram case_sensitive 1', content = '', contentless_delete = 1)");
     raw.close();
-    await using store = await EmbeddedStore.open({ dir });
-    expect(await ids(store, filter)).toEqual(scan(docs, filter));
+    {
+      await using store = await EmbeddedStore.open({ dir });
+      expect(await ids(store, filter)).toEqual(scan(docs, filter));
+      expect(await ids(store, tilde('title', 'platypus'))).toEqual(['after-copy', docs[5]!._id].sort());
+    }
+    const rebuilt = new Database(join(dir, 'store.sqlite'));
+    const tables = rebuilt.prepare("SELECT name FROM sqlite_master WHERE name IN ('text_tasks', 'text_tasks_title', 'text_tasks_description') ORDER BY name").pluck().all();
+    expect(tables).toEqual(['text_tasks_description', 'text_tasks_title']);
+    expect(rebuilt.prepare("SELECT version FROM text_meta WHERE coll = 'tasks'").pluck().get()).toBe(TEXT_INDEX_VERSION);
+    rebuilt.close();
   });
 });

@@ -136,9 +136,13 @@ export class Journal {
     const apply = (c: Change) => {
       const rowid = c.rowid;
       if (rowid === undefined) return; // a delete of a document that was never stored
+      let inserted = false;
       if (!c.doc) remove.run(rowid);
-      else if (c.inserted || update.run(JSON.stringify(c.doc), rowid).changes === 0) insert.run(rowid, c.collection, c.id, JSON.stringify(c.doc));
-      if (!oneStatement(c)) text.mark(c.collection, rowid, c.doc);
+      else if (c.inserted || update.run(JSON.stringify(c.doc), rowid).changes === 0) {
+        insert.run(rowid, c.collection, c.id, JSON.stringify(c.doc));
+        inserted = true;
+      }
+      if (!oneStatement(c)) text.mark(c.collection, rowid, c.doc, inserted);
     };
     const many = this.db.transaction((changes: Change[]) => changes.forEach(apply));
     // One statement is atomic on its own (autocommit): no BEGIN/COMMIT round for a single change.

@@ -24,7 +24,7 @@ export const TEXT_FIELDS: Readonly<Record<string, readonly string[]>> = Object.f
  * Version of the FTS tables' content (folding, fields). A data dir whose tables carry another
  * version, or none (written before the text index existed), is re-indexed at open.
  */
-export const TEXT_INDEX_VERSION = 1;
+export const TEXT_INDEX_VERSION = 2;
 
 /** Literal pieces shorter than this many characters (code points) cannot use trigrams. */
 export const MIN_LITERAL = 3;
@@ -179,18 +179,63 @@ export function indexedText(doc: Doc, field: string): string {
   return texts.length === 0 ? '' : foldText(texts.join('\n'));
 }
 
-const tableOf = (collection: string) => `text_${collection}`;
+/** The FTS table of one text field of a collection (`text_tasks_title`). */
+const tableOf = (collection: string, field: string) => `text_${collection}_${field}`;
+/** The one two-column FTS table per collection of {@link TEXT_INDEX_VERSION} 1 (`text_tasks`), dropped at the rebuild. */
+const legacyTableOf = (collection: string) => `text_${collection}`;
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** How long a written document's FTS row may wait to be written with others (ms; {@link TextTables}). */
 export const TEXT_FLUSH_MS = 10;
 
+/** At most this many distinct trigrams of a literal are looked up (the rest only narrow further; the exact test follows). */
+export const MAX_QUERY_TRIGRAMS = 24;
+
 /**
- * The FTS5 tables of the journal's sqlite database (one per collection of {@link TEXT_FIELDS},
- * contentless, `rowid` = the document's `docs.rowid`), a `text_meta(coll, version)` table and a
- * `text_pending(coll, rowid)` table. Constructed on the open database: tables missing or of
- * another {@link TEXT_INDEX_VERSION} are (re)built from the stored documents in one transaction.
- * Errors propagate (the journal maps them).
+ * The FTS5 MATCH expression of rows holding every literal (folded, ≥ 3 code points): each literal's
+ * distinct trigrams, AND-ed, as quoted single-token strings (`"WEB" AND "EBH" AND …`). A table
+ * with `detail=none` keeps no positions, so a phrase query cannot run on it; the AND of a literal's
+ * trigrams finds a superset of the rows containing it, which the caller narrows with the exact
+ * test. At most {@link MAX_QUERY_TRIGRAMS} per literal, spread over it.
+ */
+export function trigramQuery(literals: readonly string[]): string {
+  const terms = new Set<string>();
+  for (const literal of literals) {
+    const cps = Array.from(literal);
+    const grams: string[] = [];
+    for (let i = 0; i + 3 <= cps.length; i++) grams.push(cps[i]! + cps[i + 1]! + cps[i + 2]!);
+    const distinct = [...new Set(grams)];
+    const step = Math.max(1, distinct.length / MAX_QUERY_TRIGRAMS);
+    for (let i = 0; i < distinct.length && terms.size < MAX_QUERY_TRIGRAMS * literals.length; i += step) terms.add(distinct[Math.floor(i)]!);
+  }
+  return [...terms].map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ');
+}
+
+/** The statements of one text field's FTS table. */
+interface FieldTable {
+  field: string;
+  insert: Database.Statement;
+  drop: Database.Statement;
+  search: Database.Statement;
+}
+
+/** A pending document: its text to index (null: deleted) and whether it never had FTS rows (a new document: no delete first). */
+interface PendingRow {
+  doc: Doc | null;
+  fresh: boolean;
+}
+
+/**
+ * The FTS5 tables of the journal's sqlite database: one per text field of each collection of
+ * {@link TEXT_FIELDS} (`text_<coll>_<field>`, contentless, `detail=none`, `rowid` = the document's
+ * `docs.rowid`), a `text_meta(coll, version)` table and a `text_pending(coll, rowid)` table.
+ * Constructed on the open database: tables missing or of another {@link TEXT_INDEX_VERSION} are
+ * (re)built from the stored documents in one transaction. Errors propagate (the journal maps them).
+ *
+ * `detail=none` (no token positions): an FTS row costs about a third less to write than with
+ * `detail=full` (11 vs 17 µs per task, bare better-sqlite3, docs/bench.md), and a search looks up
+ * the AND of each literal's trigrams ({@link trigramQuery}) instead of a phrase: a superset, which
+ * the exact test narrows as it always did. One table per field, since `detail=none` has no column filters.
  *
  * Deferred FTS rows (docs/store.md "Text search"): an FTS5 write costs ~110 µs per sqlite
  * transaction whatever its size, so a document write does not write its FTS row. It writes its
@@ -202,18 +247,16 @@ export const TEXT_FLUSH_MS = 10;
  * in `text_pending` (a crash before the flush) are indexed first.
  */
 export class TextTables {
-  private readonly inserts = new Map<string, Database.Statement>();
-  private readonly dropRows = new Map<string, Database.Statement>();
-  private readonly searches = new Map<string, Database.Statement>();
+  private readonly tables = new Map<string, FieldTable[]>();
   private readonly markPending: Database.Statement;
   private readonly clearPending: Database.Statement;
-  /** Written and committed, FTS row not yet written: collection → rowid → the document (null: deleted). */
-  private readonly pending = new Map<string, Map<number, Doc | null>>();
+  /** Written and committed, FTS rows not yet written: collection → rowid → the document. */
+  private readonly pending = new Map<string, Map<number, PendingRow>>();
   /** Marked by the sqlite transaction in progress (pending once it commits: {@link committed}). */
-  private staged: { collection: string; rowid: number; doc: Doc | null }[] = [];
+  private staged: { collection: string; rowid: number; doc: Doc | null; inserted: boolean }[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly writePending: () => void;
-  /** Documents indexed at open because the table was missing or stale, per collection. */
+  /** Documents indexed at open because the tables were missing or stale, per collection. */
   readonly rebuilt = new Map<string, number>();
 
   constructor(private readonly db: Database.Database) {
@@ -223,24 +266,30 @@ export class TextTables {
     this.clearPending = db.prepare('DELETE FROM text_pending WHERE coll = ? AND rowid = ?');
     const versionOf = db.prepare('SELECT version FROM text_meta WHERE coll = ?').pluck();
     for (const [coll, fields] of Object.entries(TEXT_FIELDS)) {
-      const table = quote(tableOf(coll));
       if (versionOf.get(coll) !== TEXT_INDEX_VERSION) {
         this.rebuild(coll, fields);
         db.prepare('DELETE FROM text_pending WHERE coll = ?').run(coll);
       }
-      this.dropRows.set(coll, db.prepare(`DELETE FROM ${table} WHERE rowid = ?`));
-      this.inserts.set(coll, db.prepare(`INSERT INTO ${table} (rowid, ${fields.map(quote).join(', ')}) VALUES (?, ${fields.map(() => '?').join(', ')})`));
-      this.searches.set(coll, db.prepare(`SELECT rowid FROM ${table} WHERE ${table} MATCH ?`).pluck());
+      this.tables.set(coll, fields.map((field) => {
+        const table = quote(tableOf(coll, field));
+        return {
+          field,
+          insert: db.prepare(`INSERT INTO ${table} (rowid, text) VALUES (?, ?)`),
+          drop: db.prepare(`DELETE FROM ${table} WHERE rowid = ?`),
+          search: db.prepare(`SELECT rowid FROM ${table} WHERE ${table} MATCH ?`).pluck(),
+        };
+      }));
     }
     const bodyOf = db.prepare('SELECT body FROM docs WHERE coll = ? AND rowid = ?').pluck();
     this.writePending = db.transaction(() => {
       for (const [coll, rows] of this.pending) {
-        const drop = this.dropRows.get(coll);
-        const insert = this.inserts.get(coll);
-        for (const [rowid, doc] of rows) {
-          if (drop && insert) {
-            drop.run(rowid);
-            if (doc) insert.run(rowid, ...TEXT_FIELDS[coll]!.map((f) => indexedText(doc, f)));
+        const tables = this.tables.get(coll);
+        for (const [rowid, { doc, fresh }] of rows) {
+          if (tables) {
+            for (const t of tables) {
+              if (!fresh) t.drop.run(rowid);
+              if (doc) t.insert.run(rowid, indexedText(doc, t.field));
+            }
           }
           this.clearPending.run(coll, rowid);
         }
@@ -249,12 +298,12 @@ export class TextTables {
     // rows left pending by a crash before their flush: indexed from the stored documents now
     for (const [coll, rowid] of db.prepare('SELECT coll, rowid FROM text_pending').raw().all() as [string, number][]) {
       const body = bodyOf.get(coll, rowid) as string | undefined;
-      this.pendingOf(coll).set(rowid, body === undefined ? null : (JSON.parse(body) as Doc));
+      this.pendingOf(coll).set(rowid, { doc: body === undefined ? null : (JSON.parse(body) as Doc), fresh: false });
     }
     this.flushPending();
   }
 
-  private pendingOf(collection: string): Map<number, Doc | null> {
+  private pendingOf(collection: string): Map<number, PendingRow> {
     let rows = this.pending.get(collection);
     if (!rows) this.pending.set(collection, (rows = new Map()));
     return rows;
@@ -276,7 +325,11 @@ export class TextTables {
   /** The sqlite transaction of the marks staged since the last call committed: they are pending now. */
   committed(): void {
     if (this.staged.length === 0) return;
-    for (const { collection, rowid, doc } of this.staged) this.pendingOf(collection).set(rowid, doc);
+    for (const { collection, rowid, doc, inserted } of this.staged) {
+      const rows = this.pendingOf(collection);
+      // a document inserted and changed again before its flush still has no FTS rows
+      rows.set(rowid, { doc, fresh: rows.get(rowid)?.fresh ?? inserted });
+    }
     this.staged = [];
     // a failed flush is retried by the next write's timer (the rows stay pending meanwhile)
     this.timer ??= setTimeout(() => {
@@ -296,19 +349,20 @@ export class TextTables {
 
   /** True when `collection` has text fields (its text changes are marked through {@link mark}). */
   has(collection: string): boolean {
-    return this.inserts.has(collection);
+    return this.tables.has(collection);
   }
 
   /**
    * Marks the document of `rowid` in a text collection (its `docs` row just written with `doc`, or
-   * deleted: `doc` null) in `text_pending`; its FTS row follows in {@link flushPending}. (A write
-   * whose text fields are unchanged is not marked: its FTS row stays.) Call inside the journal's
-   * sqlite transaction, after the row's write, then {@link committed} or {@link discarded}.
+   * deleted: `doc` null; `inserted`: the row is new, so it has no FTS rows yet) in `text_pending`;
+   * its FTS rows follow in {@link flushPending}. (A write whose text fields are unchanged is not
+   * marked: its FTS rows stay.) Call inside the journal's sqlite transaction, after the row's
+   * write, then {@link committed} or {@link discarded}.
    */
-  mark(collection: string, rowid: number, doc: Doc | null): void {
-    // the FTS row follows later (flushPending); the mark is durable with the document
+  mark(collection: string, rowid: number, doc: Doc | null, inserted: boolean): void {
+    // the FTS rows follow later (flushPending); the mark is durable with the document
     this.markPending.run(collection, rowid);
-    this.staged.push({ collection, rowid, doc });
+    this.staged.push({ collection, rowid, doc, inserted });
   }
 
   /**
@@ -316,8 +370,9 @@ export class TextTables {
    * characters), plus every pending rowid of the collection (a superset: see the class comment).
    */
   search(collection: string, field: string, literals: readonly string[]): number[] {
-    const match = literals.map((l) => `${quote(field)} : "${l.replace(/"/g, '""')}"`).join(' AND ');
-    const found = this.searches.get(collection)!.all(match) as number[];
+    const table = this.tables.get(collection)?.find((t) => t.field === field);
+    if (!table) throw new Error(`no text index on ${collection}.${field}`);
+    const found = table.search.all(trigramQuery(literals)) as number[];
     const pending = this.pending.get(collection);
     if (!pending || pending.size === 0) return found;
     const all = new Set(found);
@@ -326,11 +381,14 @@ export class TextTables {
   }
 
   private rebuild(coll: string, fields: readonly string[]): void {
-    const table = quote(tableOf(coll));
     const build = this.db.transaction(() => {
-      this.db.exec(`DROP TABLE IF EXISTS ${table}`);
-      this.db.exec(`CREATE VIRTUAL TABLE ${table} USING fts5(${fields.map(quote).join(', ')}, tokenize = 'trigram case_sensitive 1', content = '', contentless_delete = 1)`);
-      const insert = this.db.prepare(`INSERT INTO ${table} (rowid, ${fields.map(quote).join(', ')}) VALUES (?, ${fields.map(() => '?').join(', ')})`);
+      this.db.exec(`DROP TABLE IF EXISTS ${quote(legacyTableOf(coll))}`);
+      const inserts = fields.map((field) => {
+        const table = quote(tableOf(coll, field));
+        this.db.exec(`DROP TABLE IF EXISTS ${table}`);
+        this.db.exec(`CREATE VIRTUAL TABLE ${table} USING fts5(text, tokenize = 'trigram case_sensitive 1', content = '', contentless_delete = 1, detail = none)`);
+        return { field, insert: this.db.prepare(`INSERT INTO ${table} (rowid, text) VALUES (?, ?)`) };
+      });
       // in batches: better-sqlite3 cannot write while a read's iterator is open
       const batch = this.db.prepare('SELECT rowid, body FROM docs WHERE coll = ? AND rowid > ? ORDER BY rowid LIMIT 5000').raw();
       let n = 0;
@@ -339,7 +397,7 @@ export class TextTables {
         if (rows.length === 0) break;
         for (const [rowid, body] of rows) {
           const doc = JSON.parse(body) as Doc;
-          insert.run(rowid, ...fields.map((f) => indexedText(doc, f)));
+          for (const { field, insert } of inserts) insert.run(rowid, indexedText(doc, field));
         }
         n += rows.length;
         last = rows[rows.length - 1]![0];
