@@ -57,6 +57,12 @@ export interface CallContext {
   idempotency: IdempotencyInput | undefined;
   /** Reply headers the handler wants sent (replay flag); the dispatch adds the op's version. */
   reply: ReplyMeta;
+  /**
+   * A reply value the handler's code already serialized, with its JSON text (an Idempotency-Key
+   * record's reply, issue 11): when the handler returns that very object, the dispatch sends
+   * `json` instead of serializing it again (a replay is then the stored text itself).
+   */
+  encoded?: { value: unknown; json: string };
 }
 
 /**

@@ -94,6 +94,7 @@ class Context implements CallContext {
   readonly ifMatch: string | undefined;
   idempotency: IdempotencyInput | undefined;
   readonly reply: ReplyMeta = {};
+  encoded: { value: unknown; json: string } | undefined;
 
   constructor(
     readonly requestId: string,
@@ -148,7 +149,8 @@ export async function dispatchReply(
     const out = await binding.handler(input as never, ctx);
     const version = out === null || out === undefined ? undefined : out instanceof EncodedJson ? out.version : binding.op.versionOf?.(out);
     if (version !== undefined) ctx.reply.version = version;
-    return { text: encodeOk(out), meta: ctx.reply };
+    const text = ctx.encoded !== undefined && ctx.encoded.value === out ? `${OK_PREFIX}${ctx.encoded.json}}` : encodeOk(out);
+    return { text, meta: ctx.reply };
   } catch (e) {
     const err = AppError.from(e);
     if (err.status >= 500) ctx.log.error({ err: AppError.is(e) && err.code !== 'INTERNAL' ? err : e }, 'request failed');

@@ -126,7 +126,12 @@ export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: W
       ctx.reply.traceId = rec.request_id;
       throw AppError.fromWire(JSON.parse(rec.error));
     }
-    return JSON.parse(rec.reply ?? 'null') as R;
+    return encoded(JSON.parse(rec.reply ?? 'null') as R, rec.reply ?? 'null');
+  };
+  // the reply's text, made once: stored in the record and sent as it is (CallContext.encoded)
+  const encoded = (value: R, json: string): R => {
+    ctx.encoded = { value, json };
+    return value;
   };
 
   const claim: IdempotencyDoc = {
@@ -162,13 +167,16 @@ export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: W
   try {
     return await store.withTransaction((session) =>
       inTransaction(session, async (result, s) => {
-        await records.updateOne(mine, finish({ reply: JSON.stringify(result ?? null) }), { session: s });
+        const json = JSON.stringify(result ?? null);
+        await records.updateOne(mine, finish({ reply: json }), { session: s });
+        encoded(result, json);
       })(),
     );
   } catch (e) {
     if (e instanceof RolledBack) {
-      await records.updateOne(mine, finish({ reply: JSON.stringify(e.result ?? null) }));
-      return e.result as R;
+      const json = JSON.stringify(e.result ?? null);
+      await records.updateOne(mine, finish({ reply: json }));
+      return encoded(e.result as R, json);
     }
     const err = AppError.from(e);
     try {

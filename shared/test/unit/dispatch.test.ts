@@ -93,6 +93,30 @@ describe('dispatch of a pre-serialized reply (EncodedJson)', () => {
   });
 });
 
+describe('dispatch of a value the handler already serialized (ctx.encoded)', () => {
+  const Versioned = op({ ...Rename, subject: 'test.versioned', versionOf: () => 7 });
+  const text = '{ "id": "t1",  "title": "Plan" }';
+
+  it('sends the text when the handler returns that very value, with the version of the value', async () => {
+    const h = bind(Versioned, async (_input, ctx) => {
+      const value = { id: 't1', title: 'Plan' };
+      ctx.encoded = { value, json: text };
+      return value;
+    });
+    const { text: out, meta } = await dispatchReply(h, '{"id":"t1","title":"x"}', {}, Versioned.subject, log);
+    expect(out).toBe(`${OK_PREFIX}${text}}`);
+    expect(meta.version).toBe(7);
+  });
+
+  it('serializes the value as usual when the handler returns another object', async () => {
+    const h = bind(Rename, async (input, ctx) => {
+      ctx.encoded = { value: { id: 'other', title: 'Other' }, json: text };
+      return input;
+    });
+    expect(await dispatch(h, '{"id":"t1","title":"x"}', {}, Rename.subject, log)).toBe(`${OK_PREFIX}{"id":"t1","title":"x"}}`);
+  });
+});
+
 describe('decodeReplyText', () => {
   it('returns the data text of a success reply', () => {
     expect(decodeReplyText('{"ok":true,"data":{"a":[1,2]}}')).toBe('{"a":[1,2]}');
