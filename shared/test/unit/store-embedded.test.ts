@@ -248,6 +248,34 @@ describe('EmbeddedStore indexes', () => {
     expect((await page()).ids).toEqual(expected(moved));
   });
 
+  it('keeps a sorted page while the collection is unchanged: asked again it examines nothing, and a write is seen at once', async () => {
+    await using store = EmbeddedStore.memory();
+    await store.ensureIndexes([{ collection: 'tasks', keys: { status: 1 } }, { collection: 'tasks', keys: { order: 1 } }]);
+    const tasks = store.collection('tasks');
+    await tasks.insertMany(Array.from({ length: 2_000 }, (_, i) => ({ _id: `t${String(i).padStart(4, '0')}`, status: i % 4 === 0 ? 'doing' : 'todo', title: `task ${i}`, order: (i * 7_919) % 2_000 })));
+    const page = async (filter: Filter) => {
+      const before = store.stats.docsExamined;
+      const [found, total] = await Promise.all([tasks.find(filter, { sort: { order: 1, _id: 1 }, limit: 5 }), tasks.countDocuments(filter)]);
+      return { ids: found.map((d) => d._id), total, examined: store.stats.docsExamined - before };
+    };
+    const filter = { status: { $in: ['doing'] } };
+    const first = await page(filter);
+    expect(first.examined).toBeGreaterThan(0);
+    // the same filter (another object, same content): the kept page and its plan, nothing examined
+    expect(await page({ status: { $in: ['doing'] } })).toEqual({ ...first, examined: 0 });
+    // a write changes the collection: the page is made again and shows it
+    await tasks.insertOne({ _id: 'first', status: 'doing', title: 'new 0', order: -1 });
+    const after = await page(filter);
+    expect(after.ids).toEqual(['first', ...first.ids.slice(0, 4)]);
+    expect(after.total).toBe(first.total + 1);
+    // a filter holding a RegExp object is never kept (its JSON text would not tell /0$/ from /1$/)
+    const zero = await page({ status: 'doing', title: /0$/ });
+    const one = await page({ status: 'doing', title: /1$/ });
+    expect(zero.ids[0]).toBe('first');
+    expect(zero.total).toBe(101); // 'doing' tasks are the multiples of 4: 100 of them end in 0, and 'new 0'
+    expect(one).toMatchObject({ ids: [], total: 0 }); // none ends in 1
+  });
+
   it('serves a small sorted page of a large collection by walking the sort index, also after many writes', async () => {
     await using store = EmbeddedStore.memory();
     await store.ensureIndexes([{ collection: 'tasks', keys: { status: 1 } }, { collection: 'tasks', keys: { order: 1 } }]);

@@ -212,6 +212,42 @@ function pinnedId(filter: Filter): unknown {
  */
 const WALK_PER_CANDIDATE = 4;
 
+/** How many sorted pages a collection keeps while it is unchanged (see {@link CollectionState.sortedPage}). */
+export const KEPT_PAGES = 64;
+
+/** True for JSON data only (plain objects, arrays, strings, finite numbers, booleans, null), at most 32 levels deep. */
+function plainData(v: unknown, depth = 0): boolean {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(v);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (v === null) return true;
+  if (depth > 32) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!plainData(v[i], depth + 1)) return false;
+    return true;
+  }
+  if (Object.getPrototypeOf(v) !== Object.prototype) return false;
+  for (const key in v) if (!plainData((v as Record<string, unknown>)[key], depth + 1)) return false;
+  return true;
+}
+
+/**
+ * The key of a sorted page request: the filter's and sort's JSON text and `n`, or `undefined` when
+ * the filter holds anything but JSON data (a RegExp, a Date, `undefined`), whose text would not
+ * tell two filters apart.
+ */
+function pageKey(filter: Filter, sort: Sort, n: number): string | undefined {
+  return plainData(filter) ? `${n}\u0000${JSON.stringify(sort)}\u0000${JSON.stringify(filter)}` : undefined;
+}
+
 /** Collections holding a last plan, forgotten together once the current synchronous run ends. */
 let remembering: CollectionState[] = [];
 
@@ -237,6 +273,9 @@ export class CollectionState {
   lastPlan: { filter: Filter; changes: number; plan: Plan } | undefined;
   /** Sort indexes by field, built on the first sorted read of an indexed field. */
   private readonly sortIndexes = new Map<string, SortIndex>();
+  /** Sorted pages by {@link pageKey}, all made at {@link keptAt} changes (see {@link sortedPage}). */
+  private readonly keptPages = new Map<string, { plan: Plan; slots: number[] }>();
+  private keptAt = -1;
 
   /**
    * `text`: the text index's match sets for this collection's text fields (file-backed stores;
@@ -399,10 +438,34 @@ export class CollectionState {
    * walked until `n` matches are met; with more scattered ones, the candidates are ranked by their
    * sort index positions and only the best `n` kept (no sort keys computed, no documents collected).
    * A plan that is not exact has each candidate it keeps tested against `filter`. `stats` counts
-   * the documents examined.
+   * the documents examined. The last {@link KEPT_PAGES} pages (by filter, sort and `n`, for
+   * filters of plain JSON data) are kept until the collection changes: the same page asked again
+   * of an unchanged collection (a board or a query polled by many clients) is handed out from its
+   * kept slots, with its plan kept for the count asked with it (nothing examined).
    */
   sortedPage(filter: Filter, sort: Sort, n: number, stats: { docsExamined: number }): Doc[] | undefined {
     if (!(n > 0) || !Number.isFinite(n)) return undefined;
+    if (this.keptAt !== this.changes) {
+      this.keptPages.clear();
+      this.keptAt = this.changes;
+    }
+    const key = pageKey(filter, sort, n);
+    const kept = key === undefined ? undefined : this.keptPages.get(key);
+    if (kept) {
+      // the same page of the same unchanged collection: its plan serves the count asked with it
+      if (!this.lastPlan) forgetAfterThisRun(this);
+      this.lastPlan = { filter, changes: this.changes, plan: kept.plan };
+      return kept.slots.map((slot) => this.bySlot[slot]!.doc);
+    }
+    const page = this.pageOf(filter, sort, n, stats);
+    if (page && key !== undefined) {
+      this.keptPages.set(key, { plan: this.plan(filter), slots: page.map((d) => this.entries.get(d._id)!.slot) });
+      if (this.keptPages.size > KEPT_PAGES) this.keptPages.delete(this.keptPages.keys().next().value!);
+    }
+    return page;
+  }
+
+  private pageOf(filter: Filter, sort: Sort, n: number, stats: { docsExamined: number }): Doc[] | undefined {
     const { slots, exact } = this.plan(filter);
     const candidates = slots ? slots.size : this.entries.size;
     if (candidates === 0) return [];
