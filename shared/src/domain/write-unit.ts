@@ -111,6 +111,11 @@ export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: W
   const now = clock.now();
   const ttlMs = (deps.idempotencyTtlHours ?? DEFAULT_IDEMPOTENCY_TTL_HOURS) * 3_600_000;
 
+  // the reply's text, made once: stored in the record and sent as it is (CallContext.encoded)
+  const encoded = (value: R, json: string): R => {
+    ctx.encoded = { value, json };
+    return value;
+  };
   const answer = (rec: IdempotencyDoc): R => {
     if (rec.fingerprint !== idem.fingerprint) {
       throw new AppError('IDEMPOTENCY_KEY_REUSED', {
@@ -127,11 +132,6 @@ export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: W
       throw AppError.fromWire(JSON.parse(rec.error));
     }
     return encoded(JSON.parse(rec.reply ?? 'null') as R, rec.reply ?? 'null');
-  };
-  // the reply's text, made once: stored in the record and sent as it is (CallContext.encoded)
-  const encoded = (value: R, json: string): R => {
-    ctx.encoded = { value, json };
-    return value;
   };
 
   const claim: IdempotencyDoc = {

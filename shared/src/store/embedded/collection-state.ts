@@ -459,13 +459,14 @@ export class CollectionState {
     }
     const page = this.pageOf(filter, sort, n, stats);
     if (page && key !== undefined) {
-      this.keptPages.set(key, { plan: this.plan(filter), slots: page.map((d) => this.entries.get(d._id)!.slot) });
+      this.keptPages.set(key, { plan: this.plan(filter), slots: page });
       if (this.keptPages.size > KEPT_PAGES) this.keptPages.delete(this.keptPages.keys().next().value!);
     }
-    return page;
+    return page?.map((slot) => this.bySlot[slot]!.doc);
   }
 
-  private pageOf(filter: Filter, sort: Sort, n: number, stats: { docsExamined: number }): Doc[] | undefined {
+  /** The slots of {@link sortedPage}'s page, in order (`undefined`: no sort index serves `sort`). */
+  private pageOf(filter: Filter, sort: Sort, n: number, stats: { docsExamined: number }): number[] | undefined {
     const { slots, exact } = this.plan(filter);
     const candidates = slots ? slots.size : this.entries.size;
     if (candidates === 0) return [];
@@ -478,11 +479,11 @@ export class CollectionState {
       return entry !== undefined && (exact || (matches ??= compileFilter(filter))(entry.doc));
     };
     const walk = (n * this.entries.size) / candidates;
-    const out: Doc[] = [];
     if (!slots || walk <= WALK_PER_CANDIDATE * candidates) {
+      const out: number[] = [];
       index.walk(sort, (slot) => {
         if ((slots && !hasSlot(slots, slot)) || !test(slot)) return true;
-        out.push(this.bySlot[slot]!.doc);
+        out.push(slot);
         return out.length < n;
       });
       return out;
@@ -493,11 +494,7 @@ export class CollectionState {
       stats.docsExamined += picked.length;
     } else picked = index.top(sort, slots, n, test);
     // (plan sets hold live slots only; a missing entry would be skipped, never handed out)
-    for (const slot of picked) {
-      const entry = this.bySlot[slot];
-      if (entry) out.push(entry.doc);
-    }
-    return out;
+    return picked.filter((slot) => this.bySlot[slot] !== undefined);
   }
 
   /**
