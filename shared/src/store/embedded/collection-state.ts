@@ -215,8 +215,15 @@ const WALK_PER_CANDIDATE = 4;
 /** How many sorted pages a collection keeps while it is unchanged (see {@link CollectionState.sortedPage}). */
 export const KEPT_PAGES = 64;
 
-/** True for JSON data only (plain objects, arrays, strings, finite numbers, booleans, null), at most 32 levels deep. */
-function plainData(v: unknown, depth = 0): boolean {
+/** Filters with more values than this are not kept (their key would cost more than it saves). */
+const MAX_KEPT_FILTER_VALUES = 512;
+
+/**
+ * True for JSON data only (plain objects, arrays, strings, finite numbers, booleans, null) of at
+ * most {@link MAX_KEPT_FILTER_VALUES} values, 32 levels deep; `budget.left` counts them down.
+ */
+function plainData(v: unknown, budget: { left: number }, depth = 0): boolean {
+  if (--budget.left < 0) return false;
   switch (typeof v) {
     case 'string':
     case 'boolean':
@@ -231,21 +238,21 @@ function plainData(v: unknown, depth = 0): boolean {
   if (v === null) return true;
   if (depth > 32) return false;
   if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) if (!plainData(v[i], depth + 1)) return false;
+    for (let i = 0; i < v.length; i++) if (!plainData(v[i], budget, depth + 1)) return false;
     return true;
   }
   if (Object.getPrototypeOf(v) !== Object.prototype) return false;
-  for (const key in v) if (!plainData((v as Record<string, unknown>)[key], depth + 1)) return false;
+  for (const key in v) if (!plainData((v as Record<string, unknown>)[key], budget, depth + 1)) return false;
   return true;
 }
 
 /**
  * The key of a sorted page request: the filter's and sort's JSON text and `n`, or `undefined` when
  * the filter holds anything but JSON data (a RegExp, a Date, `undefined`), whose text would not
- * tell two filters apart.
+ * tell two filters apart, or more than {@link MAX_KEPT_FILTER_VALUES} values (a long `$in`).
  */
 function pageKey(filter: Filter, sort: Sort, n: number): string | undefined {
-  return plainData(filter) ? `${n}\u0000${JSON.stringify(sort)}\u0000${JSON.stringify(filter)}` : undefined;
+  return plainData(filter, { left: MAX_KEPT_FILTER_VALUES }) ? `${n}\u0000${JSON.stringify(sort)}\u0000${JSON.stringify(filter)}` : undefined;
 }
 
 /** Collections holding a last plan, forgotten together once the current synchronous run ends. */
