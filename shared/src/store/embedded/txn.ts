@@ -181,7 +181,7 @@ export class Txn {
 
   /** Inserts a copy of `doc`; `CONFLICT` when its `_id` or a unique key is taken. */
   insert(collection: string, doc: Doc): Doc {
-    const stored = toStored(doc);
+    const stored = toStored(doc, true);
     if (this.get(collection, stored._id)) throw conflict(collection, ['_id']);
     this.put(collection, stored._id, stored);
     return stored;

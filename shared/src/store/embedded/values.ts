@@ -2,6 +2,7 @@
  * Value helpers of the embedded store: path resolution like MongoDB (arrays of sub-documents are
  * traversed), hash keys for equality indexes, and MongoDB's sort order (DESIGN §2).
  */
+import { deepFreeze } from '../../util/index.js';
 import type { Doc, Sort } from '../port.js';
 
 type Obj = Record<string, unknown>;
@@ -199,9 +200,10 @@ const MAX_DEPTH = 64;
  * arrays, strings, finite numbers, booleans, null); anything else (a Date, a class instance, an
  * object with `toJSON`, a `__proto__` key, deep nesting) goes through JSON itself, so the result
  * is always the same. Every write copies its documents (and every event its task), so this runs
- * on every write: one pass and no intermediate string.
+ * on every write: one pass and no intermediate string. With `freeze`, every object and array of
+ * the copy is frozen as it is made (a stored document: `deepFreeze` then has nothing left to walk).
  */
-function jsonCopy(v: unknown, depth: number): unknown {
+function jsonCopy(v: unknown, depth: number, freeze: boolean): unknown {
   switch (typeof v) {
     case 'string':
     case 'boolean':
@@ -215,39 +217,46 @@ function jsonCopy(v: unknown, depth: number): unknown {
     case 'object':
       break;
     default:
-      return JSON.parse(JSON.stringify(v)) as unknown; // bigint: JSON throws, as before
+      return viaJson(v, freeze); // bigint: JSON throws, as before
   }
   if (v === null) return null;
-  if (depth > MAX_DEPTH) return JSON.parse(JSON.stringify(v)) as unknown;
+  if (depth > MAX_DEPTH) return viaJson(v, freeze);
   if (Array.isArray(v)) {
     const out: unknown[] = new Array(v.length);
     for (let i = 0; i < v.length; i++) {
-      const x = jsonCopy(v[i], depth + 1);
+      const x = jsonCopy(v[i], depth + 1, freeze);
       out[i] = x === OMIT ? null : x;
     }
-    return out;
+    return freeze ? Object.freeze(out) : out;
   }
   const proto = Object.getPrototypeOf(v) as unknown;
   if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') {
-    return JSON.parse(JSON.stringify(v)) as unknown;
+    return viaJson(v, freeze);
   }
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(v)) {
-    if (key === '__proto__') return JSON.parse(JSON.stringify(v)) as unknown;
-    const x = jsonCopy((v as Record<string, unknown>)[key], depth + 1);
+    if (key === '__proto__') return viaJson(v, freeze);
+    const x = jsonCopy((v as Record<string, unknown>)[key], depth + 1, freeze);
     if (x !== OMIT) out[key] = x;
   }
-  return out;
+  return freeze ? Object.freeze(out) : out;
+}
+
+/** `JSON.parse(JSON.stringify(v))`, deep-frozen with `freeze`. */
+function viaJson(v: unknown, freeze: boolean): unknown {
+  const out = JSON.parse(JSON.stringify(v) ?? 'null') as unknown;
+  return freeze ? deepFreeze(out) : out;
 }
 
 /**
  * A stored form of a document: a deep copy with JSON's semantics ({@link jsonCopy}), so what
  * memory holds equals what the journal holds (undefined fields dropped, dates as ISO strings —
- * see docs/store.md).
+ * see docs/store.md). `freeze`: the copy is deep-frozen as it is made (an inserted document,
+ * which the store freezes anyway); without it the copy may be changed (an update applied to it).
  */
-export function toStored<T>(doc: T): T {
-  const out = jsonCopy(doc, 0);
-  return (out === OMIT ? JSON.parse(JSON.stringify(doc) ?? 'null') : out) as T;
+export function toStored<T>(doc: T, freeze = false): T {
+  const out = jsonCopy(doc, 0, freeze);
+  return (out === OMIT ? viaJson(doc, freeze) : out) as T;
 }
 
 /** The stored (JSON) form of a string, boolean, number or null; `undefined` for anything else. */
