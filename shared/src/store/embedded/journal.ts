@@ -138,9 +138,13 @@ export class Journal {
       if (rowid === undefined) return; // a delete of a document that was never stored
       let inserted = false;
       if (!c.doc) remove.run(rowid);
-      else if (c.inserted || update.run(JSON.stringify(c.doc), rowid).changes === 0) {
-        insert.run(rowid, c.collection, c.id, JSON.stringify(c.doc));
-        inserted = true;
+      else {
+        // one text for the update and, when it finds no row, the insert
+        const body = JSON.stringify(c.doc);
+        if (c.inserted || update.run(body, rowid).changes === 0) {
+          insert.run(rowid, c.collection, c.id, body);
+          inserted = true;
+        }
       }
       if (!oneStatement(c)) text.mark(c.collection, rowid, c.doc, inserted);
     };
