@@ -132,12 +132,12 @@ describe.each<[JournalSync]>([['full'], ['normal']])('EmbeddedStore journal fail
 
 describe('journal: one write per row and group', () => {
   it('writes a document changed several times in one group once, as its last version, an insert when the first was', () => {
-    const ins: Change = { collection: 'tasks', id: 'a', doc: { _id: 'a', title: 'x' }, rowid: 7, inserted: true, textSame: false };
+    const ins: Change = { collection: 'tasks', id: 'a', doc: { _id: 'a', title: 'x' }, rowid: 7, inserted: true, textChanged: -1 };
     const other: Change = { collection: 'events', id: 'e', doc: { _id: 'e' }, rowid: 8, inserted: true };
-    const upd: Change = { collection: 'tasks', id: 'a', doc: { _id: 'a', title: 'x', status: 'doing' }, rowid: 7, textSame: true };
+    const upd: Change = { collection: 'tasks', id: 'a', doc: { _id: 'a', title: 'x', status: 'doing' }, rowid: 7, textChanged: 0 };
     const out = lastPerRow([ins, other, upd]);
     expect(out.map((c) => [c.id, c.doc])).toEqual([['e', { _id: 'e' }], ['a', { _id: 'a', title: 'x', status: 'doing' }]]);
-    expect(out[1]).toMatchObject({ inserted: true, textSame: false }); // its row and its text are new
+    expect(out[1]).toMatchObject({ inserted: true, textChanged: -1 }); // its row and its text are new
     const del: Change = { collection: 'tasks', id: 'a', doc: null, rowid: 7 };
     expect(lastPerRow([upd, del])).toEqual([del]);
     const alone = [other, ins];

@@ -126,9 +126,12 @@ describe('text index: results equal the scan', () => {
                 docs.splice(i, 1);
                 if (docs.length === 0) break;
               } else {
-                const title = e % 3 === 1 ? pairs[(e >> 2) % pairs.length]![1] : doc.title;
-                await tasks.updateOne({ _id: doc._id }, { $set: { title, n: e % 3 } });
-                docs[i] = { ...doc, title, n: e % 3 };
+                // a new title, a new description (its title's FTS rows stay), or neither
+                const other = pairs[(e >> 3) % pairs.length]!;
+                const title = e % 3 === 1 ? other[1] : doc.title;
+                const description = e % 3 === 2 && (e >> 2) % 2 === 1 ? other[0] : doc.description;
+                await tasks.updateOne({ _id: doc._id }, { $set: { title, description, n: e % 3 } });
+                docs[i] = { ...doc, title, description, n: e % 3 };
               }
             }
             await check();
@@ -218,6 +221,37 @@ describe('text index: use and upkeep', () => {
     await new Promise((r) => setTimeout(r, 50)); // past TEXT_FLUSH_MS: the rows are written
     expect(await ids(store, tilde('title', 'lanes'))).toEqual([]);
     expect(await ids(store, tilde('title', 'kanban card'))).toEqual(['fresh']);
+  });
+
+  it('rewrites the FTS rows of the changed fields only, and of every field changed before one flush', async () => {
+    const dir = tempDir();
+    {
+      await using store = await EmbeddedStore.open({ dir });
+      const tasks = store.collection('tasks');
+      await tasks.insertMany([
+        { _id: 'a', title: 'Alpaca title', description: 'Alpaca notes' },
+        { _id: 'b', title: 'Bison title', description: 'Bison notes' },
+      ]);
+      await new Promise((r) => setTimeout(r, 50)); // past TEXT_FLUSH_MS: nothing pending
+      await tasks.updateOne({ _id: 'a' }, { $set: { title: 'Camel title' } });
+      await new Promise((r) => setTimeout(r, 50)); // the title's rows rewritten, the description's kept
+      expect(await ids(store, tilde('description', 'alpaca'))).toEqual(['a']);
+      expect(await ids(store, tilde('title', 'camel'))).toEqual(['a']);
+      expect(await ids(store, tilde('title', 'alpaca'))).toEqual([]);
+      // two changes of different fields before one flush: both fields rewritten
+      await tasks.updateOne({ _id: 'b' }, { $set: { title: 'Dingo title' } });
+      await tasks.updateOne({ _id: 'b' }, { $set: { description: 'Dingo notes' } });
+      await new Promise((r) => setTimeout(r, 50));
+      expect(await ids(store, tilde('title', 'dingo'))).toEqual(['b']);
+      expect(await ids(store, tilde('description', 'dingo'))).toEqual(['b']);
+    }
+    // reopened (nothing pending): answered by the FTS rows alone
+    await using again = await EmbeddedStore.open({ dir });
+    expect(await ids(again, tilde('description', 'alpaca'))).toEqual(['a']);
+    expect(await ids(again, tilde('title', 'camel'))).toEqual(['a']);
+    expect(await ids(again, tilde('title', 'dingo'))).toEqual(['b']);
+    expect(await ids(again, tilde('description', 'notes'))).toEqual(['a', 'b']);
+    expect(await ids(again, tilde('description', 'bison'))).toEqual([]);
   });
 
   it('finds a text change applied in memory whose grouped journal write is still to come (a new search, in both durabilities)', async () => {

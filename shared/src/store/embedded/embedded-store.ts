@@ -7,7 +7,7 @@ import type { Collection, Doc, DocumentStore, IndexSpec, Session, StoreStats } f
 import { EmbeddedCollection, type TxnRunner } from './collection.js';
 import { CollectionState } from './collection-state.js';
 import { Journal, type JournalSync } from './journal.js';
-import { TEXT_FIELDS, TextCandidates } from './text-index.js';
+import { changedTextFields, TEXT_FIELDS, TextCandidates } from './text-index.js';
 import { Txn, type Change, type TxnHost } from './txn.js';
 
 /** How often `withTransaction` runs `fn` before giving up with `CONFLICT`. */
@@ -356,9 +356,9 @@ export class EmbeddedStore implements DocumentStore {
         c.inserted = true;
       }
       const fields = TEXT_FIELDS[c.collection];
-      if (fields && c.doc) c.textSame = before !== undefined && fields.every((f) => before.doc[f] === c.doc![f]);
+      if (fields && c.doc) c.textChanged = changedTextFields(fields, before?.doc, c.doc);
       state.apply(c.id, c.doc, ++this.seq, c.rowid);
-      if (fields && c.doc && !c.textSame) {
+      if (fields && c.doc && c.textChanged !== 0) {
         c.textSlot = state.entries.get(c.id)!.slot;
         this.texts.get(c.collection)?.textChangeGrouped(c.textSlot);
       }

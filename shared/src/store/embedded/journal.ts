@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { AppError } from '../../errors/index.js';
-import { TextTables } from './text-index.js';
+import { TextTables, unionOfFields } from './text-index.js';
 import type { Change } from './txn.js';
 import { WalSync } from './wal-sync.js';
 
@@ -61,8 +61,8 @@ export class StoreInUseError extends AppError {
 /**
  * `changes` with each row's last change only, in order: a document written twice in one group (an
  * Idempotency-Key claim and its finished record, a card moved twice) is written once, as its last
- * version. The survivor is an insert when an earlier one was, and marked for the text index
- * when an earlier one changed the text (its `textSame` compares with a version never written).
+ * version. The survivor is an insert when an earlier one was, and its text fields to index are
+ * its own changed fields and every earlier one's (its `textChanged` compares with a version never written).
  * Rowids are unique across the store's collections, so a row is its rowid.
  */
 export function lastPerRow(changes: Change[]): Change[] {
@@ -75,7 +75,8 @@ export function lastPerRow(changes: Change[]): Change[] {
     if (earlier) {
       superseded = true;
       if (earlier.inserted) c.inserted = true;
-      if (earlier.textSame === false || (earlier.doc === null && c.doc !== null)) c.textSame = false;
+      if (earlier.doc === null && c.doc !== null) c.textChanged = undefined; // a new row: every field
+      else if (earlier.textChanged !== 0) c.textChanged = unionOfFields(earlier.textChanged, c.textChanged);
     }
     last.set(c.rowid, c);
   }
@@ -132,7 +133,7 @@ export class Journal {
     const update = this.db.prepare('UPDATE docs SET body = ? WHERE rowid = ?');
     const remove = this.db.prepare('DELETE FROM docs WHERE rowid = ?');
     // a text collection's write whose text is unchanged is the row alone (its FTS row stays)
-    const oneStatement = (c: Change) => !text.has(c.collection) || (c.doc !== null && c.textSame === true);
+    const oneStatement = (c: Change) => !text.has(c.collection) || (c.doc !== null && c.textChanged === 0);
     const apply = (c: Change) => {
       const rowid = c.rowid;
       if (rowid === undefined) return; // a delete of a document that was never stored
@@ -146,7 +147,7 @@ export class Journal {
           inserted = true;
         }
       }
-      if (!oneStatement(c)) text.mark(c.collection, rowid, c.doc, inserted);
+      if (!oneStatement(c)) text.mark(c.collection, rowid, c.doc, inserted, c.textChanged);
     };
     const many = this.db.transaction((changes: Change[]) => changes.forEach(apply));
     // One statement is atomic on its own (autocommit): no BEGIN/COMMIT round for a single change.

@@ -166,6 +166,26 @@ export function regexLiterals(cond: unknown): string[] | undefined {
   return requiredLiterals(c.$regex);
 }
 
+/** Every text field of a collection, as a {@link changedTextFields} mask (all bits set). */
+export const ALL_TEXT_FIELDS = -1;
+
+/**
+ * Which of `fields` (a collection's {@link TEXT_FIELDS}) `doc` changes against `before` (undefined:
+ * a new document): bit `i` set when `fields[i]` differs (compared as stored: strings by value,
+ * arrays by identity, as frozen documents are rewritten); 0 when the text is unchanged.
+ */
+export function changedTextFields(fields: readonly string[], before: Doc | undefined, doc: Doc): number {
+  if (!before) return ALL_TEXT_FIELDS;
+  let mask = 0;
+  for (let i = 0; i < fields.length; i++) if (before[fields[i]!] !== doc[fields[i]!]) mask |= 1 << i;
+  return mask;
+}
+
+/** The union of two {@link changedTextFields} masks; undefined (every field) on either side is every field. */
+export function unionOfFields(a: number | undefined, b: number | undefined): number {
+  return a === undefined || b === undefined ? ALL_TEXT_FIELDS : a | b;
+}
+
 /**
  * The text of `field` the index holds for `doc`: its string, or the strings of an array (one per
  * line), folded; `''` for anything else ($regex only ever matches strings).
@@ -219,10 +239,15 @@ interface FieldTable {
   search: Database.Statement;
 }
 
-/** A pending document: its text to index (null: deleted) and whether it never had FTS rows (a new document: no delete first). */
+/**
+ * A pending document: its text to index (null: deleted), whether it never had FTS rows (a new
+ * document: no delete first, every field inserted) and which fields' rows to rewrite
+ * ({@link changedTextFields} mask; a deleted document's rows are all dropped).
+ */
 interface PendingRow {
   doc: Doc | null;
   fresh: boolean;
+  fields: number;
 }
 
 /**
@@ -253,7 +278,7 @@ export class TextTables {
   /** Written and committed, FTS rows not yet written: collection → rowid → the document. */
   private readonly pending = new Map<string, Map<number, PendingRow>>();
   /** Marked by the sqlite transaction in progress (pending once it commits: {@link committed}). */
-  private staged: { collection: string; rowid: number; doc: Doc | null; inserted: boolean }[] = [];
+  private staged: { collection: string; rowid: number; doc: Doc | null; inserted: boolean; fields: number }[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly writePending: () => void;
   /** Documents indexed at open because the tables were missing or stale, per collection. */
@@ -284,11 +309,18 @@ export class TextTables {
     this.writePending = db.transaction(() => {
       for (const [coll, rows] of this.pending) {
         const tables = this.tables.get(coll);
-        for (const [rowid, { doc, fresh }] of rows) {
+        for (const [rowid, { doc, fresh, fields }] of rows) {
           if (tables) {
-            for (const t of tables) {
-              if (!fresh) t.drop.run(rowid);
-              if (doc) t.insert.run(rowid, indexedText(doc, t.field));
+            for (let i = 0; i < tables.length; i++) {
+              const t = tables[i]!;
+              if (fresh) {
+                if (doc) t.insert.run(rowid, indexedText(doc, t.field));
+              } else if (!doc) t.drop.run(rowid);
+              else if (fields & (1 << i)) {
+                // only a changed field's rows are rewritten (a title edit leaves the description's)
+                t.drop.run(rowid);
+                t.insert.run(rowid, indexedText(doc, t.field));
+              }
             }
           }
           this.clearPending.run(coll, rowid);
@@ -298,7 +330,7 @@ export class TextTables {
     // rows left pending by a crash before their flush: indexed from the stored documents now
     for (const [coll, rowid] of db.prepare('SELECT coll, rowid FROM text_pending').raw().all() as [string, number][]) {
       const body = bodyOf.get(coll, rowid) as string | undefined;
-      this.pendingOf(coll).set(rowid, { doc: body === undefined ? null : (JSON.parse(body) as Doc), fresh: false });
+      this.pendingOf(coll).set(rowid, { doc: body === undefined ? null : (JSON.parse(body) as Doc), fresh: false, fields: ALL_TEXT_FIELDS });
     }
     this.flushPending();
   }
@@ -325,10 +357,12 @@ export class TextTables {
   /** The sqlite transaction of the marks staged since the last call committed: they are pending now. */
   committed(): void {
     if (this.staged.length === 0) return;
-    for (const { collection, rowid, doc, inserted } of this.staged) {
+    for (const { collection, rowid, doc, inserted, fields } of this.staged) {
       const rows = this.pendingOf(collection);
-      // a document inserted and changed again before its flush still has no FTS rows
-      rows.set(rowid, { doc, fresh: rows.get(rowid)?.fresh ?? inserted });
+      const earlier = rows.get(rowid);
+      // a document inserted and changed again before its flush still has no FTS rows; one changed
+      // twice rewrites the fields of both changes
+      rows.set(rowid, earlier ? { doc, fresh: earlier.fresh, fields: earlier.fields | fields } : { doc, fresh: inserted, fields });
     }
     this.staged = [];
     // a failed flush is retried by the next write's timer (the rows stay pending meanwhile)
@@ -354,15 +388,16 @@ export class TextTables {
 
   /**
    * Marks the document of `rowid` in a text collection (its `docs` row just written with `doc`, or
-   * deleted: `doc` null; `inserted`: the row is new, so it has no FTS rows yet) in `text_pending`;
-   * its FTS rows follow in {@link flushPending}. (A write whose text fields are unchanged is not
-   * marked: its FTS rows stay.) Call inside the journal's sqlite transaction, after the row's
-   * write, then {@link committed} or {@link discarded}.
+   * deleted: `doc` null; `inserted`: the row is new, so it has no FTS rows yet; `fields`: the
+   * {@link changedTextFields} mask of the fields whose rows to rewrite, undefined for all) in
+   * `text_pending`; its FTS rows follow in {@link flushPending}. (A write whose text fields are
+   * unchanged is not marked: its FTS rows stay.) Call inside the journal's sqlite transaction,
+   * after the row's write, then {@link committed} or {@link discarded}.
    */
-  mark(collection: string, rowid: number, doc: Doc | null, inserted: boolean): void {
+  mark(collection: string, rowid: number, doc: Doc | null, inserted: boolean, fields: number = ALL_TEXT_FIELDS): void {
     // the FTS rows follow later (flushPending); the mark is durable with the document
     this.markPending.run(collection, rowid);
-    this.staged.push({ collection, rowid, doc, inserted });
+    this.staged.push({ collection, rowid, doc, inserted, fields });
   }
 
   /**

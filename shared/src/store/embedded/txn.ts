@@ -19,8 +19,13 @@ export interface Change {
   collection: string;
   id: string;
   doc: Doc | null;
-  /** Set by the store's commit when the text-indexed fields are unchanged (the journal keeps their FTS row). */
-  textSame?: boolean;
+  /**
+   * Set by the store's commit for a written document of a text collection: bit `i` set when
+   * `TEXT_FIELDS[collection][i]` differs from the stored version (every bit for a new document);
+   * 0 when the text is unchanged (the journal keeps its FTS rows). Undefined (a delete): every field.
+   * The journal rewrites the FTS rows of the changed fields only (text-index.ts).
+   */
+  textChanged?: number;
   /**
    * Set by the store's commit (file-backed): the sqlite rowid of the document's row, which is also
    * its FTS key; a new document gets the next one from the store (the journal addresses rows by it).
