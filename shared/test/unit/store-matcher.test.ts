@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { Query } from 'mingo';
 import { describe, expect, it } from 'vitest';
 import type { Doc, Filter, Projection } from '@app/shared/store';
-import { compileFilter, project, QUERY_OPTIONS } from '../../src/store/embedded/matcher.js';
+import { compileFilter, lazyMatcher, project, QUERY_OPTIONS, testDirect } from '../../src/store/embedded/matcher.js';
 
 // The embedded store's compiled filters and projections must behave exactly as mingo (the
 // reference the store was built on) for every filter and document, fast path or not.
@@ -53,6 +53,32 @@ describe('embedded store matcher', () => {
       }),
       { numRuns: 3_000 },
     );
+  });
+
+  it('tests the simplest filters without compiling them, as mingo does, and says when it cannot', () => {
+    let direct = 0;
+    fc.assert(
+      fc.property(filter, fc.array(doc, { maxLength: 8 }), (f, docs) => {
+        const query = new Query(f, QUERY_OPTIONS);
+        const lazy = lazyMatcher(f);
+        for (const d of JSON.parse(JSON.stringify(docs)) as Doc[]) {
+          const result = testDirect(f, d);
+          if (result !== undefined) {
+            direct++;
+            expect(result).toBe(query.test(d));
+          }
+          expect(lazy(d)).toBe(query.test(d)); // direct for the first documents, compiled after
+        }
+      }),
+      { numRuns: 3_000 },
+    );
+    expect(direct).toBeGreaterThan(1_000); // the shapes a write looks up by were tested directly
+    expect(testDirect({ _id: 'a', version: 3 }, { _id: 'a', version: 3 })).toBe(true);
+    expect(testDirect({ _id: 'a', version: 3 }, { _id: 'a', version: 4 })).toBe(false);
+    expect(testDirect({ _id: 'a', deleted_at: { $exists: false } }, { _id: 'a' })).toBe(true);
+    expect(testDirect({ $or: [{ _id: 'a' }] }, { _id: 'a' })).toBeUndefined();
+    expect(testDirect({ a: { $gt: 1 } }, { _id: 'a', a: 2 })).toBeUndefined();
+    expect(testDirect({ a: ['x'] }, { _id: 'a', a: ['x'] })).toBeUndefined(); // array equality: compiled
   });
 
   it('follows MongoDB, like the hash indexes, for arrays within arrays: one level of array is searched', () => {

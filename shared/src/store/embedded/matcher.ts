@@ -95,6 +95,70 @@ function equalsAny(values: unknown): ((v: unknown) => boolean) | undefined {
   return (v) => set.has(v);
 }
 
+/**
+ * Tests `doc` against `filter` without compiling it, or answers undefined when the filter is not of
+ * the simplest shape: top-level keys that are field paths (no `$and`/`$or`), each a string, number
+ * or boolean, or `{$eq | $ne: such a scalar}`, `{$in | $nin: [such scalars]}`, or, on a top-level
+ * field, `{$exists: boolean}`. The semantics are the compiled matcher's ({@link compileFilter}).
+ * A write's conditional lookup by `_id` (`{_id, version}`, a claim's `{_id, request_id, state}`)
+ * tests one document: building the closures of a compiled matcher for it costs more than the test.
+ */
+export function testDirect(filter: Filter, doc: Doc): boolean | undefined {
+  for (const key of Object.keys(filter)) {
+    if (key.charCodeAt(0) === 36) return undefined; // $and, $or, $expr…
+    const path = key.includes('.') ? key.split('.') : [key];
+    const cond = filter[key];
+    let negate = false;
+    let test: ((v: unknown) => boolean) | undefined;
+    if (hashKey(cond) !== undefined) {
+      const value = cond;
+      test = (v) => v === value;
+    } else {
+      if (!isObject(cond)) return undefined;
+      const ops = Object.keys(cond);
+      if (ops.length !== 1) return undefined;
+      const op = ops[0]!;
+      const value = cond[op];
+      if (op === '$exists') {
+        if (typeof value !== 'boolean' || path.length !== 1) return undefined;
+        if (Object.hasOwn(doc, key) !== value) return false;
+        continue;
+      }
+      negate = op === '$ne' || op === '$nin';
+      if (op === '$eq' || op === '$ne') {
+        if (hashKey(value) !== undefined) test = (v) => v === value;
+      }
+      else if (op === '$in' || op === '$nin') test = equalsAny(value);
+      if (!test) return undefined;
+    }
+    if (someAt(doc, path, test) === negate) return false;
+  }
+  return true;
+}
+
+/**
+ * A matcher for a filter tested against few documents (a lookup by `_id` inside a write): the first
+ * {@link DIRECT_TESTS} documents are tested by {@link testDirect} when the filter's shape allows,
+ * and the filter is compiled only when more come or the shape needs it.
+ */
+export function lazyMatcher(filter: Filter): Matcher {
+  let compiled: Matcher | undefined;
+  let direct = DIRECT_TESTS;
+  return (doc) => {
+    if (!compiled) {
+      if (direct-- > 0) {
+        const result = testDirect(filter, doc);
+        if (result !== undefined) return result;
+      }
+      compiled = compileFilter(filter);
+    }
+    return compiled(doc);
+  };
+}
+
+/** How many documents {@link lazyMatcher} tests without compiling. */
+const DIRECT_TESTS = 4;
+
 /** The RegExp, or undefined when the pattern is not valid JavaScript (mingo then decides). */
 function regExp(pattern: string, flags: string): RegExp | undefined {
   try {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Sort, Update } from '../port.js';
 import type { CollectionState, IndexKey } from './collection-state.js';
-import { compileFilter, type Matcher } from './matcher.js';
+import { lazyMatcher, type Matcher } from './matcher.js';
 import { eachSlot, hasSlot } from './slots.js';
 import { applyUpdate, applyWithMingo } from './updater.js';
 import { deepFreeze } from '../../util/index.js';
@@ -164,7 +164,7 @@ export class Txn {
     const stats = this.host.stats;
     return (doc) => {
       stats.docsExamined++;
-      if (!exact && !(matches ??= compileFilter(filter))(doc)) return true;
+      if (!exact && !(matches ??= lazyMatcher(filter))(doc)) return true;
       out.push(doc);
       this.observe(collection, doc._id);
       return out.length < limit;
