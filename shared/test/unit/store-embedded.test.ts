@@ -487,16 +487,26 @@ describe('EmbeddedStore transactions', () => {
     expect(await users.find({}, { sort: { _id: 1 } })).toEqual([{ _id: 'u1', username: 'bob' }, { _id: 'u3', username: 'alice' }]);
   });
 
-  it('refuses a nested transaction and a session used after its transaction, and keeps serving', async () => {
-    await using store = EmbeddedStore.memory();
-    expect((await rejection(store.withTransaction(() => store.withTransaction(async () => 1)))).code).toBe('INTERNAL');
+  it('refuses a nested transaction (after the lock wait) and a session used after its transaction, and keeps serving', async () => {
+    await using store = EmbeddedStore.memory({ lockWaitMs: 50 });
+    const started = Date.now();
+    const nested = await rejection(store.withTransaction(() => store.withTransaction(async () => 1)));
+    expect(nested.code).toBe('STORE_UNAVAILABLE');
+    expect(nested.details).toMatchObject({ waitedMs: expect.any(Number) });
+    expect(Date.now() - started).toBeLessThan(2_000);
     let leaked: Session | undefined;
     await store.withTransaction(async (session) => {
       leaked = session;
     });
     expect((await rejection(store.collection('c').find({}, { session: leaked! }))).code).toBe('INTERNAL');
     expect(await store.withTransaction(async () => 'still serving')).toBe('still serving');
-    // the scope is switched off between transactions and on again for the next one
-    expect((await rejection(store.withTransaction(async () => store.withTransaction(async () => 2)))).code).toBe('INTERNAL');
+    expect((await rejection(store.withTransaction(async () => store.withTransaction(async () => 2)))).code).toBe('STORE_UNAVAILABLE');
+    // transactions that wait less than the lock wait run in arrival order
+    const order: number[] = [];
+    await Promise.all([1, 2, 3].map((i) => store.withTransaction(async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      order.push(i);
+    })));
+    expect(order).toEqual([1, 2, 3]);
   });
 });

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -42,6 +41,13 @@ export interface EmbeddedStoreOptions {
    * in the background (default {@link DEFERRED_INDEX_MIN_DOCS}).
    */
   deferIndexesFrom?: number;
+  /**
+   * How long (ms) a transaction waits for the transaction before it to end before it is refused
+   * with `STORE_UNAVAILABLE` (default {@link LOCK_WAIT_MS}): a transaction started inside another's
+   * `fn` (which the embedded store cannot run: transactions run one at a time), or one whose `fn`
+   * never settles, then fails instead of holding every later write forever.
+   */
+  lockWaitMs?: number;
 }
 
 class EmbeddedSession implements Session {
@@ -84,10 +90,17 @@ function freezeParsed(value: unknown): void {
 }
 
 /**
- * Set while a transaction's `fn` runs, to refuse nested transactions instead of deadlocking;
- * disabled again after each (see {@link EmbeddedStore.withTransaction}).
+ * Default of {@link EmbeddedStoreOptions.lockWaitMs}: how long a transaction waits for the one
+ * before it to end before it is refused (longer than every op's bus timeout).
  */
-const transactionScope = new AsyncLocalStorage<EmbeddedStore>();
+export const LOCK_WAIT_MS = 20_000;
+
+/** A transaction waiting for the store's transaction lock (see {@link EmbeddedStore.withTransaction}). */
+interface LockWaiter {
+  run(): void;
+  refuse(e: AppError): void;
+  since: number;
+}
 
 /**
  * The embedded `DocumentStore` (DESIGN §2): documents in memory (one Map per collection),
@@ -116,7 +129,10 @@ export class EmbeddedStore implements DocumentStore {
   /** TTL indexes ensured: collection → field and seconds (swept by {@link sweepExpired}). */
   private readonly ttl = new Map<string, { field: string; seconds: number }>();
   private sweeper: ReturnType<typeof setInterval> | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
+  /** True while a transaction holds the lock; the ones waiting for it, in arrival order. */
+  private locked = false;
+  private readonly lockWaiters: LockWaiter[] = [];
+  private lockWatch: ReturnType<typeof setInterval> | undefined;
   /** Writes applied in memory and not journaled yet, in commit order (see {@link commit} and {@link commitLater}). */
   private deferred: Change[] = [];
   /** The acknowledgements of the deferred commits: settled once they are journaled (and, `full`, synced). */
@@ -127,6 +143,7 @@ export class EmbeddedStore implements DocumentStore {
     private readonly journal: Journal | undefined,
     private readonly log: Logger | undefined,
     private readonly deferIndexesFrom = DEFERRED_INDEX_MIN_DOCS,
+    private readonly lockWaitMs = LOCK_WAIT_MS,
   ) {
     // `full`: the grouped commits are journaled right before the WAL fsync that acknowledges them
     if (journal) journal.beforeSync = (synced) => this.writeDeferred(synced);
@@ -144,7 +161,7 @@ export class EmbeddedStore implements DocumentStore {
       throw new AppError('STORE_UNAVAILABLE', { message: `Cannot create the data folder ${opts.dir}`, cause: e });
     }
     const journal = new Journal(join(opts.dir, 'store.sqlite'), opts.sync);
-    const store = new EmbeddedStore(journal, opts.log, opts.deferIndexesFrom ?? DEFERRED_INDEX_MIN_DOCS);
+    const store = new EmbeddedStore(journal, opts.log, opts.deferIndexesFrom ?? DEFERRED_INDEX_MIN_DOCS, opts.lockWaitMs ?? LOCK_WAIT_MS);
     const started = Date.now();
     let count = 0;
     // the indexes declared before (ensureIndexes) are filled in the load pass: no pass per index later
@@ -169,8 +186,8 @@ export class EmbeddedStore implements DocumentStore {
   }
 
   /** The same store without a file (tests): nothing survives {@link close}. */
-  static memory(opts: { log?: Logger } = {}): EmbeddedStore {
-    return new EmbeddedStore(undefined, opts.log);
+  static memory(opts: { log?: Logger; lockWaitMs?: number } = {}): EmbeddedStore {
+    return new EmbeddedStore(undefined, opts.log, DEFERRED_INDEX_MIN_DOCS, opts.lockWaitMs ?? LOCK_WAIT_MS);
   }
 
   collection<T extends Doc = Doc>(name: string): Collection<T> {
@@ -221,19 +238,8 @@ export class EmbeddedStore implements DocumentStore {
 
   async withTransaction<R>(fn: (session: Session) => Promise<R>): Promise<R> {
     this.assertOpen();
-    if (transactionScope.getStore() === this) {
-      throw new AppError('INTERNAL', { message: 'withTransaction cannot be nested on the embedded store' });
-    }
     // the next transaction may start while this one's commit is being synced (group commit)
-    const [result, durable] = await this.serialized(async () => {
-      try {
-        return await transactionScope.run(this, () => this.attempt(fn, 1));
-      } finally {
-        // Off between transactions: an enabled AsyncLocalStorage installs promise hooks that tax
-        // every promise of the process (≈ 7 % of the CPU of a detail read, measured). The mutex runs one `fn` at a time.
-        transactionScope.disable();
-      }
-    });
+    const [result, durable] = await this.serialized(() => this.attempt(fn, 1));
     if (durable) await durable;
     return result;
   }
@@ -426,10 +432,52 @@ export class EmbeddedStore implements DocumentStore {
     throw new AppError('INTERNAL', { message: 'The session is not an active transaction of this store' });
   }
 
+  /**
+   * Runs `fn` when no other transaction runs (the store's transaction lock, in arrival order). A
+   * transaction that waits longer than {@link lockWaitMs} is refused with `STORE_UNAVAILABLE`: a
+   * transaction started inside another's `fn` would otherwise wait for it forever, and so would
+   * every write after it. (No async context marks a nested call: an AsyncLocalStorage would tax
+   * every promise of the process while enabled, ≈ 2 KB of allocations per write, measured.)
+   */
   private serialized<R>(fn: () => Promise<R>): Promise<R> {
-    const result = this.queue.then(fn);
-    this.queue = result.catch(() => undefined);
-    return result;
+    return new Promise<R>((resolve, reject) => {
+      const run = () => {
+        fn().then(resolve, reject).finally(() => this.unlock());
+      };
+      if (!this.locked) {
+        this.locked = true;
+        run();
+        return;
+      }
+      this.lockWaiters.push({ run, refuse: reject, since: Date.now() });
+      this.lockWatch ??= setInterval(() => this.refuseStaleWaiters(), Math.max(10, Math.min(1_000, this.lockWaitMs / 4)));
+      this.lockWatch.unref?.();
+    });
+  }
+
+  /** Hands the transaction lock to the next waiter, or frees it. */
+  private unlock(): void {
+    const next = this.lockWaiters.shift();
+    if (next) next.run();
+    else {
+      this.locked = false;
+      clearInterval(this.lockWatch);
+      this.lockWatch = undefined;
+    }
+  }
+
+  /** Refuses the transactions that have waited for the lock longer than {@link lockWaitMs}. */
+  private refuseStaleWaiters(): void {
+    const now = Date.now();
+    while (this.lockWaiters.length > 0 && now - this.lockWaiters[0]!.since >= this.lockWaitMs) {
+      const stale = this.lockWaiters.shift()!;
+      stale.refuse(
+        new AppError('STORE_UNAVAILABLE', {
+          message: 'A transaction waited too long for the one before it (a transaction started inside another, or one that never ended)',
+          details: { waitedMs: now - stale.since },
+        }),
+      );
+    }
   }
 
   private assertOpen(): void {
