@@ -320,6 +320,8 @@ export class EmbeddedStore implements DocumentStore {
     this.writeDeferred(undefined);
     this.closed = true;
     clearInterval(this.sweeper);
+    clearInterval(this.lockWatch); // transactions still waiting fail as they start (the store is closed)
+    this.lockWatch = undefined;
     if (this.journal) {
       const marks = [...this.states].flatMap(([collection, state]) => [...state.nearUnique(this.deferIndexesFrom)].map(([field, deferred]) => ({ collection, field, deferred })));
       this.journal.deferIndexes(marks);

@@ -127,8 +127,7 @@ export function testDirect(filter: Filter, doc: Doc): boolean | undefined {
       negate = op === '$ne' || op === '$nin';
       if (op === '$eq' || op === '$ne') {
         if (hashKey(value) !== undefined) test = (v) => v === value;
-      }
-      else if (op === '$in' || op === '$nin') test = equalsAny(value);
+      } else if (op === '$in' || op === '$nin') test = equalsAny(value);
       if (!test) return undefined;
     }
     if (someAt(doc, path, test) === negate) return false;
