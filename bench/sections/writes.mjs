@@ -2,7 +2,8 @@
 // and without If-Match, create with and without Idempotency-Key, a 100-task batch create vs 100
 // single creates, and — when BENCH_WRITES_BASE names a built checkout of the commit before issues
 // 10/11 (docs/bench.md "writes") — PATCH, move and create on that build beside ours, to price the
-// events outbox and the versions every write now carries.
+// events outbox and the versions every write now carries; issue 10's targets compare it with ours
+// at EMBEDDED_SYNC=normal (the durability that build had), ours at the default `full` is recorded.
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
