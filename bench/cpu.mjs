@@ -82,19 +82,37 @@ async function prepare(scope, checkout, sync) {
     detail: { url: `${s.base}/api/v1/tasks/${tasks[0].id}`, headers },
     patch: { url: s.base, requests: patchRequests(tasks, headers) },
     move: { url: s.base, requests: moveRequests(board.id, movable, headers) },
+    create: { url: s.base, requests: createRequests(headers, 'x-bench-nonce') },
+    createKey: { url: s.base, requests: createRequests(headers, 'idempotency-key') },
+    batch: { url: `${s.base}/api/v1/tasks/batch`, method: 'POST', headers, body: BATCH_BODY, perRequest: 100 },
   } };
 }
 
-/** One run of `amount` requests of a spec: the server's CPU µs per request. */
+/** The writes section's 100-task batch create body. */
+const BATCH_BODY = JSON.stringify({ tasks: Array.from({ length: 100 }, (_, i) => ({ ...CREATE_BODY, title: `batch ${i}` })) });
+
+/** Creates with a new UUID in header `perRequest` each time (the writes section's nonce and keyed creates). */
+function createRequests(headers, perRequest) {
+  return [{
+    method: 'POST',
+    path: '/api/v1/tasks',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(CREATE_BODY),
+    setupRequest: (req) => ({ ...req, headers: { ...req.headers, [perRequest]: randomUUID() } }),
+  }];
+}
+
+/** One run of `amount` requests of a spec: the server's CPU µs per request (per task for a batch: `perRequest`). */
 async function run(server, spec, amount) {
   const before = cpuOf(server.pid);
+  if (spec.perRequest) amount = Math.max(50, Math.round(amount / spec.perRequest) * 2);
   const r = await autocannon({
-    url: spec.url, connections: 10, amount, timeout: 10,
+    url: spec.url, connections: 10, amount, timeout: 10, ...(spec.method ? { method: spec.method, body: spec.body } : {}),
     headers: { 'content-type': 'application/json', ...(spec.headers ?? {}) },
     ...(spec.requests ? { requests: spec.requests } : {}),
   });
   if (r.non2xx + r.errors > 0) throw new Error(`${r.non2xx} non-2xx and ${r.errors} errors`);
-  return (cpuOf(server.pid) - before) / r.requests.total;
+  return (cpuOf(server.pid) - before) / r.requests.total / (spec.perRequest ?? 1);
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -148,13 +148,24 @@ async function stopChild(proc) {
 const PROFILE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 
 /**
+ * The node flags `npm start` runs the service with (the root package.json's `start` script, e.g.
+ * `--max-semi-space-size=64`; the Dockerfile sets the same in NODE_OPTIONS): every spawned
+ * process gets them, so the bench measures the runtime a deployment runs.
+ */
+export const NODE_FLAGS = (() => {
+  const start = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start;
+  const args = start.split(/\s+/).slice(1); // node <flags…> <script> …
+  return args.slice(0, args.findIndex((a) => !a.startsWith('--')));
+})();
+
+/**
  * Spawns `node <script> …args` with `env` added (LOG_LEVEL=warn unless given); stdout and stderr are
  * kept (last 4 KB) for error messages. `ready` is either the string 'line' — resolve when the
  * script prints `READY <json>` (the json is returned as `info`) — or an async probe polled until it
  * returns a truthy value. Rejects (and kills the process) when it exits first or after `timeoutMs`.
  */
 export async function startProcess(script, { args = [], env = {}, ready = 'line', timeoutMs = 120_000 } = {}) {
-  const proc = spawn(process.execPath, [...PROFILE_ARGS, script, ...args], {
+  const proc = spawn(process.execPath, [...NODE_FLAGS, ...PROFILE_ARGS, script, ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -84,3 +84,33 @@ describe('Dockerfile against the workspace list', () => {
     expect(missingCopies(dockerfile, [...workspaces, 'services/next'])).toEqual(['services/next/package.json']);
   });
 });
+
+/**
+ * The node flags of `npm start` (the root package.json's `start` script: `node <flags> <script>`);
+ * the Dockerfile's runtime stage sets the same ones in NODE_OPTIONS, and the bench spawns its
+ * servers with them (bench/lib.mjs `NODE_FLAGS`), so all three run one runtime configuration.
+ */
+function startFlags(start: string): string[] {
+  const args = start.split(/\s+/).slice(1);
+  return args.slice(0, args.findIndex((a) => !a.startsWith('--')));
+}
+
+/** The flags of the Dockerfile's last `ENV NODE_OPTIONS=…` (empty when there is none). */
+function dockerNodeOptions(file: string): string[] {
+  const m = [...file.matchAll(/^ENV\s+NODE_OPTIONS=("?)([^"\n]*)\1\s*$/gm)].pop();
+  return m ? m[2]!.trim().split(/\s+/) : [];
+}
+
+describe('node flags of the service (docs/store.md "Memory and garbage collection")', () => {
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+
+  it('npm start and the image run node with the same flags, a larger young generation among them', () => {
+    expect(startFlags(start)).toContain('--max-semi-space-size=64');
+    expect(dockerNodeOptions(dockerfile)).toEqual(startFlags(start));
+  });
+
+  it('would notice an image without them', () => {
+    expect(dockerNodeOptions(dockerfile.replace(/^ENV NODE_OPTIONS=.*\n/m, ''))).toEqual([]);
+    expect(startFlags('node services/gateway/dist/main.js --all')).toEqual([]);
+  });
+});
