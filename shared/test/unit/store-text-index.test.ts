@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileQuery, type Expr, type Query } from '@app/shared/query';
 import { compileFilter, EmbeddedStore, type Doc, type Filter } from '@app/shared/store';
-import { foldText, MAX_QUERY_TRIGRAMS, requiredLiterals, TEXT_INDEX_VERSION, trigramQuery } from '../../src/store/embedded/text-index.js';
+import { foldText, FTS_AUTOMERGE, MAX_QUERY_TRIGRAMS, requiredLiterals, TEXT_INDEX_VERSION, trigramQuery } from '../../src/store/embedded/text-index.js';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -318,6 +318,29 @@ describe('text index: use and upkeep', () => {
     }
     const after = new Database(join(dir, 'store.sqlite'));
     expect(after.prepare('SELECT count(*) FROM text_pending').pluck().get()).toBe(0);
+    after.close();
+  });
+
+  it(`sets FTS5 automerge ${FTS_AUTOMERGE} on every text table at open, also on tables made with SQLite's default`, async () => {
+    const dir = tempDir();
+    const automerge = (db: Database.Database) =>
+      ['title', 'description'].map((f) => db.prepare(`SELECT v FROM text_tasks_${f}_config WHERE k = 'automerge'`).pluck().get());
+    {
+      await using store = await EmbeddedStore.open({ dir });
+      await store.collection('tasks').insertMany(seed(20));
+    }
+    const raw = new Database(join(dir, 'store.sqlite'));
+    expect(automerge(raw)).toEqual([FTS_AUTOMERGE, FTS_AUTOMERGE]);
+    // as tables made before the setting: SQLite's default
+    for (const f of ['title', 'description']) raw.exec(`INSERT INTO text_tasks_${f} (text_tasks_${f}, rank) VALUES ('automerge', 4)`);
+    expect(automerge(raw)).toEqual([4, 4]);
+    raw.close();
+    {
+      await using store = await EmbeddedStore.open({ dir });
+      expect(await ids(store, tilde('description', 'webhook'))).toEqual(scan(seed(20), tilde('description', 'webhook')));
+    }
+    const after = new Database(join(dir, 'store.sqlite'));
+    expect(automerge(after)).toEqual([FTS_AUTOMERGE, FTS_AUTOMERGE]);
     after.close();
   });
 
