@@ -321,6 +321,49 @@ describe('text index: use and upkeep', () => {
     after.close();
   });
 
+  it('marks only changes of existing documents in text_pending; new ones above the watermark are indexed at open after a crash', async () => {
+    const dir = tempDir();
+    const docs = seed(60);
+    {
+      await using store = await EmbeddedStore.open({ dir });
+      await store.collection('tasks').insertMany(docs.slice(0, 40)); // flushed at close: below the watermark
+    }
+    const pendingRows = (db: Database.Database) => db.prepare("SELECT rowid FROM text_pending WHERE coll = 'tasks' ORDER BY rowid").pluck().all();
+    const watermark = (db: Database.Database) => db.prepare('SELECT rowid FROM text_watermark').pluck().get() as number;
+    const rowidOf = (db: Database.Database, id: string) => db.prepare('SELECT rowid FROM docs WHERE id = ?').pluck().get(id) as number;
+    const raw = new Database(join(dir, 'store.sqlite'));
+    const flushed = watermark(raw);
+    expect(flushed).toBe(raw.prepare("SELECT max(rowid) FROM docs WHERE coll = 'tasks'").pluck().get());
+    raw.close();
+    {
+      // as a crash before the FTS flush: the store's flush never runs, not even at close
+      const store = await EmbeddedStore.open({ dir });
+      const journal = (store as unknown as { journal: { db: Database.Database; text: { flushPending(): void } } }).journal;
+      journal.text.flushPending = () => undefined;
+      await store.collection('tasks').insertMany(docs.slice(40));
+      await store.collection('tasks').updateOne({ _id: docs[3]!._id }, { $set: { description: 'Otter webhook relay' } });
+      // journaled, FTS rows not written: the update of an existing document is marked, the new ones are not
+      expect(journal.db.prepare("SELECT count(*) FROM docs WHERE coll = 'tasks'").pluck().get()).toBe(60);
+      expect(pendingRows(journal.db)).toEqual([rowidOf(journal.db, docs[3]!._id)]);
+      expect(watermark(journal.db)).toBe(flushed);
+      expect(rowidOf(journal.db, docs[40]!._id)).toBeGreaterThan(flushed);
+      await store.close();
+    }
+    const all = docs.map((d, i) => (i === 3 ? { ...d, description: 'Otter webhook relay' } : d));
+    {
+      await using store = await EmbeddedStore.open({ dir });
+      for (const filter of [tilde('description', 'webhook'), tilde('title', docs[45]!.title), tilde('description', 'otter')]) {
+        const before = store.stats.docsExamined;
+        expect(await ids(store, filter)).toEqual(scan(all, filter));
+        expect(store.stats.docsExamined - before).toBe(scan(all, filter).length); // from the index, not a scan
+      }
+    }
+    const after = new Database(join(dir, 'store.sqlite'));
+    expect(pendingRows(after)).toEqual([]);
+    expect(watermark(after)).toBe(after.prepare("SELECT max(rowid) FROM docs WHERE coll = 'tasks'").pluck().get());
+    after.close();
+  });
+
   it(`sets FTS5 automerge ${FTS_AUTOMERGE} on every text table at open, also on tables made with SQLite's default`, async () => {
     const dir = tempDir();
     const automerge = (db: Database.Database) =>

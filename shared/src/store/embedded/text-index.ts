@@ -257,6 +257,8 @@ interface PendingRow {
   doc: Doc | null;
   fresh: boolean;
   fields: number;
+  /** It has a `text_pending` row to clear (a new document above the watermark has none). */
+  marked: boolean;
 }
 
 /**
@@ -273,21 +275,30 @@ interface PendingRow {
  *
  * Deferred FTS rows (docs/store.md "Text search"): an FTS5 write costs ~110 µs per sqlite
  * transaction whatever its size, so a document write does not write its FTS row. It writes its
- * `docs` row and a `text_pending` row in its own sqlite transaction (durable with it), and the
- * FTS rows of the pending documents are written together by {@link flushPending}, at most
- * {@link TEXT_FLUSH_MS} later (or at close), in one transaction that also clears their
- * `text_pending` rows. Until then every pending rowid is a candidate of every search (the caller
- * tests each candidate against the condition, so results are unchanged). At open, the rows still
- * in `text_pending` (a crash before the flush) are indexed first.
+ * `docs` row and, for a change of an existing document, a `text_pending` row in its own sqlite
+ * transaction (durable with it), and the FTS rows of the pending documents are written together
+ * by {@link flushPending}, at most {@link TEXT_FLUSH_MS} later (or at close), in one transaction
+ * that also clears their `text_pending` rows and raises the watermark `text_watermark.rowid`:
+ * every text document at or below it has its FTS rows or a `text_pending` row, so a NEW document
+ * (its rowid, given in increasing order, above the watermark) needs no mark. Until the flush every
+ * pending rowid is a candidate of every search (the caller tests each candidate against the
+ * condition, so results are unchanged). At open, the documents in `text_pending` and those above
+ * the watermark (a crash before the flush) are indexed first.
  */
 export class TextTables {
   private readonly tables = new Map<string, FieldTable[]>();
   private readonly markPending: Database.Statement;
   private readonly clearPending: Database.Statement;
+  private readonly setWatermark: Database.Statement;
+  /** `text_watermark.rowid` as stored: text documents at or below it are indexed or marked. */
+  private watermark: number;
+  /** The largest rowid of a text document journaled (committed) so far, and staged in the sqlite transaction in progress. */
+  private journaledUpTo: number;
+  private stagedUpTo = 0;
   /** Written and committed, FTS rows not yet written: collection → rowid → the document. */
   private readonly pending = new Map<string, Map<number, PendingRow>>();
   /** Marked by the sqlite transaction in progress (pending once it commits: {@link committed}). */
-  private staged: { collection: string; rowid: number; doc: Doc | null; inserted: boolean; fields: number }[] = [];
+  private staged: { collection: string; rowid: number; doc: Doc | null; inserted: boolean; fields: number; marked: boolean }[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly writePending: () => void;
   /** Documents indexed at open because the tables were missing or stale, per collection. */
@@ -298,6 +309,14 @@ export class TextTables {
     db.exec('CREATE TABLE IF NOT EXISTS text_pending (coll TEXT NOT NULL, rowid INTEGER NOT NULL, PRIMARY KEY (coll, rowid)) WITHOUT ROWID');
     this.markPending = db.prepare('INSERT OR IGNORE INTO text_pending (coll, rowid) VALUES (?, ?)');
     this.clearPending = db.prepare('DELETE FROM text_pending WHERE coll = ? AND rowid = ?');
+    // every stored document is indexed or marked as the table is made (a data dir from before the
+    // watermark marked every change): it starts at the largest rowid
+    const lastRowid = db.prepare('SELECT coalesce(max(rowid), 0) FROM docs').pluck();
+    db.exec('CREATE TABLE IF NOT EXISTS text_watermark (id INTEGER PRIMARY KEY CHECK (id = 1), rowid INTEGER NOT NULL)');
+    db.prepare('INSERT OR IGNORE INTO text_watermark (id, rowid) VALUES (1, ?)').run(lastRowid.get());
+    this.setWatermark = db.prepare('UPDATE text_watermark SET rowid = ? WHERE id = 1');
+    this.watermark = db.prepare('SELECT rowid FROM text_watermark WHERE id = 1').pluck().get() as number;
+    this.journaledUpTo = lastRowid.get() as number;
     const versionOf = db.prepare('SELECT version FROM text_meta WHERE coll = ?').pluck();
     for (const [coll, fields] of Object.entries(TEXT_FIELDS)) {
       if (versionOf.get(coll) !== TEXT_INDEX_VERSION) {
@@ -321,7 +340,7 @@ export class TextTables {
     this.writePending = db.transaction(() => {
       for (const [coll, rows] of this.pending) {
         const tables = this.tables.get(coll);
-        for (const [rowid, { doc, fresh, fields }] of rows) {
+        for (const [rowid, { doc, fresh, fields, marked }] of rows) {
           if (tables) {
             for (let i = 0; i < tables.length; i++) {
               const t = tables[i]!;
@@ -335,14 +354,25 @@ export class TextTables {
               }
             }
           }
-          this.clearPending.run(coll, rowid);
+          if (marked) this.clearPending.run(coll, rowid);
         }
       }
+      // every text document journaled so far is indexed now (or still marked)
+      if (this.journaledUpTo > this.watermark) this.setWatermark.run(this.journaledUpTo);
     });
-    // rows left pending by a crash before their flush: indexed from the stored documents now
+    // rows left pending by a crash before their flush: indexed from the stored documents now (the
+    // marked ones, and the text documents above the watermark; either may have FTS rows already)
     for (const [coll, rowid] of db.prepare('SELECT coll, rowid FROM text_pending').raw().all() as [string, number][]) {
       const body = bodyOf.get(coll, rowid) as string | undefined;
-      this.pendingOf(coll).set(rowid, { doc: body === undefined ? null : (JSON.parse(body) as Doc), fresh: false, fields: ALL_TEXT_FIELDS });
+      this.pendingOf(coll).set(rowid, { doc: body === undefined ? null : (JSON.parse(body) as Doc), fresh: false, fields: ALL_TEXT_FIELDS, marked: true });
+    }
+    const above = db.prepare('SELECT rowid, body FROM docs WHERE rowid > ? AND coll = ?').raw();
+    for (const coll of this.tables.keys()) {
+      if (this.rebuilt.has(coll)) continue; // indexed whole just now
+      for (const [rowid, body] of above.all(this.watermark, coll) as [number, string][]) {
+        const rows = this.pendingOf(coll);
+        if (!rows.has(rowid)) rows.set(rowid, { doc: JSON.parse(body) as Doc, fresh: false, fields: ALL_TEXT_FIELDS, marked: false });
+      }
     }
     this.flushPending();
   }
@@ -369,14 +399,15 @@ export class TextTables {
   /** The sqlite transaction of the marks staged since the last call committed: they are pending now. */
   committed(): void {
     if (this.staged.length === 0) return;
-    for (const { collection, rowid, doc, inserted, fields } of this.staged) {
+    for (const { collection, rowid, doc, inserted, fields, marked } of this.staged) {
       const rows = this.pendingOf(collection);
       const earlier = rows.get(rowid);
       // a document inserted and changed again before its flush still has no FTS rows; one changed
       // twice rewrites the fields of both changes
-      rows.set(rowid, earlier ? { doc, fresh: earlier.fresh, fields: earlier.fields | fields } : { doc, fresh: inserted, fields });
+      rows.set(rowid, earlier ? { doc, fresh: earlier.fresh, fields: earlier.fields | fields, marked: earlier.marked || marked } : { doc, fresh: inserted, fields, marked });
     }
     this.staged = [];
+    if (this.stagedUpTo > this.journaledUpTo) this.journaledUpTo = this.stagedUpTo;
     // a failed flush is retried by the next write's timer (the rows stay pending meanwhile)
     this.timer ??= setTimeout(() => {
       try {
@@ -391,6 +422,7 @@ export class TextTables {
   /** The sqlite transaction of the staged marks rolled back: forget them. */
   discarded(): void {
     this.staged = [];
+    this.stagedUpTo = this.journaledUpTo;
   }
 
   /** True when `collection` has text fields (its text changes are marked through {@link mark}). */
@@ -403,13 +435,16 @@ export class TextTables {
    * deleted: `doc` null; `inserted`: the row is new, so it has no FTS rows yet; `fields`: the
    * {@link changedTextFields} mask of the fields whose rows to rewrite, undefined for all) in
    * `text_pending`; its FTS rows follow in {@link flushPending}. (A write whose text fields are
-   * unchanged is not marked: its FTS rows stay.) Call inside the journal's sqlite transaction,
-   * after the row's write, then {@link committed} or {@link discarded}.
+   * unchanged is not marked: its FTS rows stay; nor is a new document above the watermark: the
+   * documents above it are indexed at open.) Call inside the journal's sqlite transaction, after
+   * the row's write, then {@link committed} or {@link discarded}.
    */
   mark(collection: string, rowid: number, doc: Doc | null, inserted: boolean, fields: number = ALL_TEXT_FIELDS): void {
     // the FTS rows follow later (flushPending); the mark is durable with the document
-    this.markPending.run(collection, rowid);
-    this.staged.push({ collection, rowid, doc, inserted, fields });
+    const marked = !inserted || rowid <= this.watermark;
+    if (marked) this.markPending.run(collection, rowid);
+    if (rowid > this.stagedUpTo) this.stagedUpTo = rowid;
+    this.staged.push({ collection, rowid, doc, inserted, fields, marked });
   }
 
   /**
