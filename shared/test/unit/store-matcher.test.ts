@@ -76,7 +76,17 @@ describe('embedded store matcher', () => {
     expect(testDirect({ _id: 'a', version: 3 }, { _id: 'a', version: 3 })).toBe(true);
     expect(testDirect({ _id: 'a', version: 3 }, { _id: 'a', version: 4 })).toBe(false);
     expect(testDirect({ _id: 'a', deleted_at: { $exists: false } }, { _id: 'a' })).toBe(true);
-    expect(testDirect({ $or: [{ _id: 'a' }] }, { _id: 'a' })).toBeUndefined();
+    expect(testDirect({ $or: [{ _id: 'b' }, { _id: 'a' }] }, { _id: 'a' })).toBe(true);
+    expect(testDirect({ $and: [{ _id: 'a' }, { $or: [{ n: 1 }, { n: { $in: [2, 3] } }] }] }, { _id: 'a', n: 2 })).toBe(true);
+    expect(testDirect({ $and: [{ _id: 'a' }, { n: 4 }] }, { _id: 'a', n: 2 })).toBe(false);
+    expect(testDirect({ $and: [{ _id: 'a' }, { n: { $gt: 1 } }] }, { _id: 'a', n: 2 })).toBeUndefined(); // compiled
+    expect(testDirect({ $and: [] }, { _id: 'a' })).toBeUndefined(); // left to the compiled matcher (mingo refuses it)
+    // a frozen part already compiled (a shared column query) is tested by its matcher
+    const column = Object.freeze({ title: Object.freeze({ $regex: 'hook', $options: 'i' }) });
+    expect(testDirect(column, { _id: 'a', title: 'Webhook' })).toBeUndefined(); // not yet compiled
+    compileFilter({ $and: [column] });
+    expect(testDirect({ $and: [{ _id: 'a' }, column] }, { _id: 'a', title: 'Webhook' })).toBe(true);
+    expect(testDirect({ $and: [{ _id: 'a' }, column] }, { _id: 'a', title: 'Web' })).toBe(false);
     expect(testDirect({ a: { $gt: 1 } }, { _id: 'a', a: 2 })).toBeUndefined();
     expect(testDirect({ a: ['x'] }, { _id: 'a', a: ['x'] })).toBeUndefined(); // array equality: compiled
   });

@@ -97,15 +97,23 @@ function equalsAny(values: unknown): ((v: unknown) => boolean) | undefined {
 
 /**
  * Tests `doc` against `filter` without compiling it, or answers undefined when the filter is not of
- * the simplest shape: top-level keys that are field paths (no `$and`/`$or`), each a string, number
- * or boolean, or `{$eq | $ne: such a scalar}`, `{$in | $nin: [such scalars]}`, or, on a top-level
- * field, `{$exists: boolean}`. The semantics are the compiled matcher's ({@link compileFilter}).
- * A write's conditional lookup by `_id` (`{_id, version}`, a claim's `{_id, request_id, state}`)
- * tests one document: building the closures of a compiled matcher for it costs more than the test.
+ * the simplest shape: top-level keys that are field paths, each a string, number or boolean, or
+ * `{$eq | $ne: such a scalar}`, `{$in | $nin: [such scalars]}`, or, on a top-level field,
+ * `{$exists: boolean}`; and `$and` / `$or` of non-empty arrays of such filters (a frozen one
+ * already compiled is tested by its compiled matcher). The semantics are the compiled matcher's
+ * ({@link compileFilter}). A write's conditional lookup by `_id` (`{_id, version}`, a claim's
+ * `{_id, request_id, state}`, a card move's source check: `{$and: [{_id, deleted}, board scope,
+ * column query]}`) tests one document: building the closures of a compiled matcher for it costs
+ * more than the test.
  */
 export function testDirect(filter: Filter, doc: Doc): boolean | undefined {
   for (const key of Object.keys(filter)) {
-    if (key.charCodeAt(0) === 36) return undefined; // $and, $or, $expr…
+    if (key === '$and' || key === '$or') {
+      const result = testEach(filter[key], doc, key === '$or');
+      if (result !== true) return result;
+      continue;
+    }
+    if (key.charCodeAt(0) === 36) return undefined; // $expr, $nor…
     const path = key.includes('.') ? key.split('.') : [key];
     const cond = filter[key];
     let negate = false;
@@ -133,6 +141,23 @@ export function testDirect(filter: Filter, doc: Doc): boolean | undefined {
     if (someAt(doc, path, test) === negate) return false;
   }
   return true;
+}
+
+/**
+ * {@link testDirect} of an `$and` (`any` false) or `$or` (`any` true) operand: true when it holds,
+ * false when not, undefined when a part's shape needs compiling (or the operand is not a non-empty
+ * array of filters, which the compiled matcher answers).
+ */
+function testEach(subs: unknown, doc: Doc, any: boolean): boolean | undefined {
+  if (!Array.isArray(subs) || subs.length === 0) return undefined;
+  for (const sub of subs) {
+    if (!isObject(sub)) return undefined;
+    const known = Object.isFrozen(sub) ? frozenFast.get(sub) : undefined;
+    const result = known ? known(doc) : testDirect(sub, doc);
+    if (result === undefined) return undefined;
+    if (result === any) return any;
+  }
+  return !any;
 }
 
 /**
