@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EmbeddedStore, type JournalSync } from '@app/shared/store';
+import { LAZY_JOURNAL_MS } from '../../src/store/embedded/embedded-store.js';
 import { lastPerRow } from '../../src/store/embedded/journal.js';
 import type { Change } from '../../src/store/embedded/txn.js';
 
@@ -65,6 +66,32 @@ describe.each<[JournalSync | undefined]>([[undefined], ['full'], ['normal']])('E
     expect(await again.collection('c').find({}, { sort: { _id: 1 } })).toEqual([
       { _id: 'claim', state: 'running', at: 1 }, { _id: 'claim2', state: 'done' }, { _id: 'task' },
     ]);
+  });
+
+  it('journals a write made without waiting (awaitDurable: false) with the next durable one, or alone after LAZY_JOURNAL_MS', async () => {
+    const dir = tempDir();
+    const store = await EmbeddedStore.open({ dir, ...(sync ? { sync } : {}) });
+    const journal = (store as unknown as { journal: { write(changes: Change[]): void } }).journal;
+    const groups: string[][] = [];
+    const write = journal.write.bind(journal);
+    journal.write = (changes) => {
+      groups.push(lastPerRow(changes).map((c) => c.id));
+      write(changes);
+    };
+    const c = store.collection('c');
+    await c.insertOne({ _id: 'claim', state: 'running' }, { awaitDurable: false });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(groups).toEqual([]); // it started no journal write of its own
+    await c.updateOne({ _id: 'claim' }, { $set: { state: 'done' } }); // durable: both go, as one row
+    expect(groups).toEqual([['claim']]);
+    await c.insertOne({ _id: 'alone' }, { awaitDurable: false });
+    await new Promise((r) => setTimeout(r, LAZY_JOURNAL_MS + 100));
+    expect(groups).toEqual([['claim'], ['alone']]);
+    await c.insertOne({ _id: 'at-close' }, { awaitDurable: false });
+    await store.close();
+    expect(groups).toEqual([['claim'], ['alone'], ['at-close']]);
+    await using again = await EmbeddedStore.open({ dir });
+    expect(await again.collection('c').find({}, { sort: { _id: 1 } })).toEqual([{ _id: 'alone' }, { _id: 'at-close' }, { _id: 'claim', state: 'done' }]);
   });
 
   it('answers writes still waiting for their sync when the store closes', async () => {

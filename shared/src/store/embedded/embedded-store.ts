@@ -12,6 +12,12 @@ import { Txn, type Change, type TxnHost } from './txn.js';
 /** How often `withTransaction` runs `fn` before giving up with `CONFLICT`. */
 export const MAX_TRANSACTION_ATTEMPTS = 5;
 
+/**
+ * How long (ms) a write made with `awaitDurable: false` waits in memory for a durable write to be
+ * journaled with before it is journaled on its own ({@link EmbeddedStore}'s `commitLater`).
+ */
+export const LAZY_JOURNAL_MS = 100;
+
 /** How often the expiry sweep of TTL indexes runs, in ms (MongoDB's TTL monitor runs every 60 s too). */
 export const TTL_SWEEP_MS = 60_000;
 
@@ -138,6 +144,8 @@ export class EmbeddedStore implements DocumentStore {
   /** The acknowledgements of the deferred commits: settled once they are journaled (and, `full`, synced). */
   private deferredAcks: Waiter | undefined;
   private deferredTimer: ReturnType<typeof setImmediate> | undefined;
+  /** Set while non-durable writes wait for a durable one to be journaled with ({@link commitLater}). */
+  private lazyTimer: ReturnType<typeof setTimeout> | undefined;
 
   private constructor(
     private readonly journal: Journal | undefined,
@@ -317,6 +325,7 @@ export class EmbeddedStore implements DocumentStore {
   async close(): Promise<void> {
     if (this.closed) return;
     clearImmediate(this.deferredTimer);
+    clearTimeout(this.lazyTimer);
     this.writeDeferred(undefined);
     this.closed = true;
     clearInterval(this.sweeper);
@@ -347,7 +356,7 @@ export class EmbeddedStore implements DocumentStore {
    * a candidate of every new text search until it is journaled (then it is pending in the journal's
    * text index; a deleted document's rowid leaves the rowid → slot map at once).
    */
-  private commit(txn: Txn): Promise<void> | undefined {
+  private commit(txn: Txn, lazy = false): Promise<void> | undefined {
     const own = txn.changes();
     if (own.length === 0) return undefined;
     for (const c of own) if (c.doc) txn.assertUnique(c.collection, c.doc, true);
@@ -373,17 +382,27 @@ export class EmbeddedStore implements DocumentStore {
     }
     this.deferred.push(...own);
     const acks = (this.deferredAcks ??= waiter());
-    this.scheduleDeferred();
+    if (lazy) this.lazyTimer ??= setTimeout(() => this.journalLazy(), LAZY_JOURNAL_MS).unref();
+    else this.scheduleDeferred();
     return acks.promise;
+  }
+
+  /** The non-durable writes' timer ran out before a durable write came: journal them now. */
+  private journalLazy(): void {
+    this.lazyTimer = undefined;
+    if (this.deferred.length > 0 && !this.closed) this.scheduleDeferred();
   }
 
   /**
    * A write call with `awaitDurable: false` (port `WriteOptions`): applied in memory at once and
-   * journaled with the next group of commits, as every write; nothing is waited for.
+   * journaled with the next durable write's group (or after {@link LAZY_JOURNAL_MS} when none
+   * comes); nothing is waited for. It does not start a journal write and WAL sync of its own: an
+   * Idempotency-Key claim then goes to disk with its request's transaction, which rewrites the same
+   * record, so the group writes that row once (journal.ts `lastPerRow`) and one sync covers both.
    */
   private commitLater(txn: Txn): undefined {
     // a failed write or sync is the next durable write's failure too, which is answered
-    void this.commit(txn)?.catch(() => undefined);
+    void this.commit(txn, true)?.catch(() => undefined);
     return undefined;
   }
 
