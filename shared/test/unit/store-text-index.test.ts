@@ -352,7 +352,7 @@ describe('text index: use and upkeep', () => {
     const all = docs.map((d, i) => (i === 3 ? { ...d, description: 'Otter webhook relay' } : d));
     {
       await using store = await EmbeddedStore.open({ dir });
-      for (const filter of [tilde('description', 'webhook'), tilde('title', docs[45]!.title), tilde('description', 'otter')]) {
+      for (const filter of [tilde('description', 'webhook'), tilde('title', String(docs[45]!.title)), tilde('description', 'otter')]) {
         const before = store.stats.docsExamined;
         expect(await ids(store, filter)).toEqual(scan(all, filter));
         expect(store.stats.docsExamined - before).toBe(scan(all, filter).length); // from the index, not a scan
