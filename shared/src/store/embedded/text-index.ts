@@ -210,7 +210,8 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
  * wait before they are merged into one. A flush writes a new segment, so merging is part of every
  * flush's cost; at 8, about 13–18 % less CPU per indexed document (a bare better-sqlite3 loop
  * over varied titles and descriptions, 100 documents per transaction: docs/bench.md "Ninth
- * session"), and a search reads a few more segments (no measurable change: its cost is its matches). Set at open on every text table (docs/store.md "Text search").
+ * session"), and a search reads a few more segments (no measurable change: its cost is its
+ * matches). Set at open on every text table (docs/store.md "Text search").
  */
 export const FTS_AUTOMERGE = 8;
 
