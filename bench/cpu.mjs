@@ -142,9 +142,14 @@ try {
   for (const s of servers) {
     const m = (name) => (results.has(`${s.label} ${name}`) ? median(results.get(`${s.label} ${name}`)) : undefined);
     const detail = m('detail');
-    if (detail === undefined) continue;
-    const parts = ['move', 'patch'].filter((n) => m(n) !== undefined).map((n) => `${n} ÷ detail ${(m(n) / detail).toFixed(2)}×`);
-    console.log(`${s.label}: ${parts.join(', ')}`);
+    const create = m('create');
+    const parts = [
+      ...(detail === undefined ? [] : ['move', 'patch'].filter((n) => m(n) !== undefined).map((n) => `${n} ÷ detail ${(m(n) / detail).toFixed(2)}×`)),
+      // issue 11's targets in CPU: a keyed create ÷ a plain one (≤ 1.15×), a single create ÷ a batched task (≥ 5×)
+      ...(create !== undefined && m('createKey') !== undefined ? [`createKey ÷ create ${(m('createKey') / create).toFixed(2)}×`] : []),
+      ...(create !== undefined && m('batch') !== undefined ? [`create ÷ batched task ${(create / m('batch')).toFixed(2)}×`] : []),
+    ];
+    if (parts.length > 0) console.log(`${s.label}: ${parts.join(', ')}`);
   }
 } finally {
   await scope.close();
