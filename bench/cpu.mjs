@@ -105,7 +105,8 @@ function createRequests(headers, perRequest) {
 /** One run of `amount` requests of a spec: the server's CPU µs per request (per task for a batch: `perRequest`). */
 async function run(server, spec, amount) {
   const before = cpuOf(server.pid);
-  if (spec.perRequest) amount = Math.max(50, Math.round(amount / spec.perRequest) * 2);
+  // a batch run: twice the tasks of a single-request run (`amount` ÷ 100 requests would make its CPU a handful of ticks)
+  if (spec.perRequest) amount = Math.max(50, Math.round((2 * amount) / spec.perRequest));
   const r = await autocannon({
     url: spec.url, connections: 10, amount, timeout: 10, ...(spec.method ? { method: spec.method, body: spec.body } : {}),
     headers: { 'content-type': 'application/json', ...(spec.headers ?? {}) },
