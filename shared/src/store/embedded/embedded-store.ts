@@ -8,6 +8,7 @@ import { CollectionState } from './collection-state.js';
 import { Journal, type JournalSync } from './journal.js';
 import { changedTextFields, TEXT_FIELDS, TextCandidates } from './text-index.js';
 import { Txn, type Change, type TxnHost } from './txn.js';
+import { freezeParsed } from './values.js';
 
 /** How often `withTransaction` runs `fn` before giving up with `CONFLICT`. */
 export const MAX_TRANSACTION_ATTEMPTS = 5;
@@ -79,20 +80,6 @@ function waiter(): Waiter {
     settle = (outcome) => resolve(outcome);
   });
   return { promise, settle };
-}
-
-/**
- * `deepFreeze` for a value fresh from `JSON.parse` (nothing in it is frozen or shared yet, and it
- * holds only plain objects, arrays and primitives): no frozen-checks, no key arrays.
- */
-function freezeParsed(value: unknown): void {
-  if (typeof value !== 'object' || value === null) return;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) freezeParsed(value[i]);
-  } else {
-    for (const key in value) freezeParsed((value as Record<string, unknown>)[key]);
-  }
-  Object.freeze(value);
 }
 
 /**

@@ -312,12 +312,12 @@ export class TextTables {
     this.clearPending = db.prepare('DELETE FROM text_pending WHERE coll = ? AND rowid = ?');
     // every stored document is indexed or marked as the table is made (a data dir from before the
     // watermark marked every change): it starts at the largest rowid
-    const lastRowid = db.prepare('SELECT coalesce(max(rowid), 0) FROM docs').pluck();
+    const lastRowid = db.prepare('SELECT coalesce(max(rowid), 0) FROM docs').pluck().get() as number;
     db.exec('CREATE TABLE IF NOT EXISTS text_watermark (id INTEGER PRIMARY KEY CHECK (id = 1), rowid INTEGER NOT NULL)');
-    db.prepare('INSERT OR IGNORE INTO text_watermark (id, rowid) VALUES (1, ?)').run(lastRowid.get());
+    db.prepare('INSERT OR IGNORE INTO text_watermark (id, rowid) VALUES (1, ?)').run(lastRowid);
     this.setWatermark = db.prepare('UPDATE text_watermark SET rowid = ? WHERE id = 1');
     this.watermark = db.prepare('SELECT rowid FROM text_watermark WHERE id = 1').pluck().get() as number;
-    this.journaledUpTo = lastRowid.get() as number;
+    this.journaledUpTo = lastRowid;
     const versionOf = db.prepare('SELECT version FROM text_meta WHERE coll = ?').pluck();
     for (const [coll, fields] of Object.entries(TEXT_FIELDS)) {
       if (versionOf.get(coll) !== TEXT_INDEX_VERSION) {

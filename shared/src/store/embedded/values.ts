@@ -2,7 +2,6 @@
  * Value helpers of the embedded store: path resolution like MongoDB (arrays of sub-documents are
  * traversed), hash keys for equality indexes, and MongoDB's sort order (DESIGN §2).
  */
-import { deepFreeze } from '../../util/index.js';
 import type { Doc, Sort } from '../port.js';
 
 type Obj = Record<string, unknown>;
@@ -245,7 +244,23 @@ function jsonCopy(v: unknown, depth: number, freeze: boolean): unknown {
 /** `JSON.parse(JSON.stringify(v))`, deep-frozen with `freeze`. */
 function viaJson(v: unknown, freeze: boolean): unknown {
   const out = JSON.parse(JSON.stringify(v) ?? 'null') as unknown;
-  return freeze ? deepFreeze(out) : out;
+  if (freeze) freezeParsed(out);
+  return out;
+}
+
+/**
+ * `deepFreeze` for a value fresh from `JSON.parse` (nothing in it is frozen or shared yet, and it
+ * holds only plain objects, arrays and primitives): no frozen-checks, no key arrays. Used for the
+ * documents loaded at open and for {@link toStored}'s JSON fallback.
+ */
+export function freezeParsed(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) freezeParsed(value[i]);
+  } else {
+    for (const key in value) freezeParsed((value as Record<string, unknown>)[key]);
+  }
+  Object.freeze(value);
 }
 
 /**
