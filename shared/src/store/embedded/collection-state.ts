@@ -61,10 +61,25 @@ export class HashIndex {
   /** The path of a single-field index (its fast path: no key array per document). */
   private readonly path: string[] | undefined;
   /**
-   * True while the index is declared but not filled (a deferred near-unique index, see
-   * {@link CollectionState.addIndex}): writes skip it, and the first lookup fills it.
+   * Slots below this one are indexed (`Infinity`: every slot, the index is filled). Lower while the
+   * index is declared but not filled yet ({@link CollectionState.addIndex}: a near-unique index
+   * left for its first use, or one being filled after the load, in steps): writes to slots at or
+   * above it skip the index (the fill reads their documents as they are then), and the first lookup
+   * fills the rest at once.
    */
-  unfilled = false;
+  filledUpTo = Infinity;
+  /** Filled by its first lookup only, never in the background (a near-unique index: {@link CollectionState.nearUnique}). */
+  firstUse = false;
+
+  /** True until every slot is indexed (see {@link filledUpTo}). */
+  get unfilled(): boolean {
+    return this.filledUpTo !== Infinity;
+  }
+
+  /** Whether the index holds `slot`'s document (a write to it must update the index). */
+  covers(slot: number): boolean {
+    return slot < this.filledUpTo;
+  }
 
   constructor(
     readonly fields: readonly string[],
@@ -255,6 +270,22 @@ function pageKey(filter: Filter, sort: Sort, n: number): string | undefined {
   return plainData(filter, { left: MAX_KEPT_FILTER_VALUES }) ? `${n}\u0000${JSON.stringify(sort)}\u0000${JSON.stringify(filter)}` : undefined;
 }
 
+/**
+ * When a hash index declared at open gets filled ({@link CollectionState.addIndex}): `'now'` (as it
+ * is declared: by the load pass at open), `'after-load'` ({@link CollectionState.fillAfterLoad}),
+ * `'first-use'` (by its first lookup).
+ */
+export type IndexFill = 'now' | 'after-load' | 'first-use';
+
+/**
+ * Slots per step of a hash-index fill in the background ({@link CollectionState.fillAfterLoad}):
+ * about 10–30 ms of CPU for the task collection's six indexes filled after the load.
+ */
+export const HASH_FILL_STEP = 16_384;
+
+/** An index declared `'after-load'` and not filled yet ({@link CollectionState.fillAfterLoad}). */
+const pendingAfterLoad = (ix: HashIndex): boolean => ix.unfilled && !ix.firstUse;
+
 /** Collections holding a last plan, forgotten together once the current synchronous run ends. */
 let remembering: CollectionState[] = [];
 
@@ -291,7 +322,10 @@ export class CollectionState {
   constructor(
     readonly name: string,
     private readonly text?: TextCandidates,
-    /** Collection size from which a sort index is built in steps, in the background (see {@link sortIndex}). */
+    /**
+     * Collection size from which a sort index is built in steps, in the background (see
+     * {@link sortIndex}), and the hash indexes declared `'after-load'` are filled so ({@link fillAfterLoad}).
+     */
     private readonly sortInStepsFrom = Infinity,
   ) {}
 
@@ -303,18 +337,24 @@ export class CollectionState {
   /**
    * Adds an index unless an equal or stronger one exists; builds it from the stored documents.
    * Returns whether it added one. Throws `CONFLICT` when a unique index meets duplicate keys (the
-   * index is then not added). `deferred` (a non-unique single-field index only; the store's open
-   * passes it for the indexes it found near-unique, see {@link nearUnique}): declared unfilled,
-   * filled by the first plan that looks a key up in it (one pass over the documents then), so
-   * loading and writing skip it until then.
+   * index is then not added). `fill` (a non-unique single-field index only; the store's open uses
+   * it for the indexes recorded in the journal, docs/store.md "Indexes and plans"):
+   * - `'now'` (default): filled from the stored documents before this returns;
+   * - `'first-use'`: declared unfilled, filled by the first plan that looks a key up in it (one
+   *   pass over the documents then), so loading and writing skip it until then (an index the last
+   *   close found near-unique, see {@link nearUnique});
+   * - `'after-load'`: declared unfilled, then filled by {@link fillAfterLoad} (at once in a small
+   *   collection, in steps in the background in a large one), or by its first lookup if that
+   *   comes first.
    */
-  addIndex(fields: readonly string[], unique: boolean, deferred = false): boolean {
+  addIndex(fields: readonly string[], unique: boolean, fill: IndexFill = 'now'): boolean {
     const same = this.indexes.findIndex((ix) => ix.fields.join() === fields.join());
     if (same >= 0 && (this.indexes[same]!.unique || !unique)) return false;
     const index = new HashIndex(fields, unique);
     this.changes++;
-    if (deferred && !unique && fields.length === 1 && same < 0) {
-      index.unfilled = true;
+    if (fill !== 'now' && !unique && fields.length === 1 && same < 0) {
+      index.filledUpTo = 0;
+      index.firstUse = fill === 'first-use';
       this.indexes.push(index);
       this.single.set(fields[0]!, index);
       return true;
@@ -334,11 +374,60 @@ export class CollectionState {
     return true;
   }
 
-  /** Fills a deferred index (see {@link addIndex}) from the stored documents. */
+  /** Fills the rest of an index not filled yet (see {@link addIndex}) from the stored documents. */
   private fill(index: HashIndex): void {
+    this.fillSlots([index], this.bySlot.length);
+  }
+
+  /**
+   * Indexes the documents of the slots from each index's {@link HashIndex.filledUpTo} up to `end`
+   * (exclusive); an index reaching the last slot is filled.
+   */
+  private fillSlots(indexes: readonly HashIndex[], end: number): void {
     const slotCount = this.bySlot.length;
-    for (const entry of this.bySlot) if (entry) index.add(entry.slot, entry.doc, slotCount);
-    index.unfilled = false;
+    for (const index of indexes) {
+      for (let slot = index.filledUpTo; slot < end; slot++) {
+        const entry = this.bySlot[slot];
+        if (entry) index.add(slot, entry.doc, slotCount);
+      }
+      if (end >= slotCount) index.filledUpTo = Infinity;
+      else if (end > index.filledUpTo) index.filledUpTo = end;
+    }
+  }
+
+  /**
+   * Fills the indexes declared `'after-load'` ({@link addIndex}): at once in a collection of fewer
+   * than `sortInStepsFrom` documents (the store's `deferIndexesFrom`), otherwise in steps of
+   * {@link HASH_FILL_STEP} slots ({@link fillStep}), one per turn of the event loop, in the
+   * background: the store answers meanwhile, and a lookup in an index still filling fills its rest
+   * first. `onFilled` is called once the background fill is done (not for a fill at once). At
+   * 1,000,000 tasks this takes the hash indexes' ~2.5 s out of the start-up (docs/store.md
+   * "Indexes and plans").
+   */
+  fillAfterLoad(onFilled?: () => void): void {
+    if (!this.indexes.some(pendingAfterLoad)) return;
+    if (this.bySlot.length < this.sortInStepsFrom) {
+      this.fillStep(Infinity);
+      return;
+    }
+    const step = () => {
+      if (this.fillStep(HASH_FILL_STEP)) onFilled?.();
+      else setImmediate(step).unref();
+    };
+    setImmediate(step).unref();
+  }
+
+  /**
+   * One step of {@link fillAfterLoad}: indexes the next `slots` slots (from the least filled
+   * index's {@link HashIndex.filledUpTo}) into every index declared `'after-load'` and not filled
+   * yet. Returns true once none is left to fill.
+   */
+  fillStep(slots: number): boolean {
+    const indexes = this.indexes.filter(pendingAfterLoad); // (a lookup may have filled some meanwhile)
+    if (indexes.length === 0) return true;
+    const from = Math.min(...indexes.map((ix) => ix.filledUpTo));
+    this.fillSlots(indexes, Math.min(from + slots, this.bySlot.length));
+    return !indexes.some(pendingAfterLoad);
   }
 
   /**
@@ -369,7 +458,7 @@ export class CollectionState {
     const slotCount = slot + 1;
     for (let i = 0; i < this.indexes.length; i++) {
       const ix = this.indexes[i]!;
-      if (!ix.unfilled) ix.add(slot, doc, slotCount);
+      if (ix.covers(slot)) ix.add(slot, doc, slotCount);
     }
     this.text?.write(slot, undefined, doc, slotCount, rowid);
   }
@@ -383,7 +472,7 @@ export class CollectionState {
     this.changes++;
     if (!doc) {
       if (!old) return;
-      for (const ix of this.indexes) if (!ix.unfilled) ix.remove(old.slot, old.doc);
+      for (const ix of this.indexes) if (ix.covers(old.slot)) ix.remove(old.slot, old.doc);
       for (const sx of this.sortIndexes.values()) sx.write(old.slot, null);
       this.text?.write(old.slot, old.doc, null, this.bySlot.length, rowid);
       this.bySlot[old.slot] = undefined;
@@ -395,7 +484,7 @@ export class CollectionState {
     this.bySlot[slot] = entry;
     this.entries.set(id, entry);
     for (const ix of this.indexes) {
-      if (ix.unfilled) continue;
+      if (!ix.covers(slot)) continue; // (a new document's slot is past every index still filling)
       if (old) ix.replace(slot, old.doc, doc, this.bySlot.length);
       else ix.add(slot, doc, this.bySlot.length);
     }

@@ -27,7 +27,9 @@ export const TTL_SWEEP_MS = 60_000;
  * documents: `created_at`, `updated_at`, `metadata.order`) in a collection of at least this many
  * documents is not filled while the next open loads, but by the first query that looks a key up
  * in it (equality or `$in`; their sort indexes and range conditions do not use it). At 1,000,000
- * tasks each such index costs about 0.5–1 s of start-up (a million-key Map).
+ * tasks each such index costs about 0.5–1 s of start-up (a million-key Map). The other
+ * non-unique indexes of a collection this large are filled after the load, in the background
+ * (`CollectionState.fillAfterLoad`); its sort indexes are built so too.
  */
 export const DEFERRED_INDEX_MIN_DOCS = 100_000;
 
@@ -159,9 +161,11 @@ export class EmbeddedStore implements DocumentStore {
     const store = new EmbeddedStore(journal, opts.log, opts.deferIndexesFrom ?? DEFERRED_INDEX_MIN_DOCS, opts.lockWaitMs ?? LOCK_WAIT_MS);
     const started = Date.now();
     let count = 0;
-    // the indexes declared before (ensureIndexes) are filled in the load pass: no pass per index later
-    // (near-unique ones as found at the last close are filled on first use instead: DEFERRED_INDEX_MIN_DOCS)
-    for (const ix of journal.indexes()) store.state(ix.collection).addIndex(ix.fields, ix.unique, ix.deferred);
+    // the indexes declared before (ensureIndexes) are there before the services declare them again:
+    // unique ones filled in the load pass (writes check them), the others after it — at once in a
+    // small collection, in the background in a large one (DEFERRED_INDEX_MIN_DOCS: the store
+    // answers meanwhile) — and near-unique ones as found at the last close on first use only
+    for (const ix of journal.indexes()) store.state(ix.collection).addIndex(ix.fields, ix.unique, ix.unique ? 'now' : ix.deferred ? 'first-use' : 'after-load');
     let lastColl: string | undefined;
     let state: CollectionState | undefined;
     for (const [rowid, coll, body] of journal.rows()) {
@@ -175,6 +179,9 @@ export class EmbeddedStore implements DocumentStore {
       state!.load(doc._id as string, doc, ++store.seq, rowid);
       store.lastRowid = rowid; // rows come in rowid order: the last is the largest
       count++;
+    }
+    for (const [name, loaded] of store.states) {
+      loaded.fillAfterLoad(() => opts.log?.info({ collection: name, ms: Date.now() - started }, 'embedded store: indexes filled'));
     }
     opts.log?.info({ file: journal.file, documents: count, ms: Date.now() - started }, 'embedded store loaded');
     return store;
