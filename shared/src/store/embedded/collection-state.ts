@@ -338,8 +338,9 @@ export class CollectionState {
   /**
    * Adds an index unless an equal or stronger one exists; builds it from the stored documents.
    * Returns whether it added one. Throws `CONFLICT` when a unique index meets duplicate keys (the
-   * index is then not added). `fill` (a non-unique single-field index only; the store's open uses
-   * it for the indexes recorded in the journal, docs/store.md "Indexes and plans"):
+   * index is then not added). `fill` (a non-unique single-field index only: any other is filled
+   * now whatever it says; the store's open uses it for the indexes recorded in the journal,
+   * docs/store.md "Indexes and plans"):
    * - `'now'` (default): filled from the stored documents before this returns;
    * - `'first-use'`: declared unfilled, filled by the first plan that looks a key up in it (one
    *   pass over the documents then), so loading and writing skip it until then (an index the last

@@ -162,10 +162,11 @@ export class EmbeddedStore implements DocumentStore {
     const started = Date.now();
     let count = 0;
     // the indexes declared before (ensureIndexes) are there before the services declare them again:
-    // unique ones filled in the load pass (writes check them), the others after it — at once in a
-    // small collection, in the background in a large one (DEFERRED_INDEX_MIN_DOCS: the store
-    // answers meanwhile) — and near-unique ones as found at the last close on first use only
-    for (const ix of journal.indexes()) store.state(ix.collection).addIndex(ix.fields, ix.unique, ix.unique ? 'now' : ix.deferred ? 'first-use' : 'after-load');
+    // unique and compound ones filled in the load pass (addIndex fills them now: writes check
+    // them), the others after it — at once in a small collection, in the background in a large one
+    // (DEFERRED_INDEX_MIN_DOCS: the store answers meanwhile) — and near-unique ones as found at the
+    // last close on first use only
+    for (const ix of journal.indexes()) store.state(ix.collection).addIndex(ix.fields, ix.unique, ix.deferred ? 'first-use' : 'after-load');
     let lastColl: string | undefined;
     let state: CollectionState | undefined;
     for (const [rowid, coll, body] of journal.rows()) {
