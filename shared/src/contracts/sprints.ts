@@ -42,6 +42,7 @@ export const CloseSprintResult = Type.Object({
   rolledOver: Type.Integer({ minimum: 0, description: 'unfinished members moved to the target' }),
   rotatedBoardIds: Type.Array(Type.String(), { description: 'boards whose `activeSprintId` was repointed or cleared' }),
   skippedBoardIds: Type.Array(Type.String(), { description: 'boards pointing at the sprint that the caller can read but not write; left unchanged' }),
+  skippedTaskIds: Type.Array(Type.String(), { description: 'unfinished members the caller can read but not write; left in the sprint, unchanged (members it cannot read are not counted or named)' }),
   velocity: Type.Number({ description: 'sum of the numeric `app.points` of the finished members' }),
 });
 export type CloseSprintResult = Static<typeof CloseSprintResult>;

@@ -9,7 +9,8 @@ export {
 export { bindOps, type ServiceDeps, type ServiceDefinition, type HandlerFactories, type BackgroundDeps, type BackgroundWork } from './service.js';
 export {
   isUuid, validateTitle, normalizeDate, validatePath, encodeMetadataInput, nullMetadataValue, distinct, newTaskDoc,
-  taskPatchUpdate, metadataSetUpdate, newNoteDoc, checkNewTaskRefs, checkAssignee, checkTaskRefs, type NoteDoc,
+  taskPatchUpdate, metadataSetUpdate, newNoteDoc, checkNewTaskRefs, checkAssignee, checkTaskRefs,
+  SPRINT_KEY, checkSprintAssignment, checkSprintChange, type NoteDoc,
 } from './task-write.js';
 export { mergeMoveActions, planMove, METADATA_FIELD, type MoveEffect, type MovePlan } from './move.js';
 export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, columnsAsRead, normalizeColumns, cardCreateBody } from './columns.js';
