@@ -194,6 +194,29 @@ describe('webhook delivery', () => {
     expect(enabled.body.disabled_reason).toBeUndefined();
   });
 
+  it('a manual retry of a pending delivery adds an attempt now and the scheduled retries go on', async () => {
+    const { sys, rx, alice, taskId } = await start({ WEBHOOK_MAX_ATTEMPTS: '3' });
+    const { id } = await hook(sys, alice, { url: rx.url, events: ['*'] });
+    rx.plan.push(500, 500, 500, 500);
+    await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId }]);
+    await rx.until(1);
+    let [d] = await untilDelivery(sys, alice, id, (x) => x[0]?.attempt === 1 && x[0]?.status === 'pending');
+    const scheduled = d.next_attempt_at;
+    expect((await sys.call('POST', `/api/v1/webhooks/${id}/deliveries/${d.id}/retry`, alice)).status).toBe(202);
+    await rx.until(2);
+    [d] = await untilDelivery(sys, alice, id, (x) => x[0]?.attempt === 2);
+    expect(d).toMatchObject({ status: 'pending', next_attempt_at: scheduled });
+    // the schedule's own attempts 2 and 3 still come
+    sys.clock.advance(60_000);
+    await rx.until(3);
+    [d] = await untilDelivery(sys, alice, id, (x) => x[0]?.attempt === 3);
+    expect(d.status).toBe('pending');
+    sys.clock.advance(10 * 60_000);
+    await rx.until(4);
+    [d] = await untilDelivery(sys, alice, id, (x) => x[0]?.attempt === 4);
+    expect(d.status).toBe('failed');
+  });
+
   it('delivers a task event only when the task after the change matches the query, and only what the owner can read', async () => {
     const { sys, rx, alice, bob, taskId } = await start();
     await hook(sys, alice, { url: rx.url, events: ['task.updated'], query: "status = 'done' AND 'q4' IN tags" });
