@@ -41,8 +41,8 @@ export const FeedPage = Type.Object({
 });
 
 /** Event types a webhook subscribes to: type names, or `["*"]` for every type. */
-const WebhookEvents = Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'event types, or `["*"]` for all' });
-const WebhookUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that receives POSTs' });
+const WebhookEvents = Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'event types, or `["*"]` for all; repeats are dropped, and a list with `*` is stored as `["*"]`' });
+const WebhookUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that receives POSTs; no whitespace or control characters; stored in its WHATWG-normalized form' });
 const WebhookQuery = Type.String({ description: 'task query (DESIGN §6): a task event is delivered only when the task after the change matches' });
 
 /** Body of `POST /api/v1/webhooks`. */
@@ -52,6 +52,7 @@ export const WebhookCreateBody = Type.Object(
     events: WebhookEvents,
     board_id: Type.Optional(Type.String({ minLength: 1, description: 'only events of this board' })),
     query: Type.Optional(WebhookQuery),
+    active: Type.Optional(Type.Boolean({ default: true, description: 'false creates it paused: it receives nothing until PATCHed `active: true`' })),
   },
   { additionalProperties: false },
 );
@@ -64,7 +65,7 @@ export const WebhookUpdateBody = Type.Object(
     events: Type.Optional(WebhookEvents),
     board_id: Type.Optional(Type.String({ description: 'a board id, or "" to clear' })),
     query: Type.Optional(Type.String({ description: 'a task query, or "" to clear' })),
-    active: Type.Optional(Type.Boolean({ description: 'false pauses deliveries; true re-enables a disabled webhook' })),
+    active: Type.Optional(Type.Boolean({ description: 'false pauses it (it receives nothing; events meanwhile are not delivered later); true resumes it and re-enables a disabled webhook' })),
   },
   { additionalProperties: false },
 );

@@ -44,11 +44,11 @@ const create =
     const owner = callerId(ctx);
     const events = checkEvents(input.events);
     if (input.query !== undefined) checkQuery(input.query);
-    await checkTarget(input.url, targetPolicy(config));
+    const url = (await checkTarget(input.url, targetPolicy(config))).href;
     if (input.board_id !== undefined) await loadBoard(store, owner, input.board_id, 'read');
     const iso = clock.now().toISOString();
     const doc: WebhookDoc = {
-      _id: randomUUID(), owner_id: owner, url: input.url, events, secret: newSecret(), active: true,
+      _id: randomUUID(), owner_id: owner, url, events, secret: newSecret(), active: input.active ?? true,
       after_seq: await lastSeq(store), created_at: iso, updated_at: iso,
       ...(input.board_id !== undefined ? { board_id: input.board_id } : {}),
       ...(input.query !== undefined && input.query.trim() !== '' ? { query: input.query } : {}),
@@ -82,8 +82,7 @@ const update =
     const unset: Record<string, ''> = {};
     if (input.events !== undefined) set.events = checkEvents(input.events);
     if (input.url !== undefined) {
-      await checkTarget(input.url, targetPolicy(config));
-      set.url = input.url;
+      set.url = (await checkTarget(input.url, targetPolicy(config))).href;
     }
     if (input.query !== undefined) {
       if (input.query.trim() === '') unset.query = '';
