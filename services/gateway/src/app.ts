@@ -70,7 +70,8 @@ function jsonBodiesOnly(app: FastifyInstance): void {
  * `ensureAdmin`, called by `main.ts`). Tests call `app.inject()`; `main.ts` calls `listen()`.
  *
  * Validation (http/validators.ts, docs/http.md): bodies are not type-coerced, path and query
- * values are; unknown body fields are stripped; `allErrors` names every field at fault.
+ * values are; an unknown body field is a 400 naming it on the target paths and dropped on the
+ * legacy ones (docs/compat.md); `allErrors` names every field at fault.
  * Per-request log lines appear at `debug` level only; errors are logged where their status is decided.
  */
 export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {

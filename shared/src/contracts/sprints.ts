@@ -26,7 +26,7 @@ export const CloseSprintBody = Type.Object(
 );
 export type CloseSprintBody = Static<typeof CloseSprintBody>;
 
-/** Bus request of `sprints.close`: the path's sprint id plus the body's fields (unknown fields ignored). */
+/** Bus request of `sprints.close`: the path's sprint id plus the body's fields (unknown fields ignored on the bus). */
 export const CloseSprintRequest = busRequest(SprintParams.properties, CloseSprintBody.properties);
 export type CloseSprintRequest = Static<typeof CloseSprintRequest>;
 
