@@ -10,7 +10,7 @@ export { bindOps, type ServiceDeps, type ServiceDefinition, type HandlerFactorie
 export {
   isUuid, validateTitle, normalizeDate, validatePath, encodeMetadataInput, nullMetadataValue, distinct, newTaskDoc,
   taskPatchUpdate, metadataSetUpdate, newNoteDoc, checkNewTaskRefs, checkAssignee, checkTaskRefs,
-  SPRINT_KEY, checkSprintAssignment, checkSprintChange, type NoteDoc,
+  SPRINT_KEY, SPRINT_GOAL_MAX, checkSprintAssignment, checkSprintChange, checkSprintWindow, type NoteDoc,
 } from './task-write.js';
 export { mergeMoveActions, planMove, METADATA_FIELD, type MoveEffect, type MovePlan } from './move.js';
 export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, columnsAsRead, normalizeColumns, cardCreateBody } from './columns.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { TaskCreateBody, TaskUpdateBody } from '../contracts/tasks.js';
 import { AppError, invalidField, type FieldError } from '../errors/index.js';
 import { Collections } from '../store/collections.js';
-import { encodeMetadata, metadataPath } from '../store/keys.js';
+import { encodeMetadata, escapeKey, metadataPath } from '../store/keys.js';
 import type { Doc, DocumentStore, Session, Update } from '../store/port.js';
 import { canReadTask, canWriteTask, loadPrincipal, readableTasksFilter, type Principal } from './access.js';
 import { timeOrderedId, TITLE_MAX, type TaskDoc } from './task.js';
@@ -206,6 +206,22 @@ export async function checkNewTaskRefs(
   await checkTaskRefs(store, p, refs);
   const sprint = (body.metadata as Record<string, unknown> | undefined)?.[SPRINT_KEY];
   if (sprint !== undefined) await checkSprintAssignment(store, p, sprint, `/metadata/${SPRINT_KEY}`, session);
+}
+
+/** Longest sprint goal (`goal` of a sprint create, kept as metadata `app.goal`), in characters (docs/http.md "Limits"). */
+export const SPRINT_GOAL_MAX = 2_000;
+
+/**
+ * The sprint window rule (docs/sprints.md): a sprint task (metadata `app.type` = `sprint`) with
+ * both dates must not start after it ends: `kickoff` > `deadline` → 400 `VALIDATION_FAILED`
+ * naming `/kickoff`. Other tasks are not checked. `task` holds the stored (normalized UTC) dates
+ * as they will be after the write.
+ */
+export function checkSprintWindow(task: Pick<TaskDoc, 'metadata' | 'kickoff' | 'deadline'>): void {
+  if (task.metadata?.[escapeKey('app.type')] !== 'sprint') return;
+  if (task.kickoff !== undefined && task.deadline !== undefined && task.kickoff > task.deadline) {
+    throw invalidField('/kickoff', `${task.kickoff} is after the sprint's deadline ${task.deadline}`, 'order');
+  }
 }
 
 /** The metadata key whose value makes a task a member of that sprint (SPEC "Sprint rhythm"; DESIGN §8). */

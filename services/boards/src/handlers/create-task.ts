@@ -1,7 +1,7 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps } from '@app/shared/contracts';
 import {
-  cardCreateBody, checkNewTaskRefs, columnOf, loadBoard, newTaskDoc, runWrite, taskCreatedEvent, toTask, type ServiceDeps, type TaskDoc,
+  cardCreateBody, checkNewTaskRefs, checkSprintWindow, columnOf, loadBoard, newTaskDoc, runWrite, taskCreatedEvent, toTask, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
 
@@ -21,6 +21,7 @@ export function createBoardTask(deps: ServiceDeps): Handler<typeof BoardsOps.cre
     const column = column_id === undefined ? undefined : columnOf(board, column_id);
     const body = cardCreateBody(fields, column, board.default_tags, board.activeSprintId);
     const doc: TaskDoc = { ...newTaskDoc(body, principal.userId, w.now), boardId: board._id };
+    checkSprintWindow(doc);
     if (board.board_type === 'shared' && board.groupId !== undefined) {
       doc.groupId = board.groupId;
       if (board.groupPermission !== undefined) doc.groupPermission = board.groupPermission;

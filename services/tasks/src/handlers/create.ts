@@ -1,6 +1,6 @@
 import { type Handler } from '@app/shared/bus';
 import type { TaskCreateBody, TasksOps } from '@app/shared/contracts';
-import { checkNewTaskRefs, loadPrincipal, newTaskDoc, runWrite, SPRINT_KEY, taskCreatedEvent, toTask, type ServiceDeps, type Task, type WriteUnit } from '@app/shared/domain';
+import { checkNewTaskRefs, checkSprintWindow, loadPrincipal, newTaskDoc, runWrite, SPRINT_KEY, taskCreatedEvent, toTask, type ServiceDeps, type Task, type WriteUnit } from '@app/shared/domain';
 import { tasksOf } from '../task-access.js';
 
 /**
@@ -10,6 +10,7 @@ import { tasksOf } from '../task-access.js';
  */
 export async function createTaskIn(deps: ServiceDeps, w: WriteUnit, input: TaskCreateBody): Promise<Task> {
   const doc = newTaskDoc(input, w.userId, w.now);
+  checkSprintWindow(doc);
   // the caller's groups matter only for task references and the sprint (a batch of plain creates reads none)
   const refs = input.derived_from_id !== undefined || (input.linked_to_ids?.length ?? 0) > 0 || typeof (input.metadata as Record<string, unknown> | undefined)?.[SPRINT_KEY] === 'string';
   await checkNewTaskRefs(deps.store, refs ? await loadPrincipal(deps.store, w.userId, w.session) : { userId: w.userId, groupIds: [] }, input, w.session);
