@@ -57,48 +57,87 @@ export async function recordShareSync(store: DocumentStore, session: Session, bo
   );
 }
 
+/** Card ids read per page (outside transactions) to feed the batches. */
+export const SHARE_SYNC_ID_PAGE = 50_000;
+
+/** Filter of the live cards of `boardId` that do not carry the group and permission of `sync` yet. */
+function behind(boardId: string, sync: Pick<ShareSyncDoc, 'groupId' | 'groupPermission'>) {
+  return { boardId, deleted: false, $or: [{ groupId: { $ne: sync.groupId } }, { groupPermission: { $ne: sync.groupPermission } }] };
+}
+
+/** Outcome of one batch transaction. */
+interface BatchOutcome {
+  /** Cards the batch changed. */
+  changed: number;
+  /** The update is complete (its record removed), or nothing was pending. */
+  complete: boolean;
+  /** The pending record is no longer the generation the batch was planned for (a newer share). */
+  superseded: boolean;
+}
+
 /**
- * One batch of the sharing update of `boardId`, in one transaction: reads the pending record,
- * gives up to `batch` live cards of the board that do not carry its group and permission yet
- * those, and advances the record (or removes it when none was left). Returns the number of cards
- * changed and whether the update is complete (true also when nothing was pending).
+ * One batch, in one transaction: reads the pending record (the target is always the record as
+ * this transaction reads it); with `ids` (planned for `generation`), gives those of them still
+ * behind the group and permission, and advances the record; without, looks for up to `batch`
+ * cards still behind (cards the id pages missed: created during the update by a transaction that
+ * read the board before the share), gives them the sharing, and removes the record when there
+ * were none.
  */
-async function syncBatch(deps: Pick<ServiceDeps, 'store' | 'clock'>, boardId: string, batch: number): Promise<{ changed: number; complete: boolean }> {
+async function syncBatch(
+  deps: Pick<ServiceDeps, 'store' | 'clock'>,
+  boardId: string,
+  plan: { generation: string; ids: string[] } | { batch: number },
+): Promise<BatchOutcome> {
   const { store, clock } = deps;
   const tasks = store.collection<TaskDoc>(Collections.tasks);
   return store.withTransaction(async (session) => {
     const sync = await shareSyncOf(store).findOne({ _id: boardId }, { session });
-    if (!sync) return { changed: 0, complete: true };
+    if (!sync) return { changed: 0, complete: true, superseded: false };
     const { groupId, groupPermission, generation } = sync;
-    const behind = { boardId, deleted: false, $or: [{ groupId: { $ne: groupId } }, { groupPermission: { $ne: groupPermission } }] };
-    const ids = (await tasks.find(behind, { projection: { _id: 1 }, limit: batch, session })).map((t) => t._id);
-    if (ids.length > 0) await tasks.updateMany({ ...behind, _id: { $in: ids } }, { $set: { groupId, groupPermission } }, { session });
-    if (ids.length < batch) {
+    if ('generation' in plan && plan.generation !== generation) return { changed: 0, complete: false, superseded: true };
+    const filter = behind(boardId, sync);
+    const ids = 'ids' in plan ? plan.ids : (await tasks.find(filter, { projection: { _id: 1 }, limit: plan.batch, session })).map((t) => t._id);
+    const changed = ids.length === 0 ? 0 : (await tasks.updateMany({ ...filter, _id: { $in: ids } }, { $set: { groupId, groupPermission } }, { session })).modifiedCount;
+    if ('batch' in plan && ids.length === 0) {
       await shareSyncOf(store).deleteOne({ _id: boardId, generation }, { session });
-      return { changed: ids.length, complete: true };
+      return { changed, complete: true, superseded: false };
     }
     await shareSyncOf(store).updateOne(
       { _id: boardId, generation },
-      { $set: { updated_at: clock.now().toISOString() }, $inc: { cards_done: ids.length } },
+      { $set: { updated_at: clock.now().toISOString() }, $inc: { cards_done: changed } },
       { session },
     );
-    return { changed: ids.length, complete: false };
+    return { changed, complete: false, superseded: false };
   });
 }
 
 /**
- * Completes the pending sharing update of board `boardId`, if any, batch by batch (each its own
- * transaction of at most `batch` cards, default {@link SHARE_SYNC_BATCH}). Idempotent; safe to run
- * from several processes at once (their batches conflict on the pending record and rerun).
- * Returns the number of cards changed. Throws what the store throws (503 `STORE_UNAVAILABLE`);
- * the work done so far stays done and the rest stays pending.
+ * Completes the pending sharing update of board `boardId`, if any: reads the ids of the cards
+ * still behind (pages of {@link SHARE_SYNC_ID_PAGE}, outside transactions), changes them in
+ * transactions of at most `batch` cards (default {@link SHARE_SYNC_BATCH}), then checks in one
+ * last transaction that none is left and removes the record. Idempotent; safe to run from several
+ * processes at once (their batches conflict on the pending record and rerun), and a newer share
+ * met midway is followed. Returns the number of cards changed. Throws what the store throws (503
+ * `STORE_UNAVAILABLE`): the batches committed stay, the rest stays pending.
  */
 export async function completeShareSync(deps: Pick<ServiceDeps, 'store' | 'clock'>, boardId: string, batch = SHARE_SYNC_BATCH): Promise<number> {
+  const tasks = deps.store.collection<TaskDoc>(Collections.tasks);
   let changed = 0;
   for (;;) {
-    const step = await syncBatch(deps, boardId, batch);
-    changed += step.changed;
-    if (step.complete) return changed;
+    const sync = await shareSyncOf(deps.store).findOne({ _id: boardId });
+    if (!sync) return changed;
+    const ids = (await tasks.find(behind(boardId, sync), { projection: { _id: 1 }, limit: SHARE_SYNC_ID_PAGE })).map((t) => t._id);
+    if (ids.length === 0) {
+      const last = await syncBatch(deps, boardId, { batch });
+      changed += last.changed;
+      if (last.complete) return changed;
+      continue;
+    }
+    for (let i = 0; i < ids.length; i += batch) {
+      const step = await syncBatch(deps, boardId, { generation: sync.generation, ids: ids.slice(i, i + batch) });
+      changed += step.changed;
+      if (step.superseded || step.complete) break;
+    }
   }
 }
 
