@@ -5,7 +5,7 @@ import type { TaskDoc } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
 import { Collections, type BulkResult, type DocumentStore, type Session, type UpdateResult } from '@app/shared/store';
 import { FaultyStore } from '@app/shared/testing';
-import { resumeShareSyncs, SHARE_SYNC_BATCH, SHARE_SYNC_IDLE_MS } from '../../src/share-sync.js';
+import { recordShareSync, resumeShareSyncs, SHARE_SYNC_BATCH, SHARE_SYNC_IDLE_MS } from '../../src/share-sync.js';
 import { BOB, CAROL, buildBoards, type Fixture } from './fixture.js';
 
 /**
@@ -195,6 +195,42 @@ describe('sharing a board with many cards', () => {
     // no card is left to the first group's members once the second share has answered
     expect(await cardsWith(t, board.id, second, 'r')).toBe(CARDS);
     expect(await t.tasks.countDocuments({ boardId: board.id, groupId: first })).toBe(0);
+  });
+
+  it('follows a share committed elsewhere while its batches run: every card ends with the newer group', async () => {
+    let before: (() => Promise<void>) | undefined;
+    let txns = 0;
+    // runs `before` ahead of the share's third transaction (its second card batch)
+    const hooked = (store: DocumentStore): DocumentStore =>
+      new Proxy(store, {
+        get(target, prop, receiver) {
+          if (prop === 'withTransaction') {
+            return async <R>(fn: (s: Session) => Promise<R>) => {
+              if (++txns === 3 && before) await before();
+              return target.withTransaction(fn);
+            };
+          }
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+    await using t = await buildBoards({ serviceStore: hooked });
+    const first = await t.newGroup([BOB]);
+    const second = await t.newGroup([CAROL]);
+    const board = await t.newBoard();
+    await seedCards(t, board.id, CARDS);
+    // another boards replica commits a share of the same board to the second group (its own
+    // batches not started yet)
+    before = () =>
+      t.store.withTransaction(async (session) => {
+        await t.boards.updateOne({ _id: board.id }, { $set: { groupId: second, groupPermission: 'r' } }, { session });
+        await recordShareSync(t.store, session, board.id, second, 'r', t.clock.now());
+      });
+    txns = 0;
+
+    await t.call(BoardsOps.share, { boardId: board.id, group_id: first, permission: 'rw' });
+    expect(await cardsWith(t, board.id, second, 'r')).toBe(CARDS);
+    expect(await pending(t)).toBe(0);
   });
 
   it('completes an interrupted share before unshare answers; the cards keep that share\'s group', async () => {
