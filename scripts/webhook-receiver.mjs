@@ -40,3 +40,6 @@ createServer((req, res) => {
     res.writeHead(check === 'BAD SIGNATURE' ? 400 : 204).end();
   });
 }).listen(port, () => console.log(`webhook receiver listening on port ${port}`));
+
+// PID 1 in its container: stop at once on `docker compose stop` / `down`.
+for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => process.exit(0));
