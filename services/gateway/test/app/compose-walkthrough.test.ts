@@ -128,8 +128,8 @@ describe('README compose walkthrough against docker-compose.yml, .env.example an
     expect(named.size).toBeGreaterThan(0);
     for (const name of named) expect(known.has(name), `${name} is named in the README's compose section`).toBe(true);
     // and .env.example itself holds only variables some process reads
-    const read = new Set([...Object.keys(GatewayConfig.properties), ...Object.values(services).flatMap(environmentNames)]);
-    for (const name of Object.keys(envExample)) expect(read.has(name), `${name} in .env.example`).toBe(true);
+    const readByProcesses = new Set([...Object.keys(GatewayConfig.properties), ...Object.values(services).flatMap(environmentNames)]);
+    for (const name of Object.keys(envExample)) expect(readByProcesses.has(name), `${name} in .env.example`).toBe(true);
   });
 
   it('reads from .env only keys .env.example sets, and passes docker compose only variables the compose file interpolates', () => {
