@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SprintsOps } from '@app/shared/contracts';
 import type { DocumentStore } from '@app/shared/store';
 import { EmbeddedStore, escapeKey } from '@app/shared/store';
-import { aGroup, aMember, aSprint, reads, seed, serveSprints, users } from '../fixtures.js';
+import { aBoard, aGroup, aMember, aSprint, reads, seed, serveSprints, users } from '../fixtures.js';
 
 let store: DocumentStore;
 let svc: Awaited<ReturnType<typeof serveSprints>>;
@@ -35,6 +35,10 @@ describe('sprint members the reader or closer may not read or write', () => {
     expect(live.remaining_points).toBe(3);
     const burndown = await svc.call(SprintsOps.burndown, u.alice, { sprintId: sprint._id });
     expect(burndown.days.at(-1)).toMatchObject({ scope: 3, remaining: 3 });
+    const board = aBoard({ owner: u.alice, activeSprintId: sprint._id });
+    await seed(store, { boards: [board] });
+    const [listed] = await svc.call(SprintsOps.list, u.alice, { boardId: board._id });
+    expect(listed).toMatchObject({ id: sprint._id, member_count: 1, points_committed: 3 });
 
     const out = await svc.close(u.alice, sprint._id, { rollover: 'backlog' });
     expect(out).toMatchObject({ completed: 0, rolledOver: 1, skippedTaskIds: [] });
