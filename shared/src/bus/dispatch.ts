@@ -165,10 +165,12 @@ export async function dispatchReply(
     const version = out === null || out === undefined ? undefined : out instanceof EncodedJson ? out.version : binding.op.versionOf?.(out);
     if (version !== undefined) ctx.reply.version = version;
     const text = ctx.encoded !== undefined && ctx.encoded.value === out ? `${OK_PREFIX}${ctx.encoded.json}}` : encodeOk(out);
+    if (log.isLevelEnabled('debug')) ctx.log.debug('request handled');
     return { text, meta: ctx.reply };
   } catch (e) {
     const err = AppError.from(e);
     if (err.status >= 500) ctx.log.error({ err: AppError.is(e) && err.code !== 'INTERNAL' ? err : e }, 'request failed');
+    else if (log.isLevelEnabled('debug')) ctx.log.debug({ code: err.code }, 'request answered with an error');
     return { text: encodeError(err), meta: ctx.reply };
   }
 }
