@@ -6,6 +6,7 @@ import { parseQuery, queryMatches, type Query } from '@app/shared/query';
 import { encodeMetadata, type DocumentStore } from '@app/shared/store';
 import { ATTEMPT_LOG_MAX, deliveriesOf, deliveryId, NO_LEASE, webhooksOf, type DeliveryDoc, type WebhookDoc } from './model.js';
 import type { Sender } from './send.js';
+import type { Metrics } from '@app/shared/observability';
 
 /** A webhook failing this long without a success is disabled (issue 10). */
 export const DISABLE_AFTER_MS = 24 * 60 * 60 * 1000;
@@ -36,6 +37,8 @@ export interface DispatcherDeps {
   random?: () => number;
   /** How long a replica holds a delivery it attempts (ms; longer than an attempt's timeout). */
   leaseMs?: number;
+  /** Counts attempts by outcome (`webhook_attempts_total`: `delivered`, `retry`, `failed`). */
+  metrics?: Metrics | undefined;
 }
 
 /** The task "after the change" of a task event, as a stored task for the query matcher; undefined when the event carries none. */
@@ -207,13 +210,14 @@ export class WebhookDispatcher {
     // a retry asked for while pending is an attempt on top of the schedule (not counted against the limit)
     const extra_attempts = (d.extra_attempts ?? 0) + (d.bonus === true ? 1 : 0);
     const done = { attempt, attempts, extra_attempts, lease_until: NO_LEASE, manual: false, bonus: false, updated_at: iso };
+    const scheduled = attempt - extra_attempts;
+    const exhausted = d.manual === true || (d.bonus !== true && scheduled >= this.maxAttempts);
+    this.deps.metrics?.webhookAttempts.labels(o.ok ? 'delivered' : exhausted ? 'failed' : 'retry').inc();
     if (o.ok) {
       await deliveriesOf(store).updateOne({ _id: d._id }, { $set: { status: 'delivered', ...done }, $unset: { resume_at: '' } });
       if (hook.failing_since !== undefined) await webhooksOf(store).updateOne({ _id: hook._id }, { $unset: { failing_since: '' } });
       return true;
     }
-    const scheduled = attempt - extra_attempts;
-    const exhausted = d.manual === true || (d.bonus !== true && scheduled >= this.maxAttempts);
     // after an extra attempt the schedule goes on: the scheduled attempt keeps its time when still ahead
     const next = d.bonus === true && d.resume_at !== undefined && d.resume_at > iso
       ? d.resume_at
