@@ -12,7 +12,7 @@ import { Collections } from '@app/shared/store';
  * the active sprint is stamped (see `cardCreateBody`); unknown column → 404 `COLUMN_NOT_FOUND`.
  * The task records the board, and on a shared board takes the board's group and permission.
  * `app.sprint` (sent, or stamped from the board's active sprint) needs write access to that sprint
- * (404/403, `checkNewTaskRefs`). Emits `task.created` in the insert's transaction; honours an Idempotency-Key (issue 11).
+ * (404/403, `checkNewTaskRefs`). Emits `task.created` in the insert's transaction; honours an Idempotency-Key.
  */
 export function createBoardTask(deps: ServiceDeps): Handler<typeof BoardsOps.createTask> {
   const { store } = deps;
