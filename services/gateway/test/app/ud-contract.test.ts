@@ -69,8 +69,6 @@ const NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'POST /todolist/batch-upsert',
   'POST /todolist/{id}/check-in',
   'POST /todolist/{id}/restore',
-  // the tasks derived from a task, as LinkedItemInfoDTO: not returned by the detail read yet
-  'GET /todolist/{id} .subtasks[].id',
 ]);
 
 /**
