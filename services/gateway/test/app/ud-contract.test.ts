@@ -486,8 +486,8 @@ describe.skipIf(!SPEC_PATH)("ud's published Swagger, at the legacy paths under /
     expect(f.sys.app.hasRoute({ method: 'GET', url: '/api/v1/todolist' })).toBe(false);
   });
 
-  // One test per operation of the Swagger, in its order; the list is read from the document at run
-  // time, so the cases are generated inside a single test per operation key known up front.
+  // One test per implemented operation of the Swagger, in the document's order: the keys are read
+  // from the file while the tests are collected, so an operation added to it gets its own test.
   const keys = SPEC_PATH ? operationsOf(JSON.parse(readFileSync(SPEC_PATH, 'utf8')) as SwaggerDoc).map((o) => o.key) : [];
   for (const key of keys) {
     const c = CASES[key];
