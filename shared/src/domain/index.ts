@@ -13,7 +13,7 @@ export {
   SPRINT_KEY, SPRINT_GOAL_MAX, checkSprintAssignment, checkSprintChange, checkSprintWindow, type NoteDoc,
 } from './task-write.js';
 export { mergeMoveActions, planMove, METADATA_FIELD, type MoveEffect, type MovePlan } from './move.js';
-export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, columnsAsRead, normalizeColumns, cardCreateBody } from './columns.js';
+export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, columnsAsRead, actionView, normalizeColumns, cardCreateBody } from './columns.js';
 export {
   appendEvents, taskChanges, EVENT_INDEXES, EVENTS_COUNTER, taskCreatedEvent, taskUpdatedEvent, taskDeletedEvent, boardEvent,
   type EventDoc, type EventStamp, type EventType, type FieldChange, type NewEvent,

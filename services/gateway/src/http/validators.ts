@@ -15,7 +15,7 @@ const base: Options = { useDefaults: true, removeAdditional: true, allErrors: tr
  * refused (docs/compat.md "Fields accepted and ignored on the legacy paths"). Every other path
  * refuses it.
  */
-export const LEGACY_PREFIXES = ['/api/v1/todolist', '/api/v1/kanban', '/auth'] as const;
+export const LEGACY_PREFIXES = ['/api/v1/todolist', '/api/v1/kanban', '/auth', '/api/v1/auth'] as const;
 
 /** True when `url` (a route path) belongs to a legacy family. */
 export function isLegacyPath(url: string): boolean {
