@@ -453,6 +453,86 @@ export function storeContract(label: string, makeStore: () => Promise<DocumentSt
       });
     });
 
+    describe('what the store refuses (MongoDB\'s rules, docs/store.md)', () => {
+      /** Asserts a 400 naming stored field `field` (a JSON pointer). */
+      const refusedField = async (p: Promise<unknown>, field: string) => {
+        const err = await rejection(p);
+        expect(err.code, err.message).toBe('VALIDATION_FAILED');
+        expect(err.status).toBe(400);
+        expect(err.validationErrors?.map((v) => v.field)).toEqual([field]);
+        return err;
+      };
+
+      it('refuses a NUL byte in a field name at any depth, on insert and in what an update stores', async () => {
+        const c = await seed();
+        await refusedField(c.insertOne({ _id: 'n1', 'a\u0000b': 1 }), '/a\u0000b');
+        await refusedField(c.insertOne({ _id: 'n2', metadata: { deep: { 'x\u0000': 1 } } }), '/metadata/deep/x\u0000');
+        await refusedField(c.insertOne({ _id: 'n3', members: [{ 'u\u0000': 1 }] }), '/members/u\u0000');
+        await refusedField(c.insertMany([{ _id: 'n4', list: [[{ '\u0000': 1 }]] }]), '/list/\u0000');
+        await refusedField(c.updateOne({ _id: 'a' }, { $set: { 'metadata.k\u0000': 1 } }), '/metadata/k\u0000');
+        await refusedField(c.updateOne({ _id: 'a' }, { $set: { metadata: { ok: { 'k\u0000': 1 } } } }), '/metadata/ok/k\u0000');
+        await refusedField(c.updateOne({ _id: 'a' }, { $push: { members: { 'k\u0000': 1 } } }), '/members/k\u0000');
+        await refusedField(c.findOneAndUpdate({ _id: 'new' }, { $set: { 'k\u0000': 1 } }, { upsert: true }), '/k\u0000');
+        await refusedField(c.bulkWrite([{ insertOne: { document: { _id: 'n5', 'k\u0000': 1 } } }]), '/k\u0000');
+        expect(sorted(await c.find({}))).toEqual(['a', 'b', 'c', 'd']);
+        expect(await c.findOne({ _id: 'a' })).toEqual(ITEMS[0]);
+      });
+
+      it('refuses a field name starting with $ in a stored document: insert, sub-document set, upsert, update path', async () => {
+        const c = await seed();
+        await refusedField(c.insertOne({ _id: 'd1', $weird: 1 }), '/$weird');
+        await refusedField(c.insertOne({ _id: 'd2', metadata: { a: { $inc: 1 } } }), '/metadata/a/$inc');
+        await refusedField(c.updateOne({ _id: 'a' }, { $set: { metadata: { $x: 1 } } }), '/metadata/$x');
+        await refusedField(c.updateOne({ _id: 'a' }, { $set: { 'metadata.order': { nested: [{ $y: 1 }] } } }), '/metadata/order/nested/$y');
+        await refusedField(c.updateOne({ _id: 'a' }, { $set: { $top: 1 } }), '/$top');
+        await refusedField(c.updateOne({ _id: 'zz' }, { $set: { $top: 1 } }, { upsert: true }), '/$top');
+        await refusedField(c.updateOne({ _id: 'a' }, { $addToSet: { tags: { $each: [{ $z: 1 }] } } }), '/tags/$z');
+        expect(sorted(await c.find({}))).toEqual(['a', 'b', 'c', 'd']);
+        expect(await c.findOne({ _id: 'a' })).toEqual(ITEMS[0]);
+        // an escaped metadata key (leading $ stored as %24) is an ordinary field name
+        await c.updateOne({ _id: 'a' }, { $set: { [metadataPath('$ok')]: 1 } });
+        expect(decodeMetadata((await c.findOne({ _id: 'a' }))?.metadata)['$ok']).toBe(1);
+      });
+
+      it('refuses $inc of a stored value that is not a number, or by a non-number, changing nothing', async () => {
+        const c = await seed();
+        await c.insertOne({ _id: 'i', s: '3', nul: null, obj: { n: 1 }, arr: [1], metadata: { [metadataPath('app.carried').slice(9)]: 'x' } });
+        for (const field of ['s', 'nul', 'obj', 'arr', 'title']) {
+          await refusedField(c.updateOne({ _id: field === 'title' ? 'a' : 'i' }, { $inc: { [field]: 1 } }), `/${field}`);
+        }
+        const carried = metadataPath('app.carried');
+        await refusedField(c.updateOne({ _id: 'i' }, { $inc: { [carried]: 1 } }), `/${carried.replace('.', '/')}`);
+        await refusedField(c.updateOne({ _id: 'a' }, { $inc: { n: '1' as unknown as number } }), '/n');
+        await refusedField(c.findOneAndUpdate({ _id: 'a' }, { $inc: { title: 1 }, $set: { status: 'done' } }), '/title');
+        expect((await c.findOne({ _id: 'i' }))?.s).toBe('3');
+        expect(await c.findOne({ _id: 'a' })).toEqual(ITEMS[0]);
+        // a refused write inside a transaction aborts the transaction
+        const err = await rejection(
+          store.withTransaction(async (session) => {
+            await c.updateOne({ _id: 'b' }, { $set: { status: 'done' } }, { session });
+            await c.updateOne({ _id: 'i' }, { $inc: { s: 1 } }, { session });
+          }),
+        );
+        expect(err.code).toBe('VALIDATION_FAILED');
+        expect((await c.findOne({ _id: 'b' }))?.status).toBe('doing');
+      });
+
+      it('refuses a document over 16 MiB of BSON with PAYLOAD_TOO_LARGE: an insert, and an update growing one', async () => {
+        const c = coll();
+        const mib = (n: number) => 'x'.repeat(n * 1024 * 1024);
+        const big = await rejection(c.insertOne({ _id: 'big', text: mib(17) }));
+        expect([big.code, big.status]).toEqual(['PAYLOAD_TOO_LARGE', 413]);
+        await c.insertOne({ _id: 'half', text: mib(9) });
+        const grown = await rejection(c.updateOne({ _id: 'half' }, { $set: { more: mib(8) } }));
+        expect([grown.code, grown.status]).toEqual(['PAYLOAD_TOO_LARGE', 413]);
+        expect(await c.findOne({ _id: 'half' }, { projection: { more: 1 } })).toEqual({ _id: 'half' });
+        expect(await c.findOne({ _id: 'big' })).toBeNull();
+        // under the limit is fine
+        await c.updateOne({ _id: 'half' }, { $set: { more: mib(6) } });
+        expect(((await c.findOne({ _id: 'half' }))?.more as string).length).toBe(6 * 1024 * 1024);
+      });
+    });
+
     describe('round trips, ping and close', () => {
       it('counts one round trip per collection call, bulk write and transaction commit', async () => {
         const c = coll();

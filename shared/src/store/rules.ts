@@ -1,0 +1,216 @@
+/**
+ * What a stored document may hold (DESIGN §2; docs/store.md "What the store refuses"): the rules
+ * MongoDB enforces on a write, checked the same way by both backends so the embedded stand-in
+ * refuses what MongoDB refuses, with the same error:
+ *
+ * - a field name (at any depth) holding a NUL byte: BSON cannot encode it (the driver throws);
+ * - a field name starting with `$`: refused in every stored document (MongoDB ≥ 5.0 would store one
+ *   from an insert, but no filter, sort or update path of the port can address it, and an update
+ *   refuses it);
+ * - `$inc` of a value that is not a number, or by a non-number (MongoDB: TypeMismatch, code 14);
+ * - a document over {@link MAX_DOCUMENT_BYTES} of BSON (MongoDB: BSONObjectTooLarge).
+ *
+ * Field-name and `$inc` faults are a 400 `VALIDATION_FAILED` naming the stored field (a JSON
+ * pointer of the stored path, metadata keys escaped); an oversized document is a 413
+ * `PAYLOAD_TOO_LARGE`. Nothing is written in either case. The API validates what a client sends
+ * before it reaches the store (metadata keys, docs/tasks.md); these are the store's own guards.
+ *
+ * The checks look only at what a write adds: an insert's document, an update's paths and values.
+ */
+import { AppError } from '../errors/index.js';
+import type { Update } from './port.js';
+
+/** Largest BSON document MongoDB stores, in bytes (16 MiB; MongoDB "Limits and Thresholds"). */
+export const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
+
+const INT32_MIN = -0x80000000;
+const INT32_MAX = 0x7fffffff;
+
+/** A JSON pointer of a dotted stored path (`metadata.a%2Eb` → `/metadata/a%2Eb`). */
+function pointer(path: string): string {
+  return `/${path.split('.').map((s) => s.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+}
+
+/** The 400 for a stored field name the store refuses (`reason`: what is wrong with it). */
+export function badFieldName(collection: string, path: string, reason: 'nul' | 'dollar'): AppError {
+  const message = reason === 'nul' ? 'a field name must not contain a NUL byte' : "a field name must not start with '$'";
+  return new AppError('VALIDATION_FAILED', {
+    message: `${path.replace(/\0/g, '\\0')}: ${message}`,
+    details: { collection, field: path },
+    validationErrors: [{ field: pointer(path), code: 'fieldName', message }],
+  });
+}
+
+/** The 400 for an `$inc` of a stored value that is not a number, or by a non-number (MongoDB TypeMismatch). */
+export function notIncrementable(collection: string, path: string, found: string): AppError {
+  const message = `cannot be incremented: it holds ${found}, not a number`;
+  return new AppError('VALIDATION_FAILED', {
+    message: `${path}: ${message}`,
+    details: { collection, field: path },
+    validationErrors: [{ field: pointer(path), code: 'type', message }],
+  });
+}
+
+/** The 400 for an `$inc` by something that is not a finite number (MongoDB TypeMismatch). */
+export function badIncrement(collection: string, path: string, found: string): AppError {
+  const message = `cannot be incremented by ${found}: the increment must be a number`;
+  return new AppError('VALIDATION_FAILED', {
+    message: `${path}: ${message}`,
+    details: { collection, field: path },
+    validationErrors: [{ field: pointer(path), code: 'type', message }],
+  });
+}
+
+/** The 413 for a document the write would make larger than {@link MAX_DOCUMENT_BYTES}. */
+export function documentTooLarge(collection: string, bytes?: number): AppError {
+  return new AppError('PAYLOAD_TOO_LARGE', {
+    message: `The document would be larger than MongoDB's ${MAX_DOCUMENT_BYTES}-byte limit${bytes === undefined ? '' : ` (${bytes} bytes)`}`,
+    details: { collection, max_bytes: MAX_DOCUMENT_BYTES, ...(bytes === undefined ? {} : { bytes }) },
+  });
+}
+
+/** UTF-8 bytes of a string. */
+function utf8Bytes(s: string): number {
+  // short keys and values: counting is cheaper than the native call
+  if (s.length > 64) return Buffer.byteLength(s, 'utf8');
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n += 2; // a surrogate pair (2 units) is 4 bytes
+        i++;
+      } else n += 2;
+    } else n += 2;
+  }
+  return n;
+}
+
+/** Checks one field name (NUL, leading `$`); `parent` is the dotted path of its parent ('' at the top). */
+function checkName(collection: string, parent: string, key: string): void {
+  if (key.charCodeAt(0) === 36) throw badFieldName(collection, parent ? `${parent}.${key}` : key, 'dollar');
+  if (key.indexOf('\0') >= 0) throw badFieldName(collection, parent ? `${parent}.${key}` : key, 'nul');
+}
+
+/**
+ * The BSON size (bytes) of one value as the driver encodes it (a whole number in the int32 range
+ * as int32, any other number as a double, a string as int32 length + UTF-8 + NUL, a date as
+ * 8 bytes, `undefined` left out), checking the field names of every sub-document on the way.
+ * `path` is the value's dotted stored path (for errors). Throws `VALIDATION_FAILED` ({@link badFieldName});
+ * `names: false` only measures.
+ */
+export function checkedValueSize(collection: string, value: unknown, path: string, names = true): number {
+  switch (typeof value) {
+    case 'string':
+      return 5 + utf8Bytes(value);
+    case 'number':
+      return Number.isInteger(value) && value >= INT32_MIN && value <= INT32_MAX && !Object.is(value, -0) ? 4 : 8;
+    case 'boolean':
+      return 1;
+    case 'object':
+      break;
+    default:
+      return 0; // undefined (left out), bigint and others: not stored as given
+  }
+  if (value === null) return 0;
+  if (value instanceof Date) return 8;
+  let size = 5;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      size += 2 + utf8Bytes(String(i)) + checkedValueSize(collection, v, path, names);
+    }
+    return size;
+  }
+  for (const key in value) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v === undefined) continue;
+    if (names) checkName(collection, path, key);
+    size += 2 + utf8Bytes(key) + checkedValueSize(collection, v, path ? `${path}.${key}` : key, names);
+  }
+  return size;
+}
+
+/**
+ * Checks a document a write stores whole (an insert, an upsert's new document): every field name
+ * at any depth, and its BSON size. Returns the size in bytes. Throws `VALIDATION_FAILED` for a
+ * refused field name, `PAYLOAD_TOO_LARGE` past {@link MAX_DOCUMENT_BYTES}.
+ */
+export function checkDocument(collection: string, doc: object): number {
+  const size = checkedValueSize(collection, doc, '');
+  if (size > MAX_DOCUMENT_BYTES) throw documentTooLarge(collection, size);
+  return size;
+}
+
+/** True for a path segment MongoDB reads as a positional operator (`$`, `$[]`, `$[name]`). */
+function isPositional(seg: string): boolean {
+  return seg === '$' || (seg.startsWith('$[') && seg.endsWith(']'));
+}
+
+/** Checks the segments of an update's field path (NUL anywhere; `$` leading a segment, unless positional). */
+function checkPath(collection: string, path: string): void {
+  if (path.indexOf('\0') >= 0) throw badFieldName(collection, path, 'nul');
+  if (path.indexOf('$') < 0) return;
+  for (const seg of path.split('.')) {
+    if (seg.charCodeAt(0) === 36 && !isPositional(seg)) throw badFieldName(collection, path, 'dollar');
+  }
+}
+
+/** Operators whose values are stored (their field names checked, their bytes counted). */
+const STORING = new Set(['$set', '$setOnInsert', '$push', '$addToSet']);
+
+/**
+ * Checks what an update adds: the field path of every operator (NUL, leading `$`), the field names
+ * inside the values `$set`, `$setOnInsert`, `$push` and `$addToSet` store (with `$each`), and that
+ * `$inc` is by a finite number. Returns an upper bound of the bytes the update can add to a
+ * document (each stored value with its field name, plus room for the sub-documents a dotted path
+ * may create). Throws `VALIDATION_FAILED`.
+ */
+export function checkUpdate(collection: string, update: Update): number {
+  let added = 0;
+  for (const op in update) {
+    const fields = update[op];
+    if (typeof fields !== 'object' || fields === null) continue;
+    for (const path in fields) {
+      checkPath(collection, path);
+      const value = (fields as Record<string, unknown>)[path];
+      // a path may create one sub-document per segment: 7 bytes each (type, NUL, size, end) plus its name
+      const pathBytes = 2 + 7 * (path.split('.').length - 1) + utf8Bytes(path);
+      if (op === '$inc') {
+        if (typeof value !== 'number' || !Number.isFinite(value)) throw badIncrement(collection, path, describe(value));
+        added += pathBytes + 8;
+      } else if (STORING.has(op)) {
+        const each = (op === '$push' || op === '$addToSet') && isEach(value) ? (value as { $each: unknown[] }).$each : [value];
+        // array elements are named by their index: at most 10 digits
+        for (const v of each) added += pathBytes + 10 + checkedValueSize(collection, v, path);
+      }
+    }
+  }
+  return added;
+}
+
+/** True for `{$each: [...]}` (a `$push`/`$addToSet` of several values). */
+function isEach(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Array.isArray((v as { $each?: unknown }).$each);
+}
+
+/** How a value is named in a TypeMismatch message. */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  switch (typeof value) {
+    case 'string':
+      return 'a string';
+    case 'object':
+      return 'a sub-document';
+    case 'boolean':
+      return 'a boolean';
+    case 'number':
+      return 'a non-finite number';
+    default:
+      return typeof value;
+  }
+}
