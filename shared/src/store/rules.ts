@@ -3,10 +3,12 @@
  * MongoDB enforces on a write, checked the same way by both backends so the embedded stand-in
  * refuses what MongoDB refuses, with the same error:
  *
- * - a field name (at any depth) holding a NUL byte: BSON cannot encode it (the driver throws);
- * - a field name starting with `$`: refused in every stored document (MongoDB ≥ 5.0 would store one
- *   from an insert, but no filter, sort or update path of the port can address it, and an update
- *   refuses it);
+ * - a field name (at any depth, in a document or in an update's paths and values) holding a NUL
+ *   byte: BSON cannot encode it (the driver refuses it as it serializes);
+ * - an update path whose first segment starts with `$` (`{$set: {$x: 1}}`): MongoDB refuses a
+ *   top-level `$`-prefixed field name in an update (DollarPrefixedFieldName); refused here on an
+ *   upsert too. A `$`-prefixed name inside a document or a sub-document value is stored, as
+ *   MongoDB ≥ 5.0 stores it ("Field Names with Periods and Dollar Signs");
  * - `$inc` of a value that is not a number, or by a non-number (MongoDB: TypeMismatch, code 14);
  * - a document over {@link MAX_DOCUMENT_BYTES} of BSON (MongoDB: BSONObjectTooLarge).
  *
@@ -33,7 +35,7 @@ function pointer(path: string): string {
 
 /** The 400 for a stored field name the store refuses (`reason`: what is wrong with it). */
 export function badFieldName(collection: string, path: string, reason: 'nul' | 'dollar'): AppError {
-  const message = reason === 'nul' ? 'a field name must not contain a NUL byte' : "a field name must not start with '$'";
+  const message = reason === 'nul' ? 'a field name must not contain a NUL byte' : "an update must not write a top-level field name starting with '$'";
   return new AppError('VALIDATION_FAILED', {
     message: `${path.replace(/\0/g, '\\0')}: ${message}`,
     details: { collection, field: path },
@@ -89,16 +91,15 @@ function utf8Bytes(s: string): number {
   return n;
 }
 
-/** Checks one field name (NUL, leading `$`); `parent` is the dotted path of its parent ('' at the top). */
+/** Checks one field name of a stored value (no NUL byte); `parent` is the dotted path of its parent ('' at the top). */
 function checkName(collection: string, parent: string, key: string): void {
-  if (key.charCodeAt(0) === 36) throw badFieldName(collection, parent ? `${parent}.${key}` : key, 'dollar');
   if (key.indexOf('\0') >= 0) throw badFieldName(collection, parent ? `${parent}.${key}` : key, 'nul');
 }
 
 /**
  * The BSON size (bytes) of one value as the driver encodes it (a whole number in the int32 range
  * as int32, any other number as a double, a string as int32 length + UTF-8 + NUL, a date as
- * 8 bytes, `undefined` left out), checking the field names of every sub-document on the way.
+ * 8 bytes, `undefined` left out), checking the field names of every sub-document on the way (no NUL).
  * `path` is the value's dotted stored path (for errors). Throws `VALIDATION_FAILED` ({@link badFieldName});
  * `names: false` only measures.
  */
@@ -136,7 +137,7 @@ export function checkedValueSize(collection: string, value: unknown, path: strin
 
 /**
  * Checks a document a write stores whole (an insert, an upsert's new document): every field name
- * at any depth, and its BSON size. Returns the size in bytes. Throws `VALIDATION_FAILED` for a
+ * at any depth (no NUL), and its BSON size. Returns the size in bytes. Throws `VALIDATION_FAILED` for a
  * refused field name, `PAYLOAD_TOO_LARGE` past {@link MAX_DOCUMENT_BYTES}.
  */
 export function checkDocument(collection: string, doc: object): number {
@@ -145,25 +146,17 @@ export function checkDocument(collection: string, doc: object): number {
   return size;
 }
 
-/** True for a path segment MongoDB reads as a positional operator (`$`, `$[]`, `$[name]`). */
-function isPositional(seg: string): boolean {
-  return seg === '$' || (seg.startsWith('$[') && seg.endsWith(']'));
-}
-
-/** Checks the segments of an update's field path (NUL anywhere; `$` leading a segment, unless positional). */
+/** Checks an update's field path: no NUL byte, no `$` leading its first segment (a top-level field). */
 function checkPath(collection: string, path: string): void {
   if (path.indexOf('\0') >= 0) throw badFieldName(collection, path, 'nul');
-  if (path.indexOf('$') < 0) return;
-  for (const seg of path.split('.')) {
-    if (seg.charCodeAt(0) === 36 && !isPositional(seg)) throw badFieldName(collection, path, 'dollar');
-  }
+  if (path.charCodeAt(0) === 36) throw badFieldName(collection, path, 'dollar');
 }
 
 /** Operators whose values are stored (their field names checked, their bytes counted). */
 const STORING = new Set(['$set', '$setOnInsert', '$push', '$addToSet']);
 
 /**
- * Checks what an update adds: the field path of every operator (NUL, leading `$`), the field names
+ * Checks what an update adds: the field path of every operator (NUL; `$` leading it), the field names
  * inside the values `$set`, `$setOnInsert`, `$push` and `$addToSet` store (with `$each`), and that
  * `$inc` is by a finite number. Returns an upper bound of the bytes the update can add to a
  * document (each stored value with its field name, plus room for the sub-documents a dotted path

@@ -118,8 +118,8 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   /** `opts.awaitDurable` is ignored here (and in `updateOne`): the write concern stays (port `WriteOptions`). */
   /**
    * The store's rules (`../rules.ts`) are checked here before sending, as the embedded store does:
-   * MongoDB ≥ 5.0 would store a `$`-prefixed field name from an insert (and the driver refuses a
-   * NUL byte only as it serializes), so both backends refuse the same documents the same way.
+   * the driver refuses a NUL byte only as it serializes (naming the key, not its path), and MongoDB
+   * would take a `$`-prefixed path in an upsert; so both backends refuse the same writes the same way.
    */
   async insertOne(doc: T, opts: WriteOptions = {}): Promise<void> {
     await this.call(opts.session, (s) => {
