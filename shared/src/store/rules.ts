@@ -73,37 +73,54 @@ export function documentTooLarge(collection: string, bytes?: number): AppError {
 
 /** UTF-8 bytes of a string. */
 function utf8Bytes(s: string): number {
-  // short keys and values: counting is cheaper than the native call
-  if (s.length > 64) return Buffer.byteLength(s, 'utf8');
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) n += 1;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n += 2; // a surrogate pair (2 units) is 4 bytes
-        i++;
-      } else n += 2;
-    } else n += 2;
-  }
-  return n;
+  return Buffer.byteLength(s, 'utf8');
 }
 
-/** Checks one field name of a stored value (no NUL byte); `parent` is the dotted path of its parent ('' at the top). */
-function checkName(collection: string, parent: string, key: string): void {
-  if (key.indexOf('\0') >= 0) throw badFieldName(collection, parent ? `${parent}.${key}` : key, 'nul');
+/** Thrown inside {@link boundOf} at a field name holding a NUL byte (the path is found afterwards). */
+const NUL_NAME = Symbol('NUL in a field name');
+
+/**
+ * An upper bound of the BSON size (bytes) of a value: a string counted as 3 bytes per UTF-16 unit,
+ * every number as a double, an array element's name as 10 digits; throws {@link NUL_NAME} at a
+ * field name holding a NUL byte. One pass with no allocation: the check every write pays.
+ */
+function boundOf(value: unknown): number {
+  switch (typeof value) {
+    case 'string':
+      return 5 + 3 * value.length;
+    case 'number':
+      return 8;
+    case 'boolean':
+      return 1;
+    case 'object':
+      break;
+    default:
+      return 0;
+  }
+  if (value === null) return 0;
+  if (value instanceof Date) return 8;
+  let size = 5;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) size += 12 + boundOf(value[i]);
+    return size;
+  }
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const v = (value as Record<string, unknown>)[key];
+    if (v === undefined) continue;
+    if (key.indexOf('\0') >= 0) throw NUL_NAME;
+    size += 2 + 3 * key.length + boundOf(v);
+  }
+  return size;
 }
 
 /**
- * The BSON size (bytes) of one value as the driver encodes it (a whole number in the int32 range
- * as int32, any other number as a double, a string as int32 length + UTF-8 + NUL, a date as
- * 8 bytes, `undefined` left out), checking the field names of every sub-document on the way (no NUL).
- * `path` is the value's dotted stored path (for errors). Throws `VALIDATION_FAILED` ({@link badFieldName});
- * `names: false` only measures.
+ * The BSON size (bytes) of a value as the driver encodes it: a whole number in the int32 range as
+ * int32, any other number as a double, a string as int32 length + UTF-8 + NUL, a date as 8 bytes,
+ * `undefined` left out.
  */
-export function checkedValueSize(collection: string, value: unknown, path: string, names = true): number {
+export function bsonSize(value: unknown): number {
   switch (typeof value) {
     case 'string':
       return 5 + utf8Bytes(value);
@@ -120,28 +137,60 @@ export function checkedValueSize(collection: string, value: unknown, path: strin
   if (value instanceof Date) return 8;
   let size = 5;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const v: unknown = value[i];
-      size += 2 + utf8Bytes(String(i)) + checkedValueSize(collection, v, path, names);
-    }
+    for (let i = 0; i < value.length; i++) size += 2 + String(i).length + bsonSize(value[i]);
     return size;
   }
-  for (const key in value) {
+  for (const key of Object.keys(value)) {
     const v = (value as Record<string, unknown>)[key];
-    if (v === undefined) continue;
-    if (names) checkName(collection, path, key);
-    size += 2 + utf8Bytes(key) + checkedValueSize(collection, v, path ? `${path}.${key}` : key, names);
+    if (v !== undefined) size += 2 + utf8Bytes(key) + bsonSize(v);
   }
   return size;
 }
 
+/** The dotted path (from `path`) of the first field name inside `value` holding a NUL byte, if any. */
+function nulPath(value: unknown, path: string): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const found = nulPath(v, path);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  for (const [key, v] of Object.entries(value)) {
+    if (v === undefined) continue;
+    const at = path ? `${path}.${key}` : key;
+    if (key.indexOf('\0') >= 0) return at;
+    const found = nulPath(v, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * An upper bound of the BSON size of `value` (its dotted stored path `path`; '' for a whole
+ * document), having checked that no field name inside it holds a NUL byte. Throws
+ * `VALIDATION_FAILED` ({@link badFieldName}) naming the first such field.
+ */
+export function checkedValueSize(collection: string, value: unknown, path: string): number {
+  try {
+    return boundOf(value);
+  } catch (e) {
+    if (e !== NUL_NAME) throw e;
+    throw badFieldName(collection, nulPath(value, path) ?? path, 'nul');
+  }
+}
+
 /**
  * Checks a document a write stores whole (an insert, an upsert's new document): every field name
- * at any depth (no NUL), and its BSON size. Returns the size in bytes. Throws `VALIDATION_FAILED` for a
- * refused field name, `PAYLOAD_TOO_LARGE` past {@link MAX_DOCUMENT_BYTES}.
+ * at any depth (no NUL), and its BSON size. Returns an upper bound of its size in bytes (the exact
+ * size when the bound passes the limit). Throws `VALIDATION_FAILED` for a refused field name,
+ * `PAYLOAD_TOO_LARGE` past {@link MAX_DOCUMENT_BYTES}.
  */
 export function checkDocument(collection: string, doc: object): number {
-  const size = checkedValueSize(collection, doc, '');
+  const bound = checkedValueSize(collection, doc, '');
+  if (bound <= MAX_DOCUMENT_BYTES) return bound;
+  const size = bsonSize(doc);
   if (size > MAX_DOCUMENT_BYTES) throw documentTooLarge(collection, size);
   return size;
 }
@@ -170,8 +219,8 @@ export function checkUpdate(collection: string, update: Update): number {
     for (const path in fields) {
       checkPath(collection, path);
       const value = (fields as Record<string, unknown>)[path];
-      // a path may create one sub-document per segment: 7 bytes each (type, NUL, size, end) plus its name
-      const pathBytes = 2 + 7 * (path.split('.').length - 1) + utf8Bytes(path);
+      // the path's names (3 bytes per unit at most) and one sub-document per segment it may create (7 bytes each)
+      const pathBytes = 2 + 10 * path.length;
       if (op === '$inc') {
         if (typeof value !== 'number' || !Number.isFinite(value)) throw badIncrement(collection, path, describe(value));
         added += pathBytes + 8;

@@ -7,7 +7,7 @@ import { eachSlot, hasSlot } from './slots.js';
 import { applyUpdate, applyWithMingo } from './updater.js';
 import { deepFreeze } from '../../util/index.js';
 import { toStored } from './values.js';
-import { checkDocument, checkedValueSize, checkUpdate, describe, documentTooLarge, MAX_DOCUMENT_BYTES, notIncrementable } from '../rules.js';
+import { bsonSize, checkDocument, checkUpdate, describe, documentTooLarge, MAX_DOCUMENT_BYTES, notIncrementable } from '../rules.js';
 
 /** What a {@link Txn} needs from its store. */
 export interface TxnHost {
@@ -83,9 +83,9 @@ const sizeBounds = new WeakMap<Doc, number>();
  * bytes) is over MongoDB's document limit; records `after`'s bound.
  */
 function checkGrowth(collection: string, before: Doc, after: Doc, added: number): void {
-  let bound = (sizeBounds.get(before) ?? checkedValueSize(collection, before, '', false)) + added;
+  let bound = (sizeBounds.get(before) ?? bsonSize(before)) + added;
   if (bound > MAX_DOCUMENT_BYTES) {
-    bound = checkedValueSize(collection, after, '', false);
+    bound = bsonSize(after);
     if (bound > MAX_DOCUMENT_BYTES) throw documentTooLarge(collection, bound);
   }
   sizeBounds.set(after, bound);
