@@ -25,7 +25,7 @@ const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null &
 export function compileFilter(filter: Filter): Matcher {
   const fast = compileFast(filter);
   if (fast) return fast;
-  if (!Object.isFrozen(filter)) return mingoMatcher(filter);
+  if (!Object.isFrozen(filter)) return mingoByValue(filter);
   let known = frozenMingo.get(filter);
   if (!known) frozenMingo.set(filter, (known = mingoMatcher(filter)));
   return known;
@@ -34,6 +34,56 @@ export function compileFilter(filter: Filter): Matcher {
 function mingoMatcher(filter: Filter): Matcher {
   const query = new Query(filter, QUERY_OPTIONS);
   return (doc) => query.test(doc);
+}
+
+/**
+ * mingo matchers of filters by value: the filter's JSON text → its matcher, least recently used
+ * dropped past {@link MAX_BY_VALUE}. A filter mingo tests (ranges, `$not`, `$elemMatch`…) costs
+ * a `Query` to compile; the same filter built again by each request (a column read, a move's
+ * source check and its write) is compiled once, whoever built it and whether or not it is frozen.
+ * Only filters of plain JSON data of at most {@link MAX_KEYED_VALUES} values are keyed (a RegExp,
+ * a Date or `undefined` would not survive JSON, and a long `$in` would cost more to key than to
+ * compile).
+ */
+const byValue = new Map<string, Matcher>();
+const MAX_BY_VALUE = 512;
+const MAX_KEYED_VALUES = 256;
+
+function mingoByValue(filter: Filter): Matcher {
+  const key = plainJson(filter, { left: MAX_KEYED_VALUES }, 0) ? JSON.stringify(filter) : undefined;
+  if (key === undefined) return mingoMatcher(filter);
+  let known = byValue.get(key);
+  if (known) {
+    byValue.delete(key); // most recently used last
+  } else {
+    known = mingoMatcher(filter);
+    if (byValue.size >= MAX_BY_VALUE) byValue.delete(byValue.keys().next().value!);
+  }
+  byValue.set(key, known);
+  return known;
+}
+
+/** True for plain JSON data (objects, arrays, strings, finite numbers, booleans, null) of at most `budget.left` values, 32 levels deep. */
+function plainJson(v: unknown, budget: { left: number }, depth: number): boolean {
+  if (--budget.left < 0) return false;
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(v);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (v === null) return true;
+  if (depth > 32) return false;
+  if (Array.isArray(v)) return v.every((x) => plainJson(x, budget, depth + 1));
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const key in v) if (!plainJson((v as Record<string, unknown>)[key], budget, depth + 1)) return false;
+  return true;
 }
 
 /**
