@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeMetadata, encodeMetadata, metadataPath } from '../store/keys.js';
 import type { Collection, Doc, DocumentStore, Filter, IndexSpec, Sort } from '../store/port.js';
+import { likeToRegex } from '../query/patterns.js';
 import { rejection } from './assertions.js';
 
 /** The fixture every filter, sort and projection test reads (metadata keys stored escaped). */
@@ -532,6 +533,41 @@ export function storeContract(label: string, makeStore: () => Promise<DocumentSt
         // under the limit is fine
         await c.updateOne({ _id: 'half' }, { $set: { more: mib(6) } });
         expect(((await c.findOne({ _id: 'half' }))?.more as string).length).toBe(6 * 1024 * 1024);
+      });
+    });
+
+    describe('characters outside the Basic Multilingual Plane (compared by code point, as MongoDB does)', () => {
+      // U+1D49C and U+1F600 take two UTF-16 units; U+E000 and U+FFFD one, and sort before them by code point
+      const ASTRAL: Doc[] = [
+        { _id: 'script', s: '\u{1D49C}', t: '\u{1D49C}b' },
+        { _id: 'emoji', s: '\u{1F600}', t: '\u{1F600}b' },
+        { _id: 'private', s: '\uE000', t: '\uE000b' },
+        { _id: 'replacement', s: '\uFFFD', t: '\uFFFDb' },
+        { _id: 'latin', s: '\u00E9', t: '\u00E9b' },
+        { _id: 'ascii', s: 'z', t: 'zb' },
+        { _id: 'two', s: 'zz', t: 'zzb' },
+      ];
+      const BY_CODE_POINT = ['ascii', 'two', 'latin', 'private', 'replacement', 'script', 'emoji'];
+
+      it("LIKE's _ matches one character, one or two UTF-16 units long; % any run", async () => {
+        const c = coll();
+        await c.insertMany(ASTRAL);
+        expect(sorted(await c.find({ t: { $regex: likeToRegex('_b') } }))).toEqual(['ascii', 'emoji', 'latin', 'private', 'replacement', 'script']);
+        expect(sorted(await c.find({ t: { $regex: likeToRegex('__b') } }))).toEqual(['two']);
+        expect(sorted(await c.find({ t: { $not: { $regex: likeToRegex('_b') } } }))).toEqual(['two']);
+        expect(sorted(await c.find({ t: { $regex: likeToRegex('%b'), $options: 'i' } }))).toEqual(sorted(ASTRAL.map((d) => ({ _id: d._id }) as Doc)));
+        expect(sorted(await c.find({ $or: [{ t: { $regex: likeToRegex('\u{1F600}_') } }, { t: { $regex: likeToRegex('_\u{1D49C}') } }] }))).toEqual(['emoji']);
+      });
+
+      it('ORDER BY a string puts characters past U+FFFF after U+E000–U+FFFF, with and without an index', async () => {
+        const c = coll();
+        await c.insertMany(ASTRAL);
+        expect(ids(await c.find({}, { sort: { s: 1 } }))).toEqual(BY_CODE_POINT);
+        expect(ids(await c.find({}, { sort: { s: -1 } }))).toEqual([...BY_CODE_POINT].reverse());
+        expect(ids(await c.find({}, { sort: { s: 1, _id: 1 }, limit: 5 }))).toEqual(BY_CODE_POINT.slice(0, 5));
+        await store.ensureIndexes([{ collection: c.name, keys: { s: 1 } }]);
+        expect(ids(await c.find({}, { sort: { s: 1, _id: 1 }, limit: 6 }))).toEqual(BY_CODE_POINT.slice(0, 6));
+        expect(ids(await c.find({}, { sort: { s: -1, _id: 1 }, skip: 1, limit: 3 }))).toEqual([...BY_CODE_POINT].reverse().slice(1, 4));
       });
     });
 
