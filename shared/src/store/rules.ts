@@ -116,6 +116,19 @@ function boundOf(value: unknown): number {
 }
 
 /**
+ * An upper bound of the BSON size of a stored value (see {@link boundOf}), whatever its field names
+ * hold (a document stored before these rules may hold a NUL in a name: it is measured, not refused).
+ */
+export function sizeBound(value: unknown): number {
+  try {
+    return boundOf(value);
+  } catch (e) {
+    if (e !== NUL_NAME) throw e;
+    return bsonSize(value);
+  }
+}
+
+/**
  * The BSON size (bytes) of a value as the driver encodes it: a whole number in the int32 range as
  * int32, any other number as a double, a string as int32 length + UTF-8 + NUL, a date as 8 bytes,
  * `undefined` left out.

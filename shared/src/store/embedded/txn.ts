@@ -7,7 +7,7 @@ import { eachSlot, hasSlot } from './slots.js';
 import { applyUpdate, applyWithMingo } from './updater.js';
 import { deepFreeze } from '../../util/index.js';
 import { toStored } from './values.js';
-import { bsonSize, checkDocument, checkUpdate, describe, documentTooLarge, MAX_DOCUMENT_BYTES, notIncrementable } from '../rules.js';
+import { bsonSize, checkDocument, checkUpdate, describe, documentTooLarge, MAX_DOCUMENT_BYTES, notIncrementable, sizeBound } from '../rules.js';
 
 /** What a {@link Txn} needs from its store. */
 export interface TxnHost {
@@ -72,23 +72,14 @@ const NO_LITERAL = Symbol('no literal');
 const WALK_PER_CANDIDATE = 4;
 
 /**
- * Upper bounds of the BSON size of stored documents, in bytes (`rules.ts`): set by inserts, carried
- * over by updates (plus what each adds), so a document is measured whole only when it was never
- * measured (loaded at open) or its bound passes the limit.
+ * Throws `PAYLOAD_TOO_LARGE` when `after` (a document an update made) is over MongoDB's document
+ * limit: an upper bound of its size first ({@link sizeBound}, one pass without allocation; cheaper
+ * than keeping a size per stored document), its exact BSON size only when that passes the limit.
  */
-const sizeBounds = new WeakMap<Doc, number>();
-
-/**
- * Throws `PAYLOAD_TOO_LARGE` when `after` (`before` changed by an update adding at most `added`
- * bytes) is over MongoDB's document limit; records `after`'s bound.
- */
-function checkGrowth(collection: string, before: Doc, after: Doc, added: number): void {
-  let bound = (sizeBounds.get(before) ?? bsonSize(before)) + added;
-  if (bound > MAX_DOCUMENT_BYTES) {
-    bound = bsonSize(after);
-    if (bound > MAX_DOCUMENT_BYTES) throw documentTooLarge(collection, bound);
-  }
-  sizeBounds.set(after, bound);
+function checkGrowth(collection: string, after: Doc): void {
+  if (sizeBound(after) <= MAX_DOCUMENT_BYTES) return;
+  const bytes = bsonSize(after);
+  if (bytes > MAX_DOCUMENT_BYTES) throw documentTooLarge(collection, bytes);
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -226,7 +217,7 @@ export class Txn {
    */
   insert(collection: string, doc: Doc): Doc {
     const stored = toStored(doc, true);
-    sizeBounds.set(stored, checkDocument(collection, stored));
+    checkDocument(collection, stored);
     if (this.get(collection, stored._id)) throw conflict(collection, ['_id']);
     this.put(collection, stored._id, stored);
     return stored;
@@ -249,7 +240,7 @@ export class Txn {
       const { after, modified } = applyUpdate(doc, spec);
       if (!modified) continue;
       if (after._id !== doc._id) throw new AppError('INTERNAL', { message: 'An update may not change _id' });
-      checkGrowth(collection, doc, after, added);
+      if (added > 0) checkGrowth(collection, after);
       result.after = after;
       this.put(collection, doc._id, after);
       result.modifiedCount++;
