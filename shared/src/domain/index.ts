@@ -8,7 +8,7 @@ export {
 } from './access.js';
 export { bindOps, type ServiceDeps, type ServiceDefinition, type HandlerFactories, type BackgroundDeps, type BackgroundWork } from './service.js';
 export {
-  isUuid, validateTitle, normalizeDate, validatePath, encodeMetadataInput, nullMetadataValue, distinct, newTaskDoc,
+  isUuid, validateTitle, normalizeDate, validatePath, encodeMetadataInput, checkMetadataEntry, nullMetadataValue, distinct, newTaskDoc,
   taskPatchUpdate, metadataSetUpdate, newNoteDoc, checkNewTaskRefs, checkAssignee, checkTaskRefs,
   SPRINT_KEY, SPRINT_GOAL_MAX, checkSprintAssignment, checkSprintChange, checkSprintWindow, type NoteDoc,
 } from './task-write.js';

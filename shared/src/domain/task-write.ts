@@ -74,14 +74,47 @@ export function validatePath(field: string, value: string): string {
 
 /**
  * Checks API metadata for storage and escapes its keys (DESIGN §2): keys must be non-empty and
- * values must not be null (a key is removed with DELETE, SPEC "Metadata keys").
+ * values must not be null (a key is removed with DELETE, SPEC "Metadata keys"); keys and the field
+ * names inside values must be storable ({@link checkMetadataEntry}).
  */
 export function encodeMetadataInput(meta: Record<string, unknown>, field = '/metadata'): Record<string, unknown> {
   for (const [key, value] of Object.entries(meta)) {
     if (key === '') throw invalidField(field, 'metadata keys must not be empty', 'key');
     if (value === null) throw nullMetadataValue(`${field}/${key}`, key);
+    checkMetadataEntry(key, value, `${field}/${key}`);
   }
   return encodeMetadata(meta);
+}
+
+/**
+ * Checks that one metadata entry can be stored (docs/tasks.md "Metadata keys"; the store's rules,
+ * `store/rules.ts`): neither the key nor a field name of an object inside the value holds a NUL
+ * byte, which MongoDB cannot store in a field name (dots and a leading `$` in the key are escaped,
+ * so those are fine). Throws 400 `VALIDATION_FAILED` naming `keyField` for the key, or
+ * `valueField` (default `keyField`) for the value.
+ */
+export function checkMetadataEntry(key: string, value: unknown, keyField: string, valueField = keyField): void {
+  if (key.includes('\0')) throw invalidField(keyField, 'a metadata key must not contain a NUL byte (U+0000)', 'key');
+  const bad = nulName(value, 0);
+  if (bad !== undefined) throw invalidField(valueField, `the field name ${JSON.stringify(bad)} inside the value contains a NUL byte (U+0000)`, 'key');
+}
+
+/** The first field name inside `value` holding a NUL byte (any depth up to the body's own limit of 64). */
+function nulName(value: unknown, depth: number): string | undefined {
+  if (typeof value !== 'object' || value === null || depth > 64) return undefined;
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const bad = nulName(v, depth + 1);
+      if (bad !== undefined) return bad;
+    }
+    return undefined;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (k.includes('\0')) return k;
+    const bad = nulName(v, depth + 1);
+    if (bad !== undefined) return bad;
+  }
+  return undefined;
 }
 
 /** The 400 for a null metadata value, pointing to the DELETE route. */

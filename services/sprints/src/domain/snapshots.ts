@@ -1,6 +1,6 @@
 import type { CloseSprintResult, ReportItem, SprintReport, VelocityResult } from '@app/shared/contracts';
 import { readableTasksFilter, type Principal, type TaskDoc } from '@app/shared/domain';
-import { Collections, type Doc, type DocumentStore, type Session } from '@app/shared/store';
+import { Collections, type BulkOp, type Doc, type DocumentStore, type Session } from '@app/shared/store';
 import { DONE, StoredKeys, toMember, type Member } from './members.js';
 
 /*
@@ -301,7 +301,7 @@ export interface ClosingSprint {
  * start snapshot (writing one from the members at close when the sprint was never started), writes
  * the close snapshot with its figures, its frozen report and its velocity entry serialized once
  * ({@link CloseSnapshotDoc.report}, {@link CloseSnapshotDoc.velocity_entry}), and adds 1 to
- * `app.carried` of every rolled-over member. Three store round trips whatever the number of
+ * `app.carried` of every rolled-over member ({@link carriedUpdates}). Three store round trips whatever the number of
  * members (the last one only when something rolls over). A store fault throws `STORE_UNAVAILABLE` and the transaction leaves
  * nothing written.
  */
@@ -331,10 +331,27 @@ export async function recordCloseSnapshot(store: DocumentStore, session: Session
   close.velocity_entry = JSON.stringify(velocityEntryOf(close));
   await snaps.insertMany(existing ? [close] : [start, close], { session });
   if (frozen.rolled_over.length > 0) {
-    await store
-      .collection<TaskDoc>(Collections.tasks)
-      .updateMany({ _id: { $in: frozen.rolled_over.map((m) => m.id) } }, { $inc: { [CARRIED_PATH]: 1 } }, { session });
+    await store.collection<TaskDoc>(Collections.tasks).bulkWrite(carriedUpdates(frozen.rolled_over, c.members), { session });
   }
+}
+
+/**
+ * The writes of `app.carried` for the rolled-over members (docs/sprints.md "Snapshots"): each
+ * becomes its value as the close read it plus 1, a value that is not a number counting as 0. A
+ * `$set` of the computed count, not an `$inc`: `app.carried` is metadata any user may set, and
+ * MongoDB refuses an `$inc` of a string (a close that could never succeed again). One
+ * `updateMany` per distinct new count, all in one bulk write (one round trip).
+ */
+export function carriedUpdates(rolled: readonly { id: string }[], members: readonly Member[]): BulkOp<TaskDoc>[] {
+  const read = new Map(members.map((m) => [m.id, m.carried ?? 0]));
+  const byCount = new Map<number, string[]>();
+  for (const { id } of rolled) {
+    const next = (read.get(id) ?? 0) + 1;
+    const ids = byCount.get(next);
+    if (ids) ids.push(id);
+    else byCount.set(next, [id]);
+  }
+  return [...byCount].map(([count, ids]) => ({ updateMany: { filter: { _id: { $in: ids } }, update: { $set: { [CARRIED_PATH]: count } } } }));
 }
 
 /**

@@ -17,6 +17,7 @@ type SprintCloseRecord = CloseSprintResult & { rollover?: string; closed_at: str
 const SPRINT_PATH = `metadata.${StoredKeys.sprint}`;
 const TYPE_PATH = `metadata.${StoredKeys.type}`;
 const POINTS_PATH = `metadata.${StoredKeys.points}`;
+const CARRIED_PATH = `metadata.${StoredKeys.carried}`;
 
 /**
  * `sprints.close` (SPEC "Sprint rhythm", DESIGN §8). Everything, reads included, runs in ONE
@@ -68,7 +69,7 @@ export function closeSprint(deps: ServiceDeps): Handler<typeof SprintsOps.close>
       const docs = (
         await tasks.find(
           { deleted: false, [SPRINT_PATH]: sprintId, [TYPE_PATH]: { $ne: 'sprint' } },
-          { session, sort: { created_at: 1, _id: 1 }, projection: { _id: 1, title: 1, status: 1, [POINTS_PATH]: 1, created_by: 1, groupId: 1, groupPermission: 1 } },
+          { session, sort: { created_at: 1, _id: 1 }, projection: { _id: 1, title: 1, status: 1, [POINTS_PATH]: 1, [CARRIED_PATH]: 1, created_by: 1, groupId: 1, groupPermission: 1 } },
         )
       ).filter((t) => canReadTask(principal, t));
       const members = docs.map(toMember);
