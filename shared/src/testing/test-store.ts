@@ -51,7 +51,7 @@ export async function testStore(opts: TestStoreOptions = {}): Promise<Transactio
     const url = process.env.MONGO_URL || inject('mongoUrl');
     const mongo = await createTestMongo({ url });
     const store = await MongoStore.connect({ url: mongo.url, db: mongo.db });
-    return new TransactionRulesStore(store, { failFirstAttempt: false, onClose: () => mongo[Symbol.asyncDispose]() });
+    return new TransactionRulesStore(store, { failFirstAttempt: false, onClose: async () => mongo[Symbol.asyncDispose]() });
   }
   const inner = EmbeddedStore.memory(opts.lockWaitMs === undefined ? {} : { lockWaitMs: opts.lockWaitMs });
   return new TransactionRulesStore(inner, { failFirstAttempt: opts.failFirstAttempt ?? true });
