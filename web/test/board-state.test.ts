@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Card } from '../src/api/types.js';
 import {
-  applyOptimisticMove, cardBadges, columnOf, describeActions, neighbourColumn, restoreColumns, summarySignature, wipState, type Columns,
+  applyOptimisticMove, cardBadges, columnFilter, columnOf, describeActions, initials, neighbourColumn, quote, restoreColumns, searchClause,
+  statusChoices, summarySignature, userPosition, wipState, type Columns,
 } from '../src/board/state.js';
+import { menuPosition } from '../src/board/Lane.js';
 import { fillPath } from '../src/api/client.js';
 
 const card = (id: string, extra: Partial<Card> = {}): Card => ({ id, title: `Card ${id}`, status: 'todo', tags: [], metadata: {}, ...extra });
@@ -66,5 +68,46 @@ describe('board state rules', () => {
     expect(cardBadges(card('q', { metadata: { 'cf.priority': { deep: true } } }))).toEqual({});
     expect(fillPath('/api/v1/boards/{boardId}/tasks/{taskId}', { boardId: 'a b', taskId: 't/1' })).toBe('/api/v1/boards/a%20b/tasks/t%2F1');
     expect(() => fillPath('/api/v1/tasks/{taskId}', {})).toThrow(/taskId/);
+  });
+});
+
+describe('column filters, status choices, initials, menu placement', () => {
+  it('always leaves sprint tasks out, keeps the user filter in parentheses and maps error positions back', () => {
+    expect(columnFilter('', '')).toEqual({ filter: "app.type != 'sprint'", offset: 0 });
+    const f = columnFilter("status = 'a' OR status = 'b'", '');
+    expect(f.filter).toBe("(status = 'a' OR status = 'b') AND app.type != 'sprint'");
+    expect(f.offset).toBe(1);
+    expect(userPosition(5, 1, 'abcdef')).toBe(4);
+    expect(userPosition(40, 1, 'abc')).toBe(3); // past the user's text: clamped to its end
+    expect(columnFilter('', 'login', 'u-1').filter).toBe(
+      "(title ~ 'login' OR description ~ 'login') AND assignee = 'u-1' AND app.type != 'sprint'",
+    );
+  });
+
+  it('turns plain words into one ~ condition per word on title or description, quoting safely', () => {
+    expect(searchClause('  ')).toBe('');
+    expect(searchClause("fix it's")).toBe("(title ~ 'fix' OR description ~ 'fix') AND (title ~ 'it\\'s' OR description ~ 'it\\'s')");
+    expect(quote('a\\b')).toBe("'a\\\\b'");
+  });
+
+  it('offers the statuses the columns set, once each in column order, plus the current one', () => {
+    const set = (value: unknown) => ({ field: 'status', operation: 'set', value });
+    const cols = [{ actions: [set('todo')] }, { actions: [set('doing'), { field: 'tags', operation: 'add', value: ['x'] }] }, { actions: [set('todo')] }];
+    expect(statusChoices(cols)).toEqual(['todo', 'doing']);
+    expect(statusChoices(cols, 'blocked')).toEqual(['todo', 'doing', 'blocked']);
+  });
+
+  it('makes initials of user names', () => {
+    expect(initials('ada')).toBe('AD');
+    expect(initials('ada lovelace')).toBe('AL');
+    expect(initials('grace.hopper')).toBe('GH');
+  });
+
+  it('opens a menu below its button, above it near the bottom edge, and always inside the viewport', () => {
+    const view = { width: 360, height: 600 };
+    const size = { width: 200, height: 150 };
+    expect(menuPosition({ top: 100, bottom: 120, right: 300 }, size, view)).toEqual({ top: 122, left: 100 });
+    expect(menuPosition({ top: 560, bottom: 580, right: 300 }, size, view)).toEqual({ top: 408, left: 100 });
+    expect(menuPosition({ top: 100, bottom: 120, right: 50 }, size, view).left).toBe(4);
   });
 });

@@ -10,7 +10,15 @@ import { renderMarkdown } from '../markdown.js';
  * notes (add one), edit (PATCH, plus `cf.priority` / `app.points` through the metadata PATCH) and
  * delete (two steps).
  */
-export function CardDetail(p: { api: Api; taskId: string; writable: boolean; onClose: () => void; onChanged: () => void }) {
+export function CardDetail(p: {
+  api: Api;
+  taskId: string;
+  writable: boolean;
+  /** The statuses the board's columns set (the status field offers these). */
+  statuses: readonly string[];
+  onClose: () => void;
+  onChanged: () => void;
+}) {
   const { api, taskId } = p;
   const [task, setTask] = useState<TaskDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -68,6 +76,7 @@ export function CardDetail(p: { api: Api; taskId: string; writable: boolean; onC
       ) : editing ? (
         <EditForm
           task={task}
+          statuses={p.statuses}
           onCancel={() => setEditing(false)}
           onSave={async (changes, meta) => {
             const ok = await run(async () => {
@@ -164,7 +173,7 @@ export function CardDetail(p: { api: Api; taskId: string; writable: boolean; onC
 
 type Changes = { title?: string; description?: string; status?: string; tags?: string[]; assignee?: string };
 
-function EditForm(p: { task: TaskDetail; onCancel: () => void; onSave: (c: Changes, meta: Record<string, unknown>) => Promise<void> }) {
+function EditForm(p: { task: TaskDetail; statuses: readonly string[]; onCancel: () => void; onSave: (c: Changes, meta: Record<string, unknown>) => Promise<void> }) {
   const t = p.task;
   const md = t.metadata as Record<string, unknown>;
   const [title, setTitle] = useState(t.title);
@@ -204,7 +213,13 @@ function EditForm(p: { task: TaskDetail; onCancel: () => void; onSave: (c: Chang
       <div className="row">
         <label>
           Status
-          <input name="status" value={status} onChange={(e) => setStatus(e.target.value)} />
+          <select name="status" value={status} onChange={(e) => setStatus(e.target.value)}>
+            {[...p.statuses, ...(p.statuses.includes(t.status) ? [] : [t.status])].map((v) => (
+              <option key={v} value={v}>
+                {v}
+              </option>
+            ))}
+          </select>
         </label>
         <label>
           Assignee (user id)

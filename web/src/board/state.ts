@@ -105,3 +105,63 @@ export function cardBadges(card: Card): { priority?: string; points?: string } {
   if (pts !== undefined) out.points = pts;
   return out;
 }
+
+/** The clause every column read of the page carries: sprint tasks are not cards (docs/web.md). */
+export const NOT_A_SPRINT = "app.type != 'sprint'";
+
+/** A string literal of the query language: single quotes, `\` and `'` escaped by a backslash (docs/query-language.md). */
+export function quote(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * The plain search as a query-language fragment: every word (split on white space) must be found
+ * in the title or the description, case-insensitively (the indexed `~`). `''` for no words.
+ */
+export function searchClause(words: string): string {
+  const parts = words.trim().split(/\s+/).filter(Boolean);
+  return parts.map((w) => `(title ~ ${quote(w)} OR description ~ ${quote(w)})`).join(' AND ');
+}
+
+/**
+ * What the page sends as a column read's `filter`: the user's query-language filter (in
+ * parentheses, so its OR stays inside), the plain search, the "assigned to me" clause (`assignee`
+ * = the caller's user id) and {@link NOT_A_SPRINT}. `offset` is
+ * where the user's filter text starts in it, to map a 400's `details.position` back onto it.
+ */
+export function columnFilter(userFilter: string, search: string, assignee?: string): { filter: string; offset: number } {
+  const f = userFilter.trim();
+  const s = searchClause(search);
+  const parts = [...(f ? [`(${f})`] : []), ...(s ? [s] : []), ...(assignee ? [`assignee = ${quote(assignee)}`] : []), NOT_A_SPRINT];
+  return { filter: parts.join(' AND '), offset: f ? 1 : 0 };
+}
+
+/**
+ * Where a filter error sits in the user's own text: the server's position in the sent filter minus
+ * the offset, clamped to the text (the closing parenthesis and the added clauses lie after it).
+ */
+export function userPosition(position: number, offset: number, userText: string): number {
+  return Math.max(0, Math.min(userText.length, position - offset));
+}
+
+/**
+ * The statuses a card may be given: the values the board's columns `set` on `status` (in column
+ * order, each once), plus the card's current status when it is none of them.
+ */
+export function statusChoices(columns: ReadonlyArray<{ actions: ReadonlyArray<{ field: string; operation: string; value?: unknown }> }>, current?: string): string[] {
+  const out: string[] = [];
+  for (const c of columns) {
+    for (const a of c.actions) {
+      if (a.field === 'status' && a.operation === 'set' && typeof a.value === 'string' && !out.includes(a.value)) out.push(a.value);
+    }
+  }
+  if (current && !out.includes(current)) out.push(current);
+  return out;
+}
+
+/** Initials of a user name for a card's assignee badge: `ada` → `AD`, `ada lovelace` / `ada.lovelace` → `AL`. */
+export function initials(name: string): string {
+  const parts = name.split(/[\s._-]+/).filter(Boolean);
+  if (parts.length >= 2) return (parts[0]![0]! + parts[1]![0]!).toUpperCase();
+  return (parts[0] ?? '?').slice(0, 2).toUpperCase();
+}

@@ -82,7 +82,34 @@ async function dragCard(page: Page, card: Locator, target: Locator, expectPrevie
   await page.mouse.move(hb.x + hb.width / 2 + 12, hb.y + hb.height / 2 + 4, { steps: 4 });
   await page.mouse.move(tb.x + tb.width / 2, tb.y + Math.min(120, tb.height / 2), { steps: 12 });
   await target.getByRole('status').filter({ hasText: expectPreview }).waitFor();
+  // Mid-drag the card stays visible: its copy in the drag overlay is under the pointer, on top
+  // (no lane clips it).
+  const px = tb.x + tb.width / 2;
+  const py = tb.y + Math.min(120, tb.height / 2);
+  const ob = (await page.getByTestId('drag-overlay').boundingBox())!;
+  expect(px).toBeGreaterThanOrEqual(ob.x);
+  expect(px).toBeLessThanOrEqual(ob.x + ob.width);
+  expect(py).toBeGreaterThanOrEqual(ob.y);
+  expect(py).toBeLessThanOrEqual(ob.y + ob.height);
+  expect(await page.evaluate(([x, y]) => !!document.elementFromPoint(x!, y!)?.closest('[data-testid="drag-overlay"]'), [px, py])).toBe(true);
   await page.mouse.up();
+}
+
+/** Every item of `menu` is visible where it is drawn: inside the viewport and not covered or clipped. */
+async function expectMenuInView(page: Page, menu: Locator) {
+  const view = page.viewportSize()!;
+  for (const item of await menu.getByRole('menuitem').all()) {
+    const b = (await item.boundingBox())!;
+    expect(b.y).toBeGreaterThanOrEqual(0);
+    expect(b.y + b.height).toBeLessThanOrEqual(view.height);
+    expect(b.x).toBeGreaterThanOrEqual(0);
+    expect(b.x + b.width).toBeLessThanOrEqual(view.width);
+    const hit = await page.evaluate(([x, y]) => document.elementFromPoint(x!, y!)?.closest('[role="menuitem"]')?.textContent ?? null, [
+      b.x + b.width / 2,
+      b.y + b.height / 2,
+    ]);
+    expect(hit).toBe(await item.textContent());
+  }
 }
 
 describe.skipIf(!hasChromium)('web board in Chromium', () => {
@@ -165,6 +192,7 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     expect((await api('PATCH', `/api/v1/tasks/${ids['Ship it']}`, { status: 'doing' })).status).toBe(200);
     await cardIn(todo, 'Ship it').waitFor(); // the page still shows the stale card in To Do
     await cardIn(todo, 'Ship it').getByRole('button', { name: 'Move “Ship it” (M)' }).click();
+    await expectMenuInView(page, page.getByRole('menu', { name: 'Move “Ship it” to' })); // the last card of a short lane
     await page.getByRole('menu', { name: 'Move “Ship it” to' }).getByRole('menuitem', { name: 'Done' }).click();
     const alert = page.getByRole('alert').filter({ hasText: '“Ship it” was not moved' });
     await alert.waitFor();
@@ -192,6 +220,9 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     const sprintSelect = page.getByRole('combobox', { name: 'Sprint' });
     await sprintSelect.selectOption('none');
     await cardIn(todo, 'Backlog idea').waitFor();
+    // The sprint task is a task of the board's scope in To Do, but never a card.
+    expect(await page.locator(`[data-card-id="${sprintId}"]`).count()).toBe(0);
+    expect(await cardIn(todo, 'Sprint 1').count()).toBe(0);
     await sprintSelect.selectOption('active');
     await cardIn(todo, 'Backlog idea').waitFor({ state: 'detached' });
     await sprintSelect.selectOption(sprintId); // the sprint by id: the same cards as "active"
@@ -220,6 +251,8 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
       .getByLabel('Description (markdown)')
       .fill('**Bold** move <img src="x" onerror="window.__xss=1"><script>window.__xss=2</script> [click](javascript:window.__xss=3)');
     await detail.getByLabel('Points (app.points)').fill('3');
+    // Status is chosen from the values the board's columns set.
+    expect(await detail.getByLabel('Status').locator('option').allTextContents()).toEqual(['todo', 'doing', 'done']);
     await detail.getByRole('button', { name: 'Save' }).click();
     const description = detail.getByTestId('description');
     await description.waitFor();
@@ -306,6 +339,11 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     expect(await closeDialog.getByTestId('rolled-over').textContent()).toBe('1');
     await page.screenshot({ path: join(ARTIFACTS, 'close-sprint.png') });
     await closeDialog.getByRole('button', { name: 'Done', exact: true }).click();
+    // The notice that the sprint started ends with the sprint; the done sprint is no card either.
+    expect(await page.getByText('Sprint “Sprint 1” started.').count()).toBe(0);
+    await page.getByRole('combobox', { name: 'Sprint' }).selectOption('none');
+    await cardIn(lane(page, 'Done'), 'Polish UI').waitFor();
+    expect(await page.locator(`[data-card-id="${sprintId}"]`).count()).toBe(0);
     expect((await api('GET', `/api/v1/tasks/${sprintId}`)).body.status).toBe('done');
     expect((await api('GET', `/api/v1/boards/${boardId}`)).body.activeSprintId).toBeUndefined();
     expect((await api('GET', `/api/v1/tasks/${ids['Ship it']}`)).body.metadata['app.sprint']).toBeUndefined();
