@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Card } from '../src/api/types.js';
 import {
-  applyOptimisticMove, cardBadges, columnFilter, columnOf, describeActions, initials, neighbourColumn, quote, restoreColumns, searchClause,
+  applyOptimisticMove, cardBadges, columnFilter, columnOf, describeActions, initials, menuPosition, neighbourColumn, quote, restoreColumns, searchClause,
   statusChoices, summarySignature, userPosition, wipState, type Columns,
 } from '../src/board/state.js';
-import { menuPosition } from '../src/board/Lane.js';
 import { fillPath } from '../src/api/client.js';
 
 const card = (id: string, extra: Partial<Card> = {}): Card => ({ id, title: `Card ${id}`, status: 'todo', tags: [], metadata: {}, ...extra });

@@ -1,6 +1,6 @@
 import { endpoints, type Endpoint, type EndpointName } from './endpoints.js';
 import type {
-  Board, BoardList, CloseSprintResult, ColumnInput, ColumnPage, ErrorBody, Group, MoveResult, Note, Preview, Summary, Task,
+  Board, BoardList, BoardMember, CloseSprintResult, ColumnInput, ColumnPage, ErrorBody, Group, MoveResult, Note, Preview, Summary, Task,
   TaskDetail, TaskPage, TokenPair,
 } from './types.js';
 
@@ -184,6 +184,8 @@ export class Api {
   listBoards = () => this.call<BoardList>('listBoards');
   createBoard = (name: string, board_type: 'private' | 'shared') => this.call<Board>('createBoard', { body: { name, board_type } });
   getBoard = (boardId: string) => this.call<Board>('getBoard', { params: { boardId } });
+  /** The board's people (owner and group members) as `{id, username}`. */
+  boardMembers = (boardId: string) => this.call<BoardMember[]>('boardMembers', { params: { boardId } });
   updateBoard = (boardId: string, body: { name?: string; columns?: ColumnInput[]; activeSprintId?: string }) =>
     this.call<Board>('updateBoard', { params: { boardId }, body });
   shareBoard = (boardId: string, group_id: string, permission: 'r' | 'rw') =>

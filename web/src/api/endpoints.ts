@@ -26,6 +26,7 @@ export const endpoints = e({
   listBoards: { method: 'GET', path: '/api/v1/boards' },
   createBoard: { method: 'POST', path: '/api/v1/boards', body: ['name', 'board_type', 'columns', 'default_tags'] },
   getBoard: { method: 'GET', path: '/api/v1/boards/{boardId}' },
+  boardMembers: { method: 'GET', path: '/api/v1/boards/{boardId}/members' },
   updateBoard: { method: 'PUT', path: '/api/v1/boards/{boardId}', body: ['name', 'columns', 'activeSprintId'] },
   shareBoard: { method: 'POST', path: '/api/v1/boards/{boardId}/share', body: ['group_id', 'permission'] },
   previewActions: { method: 'POST', path: '/api/v1/boards/preview-actions', body: ['query'] },

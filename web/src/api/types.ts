@@ -8,6 +8,7 @@ import type {
   Board as BoardSchema,
   BoardList as BoardListSchema,
   BoardSummaryResult,
+  BoardMember as BoardMemberSchema,
   CardMoveResult as CardMoveResultType,
   CloseSprintResult as CloseSprintResultType,
   ColumnCard as ColumnCardType,
@@ -25,6 +26,7 @@ import type { Task as TaskType } from '@app/shared/domain';
 
 export type Board = Static<typeof BoardSchema>;
 export type BoardList = Static<typeof BoardListSchema>;
+export type BoardMember = Static<typeof BoardMemberSchema>;
 export type BoardColumn = Static<typeof ColumnSchema>;
 export type ColumnInput = Static<typeof ColumnInputSchema>;
 export type Summary = Static<typeof BoardSummaryResult>;

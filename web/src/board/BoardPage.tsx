@@ -5,7 +5,7 @@ import {
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { createPortal } from 'react-dom';
 import { ApiError, type Api } from '../api/client.js';
-import type { Board, Summary, Task } from '../api/types.js';
+import type { Board, BoardMember, Summary, Task } from '../api/types.js';
 import { describe } from '../LoginPage.js';
 import { CardDetail } from './CardDetail.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
@@ -37,6 +37,8 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   const [summary, setSummary] = useState<Summary | null>(null);
   const [sprint, setSprint] = useState('active');
   const [sprints, setSprints] = useState<SprintOption[]>([]);
+  const [members, setMembers] = useState<BoardMember[]>([]);
+  const people = useMemo(() => new Map(members.map((m) => [m.id, m.username])), [members]);
   const [filter, setFilter] = useState<Filters>(NO_FILTERS);
   /** The message bar; `sprintId` ties a notice to a sprint, so closing that sprint ends it. */
   const [notice, setNotice] = useState<{ text: string; kind: 'error' | 'info'; sprintId?: string } | null>(null);
@@ -137,6 +139,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
         await reloadAll(b, NO_FILTERS, 'active');
         performance.mark('board:reads-done');
         void loadSprints();
+        api.boardMembers(b.id).then(setMembers, () => setMembers([]));
       } catch (e) {
         if (!cancelled) setLoadError(e instanceof ApiError ? describe(e) : String(e));
       }
@@ -166,6 +169,11 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
     },
     [board, filter, sprint, reloadAll],
   );
+
+  // The people may change (a board shared with a group, a member added): re-read them when a card opens.
+  useEffect(() => {
+    if (openCard && board) api.boardMembers(board.id).then(setMembers, () => {});
+  }, [api, board, openCard]);
 
   // ---- live updates: event stream when the gateway has one, else periodic summary -------------------
   const refreshRef = useRef(refresh);
@@ -552,6 +560,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
               order={board.columns}
               preview={preview}
               dragging={dragging}
+              people={people}
               filtered={filter.query !== '' || filter.search !== '' || filter.mine}
               onOpen={setOpenCard}
               onCreate={createCard}
@@ -566,7 +575,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           <DragOverlay dropAnimation={null}>
             {draggedCard ? (
               <div className="card drag-overlay" data-testid="drag-overlay">
-                <CardFace card={draggedCard} />
+                <CardFace card={draggedCard} people={people} />
               </div>
             ) : null}
           </DragOverlay>,
@@ -580,6 +589,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           taskId={openCard}
           writable={writable}
           statuses={statusChoices(board.columns)}
+          members={members}
           onClose={() => setOpenCard(null)}
           onChanged={() => void refresh()}
         />

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { ApiError, type Api } from '../api/client.js';
-import type { TaskDetail } from '../api/types.js';
+import type { BoardMember, TaskDetail } from '../api/types.js';
 import { Dialog } from '../Dialog.js';
 import { describe } from '../LoginPage.js';
 import { renderMarkdown } from '../markdown.js';
@@ -16,6 +16,8 @@ export function CardDetail(p: {
   writable: boolean;
   /** The statuses the board's columns set (the status field offers these). */
   statuses: readonly string[];
+  /** The board's people: the assignee is picked from them by name. */
+  members: readonly BoardMember[];
   onClose: () => void;
   onChanged: () => void;
 }) {
@@ -77,6 +79,7 @@ export function CardDetail(p: {
         <EditForm
           task={task}
           statuses={p.statuses}
+          members={p.members}
           onCancel={() => setEditing(false)}
           onSave={async (changes, meta) => {
             const ok = await run(async () => {
@@ -98,7 +101,7 @@ export function CardDetail(p: {
             <dt>Tags</dt>
             <dd>{task.tags.length ? task.tags.join(', ') : '—'}</dd>
             <dt>Assignee</dt>
-            <dd>{task.assignee ?? '—'}</dd>
+            <dd data-testid="detail-assignee">{task.assignee ? (p.members.find((m) => m.id === task.assignee)?.username ?? task.assignee) : '—'}</dd>
             {task.deadline && (
               <>
                 <dt>Deadline</dt>
@@ -173,7 +176,7 @@ export function CardDetail(p: {
 
 type Changes = { title?: string; description?: string; status?: string; tags?: string[]; assignee?: string };
 
-function EditForm(p: { task: TaskDetail; statuses: readonly string[]; onCancel: () => void; onSave: (c: Changes, meta: Record<string, unknown>) => Promise<void> }) {
+function EditForm(p: { task: TaskDetail; statuses: readonly string[]; members: readonly BoardMember[]; onCancel: () => void; onSave: (c: Changes, meta: Record<string, unknown>) => Promise<void> }) {
   const t = p.task;
   const md = t.metadata as Record<string, unknown>;
   const [title, setTitle] = useState(t.title);
@@ -222,8 +225,16 @@ function EditForm(p: { task: TaskDetail; statuses: readonly string[]; onCancel: 
           </select>
         </label>
         <label>
-          Assignee (user id)
-          <input name="assignee" value={assignee} onChange={(e) => setAssignee(e.target.value)} />
+          Assignee
+          <select name="assignee" value={assignee} onChange={(e) => setAssignee(e.target.value)}>
+            <option value="">Nobody</option>
+            {p.members.map((m) => (
+              <option key={m.id} value={m.id}>
+                {m.username}
+              </option>
+            ))}
+            {assignee && !p.members.some((m) => m.id === assignee) && <option value={assignee}>{assignee}</option>}
+          </select>
         </label>
       </div>
       <label>

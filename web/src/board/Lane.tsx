@@ -2,7 +2,7 @@ import { useDraggable, useDroppable } from '@dnd-kit/core';
 import { useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 import { createPortal } from 'react-dom';
 import type { BoardColumn, Card, Summary } from '../api/types.js';
-import { cardBadges, initials, wipState, type ColumnState, type MovePreview } from './state.js';
+import { cardBadges, initials, menuPosition, wipState, type ColumnState, type MovePreview } from './state.js';
 
 interface LaneProps {
   column: BoardColumn;
@@ -276,23 +276,6 @@ function MoveMenu(p: {
     </div>,
     document.body,
   );
-}
-
-/**
- * Where a menu of `size` opens for an anchor at `a` in a viewport of `view` (pixels): below the
- * anchor, right-aligned with it; above it when there is no room below; clamped 4 px inside.
- */
-export function menuPosition(
-  a: { top: number; bottom: number; right: number },
-  size: { width: number; height: number },
-  view: { width: number; height: number },
-): { top: number; left: number } {
-  const m = 4;
-  let top = a.bottom + 2;
-  if (top + size.height > view.height - m) top = a.top - size.height - 2;
-  top = Math.max(m, Math.min(top, view.height - size.height - m));
-  const left = Math.max(m, Math.min(a.right - size.width, view.width - size.width - m));
-  return { top, left };
 }
 
 /**

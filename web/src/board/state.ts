@@ -165,3 +165,20 @@ export function initials(name: string): string {
   if (parts.length >= 2) return (parts[0]![0]! + parts[1]![0]!).toUpperCase();
   return (parts[0] ?? '?').slice(0, 2).toUpperCase();
 }
+
+/**
+ * Where a menu of `size` opens for an anchor at `a` in a viewport of `view` (pixels): below the
+ * anchor, right-aligned with it; above it when there is no room below; clamped 4 px inside.
+ */
+export function menuPosition(
+  a: { top: number; bottom: number; right: number },
+  size: { width: number; height: number },
+  view: { width: number; height: number },
+): { top: number; left: number } {
+  const m = 4;
+  let top = a.bottom + 2;
+  if (top + size.height > view.height - m) top = a.top - size.height - 2;
+  top = Math.max(m, Math.min(top, view.height - size.height - m));
+  const left = Math.max(m, Math.min(a.right - size.width, view.width - size.width - m));
+  return { top, left };
+}

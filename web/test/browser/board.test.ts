@@ -91,9 +91,12 @@ async function dragCard(page: Page, card: Locator, target: Locator, expectPrevie
   expect(px).toBeLessThanOrEqual(ob.x + ob.width);
   expect(py).toBeGreaterThanOrEqual(ob.y);
   expect(py).toBeLessThanOrEqual(ob.y + ob.height);
-  expect(await page.evaluate(([x, y]) => !!document.elementFromPoint(x!, y!)?.closest('[data-testid="drag-overlay"]'), [px, py])).toBe(true);
+  expect(await page.evaluate(([x, y]) => !!(globalThis as unknown as { document: Document }).document.elementFromPoint(x!, y!)?.closest('[data-testid="drag-overlay"]'), [px, py])).toBe(true);
   await page.mouse.up();
 }
+
+/** The DOM's document inside `page.evaluate` callbacks (the tests are type-checked without the DOM lib). */
+type Document = { elementFromPoint(x: number, y: number): { closest(s: string): { textContent: string | null } | null } | null };
 
 /** Every item of `menu` is visible where it is drawn: inside the viewport and not covered or clipped. */
 async function expectMenuInView(page: Page, menu: Locator) {
@@ -104,7 +107,7 @@ async function expectMenuInView(page: Page, menu: Locator) {
     expect(b.y + b.height).toBeLessThanOrEqual(view.height);
     expect(b.x).toBeGreaterThanOrEqual(0);
     expect(b.x + b.width).toBeLessThanOrEqual(view.width);
-    const hit = await page.evaluate(([x, y]) => document.elementFromPoint(x!, y!)?.closest('[role="menuitem"]')?.textContent ?? null, [
+    const hit = await page.evaluate(([x, y]) => (globalThis as unknown as { document: Document }).document.elementFromPoint(x!, y!)?.closest('[role="menuitem"]')?.textContent ?? null, [
       b.x + b.width / 2,
       b.y + b.height / 2,
     ]);
@@ -314,6 +317,29 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     await page.getByRole('menu', { name: 'Move “Write docs” to' }).getByRole('menuitem', { name: 'Done' }).click();
     await cardIn(lane(page, 'Done'), 'Write docs').waitFor();
     await cardIn(lane(pageB, 'Done'), 'Write docs').waitFor({ timeout: 20_000 });
+
+    // Pick an assignee by name: the editor lists the board's people (owner and group members);
+    // the card then shows the assignee's initials.
+    await cardIn(lane(page, 'Doing'), 'Ship it').getByRole('button', { name: 'Ship it', exact: true }).click();
+    const shipDetail = page.getByRole('dialog', { name: 'Ship it' });
+    await shipDetail.getByRole('button', { name: 'Edit' }).click();
+    const assigneeSelect = shipDetail.getByLabel('Assignee');
+    await assigneeSelect.locator('option', { hasText: 'bob' }).waitFor({ state: 'attached' });
+    expect(await assigneeSelect.locator('option').allTextContents()).toEqual(['Nobody', 'ada', 'bob']);
+    await assigneeSelect.selectOption({ label: 'bob' });
+    await shipDetail.getByRole('button', { name: 'Save' }).click();
+    await shipDetail.getByTestId('detail-assignee').filter({ hasText: 'bob' }).waitFor();
+    expect((await api('GET', `/api/v1/tasks/${ids['Ship it']}`)).body.assignee).toBe(bob.userId);
+    await shipDetail.getByRole('button', { name: 'Close dialog' }).click();
+    expect(await cardIn(lane(page, 'Doing'), 'Ship it').getByLabel('Assigned to bob').textContent()).toBe('BO');
+    // "Assigned to me", one click on bob's page: only bob's card is left.
+    await cardIn(lane(pageB, 'Doing'), 'Ship it').getByLabel('Assigned to bob').waitFor({ timeout: 20_000 });
+    await pageB.getByRole('button', { name: 'Assigned to me' }).click();
+    await lane(pageB, 'Done').getByTestId('lane-count').filter({ hasText: /^0$/ }).waitFor();
+    expect(await cardIn(lane(pageB, 'Doing'), 'Ship it').count()).toBe(1);
+    expect(await pageB.getByRole('button', { name: 'Assigned to me' }).getAttribute('aria-pressed')).toBe('true');
+    await pageB.getByRole('button', { name: 'Assigned to me' }).click();
+    await cardIn(lane(pageB, 'Done'), 'Write docs').waitFor();
 
     // Screenshots of the owner's board at 1440 px and 360 px (lanes scroll sideways at 360 px).
     await page.screenshot({ path: join(ARTIFACTS, 'board-1440.png'), fullPage: true });
