@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Card } from '../src/api/types.js';
 import {
-  applyOptimisticMove, cardBadges, columnFilter, columnOf, describeActions, initials, menuPosition, neighbourColumn, quote, restoreColumns, searchClause,
+  applyOptimisticMove, BACKLOG, burnPoints, cardBadges, planCards, planningQuery, pointsOf, sumPoints, columnFilter, columnOf, describeActions, initials, menuPosition, neighbourColumn, quote, restoreColumns, searchClause,
   statusChoices, summarySignature, userPosition, wipState, type Columns,
 } from '../src/board/state.js';
 import { fillPath } from '../src/api/client.js';
@@ -108,5 +108,40 @@ describe('column filters, status choices, initials, menu placement', () => {
     expect(menuPosition({ top: 100, bottom: 120, right: 300 }, size, view)).toEqual({ top: 122, left: 100 });
     expect(menuPosition({ top: 560, bottom: 580, right: 300 }, size, view)).toEqual({ top: 408, left: 100 });
     expect(menuPosition({ top: 100, bottom: 120, right: 50 }, size, view).left).toBe(4);
+  });
+});
+
+describe('planning and burndown rules', () => {
+  const task = (id: string, md: Record<string, unknown>) => ({ id, metadata: md });
+
+  it('reads the backlog and the open sprints in one board query, without sprint tasks', () => {
+    expect(planningQuery([])).toBe("app.type != 'sprint' AND (status != 'done') ORDER BY created_at ASC");
+    expect(planningQuery(['s1', "o'k"])).toBe("app.type != 'sprint' AND (status != 'done' OR app.sprint IN ('s1', 'o\\'k')) ORDER BY created_at ASC");
+  });
+
+  it('groups cards by open sprint, everything else in the backlog', () => {
+    const g = planCards([task('a', { 'app.sprint': 's1' }), task('b', {}), task('c', { 'app.sprint': 'closed-one' }), task('d', { 'app.sprint': 's2' })], ['s1', 's2']);
+    expect([...g.keys()]).toEqual([BACKLOG, 's1', 's2']);
+    expect(g.get(BACKLOG)!.map((c) => c.id)).toEqual(['b', 'c']);
+    expect(g.get('s1')!.map((c) => c.id)).toEqual(['a']);
+  });
+
+  it('counts only numeric points, summed to 6 decimals', () => {
+    expect(pointsOf(task('a', { 'app.points': '3' }))).toBeUndefined();
+    expect(sumPoints([task('a', { 'app.points': 0.1 }), task('b', { 'app.points': 0.2 }), task('c', { 'app.points': 'x' })])).toBe(0.3);
+  });
+
+  it('draws the burndown from the start, one point per day, with scope changes', () => {
+    const pts = burnPoints({
+      started_at: '2026-11-20T09:00:00Z',
+      end: '2026-11-22T12:00:00Z',
+      days: [
+        { date: '2026-11-20', remaining: 10, scope: 10, ideal: 10 },
+        { date: '2026-11-21', remaining: 9, scope: 12, ideal: 5 },
+        { date: '2026-11-22', remaining: 4, scope: 12, ideal: 0 },
+      ],
+    });
+    expect(pts.map((p) => [p.label, p.remaining, p.scopeChange])).toEqual([['start', 10, 0], ['2026-11-20', 10, 0], ['2026-11-21', 9, 2], ['2026-11-22', 4, 0]]);
+    expect(pts[3]!.t).toBe(Date.parse('2026-11-22T12:00:00Z') / 1000); // the last day ends at `end`
   });
 });

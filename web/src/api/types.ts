@@ -21,6 +21,12 @@ import type {
   TasksQueryResult,
   Column as ColumnSchema,
   AppliedAction as AppliedActionSchema,
+  BoardQueryResult,
+  Burndown as BurndownSchema,
+  SprintList as SprintListSchema,
+  SprintReport as SprintReportSchema,
+  StartSprintResult as StartSprintResultSchema,
+  VelocityResult as VelocityResultSchema,
 } from '@app/shared/contracts';
 import type { Task as TaskType } from '@app/shared/domain';
 
@@ -41,6 +47,12 @@ export type Preview = Static<typeof PreviewActionsResult>;
 export type TaskDetail = TaskDetailType;
 export type Task = TaskType;
 export type TaskPage = Static<typeof TasksQueryResult>;
+export type BoardTaskPage = Static<typeof BoardQueryResult>;
+export type SprintSummary = Static<typeof SprintListSchema>[number];
+export type SprintReport = Static<typeof SprintReportSchema>;
+export type Velocity = Static<typeof VelocityResultSchema>;
+export type Burndown = Static<typeof BurndownSchema>;
+export type StartSprintResult = Static<typeof StartSprintResultSchema>;
 
 /** The token pair of login and refresh (docs/auth.md). */
 export interface TokenPair {

@@ -278,9 +278,8 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   async function startSprint(title: string) {
     if (!board) return;
     try {
-      const s = await api.createSprint(title);
-      const b = await api.updateBoard(board.id, { activeSprintId: s.id });
-      setBoard(b);
+      const s = await api.createBoardSprint(board.id, { title, start: true });
+      const b = await loadBoard();
       await loadSprints();
       await reloadAll(b, filter, sprint);
       setNotice({ text: `Sprint “${s.title}” started.`, kind: 'info', sprintId: s.id });
@@ -491,6 +490,26 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           {!writable ? ' · read only' : ''} · {live === 'stream' ? 'live' : `refreshes every ${Math.round(pollInterval() / 1000)} s`}
         </span>
         <div className="board-actions">
+          <a
+            href={`/boards/${encodeURIComponent(board.id)}/plan`}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate(`/boards/${encodeURIComponent(board.id)}/plan`);
+            }}
+          >
+            Backlog and planning
+          </a>
+          {board.activeSprintId && (
+            <a
+              href={`/boards/${encodeURIComponent(board.id)}/sprints/${encodeURIComponent(board.activeSprintId)}`}
+              onClick={(e) => {
+                e.preventDefault();
+                navigate(`/boards/${encodeURIComponent(board.id)}/sprints/${encodeURIComponent(board.activeSprintId!)}`);
+              }}
+            >
+              Sprint view
+            </a>
+          )}
           {board.is_owner && (
             <button type="button" onClick={() => setEditing(true)}>
               Edit columns

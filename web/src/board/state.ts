@@ -182,3 +182,71 @@ export function menuPosition(
   const left = Math.max(m, Math.min(a.right - size.width, view.width - size.width - m));
   return { top, left };
 }
+
+/** The planning view's id of the backlog group (cards in no open sprint). */
+export const BACKLOG = 'backlog';
+
+/**
+ * The board query of the planning view: the board's cards (no sprint task) that are not done or
+ * belong to one of the `open` sprints, oldest first. Done cards of no open sprint are history,
+ * not backlog.
+ */
+export function planningQuery(open: readonly string[]): string {
+  const inOpen = open.length ? ` OR app.sprint IN (${open.map(quote).join(', ')})` : '';
+  return `${NOT_A_SPRINT} AND (status != 'done'${inOpen}) ORDER BY created_at ASC`;
+}
+
+/** Numeric `app.points` of a card, else undefined (only JSON numbers count, as in close-sprint). */
+export function pointsOf(card: { metadata: unknown }): number | undefined {
+  const v = (card.metadata as Record<string, unknown>)['app.points'];
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+/** The points of `cards`, rounded to 6 decimals like the server's sums (`0.1 + 0.2` → `0.3`). */
+export function sumPoints(cards: ReadonlyArray<{ metadata: unknown }>): number {
+  return Math.round(cards.reduce((n, c) => n + (pointsOf(c) ?? 0), 0) * 1e6) / 1e6;
+}
+
+/**
+ * Groups cards for the planning view: by their `app.sprint` when it is one of the `open` sprints,
+ * else under {@link BACKLOG}. Every open sprint and the backlog get an entry, in input order.
+ */
+export function planCards<T extends { metadata: unknown }>(cards: readonly T[], open: readonly string[]): Map<string, T[]> {
+  const out = new Map<string, T[]>([[BACKLOG, []], ...open.map((id): [string, T[]] => [id, []])]);
+  for (const c of cards) {
+    const s = (c.metadata as Record<string, unknown>)['app.sprint'];
+    out.get(typeof s === 'string' && out.has(s) && s !== BACKLOG ? s : BACKLOG)!.push(c);
+  }
+  return out;
+}
+
+/** One point of the burndown chart: `t` in epoch seconds, points remaining, ideal and scope, and the scope change there. */
+export interface BurnPoint {
+  label: string;
+  t: number;
+  remaining: number;
+  ideal: number;
+  scope: number;
+  /** Scope added (+) or removed (−) since the previous point; 0 when none. */
+  scopeChange: number;
+}
+
+/**
+ * The burndown as chart points: a first point at the start (remaining = scope = the first day's
+ * ideal, the points committed at the start snapshot), then one per day at its end (the last day at
+ * `end`). Scope changes are the differences of `scope` from one point to the next (docs/sprints.md
+ * "Burndown").
+ */
+export function burnPoints(b: { started_at: string; end: string; days: ReadonlyArray<{ date: string; remaining: number; scope: number; ideal: number }> }): BurnPoint[] {
+  const start = Date.parse(b.started_at) / 1000;
+  const end = Date.parse(b.end) / 1000;
+  const first = b.days[0]?.ideal ?? 0;
+  const out: BurnPoint[] = [{ label: 'start', t: start, remaining: first, ideal: first, scope: first, scopeChange: 0 }];
+  for (const d of b.days) {
+    const dayEnd = Date.parse(`${d.date}T23:59:59Z`) / 1000;
+    const prev = out[out.length - 1]!;
+    const t = Math.max(prev.t + 1, Math.min(dayEnd, end));
+    out.push({ label: d.date, t, remaining: d.remaining, ideal: d.ideal, scope: d.scope, scopeChange: Math.round((d.scope - prev.scope) * 1e6) / 1e6 });
+  }
+  return out;
+}
