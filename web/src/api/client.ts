@@ -205,7 +205,10 @@ export class Api {
 
   // ---- tasks ------------------------------------------------------------------------------------
   getTask = (taskId: string) => this.call<TaskDetail>('getTask', { params: { taskId } });
-  updateTask = (taskId: string, body: { title?: string; description?: string; status?: string; tags?: string[]; assignee?: string }) =>
+  updateTask = (
+    taskId: string,
+    body: { title?: string; description?: string; status?: string; tags?: string[]; assignee?: string; kickoff?: string; deadline?: string },
+  ) =>
     this.call<Task>('updateTask', { params: { taskId }, body });
   deleteTask = (taskId: string) => this.call<void>('deleteTask', { params: { taskId } });
   setMetadata = (taskId: string, key: string, value: unknown, ifMatch?: number) =>

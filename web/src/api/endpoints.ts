@@ -48,7 +48,7 @@ export const endpoints = e({
 
   getTask: { method: 'GET', path: '/api/v1/tasks/{taskId}' },
   createTask: { method: 'POST', path: '/api/v1/tasks', body: ['title', 'status', 'metadata'] },
-  updateTask: { method: 'PATCH', path: '/api/v1/tasks/{taskId}', body: ['title', 'description', 'status', 'tags', 'assignee'] },
+  updateTask: { method: 'PATCH', path: '/api/v1/tasks/{taskId}', body: ['title', 'description', 'status', 'tags', 'assignee', 'kickoff', 'deadline'] },
   deleteTask: { method: 'DELETE', path: '/api/v1/tasks/{taskId}' },
   setMetadata: { method: 'PATCH', path: '/api/v1/tasks/{taskId}/metadata', body: ['key', 'value'] },
   deleteMetadata: { method: 'DELETE', path: '/api/v1/tasks/{taskId}/metadata/{key}' },

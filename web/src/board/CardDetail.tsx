@@ -102,12 +102,29 @@ export function CardDetail(p: {
             <dd>{task.tags.length ? task.tags.join(', ') : '—'}</dd>
             <dt>Assignee</dt>
             <dd data-testid="detail-assignee">{task.assignee ? (p.members.find((m) => m.id === task.assignee)?.username ?? task.assignee) : '—'}</dd>
-            {task.deadline && (
-              <>
-                <dt>Deadline</dt>
-                <dd>{task.deadline}</dd>
-              </>
-            )}
+            <dt>Kickoff</dt>
+            <dd data-testid="detail-kickoff">{task.kickoff ? task.kickoff.slice(0, 10) : '—'}</dd>
+            <dt>Deadline</dt>
+            <dd data-testid="detail-deadline">{task.deadline ? task.deadline.slice(0, 10) : '—'}</dd>
+            <dt>Linked items</dt>
+            <dd>
+              {task.linkedTo.length === 0 && !task.derivedFrom ? (
+                '—'
+              ) : (
+                <ul className="meta" data-testid="linked-items">
+                  {task.derivedFrom && (
+                    <li>
+                      derived from {task.derivedFrom.title} <span className="status-pill">{task.derivedFrom.status}</span>
+                    </li>
+                  )}
+                  {task.linkedTo.map((l) => (
+                    <li key={l.id}>
+                      {l.title} <span className="status-pill">{l.status}</span>
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </dd>
             <dt>Metadata</dt>
             <dd>
               {Object.keys(task.metadata).length === 0 ? (
@@ -174,7 +191,7 @@ export function CardDetail(p: {
   );
 }
 
-type Changes = { title?: string; description?: string; status?: string; tags?: string[]; assignee?: string };
+type Changes = { title?: string; description?: string; status?: string; tags?: string[]; assignee?: string; kickoff?: string; deadline?: string };
 
 function EditForm(p: { task: TaskDetail; statuses: readonly string[]; members: readonly BoardMember[]; onCancel: () => void; onSave: (c: Changes, meta: Record<string, unknown>) => Promise<void> }) {
   const t = p.task;
@@ -184,6 +201,8 @@ function EditForm(p: { task: TaskDetail; statuses: readonly string[]; members: r
   const [status, setStatus] = useState(t.status);
   const [tags, setTags] = useState(t.tags.join(', '));
   const [assignee, setAssignee] = useState(t.assignee ?? '');
+  const [kickoff, setKickoff] = useState(t.kickoff?.slice(0, 10) ?? '');
+  const [deadline, setDeadline] = useState(t.deadline?.slice(0, 10) ?? '');
   const [priority, setPriority] = useState(md['cf.priority'] === undefined ? '' : String(md['cf.priority']));
   const [points, setPoints] = useState(md['app.points'] === undefined ? '' : String(md['app.points']));
 
@@ -196,6 +215,9 @@ function EditForm(p: { task: TaskDetail; statuses: readonly string[]; members: r
     const tagList = tags.split(',').map((x) => x.trim()).filter(Boolean);
     if (tagList.join(',') !== t.tags.join(',')) c.tags = tagList;
     if (assignee !== (t.assignee ?? '')) c.assignee = assignee;
+    // Dates are days (YYYY-MM-DD, docs/tasks.md); "" clears. An unchanged day keeps the stored instant.
+    if (kickoff !== (t.kickoff?.slice(0, 10) ?? '')) c.kickoff = kickoff;
+    if (deadline !== (t.deadline?.slice(0, 10) ?? '')) c.deadline = deadline;
     const meta: Record<string, unknown> = {};
     const num = (s: string) => (s.trim() !== '' && Number.isFinite(Number(s)) ? Number(s) : s.trim());
     if (priority.trim() !== '' && priority !== String(md['cf.priority'] ?? '')) meta['cf.priority'] = num(priority);
@@ -235,6 +257,16 @@ function EditForm(p: { task: TaskDetail; statuses: readonly string[]; members: r
             ))}
             {assignee && !p.members.some((m) => m.id === assignee) && <option value={assignee}>{assignee}</option>}
           </select>
+        </label>
+      </div>
+      <div className="row">
+        <label>
+          Kickoff
+          <input name="kickoff" type="date" value={kickoff} onChange={(e) => setKickoff(e.target.value)} />
+        </label>
+        <label>
+          Deadline
+          <input name="deadline" type="date" value={deadline} onChange={(e) => setDeadline(e.target.value)} />
         </label>
       </div>
       <label>
