@@ -217,8 +217,6 @@ export class Api {
     this.call<TaskDetail>('deleteMetadata', { params: { taskId, key }, ...(ifMatch !== undefined ? { ifMatch } : {}) });
   addNote = (taskId: string, content: string) => this.call<Note>('addNote', { params: { taskId }, body: { content } });
   queryTasks = (query: string, pageSize = 100) => this.call<TaskPage>('queryTasks', { body: { query, pageSize, view: 'lite' } });
-  createSprint = (title: string) =>
-    this.call<Task>('createTask', { body: { title, status: 'todo', metadata: { 'app.type': 'sprint' } } });
   closeSprint = (sprintId: string, rollover?: string) =>
     this.call<CloseSprintResult>('closeSprint', { params: { sprintId }, body: rollover ? { rollover } : {} });
 

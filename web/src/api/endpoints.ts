@@ -47,7 +47,6 @@ export const endpoints = e({
   moveCard: { method: 'POST', path: '/api/v1/boards/{boardId}/tasks/{taskId}/move', body: ['from_column_id', 'to_column_id', 'dry_run'] },
 
   getTask: { method: 'GET', path: '/api/v1/tasks/{taskId}' },
-  createTask: { method: 'POST', path: '/api/v1/tasks', body: ['title', 'status', 'metadata'] },
   updateTask: { method: 'PATCH', path: '/api/v1/tasks/{taskId}', body: ['title', 'description', 'status', 'tags', 'assignee', 'kickoff', 'deadline'] },
   deleteTask: { method: 'DELETE', path: '/api/v1/tasks/{taskId}' },
   setMetadata: { method: 'PATCH', path: '/api/v1/tasks/{taskId}/metadata', body: ['key', 'value'] },
