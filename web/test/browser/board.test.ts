@@ -478,6 +478,7 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     await poll(() => deltaHandle.getAttribute('aria-pressed')).toBe('true');
     await page.waitForTimeout(100);
     await page.keyboard.press('ArrowDown');
+    await page.locator(`.plan-group.over[data-group-id="${sprintId}"]`).waitFor(); // the sprint is the drop target now
     await page.keyboard.press('Space');
     await cardIn(sprintA, 'Delta').waitFor();
     await dragOnto(page, cardIn(backlog, 'Epsilon').getByRole('button', { name: 'Drag “Epsilon”' }), sprintA);
