@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState, type MouseEvent } from 'react';
 import uPlot from 'uplot';
 import { ApiError, type Api } from '../api/client.js';
 import type { Board, Burndown, SprintReport, SprintSummary, TaskDetail, Velocity } from '../api/types.js';
@@ -55,7 +55,7 @@ export function SprintPage(p: { api: Api; boardId: string; sprintId: string; nav
     api.velocity(boardId, last).then(setVelocity, (e: unknown) => setError(e instanceof ApiError ? describe(e) : String(e)));
   }, [api, boardId, last, report]);
 
-  const go = (path: string) => (e: React.MouseEvent) => {
+  const go = (path: string) => (e: MouseEvent) => {
     e.preventDefault();
     p.navigate(path);
   };

@@ -510,6 +510,13 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     await cardIn(todo, 'Alpha').waitFor();
     expect(await page.locator(`[data-card-id="${sprintId}"]`).count()).toBe(0);
     expect(await todo.getByTestId('lane-count').textContent()).toBe('4');
+    // Plain search: words in titles or descriptions, any case.
+    await page.getByLabel('Search', { exact: true }).fill('GAM');
+    await page.getByLabel('Search', { exact: true }).press('Enter');
+    await todo.getByTestId('lane-count').filter({ hasText: /^1$/ }).waitFor();
+    expect(await cardIn(todo, 'Gamma').count()).toBe(1);
+    await page.getByLabel('Search', { exact: true }).fill('');
+    await todo.getByTestId('lane-count').filter({ hasText: /^4$/ }).waitFor();
     await cardIn(todo, 'Alpha').getByRole('button', { name: 'Move “Alpha” (M)' }).click();
     await page.getByRole('menu', { name: 'Move “Alpha” to' }).getByRole('menuitem', { name: 'Done' }).click();
     await cardIn(lane(page, 'Done'), 'Alpha').waitFor();
