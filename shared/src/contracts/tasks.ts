@@ -8,9 +8,9 @@ import { busRequest, MetadataObject, MetadataValue, Tags, Timestamp } from './sc
  * task create, detail, update, soft delete, one-key metadata writes, folder move and notes.
  *
  * HTTP body schemas are exported so the gateway's route rows reuse them (one schema source). Body
- * schemas carry `additionalProperties: false` so Fastify strips unknown fields (they are ignored,
- * SPEC "Task"); the bus request schemas are built from the same properties without it, so unknown
- * fields are ignored there too. All schemas are Swagger-2.0-safe (no unions, enums or nullables).
+ * schemas carry `additionalProperties: false`: the gateway refuses an unknown field on the target
+ * paths (400 naming it) and drops it on the legacy paths (docs/compat.md); the bus request schemas
+ * are built from the same properties without it, so the bus ignores unknown fields. All schemas are Swagger-2.0-safe (no unions, enums or nullables).
  * Semantic rules (title trim and length, dates, folder paths, metadata nulls, references) live in
  * `domain/task-write.ts`; wrong JSON types are rejected here.
  */
@@ -105,13 +105,30 @@ export type Note = Static<typeof Note>;
 /** Notes of a task, oldest first. */
 export const NoteList = Type.Array(Note);
 
-/** Summary of a linked task in the detail view. */
-export const LinkedItem = Type.Object({ id: Type.String(), title: Type.String(), status: Type.String() });
+/**
+ * Summary of a linked task in the detail view: ud's `LinkedItemInfoDTO`. `id`, `title`,
+ * `status`, `created_at` and `updated_at` always; `assignee`, `kickoff`, `deadline`,
+ * `description`, `tags` and `metadata` when set (absent when cleared, empty or without keys).
+ */
+export const LinkedItem = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  status: Type.String(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  assignee: Type.Optional(Type.String()),
+  kickoff: Type.Optional(Timestamp),
+  deadline: Type.Optional(Timestamp),
+  description: Type.Optional(Type.String()),
+  tags: Type.Optional(Type.Array(Type.String())),
+  metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+});
 export type LinkedItem = Static<typeof LinkedItem>;
 
 /**
  * Task detail (GET, and the reply of the metadata writes): the task object plus its `notes`
- * (oldest first), `derivedFrom` and `linkedTo` summaries of the linked tasks the caller can read.
+ * (oldest first), `derivedFrom` and `linkedTo` summaries of the linked tasks the caller can read,
+ * and `subtasks`, the readable tasks derived from it (ud's `LinkedItemInfoDTO` each).
  */
 export const TaskDetail = Type.Object(
   {
@@ -119,6 +136,7 @@ export const TaskDetail = Type.Object(
     notes: Type.Array(Note),
     derivedFrom: Type.Optional(LinkedItem),
     linkedTo: Type.Array(LinkedItem),
+    subtasks: Type.Optional(Type.Array(LinkedItem, { description: 'tasks derived from this one (derivedFromId), oldest first; absent when none' })),
   },
   { additionalProperties: true },
 );

@@ -9,10 +9,11 @@ export {
 export { bindOps, type ServiceDeps, type ServiceDefinition, type HandlerFactories, type BackgroundDeps, type BackgroundWork } from './service.js';
 export {
   isUuid, validateTitle, normalizeDate, validatePath, encodeMetadataInput, nullMetadataValue, distinct, newTaskDoc,
-  taskPatchUpdate, metadataSetUpdate, newNoteDoc, checkNewTaskRefs, checkAssignee, checkTaskRefs, type NoteDoc,
+  taskPatchUpdate, metadataSetUpdate, newNoteDoc, checkNewTaskRefs, checkAssignee, checkTaskRefs,
+  SPRINT_KEY, SPRINT_GOAL_MAX, checkSprintAssignment, checkSprintChange, checkSprintWindow, type NoteDoc,
 } from './task-write.js';
 export { mergeMoveActions, planMove, METADATA_FIELD, type MoveEffect, type MovePlan } from './move.js';
-export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, columnsAsRead, normalizeColumns, cardCreateBody } from './columns.js';
+export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, columnsAsRead, actionView, normalizeColumns, cardCreateBody } from './columns.js';
 export {
   appendEvents, taskChanges, EVENT_INDEXES, EVENTS_COUNTER, taskCreatedEvent, taskUpdatedEvent, taskDeletedEvent, boardEvent,
   type EventDoc, type EventStamp, type EventType, type FieldChange, type NewEvent,

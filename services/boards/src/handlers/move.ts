@@ -1,7 +1,7 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps, CardMoveResult } from '@app/shared/contracts';
 import {
-  boardScopeFilter, canReadTask, checkIfMatch, columnOf, loadBoard, canWriteTask, mergeMoveActions, nextVersion, planMove, runWrite, toTask,
+  boardScopeFilter, canReadTask, checkIfMatch, checkSprintChange, columnOf, loadBoard, canWriteTask, mergeMoveActions, nextVersion, planMove, runWrite, toTask,
   versionGuard, versionOf,
   type BoardDoc, type ColumnDef, type MoveEffect, type MovePlan, type Principal, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
@@ -67,6 +67,8 @@ export function moveCard(deps: ServiceDeps): Handler<typeof BoardsOps.move> {
             details: { taskId, to_column_id },
           });
         }
+        // a column action that puts the card into a sprint obeys the sprint rule (docs/sprints.md)
+        await checkSprintChange(store, principal.userId, task, plan.update, '/to_column_id', session);
         if (dry_run) return moveResult(plan, versionOf(task));
         // pinned at the version planned from: the plan (tags included) is exact for what it replaces
         const guard = { $and: [inSource, versionGuard(task)] };

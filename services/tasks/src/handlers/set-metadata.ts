@@ -8,8 +8,8 @@ export const setMetadata = (deps: ServiceDeps): Handler<typeof TasksOps.setMetad
   runWrite(deps, ctx, async (w) => {
     const { task, principal } = await loadTask(deps.store, ctx, input.taskId, 'write', w.session);
     if (input.value === null) throw nullMetadataValue('/value', input.key);
-    const after = await writeTask(deps.store, w, task, metadataSetUpdate(input.key, input.value, w.userId, w.now) as { $set: Record<string, unknown> });
+    const after = await writeTask(deps.store, w, task, metadataSetUpdate(input.key, input.value, w.userId, w.now) as { $set: Record<string, unknown> }, '/value');
     const event = taskUpdatedEvent(task, after);
     if (event) w.emit(event);
-    return taskDetail(deps.store, principal, after);
+    return taskDetail(deps.store, principal, after, w.userId);
   });
