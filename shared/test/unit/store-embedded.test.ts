@@ -19,6 +19,8 @@ afterAll(() => {
 
 storeContract('EmbeddedStore (memory)', async () => EmbeddedStore.memory());
 storeContract('EmbeddedStore (file)', async () => EmbeddedStore.open({ dir: tempDir() }));
+// every collection kept as a history collection (SQLite tables read through SQL): the same contract
+storeContract('EmbeddedStore (file, every collection a history collection)', async () => EmbeddedStore.open({ dir: tempDir(), history: () => true }));
 
 describe('EmbeddedStore durability', () => {
   it('keeps every committed write across close and reopen, and nothing of an aborted transaction', async () => {

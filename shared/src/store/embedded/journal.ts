@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { AppError } from '../../errors/index.js';
+import { HistoryTable } from './history.js';
 import { TextTables, unionOfFields } from './text-index.js';
 import type { Change } from './txn.js';
 import { WalSync } from './wal-sync.js';
@@ -117,6 +118,11 @@ export class Journal {
       this.dropIdKey();
       // the hash indexes declared so far (fields: a JSON array), built in the load pass at open
       this.db.exec('CREATE TABLE IF NOT EXISTS doc_indexes (coll TEXT NOT NULL, fields TEXT NOT NULL, is_unique INTEGER NOT NULL, deferred INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (coll, fields))');
+      // history collections (history.ts): which ones have a table, and their indexed fields holding
+      // values SQL does not compare as the store does
+      this.db.exec('CREATE TABLE IF NOT EXISTS hist_collections (coll TEXT PRIMARY KEY)');
+      this.db.exec('CREATE TABLE IF NOT EXISTS hist_unplain (coll TEXT NOT NULL, field TEXT NOT NULL, PRIMARY KEY (coll, field))');
+      this.db.function('hist_unordered', { deterministic: true }, (v: unknown) => (typeof v === 'string' && /[\ud800-\uffff]/.test(v) ? 1 : 0));
     } catch (e) {
       if ((e as { code?: unknown }).code === 'SQLITE_BUSY') throw new StoreInUseError(file, e);
       throw unavailable(`Cannot open the embedded store at ${file}`, e);
@@ -134,7 +140,13 @@ export class Journal {
     const remove = this.db.prepare('DELETE FROM docs WHERE rowid = ?');
     // a text collection's write whose text is unchanged is the row alone (its FTS row stays)
     const oneStatement = (c: Change) => !text.has(c.collection) || (c.doc !== null && c.textChanged === 0);
+    const history = this.history;
     const apply = (c: Change) => {
+      const table = history.get(c.collection);
+      if (table) {
+        table.write(c.id, c.doc);
+        return;
+      }
       const rowid = c.rowid;
       if (rowid === undefined) return; // a delete of a document that was never stored
       let inserted = false;
@@ -156,6 +168,59 @@ export class Journal {
     this.walSync = sync === 'normal' ? undefined : new WalSync(`${file}-wal`, (synced) => this.beforeSync?.(synced));
     this.idle = setInterval(() => this.checkpointWhenIdle(), IDLE_CHECKPOINT_MS);
     this.idle.unref();
+  }
+
+  /** The tables of the history collections opened so far (history.ts), by collection. */
+  private readonly history = new Map<string, HistoryTable>();
+
+  /**
+   * The table of history collection `collection`, created when missing. Documents of the
+   * collection still in `docs` (a data directory written before it was a history collection) are
+   * moved into it first, in one sqlite transaction; their free pages are reused by later writes
+   * (the file is not compacted). Throws `STORE_UNAVAILABLE` on a SQLite fault.
+   */
+  historyTable(collection: string): HistoryTable {
+    let table = this.history.get(collection);
+    if (table) return table;
+    try {
+      const known = this.db.prepare('SELECT 1 FROM hist_collections WHERE coll = ?').pluck().get(collection) !== undefined;
+      this.db.transaction(() => {
+        table = new HistoryTable(this.db, collection);
+        if (!known) {
+          this.db.prepare(`INSERT OR REPLACE INTO ${table.table} (id, body) SELECT id, body FROM docs WHERE coll = ? ORDER BY rowid`).run(collection);
+          this.db.prepare('DELETE FROM docs WHERE coll = ?').run(collection);
+        }
+      })();
+    } catch (e) {
+      throw unavailable(`The embedded store could not open the table of ${collection}`, e);
+    }
+    this.history.set(collection, table!);
+    this.uncheckpointed = true;
+    return table!;
+  }
+
+  /** The collections that have a history table (hist_collections). */
+  historyCollections(): string[] {
+    return this.db.prepare('SELECT coll FROM hist_collections').pluck().all() as string[];
+  }
+
+  /** The indexed fields of history collection `collection` recorded by {@link markUnplain}. */
+  unplainFields(collection: string): string[] {
+    return this.db.prepare('SELECT field FROM hist_unplain WHERE coll = ?').pluck().all(collection) as string[];
+  }
+
+  /**
+   * Records that an indexed field of a history collection holds values SQL does not compare as the
+   * store does (no longer pushed into SQL; history.ts). Written at once, before the document that
+   * holds such a value is journaled. Throws `STORE_UNAVAILABLE` on a write failure.
+   */
+  markUnplain(collection: string, field: string): void {
+    try {
+      this.db.prepare('INSERT OR IGNORE INTO hist_unplain (coll, field) VALUES (?, ?)').run(collection, field);
+    } catch (e) {
+      throw unavailable('The embedded store could not record an index field', e);
+    }
+    this.uncheckpointed = true;
   }
 
   private readonly idle: ReturnType<typeof setInterval>;
