@@ -4,7 +4,7 @@ import { Collections } from '../store/collections.js';
 import type { DocumentStore } from '../store/port.js';
 
 /** An event document as the outbox stores it (shared/src/domain/events.ts), for these tests. */
-interface EventRow {
+interface EventRow extends Record<string, unknown> {
   _id: string;
   seq: number;
   type: string;

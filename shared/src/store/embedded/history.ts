@@ -24,7 +24,7 @@ export const HISTORY_CACHE_DOCS = 1_024;
  * units are committed one after another, each its own sqlite transaction, with a turn of the event
  * loop between them (a retention sweep never holds the store for long).
  */
-export const HISTORY_DELETE_BATCH = 500;
+export const HISTORY_DELETE_BATCH = 200;
 
 /** Write versions kept for conflict detection before the ones no live transaction can need are pruned. */
 const VERSIONS_KEPT = 4_096;
