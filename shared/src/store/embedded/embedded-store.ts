@@ -234,7 +234,7 @@ export class EmbeddedStore implements DocumentStore {
     }
     const journal = this.journal;
     const table = journal.historyTable(name);
-    const history = new HistoryCollection(table, () => this.txnStart, (field) => journal.markUnplain(name, field), journal.unplainFields(name));
+    const history = new HistoryCollection(table, () => this.txnStart, (field, plain) => journal.recordField(name, field, plain), journal.historyFields(name));
     for (const ix of journal.indexes()) if (ix.collection === name) history.declare(ix.fields, ix.unique);
     this.histories.set(name, history);
     return history;

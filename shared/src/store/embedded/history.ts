@@ -150,6 +150,8 @@ export class HistoryTable {
 interface SqlWhere {
   terms: string[];
   params: unknown[];
+  /** Fields with a range condition among the terms. */
+  ranged: Set<string>;
 }
 
 /**
@@ -184,11 +186,11 @@ export class HistoryCollection {
     readonly table: HistoryTable,
     /** The store version from which transactions may still check versions (Infinity: none runs). */
     private readonly liveFrom: () => number,
-    /** Records that a field holds values SQL cannot compare (kept in the journal: {@link markUnplain}). */
-    private readonly recordUnplain: (field: string) => void,
-    unplain: Iterable<string>,
+    /** Records whether a field is plain (kept in the journal, so the check is made once per field). */
+    private readonly recordField: (field: string, plain: boolean) => void,
+    known: ReadonlyMap<string, boolean>,
   ) {
-    for (const f of unplain) this.unplain.add(f);
+    for (const [field, plain] of known) (plain ? this.plain : this.unplain).add(field);
   }
 
   /**
@@ -206,7 +208,10 @@ export class HistoryCollection {
     for (const field of fields) {
       if (this.plain.has(field) || this.unplain.has(field)) continue;
       if (this.table.holdsUnplain(field)) this.markUnplain(field);
-      else this.plain.add(field);
+      else {
+        this.plain.add(field);
+        this.recordField(field, true);
+      }
     }
   }
 
@@ -218,7 +223,7 @@ export class HistoryCollection {
   private markUnplain(field: string): void {
     this.plain.delete(field);
     this.unplain.add(field);
-    this.recordUnplain(field);
+    this.recordField(field, false);
   }
 
   /**
@@ -302,9 +307,9 @@ export class HistoryCollection {
     for (const [id, p] of this.pending) {
       if (p.doc && !skip?.has(id) && test(p.doc)) out.push(p.doc);
     }
-    const where: SqlWhere = { terms: [], params: [] };
+    const where: SqlWhere = { terms: [], params: [], ranged: new Set() };
     this.conditions(filter, where);
-    const orderBy = sort ? this.orderBy(sort) : '';
+    const orderBy = sort ? this.orderBy(sort, where) : '';
     const ordered = !sort || orderBy !== undefined;
     // rows in sort order (or any order without a sort): the first n matches are the page
     let fromTable = 0;
@@ -319,12 +324,21 @@ export class HistoryCollection {
     return out.length > n ? out.slice(0, n) : out;
   }
 
-  /** The `ORDER BY` of `sort` when SQL orders its every field as the store does, else `undefined`. */
-  private orderBy(sort: Sort): string | undefined {
+  /**
+   * The `ORDER BY` of `sort` when SQL orders its every field as the store does, else `undefined`.
+   * With a range condition on another field than the sort's first (the retention sweep's newest
+   * expired event: `occurred_at < cutoff`, by `seq` descending), the sort columns are written `+col`,
+   * which no index serves: SQLite then reads the range from its index and sorts those rows, a cost
+   * that follows the matches, instead of walking the sort field's index past every row that does
+   * not match (all of them when nothing has expired).
+   */
+  private orderBy(sort: Sort, where: SqlWhere): string | undefined {
+    const fields = Object.keys(sort);
+    const sortOnly = [...where.ranged].some((f) => f !== fields[0]) ? '+' : '';
     const terms: string[] = [];
-    for (const [field, dir] of Object.entries(sort)) {
+    for (const field of fields) {
       if (field !== '_id' && !this.plain.has(field)) return undefined;
-      terms.push(`${column(field)!} ${dir === -1 ? 'DESC' : 'ASC'}`);
+      terms.push(`${sortOnly}${column(field)!} ${sort[field] === -1 ? 'DESC' : 'ASC'}`);
     }
     return terms.join(', ');
   }
@@ -350,6 +364,7 @@ export class HistoryCollection {
         if (cmp && sqlValue(v)) {
           out.terms.push(`${col} ${cmp} ?`);
           out.params.push(v);
+          if (cmp !== '=') out.ranged.add(key);
         } else if (op === '$in' && Array.isArray(v) && v.length > 0 && v.length <= MAX_SQL_IN && v.every(sqlValue)) {
           out.terms.push(`${col} IN (${v.map(() => '?').join(', ')})`);
           out.params.push(...v);

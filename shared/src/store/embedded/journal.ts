@@ -118,10 +118,10 @@ export class Journal {
       this.dropIdKey();
       // the hash indexes declared so far (fields: a JSON array), built in the load pass at open
       this.db.exec('CREATE TABLE IF NOT EXISTS doc_indexes (coll TEXT NOT NULL, fields TEXT NOT NULL, is_unique INTEGER NOT NULL, deferred INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (coll, fields))');
-      // history collections (history.ts): which ones have a table, and their indexed fields holding
-      // values SQL does not compare as the store does
+      // history collections (history.ts): which ones have a table, and whether each indexed field
+      // holds only values SQL compares as the store does (plain = 1)
       this.db.exec('CREATE TABLE IF NOT EXISTS hist_collections (coll TEXT PRIMARY KEY)');
-      this.db.exec('CREATE TABLE IF NOT EXISTS hist_unplain (coll TEXT NOT NULL, field TEXT NOT NULL, PRIMARY KEY (coll, field))');
+      this.db.exec('CREATE TABLE IF NOT EXISTS hist_fields (coll TEXT NOT NULL, field TEXT NOT NULL, plain INTEGER NOT NULL, PRIMARY KEY (coll, field))');
       this.db.function('hist_unordered', { deterministic: true }, (v: unknown) => (typeof v === 'string' && /[\ud800-\uffff]/.test(v) ? 1 : 0));
     } catch (e) {
       if ((e as { code?: unknown }).code === 'SQLITE_BUSY') throw new StoreInUseError(file, e);
@@ -204,19 +204,21 @@ export class Journal {
     return this.db.prepare('SELECT coll FROM hist_collections').pluck().all() as string[];
   }
 
-  /** The indexed fields of history collection `collection` recorded by {@link markUnplain}. */
-  unplainFields(collection: string): string[] {
-    return this.db.prepare('SELECT field FROM hist_unplain WHERE coll = ?').pluck().all(collection) as string[];
+  /** The indexed fields of history collection `collection` recorded by {@link recordField}: field → plain. */
+  historyFields(collection: string): Map<string, boolean> {
+    const rows = this.db.prepare('SELECT field, plain FROM hist_fields WHERE coll = ?').raw(true).all(collection) as [string, number][];
+    return new Map(rows.map(([field, plain]) => [field, plain === 1]));
   }
 
   /**
-   * Records that an indexed field of a history collection holds values SQL does not compare as the
-   * store does (no longer pushed into SQL; history.ts). Written at once, before the document that
-   * holds such a value is journaled. Throws `STORE_UNAVAILABLE` on a write failure.
+   * Records whether an indexed field of a history collection holds only values SQL compares as the
+   * store does (`plain`: pushed into SQL; history.ts). A field found not plain is recorded at once,
+   * before the document that holds such a value is journaled. Throws `STORE_UNAVAILABLE` on a
+   * write failure.
    */
-  markUnplain(collection: string, field: string): void {
+  recordField(collection: string, field: string, plain: boolean): void {
     try {
-      this.db.prepare('INSERT OR IGNORE INTO hist_unplain (coll, field) VALUES (?, ?)').run(collection, field);
+      this.db.prepare('INSERT INTO hist_fields (coll, field, plain) VALUES (?, ?, ?) ON CONFLICT (coll, field) DO UPDATE SET plain = excluded.plain').run(collection, field, plain ? 1 : 0);
     } catch (e) {
       throw unavailable('The embedded store could not record an index field', e);
     }
