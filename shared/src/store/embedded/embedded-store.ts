@@ -183,6 +183,8 @@ export class EmbeddedStore implements DocumentStore {
     // last close on first use only
     // (history collections are not read: their tables are read by the queries that need them)
     const unloaded = new Set<string>();
+    /** History collections with documents in `docs` (a folder written before they were history collections). */
+    const toMove = new Set<string>();
     for (const ix of journal.indexes()) {
       if (store.isHistory(ix.collection)) unloaded.add(ix.collection);
       else store.state(ix.collection).addIndex(ix.fields, ix.unique, ix.deferred ? 'first-use' : 'after-load');
@@ -193,7 +195,7 @@ export class EmbeddedStore implements DocumentStore {
       if (coll !== lastColl) {
         lastColl = coll;
         state = store.isHistory(coll) ? undefined : store.state(coll);
-        if (!state) unloaded.add(coll);
+        if (!state) toMove.add(coll);
       }
       if (!state) continue; // a history collection's document in an older layout: moved to its table below
       const doc = JSON.parse(body) as Doc;
@@ -203,7 +205,8 @@ export class EmbeddedStore implements DocumentStore {
       store.lastRowid = rowid; // rows come in rowid order: the last is the largest
       count++;
     }
-    for (const name of unloaded) store.history(name); // opens its table (moving older rows into it) and indexes
+    for (const name of toMove) journal.historyTable(name, true); // moves the older layout's rows into the table, once
+    for (const name of unloaded) store.history(name); // opens its table and declares its recorded indexes
     for (const [name, loaded] of store.states) {
       loaded.fillAfterLoad(() => opts.log?.info({ collection: name, ms: Date.now() - started }, 'embedded store: indexes filled'));
     }
@@ -413,10 +416,11 @@ export class EmbeddedStore implements DocumentStore {
       for (const c of own) this.state(c.collection).apply(c.id, c.doc, ++this.seq, undefined);
       return undefined;
     }
+    // (an indexed field of a history collection turned off for SQL is recorded before anything is applied)
+    for (const c of own) if (c.doc) this.history(c.collection)?.admit(c.doc);
     for (const c of own) {
       const history = this.history(c.collection);
       if (history) {
-        if (c.doc) history.admit(c.doc);
         history.apply(c.id, c.doc, ++this.seq, c);
         continue;
       }

@@ -92,7 +92,6 @@ export class HistoryTable {
   ) {
     this.table = quoteIdent(`hist:${collection}`);
     db.exec(`CREATE TABLE IF NOT EXISTS ${this.table} (id TEXT NOT NULL UNIQUE, body TEXT NOT NULL)`);
-    db.prepare('INSERT OR IGNORE INTO hist_collections (coll) VALUES (?)').run(collection);
     this.getStmt = db.prepare(`SELECT body FROM ${this.table} WHERE id = ?`).pluck();
     this.upsertStmt = db.prepare(`INSERT INTO ${this.table} (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body`);
     this.deleteStmt = db.prepare(`DELETE FROM ${this.table} WHERE id = ?`);

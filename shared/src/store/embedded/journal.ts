@@ -118,9 +118,8 @@ export class Journal {
       this.dropIdKey();
       // the hash indexes declared so far (fields: a JSON array), built in the load pass at open
       this.db.exec('CREATE TABLE IF NOT EXISTS doc_indexes (coll TEXT NOT NULL, fields TEXT NOT NULL, is_unique INTEGER NOT NULL, deferred INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (coll, fields))');
-      // history collections (history.ts): which ones have a table, and whether each indexed field
-      // holds only values SQL compares as the store does (plain = 1)
-      this.db.exec('CREATE TABLE IF NOT EXISTS hist_collections (coll TEXT PRIMARY KEY)');
+      // history collections (history.ts): whether each indexed field holds only values SQL
+      // compares as the store does (plain = 1)
       this.db.exec('CREATE TABLE IF NOT EXISTS hist_fields (coll TEXT NOT NULL, field TEXT NOT NULL, plain INTEGER NOT NULL, PRIMARY KEY (coll, field))');
       this.db.function('hist_unordered', { deterministic: true }, (v: unknown) => (typeof v === 'string' && /[\ud800-\uffff]/.test(v) ? 1 : 0));
     } catch (e) {
@@ -174,19 +173,18 @@ export class Journal {
   private readonly history = new Map<string, HistoryTable>();
 
   /**
-   * The table of history collection `collection`, created when missing. Documents of the
-   * collection still in `docs` (a data directory written before it was a history collection) are
-   * moved into it first, in one sqlite transaction; their free pages are reused by later writes
-   * (the file is not compacted). Throws `STORE_UNAVAILABLE` on a SQLite fault.
+   * The table of history collection `collection`, created when missing. With `moveRows` (the
+   * open found documents of the collection in `docs`: a data folder written before it was a
+   * history collection) they are moved into it, in one sqlite transaction; their free pages are
+   * reused by later writes (the file is not compacted). Throws `STORE_UNAVAILABLE` on a SQLite fault.
    */
-  historyTable(collection: string): HistoryTable {
+  historyTable(collection: string, moveRows = false): HistoryTable {
     let table = this.history.get(collection);
-    if (table) return table;
+    if (table && !moveRows) return table;
     try {
-      const known = this.db.prepare('SELECT 1 FROM hist_collections WHERE coll = ?').pluck().get(collection) !== undefined;
       this.db.transaction(() => {
-        table = new HistoryTable(this.db, collection);
-        if (!known) {
+        table ??= new HistoryTable(this.db, collection);
+        if (moveRows) {
           this.db.prepare(`INSERT OR REPLACE INTO ${table.table} (id, body) SELECT id, body FROM docs WHERE coll = ? ORDER BY rowid`).run(collection);
           this.db.prepare('DELETE FROM docs WHERE coll = ?').run(collection);
         }
@@ -197,11 +195,6 @@ export class Journal {
     this.history.set(collection, table!);
     this.uncheckpointed = true;
     return table!;
-  }
-
-  /** The collections that have a history table (hist_collections). */
-  historyCollections(): string[] {
-    return this.db.prepare('SELECT coll FROM hist_collections').pluck().all() as string[];
   }
 
   /** The indexed fields of history collection `collection` recorded by {@link recordField}: field → plain. */
