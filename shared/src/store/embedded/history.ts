@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Doc, Filter, Sort } from '../port.js';
-import { HashIndex } from './collection-state.js';
+import { HashIndex, pageKey } from './collection-state.js';
 import { lazyMatcher, type Matcher } from './matcher.js';
 import type { Change } from './txn.js';
 import { freezeParsed, sortDocs, valueAt, THROUGH_ARRAY } from './values.js';
@@ -28,6 +28,12 @@ export const HISTORY_DELETE_BATCH = 200;
 
 /** Write versions kept for conflict detection before the ones no live transaction can need are pruned. */
 const VERSIONS_KEPT = 4_096;
+
+/** Results a history collection keeps while it is unchanged (see {@link HistoryCollection.scan}). */
+const KEPT_RESULTS = 64;
+
+/** Largest result kept (documents). */
+const KEPT_RESULT_DOCS = 500;
 
 /** Prepared statements kept per table (one per distinct query shape). */
 const STATEMENTS_KEPT = 64;
@@ -174,6 +180,11 @@ export class HistoryCollection {
   /** id → version of its last write, for the conflict check of transactions (pruned: {@link apply}). */
   private readonly versions = new Map<string, number>();
   private versionsKeptUpTo = VERSIONS_KEPT;
+  /** Bumped by every committed write; kept results of an older count are stale. */
+  private changes = 0;
+  /** Results of {@link scan} by filter, sort and `n` (pageKey), all made at {@link keptAt} changes. */
+  private readonly kept = new Map<string, Doc[]>();
+  private keptAt = 0;
   /** Declared indexes: fields, and whether unique (a {@link HashIndex} computes their keys; it holds none). */
   private readonly declared: { fields: string[]; index: HashIndex }[] = [];
   /** Fields with an SQL index whose stored values SQL compares as the store does. */
@@ -240,6 +251,7 @@ export class HistoryCollection {
 
   /** A committed write (`null`: delete), pending until {@link journaled}; `change` is what the journal writes. */
   apply(id: string, doc: Doc | null, version: number, change: Change | undefined): void {
+    this.changes++;
     this.pending.set(id, { doc, change });
     this.cache.delete(id);
     this.versions.delete(id);
@@ -297,6 +309,26 @@ export class HistoryCollection {
    */
   scan(filter: Filter, sort: Sort | undefined, n: number, skip: ReadonlyMap<string, unknown> | undefined, stats: { docsExamined: number }): Doc[] {
     if (n <= 0) return [];
+    // the same read of an unchanged collection (a feed page, a poll finding nothing new) is answered
+    // from the result kept for it (filters of plain JSON data only: pageKey)
+    if (skip && skip.size > 0) return this.read(filter, sort, n, skip, stats);
+    if (this.keptAt !== this.changes) {
+      this.kept.clear();
+      this.keptAt = this.changes;
+    }
+    const key = pageKey(filter, sort ?? {}, n);
+    const known = key === undefined ? undefined : this.kept.get(key);
+    if (known) return known.slice();
+    const docs = this.read(filter, sort, n, undefined, stats);
+    if (key !== undefined && docs.length <= KEPT_RESULT_DOCS) {
+      if (this.kept.size >= KEPT_RESULTS) this.kept.delete(this.kept.keys().next().value!);
+      this.kept.set(key, docs.slice());
+    }
+    return docs;
+  }
+
+  /** {@link scan} without the kept results. */
+  private read(filter: Filter, sort: Sort | undefined, n: number, skip: ReadonlyMap<string, unknown> | undefined, stats: { docsExamined: number }): Doc[] {
     let matches: Matcher | undefined;
     const test = (doc: Doc) => {
       stats.docsExamined++;
