@@ -65,17 +65,11 @@ export interface GatewayDeps {
 
 /**
  * Times every HTTP answer into `http_request_duration_seconds` by route template (`unmatched` when
- * no route matched), method and status class; histogram children are made once per label set.
+ * no route matched), method and status class.
  */
 function measureRequests(app: FastifyInstance, metrics: Metrics): void {
-  const children = new Map<string, ReturnType<Metrics['httpDuration']['labels']>>();
   app.addHook('onResponse', (req, reply, done) => {
-    const route = req.routeOptions.url ?? 'unmatched';
-    const cls = statusClass(reply.statusCode);
-    const key = `${req.method} ${cls} ${route}`;
-    let child = children.get(key);
-    if (!child) children.set(key, (child = metrics.httpDuration.labels(route, req.method, cls)));
-    child.observe(reply.elapsedTime / 1000);
+    metrics.httpDuration.labels(req.routeOptions.url ?? 'unmatched', req.method, statusClass(reply.statusCode)).observe(reply.elapsedTime / 1000);
     done();
   });
 }
