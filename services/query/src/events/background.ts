@@ -1,5 +1,5 @@
 import type { BackgroundDeps, BackgroundWork } from '@app/shared/domain';
-import { DEFAULT_RETENTION_DAYS, lastSeq, readOutbox, sweepEvents } from '@app/shared/events';
+import { DEFAULT_RETENTION_DAYS, EventRelay, lastSeq, readOutbox, sweepEvents, type EventRelayOptions } from '@app/shared/events';
 import { Collections, type DocumentStore } from '@app/shared/store';
 import { DEFAULT_MAX_ATTEMPTS, WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { deliveriesOf } from '../webhooks/model.js';
@@ -22,9 +22,11 @@ export interface EventWorkOptions {
   sender?: Sender;
   /** Jitter source in [0, 1) (default Math.random). */
   random?: () => number;
+  /** Options of the numbering relay (tests: a holder name per simulated process, a short lease). */
+  relay?: EventRelayOptions;
 }
 
-/** Fans the outbox out to webhooks from a cursor kept in `counters` (the embedded default: one process). */
+/** Fans the numbered events out to webhooks from a cursor kept in `counters` (the embedded default: one process). */
 async function fanOutFromStore(store: DocumentStore, dispatcher: WebhookDispatcher): Promise<void> {
   const counters = store.collection<{ _id: string; seq: number }>(Collections.counters);
   let cursor = (await counters.findOne({ _id: FANOUT_COUNTER }))?.seq;
@@ -45,6 +47,7 @@ async function fanOutFromStore(store: DocumentStore, dispatcher: WebhookDispatch
 
 /**
  * The query service's background work (issue 10), in every replica:
+ * - the outbox relay ({@link EventRelay}): numbers the committed writes' events while it holds the lease;
  * - the retention sweep of the outbox and of finished webhook deliveries (hourly; idempotent across replicas);
  * - the webhook dispatcher: on NATS, the outbox relay to JetStream and a durable JetStream
  *   consumer feeding the fan-out (`jetstream-work.ts`); on the in-process bus (the embedded
@@ -78,7 +81,9 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
       maxAttempts: config?.WEBHOOK_MAX_ATTEMPTS ?? DEFAULT_MAX_ATTEMPTS,
       ...(opts.random ? { random: opts.random } : {}),
     });
-    const jet = await startJetStreamWork(deps, dispatcher);
+    // The numbering relay (shared/src/events/relay.ts): every replica runs one; the lease holder numbers.
+    const numbering = new EventRelay(store, { log, ...opts.relay }).start();
+    const jet = await startJetStreamWork(deps, dispatcher, numbering);
     const tickMs = opts.tickMs ?? 250;
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
@@ -104,6 +109,7 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
         await running;
         await sweeping;
         await jet?.close();
+        await numbering.close();
       },
     };
   };
