@@ -6,3 +6,8 @@ export { storeContract } from './store-contract.js';
 export { FaultyStore, type StoreCall, type StoreOp } from './faulty-store.js';
 export { createTestMongo, mongoAvailability, type MongoAvailability, type TestMongo } from './mongo.js';
 export { appendTestEvents, type TestEvent } from './events.js';
+export {
+  TransactionRulesStore, TransactionRuleError, commonWrites, writtenDocuments,
+  type CommittedTransaction, type TransactionRulesOptions, type TransactionWrite,
+} from './transaction-rules.js';
+export { testStore, storeLeg, type StoreLeg, type TestStoreOptions } from './test-store.js';

@@ -31,14 +31,14 @@ export async function mongoAvailability(): Promise<MongoAvailability> {
 }
 
 /**
- * A MongoDB replica set for tests: the server at `MONGO_URL`, or a `mongo:8` testcontainers
- * `MongoDBContainer` (single-node replica set, so transactions work). The database name is unique
- * per call; dispose drops it and stops the container. Call only when {@link mongoAvailability}
- * says available.
+ * A MongoDB replica set for tests: the server at `opts.url`, else at `MONGO_URL`, else a `mongo:8`
+ * testcontainers `MongoDBContainer` (single-node replica set, so transactions work). The database
+ * name is unique per call; dispose drops it and stops the container (if this call started one).
+ * Call only when {@link mongoAvailability} says available.
  */
-export async function createTestMongo(): Promise<TestMongo> {
+export async function createTestMongo(opts: { url?: string } = {}): Promise<TestMongo> {
   const db = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  let url = process.env.MONGO_URL;
+  let url = opts.url ?? process.env.MONGO_URL;
   let stop = async () => {};
   if (!url) {
     const { MongoDBContainer } = await import('@testcontainers/mongodb');

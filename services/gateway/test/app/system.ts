@@ -8,7 +8,7 @@ import { CommonConfig, loadConfig } from '@app/shared/config';
 import { fixedClock } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
 import { serveServices } from '@app/shared/runtime';
-import { EmbeddedStore, type DocumentStore } from '@app/shared/store';
+import { testStore, type TransactionRulesStore } from '@app/shared/testing';
 import { expect } from 'vitest';
 import { buildApp, type GatewayDeps } from '../../src/index.js';
 import { bearer, login, register, testConfig } from './helpers.js';
@@ -35,7 +35,7 @@ export interface Answer {
 export interface System extends AsyncDisposable {
   app: FastifyInstance;
   /** The one store every service and the gateway share (close it to simulate a store outage). */
-  store: DocumentStore;
+  store: TransactionRulesStore;
   clock: ReturnType<typeof fixedClock>;
   /** Stops serving one service on the bus (its requests then find no responder). */
   stop(service: 'tasks' | 'boards' | 'sprints' | 'query'): Promise<void>;
@@ -46,8 +46,8 @@ export interface System extends AsyncDisposable {
 }
 
 /**
- * Builds the real gateway (`buildApp` with the real route table) on a `MemoryBus` and an in-memory
- * `EmbeddedStore`, with the tasks, boards, sprints and query services served on the same bus
+ * Builds the real gateway (`buildApp` with the real route table) on a `MemoryBus` and the suite's
+ * test store (`testStore`: the leg's store under MongoDB's transaction rules), with the tasks, boards, sprints and query services served on the same bus
  * through `serveServices`, all on one fixed clock. Dispose with `await using`. `streamOptions` and
  * `env` (config variables of the gateway and the services) tune events (issue 10); `webhooks` runs
  * the query service's background work (dispatcher, sweep) with those options; `clockAt` starts
@@ -57,7 +57,7 @@ export async function system(
   opts: Pick<GatewayDeps, 'streamOptions'> & { env?: Record<string, string>; webhooks?: EventWorkOptions; clockAt?: string } = {},
 ): Promise<System> {
   const bus = new MemoryBus();
-  const store = await EmbeddedStore.memory();
+  const store = await testStore();
   const clock = fixedClock(opts.clockAt ?? NOW);
   const log = silentLogger();
   const query = opts.webhooks ? { ...queryService, background: eventWork(opts.webhooks) } : queryService;
