@@ -19,7 +19,8 @@ const started = Date.now();
 const store = await EmbeddedStore.open({ dir: config.DATA_DIR, log, sync: config.EMBEDDED_SYNC });
 const loadMs = Date.now() - started;
 const bus = new MemoryBus();
-const served = await serveServices([tasksService, boardsService, sprintsService, queryService], { bus, store, log });
+// with the services' background work, as `npm start` runs them (the query service's outbox relay numbers the events)
+const served = await serveServices([tasksService, boardsService, sprintsService, queryService], { bus, store, log, background: true });
 const app = await buildApp({ bus, store, clock: systemClock, log, config });
 await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(`READY ${JSON.stringify({ port: app.server.address().port, loadMs })}`);
