@@ -4,7 +4,7 @@ export { rejection, rejects, fields } from './assertions.js';
 export { aTask, aBoard, aGroup, insert, BUILT_AT, BUILDER, type TaskFields } from './builders.js';
 export { storeContract } from './store-contract.js';
 export { FaultyStore, type StoreCall, type StoreOp } from './faulty-store.js';
-export { createTestMongo, mongoAvailability, type MongoAvailability, type TestMongo } from './mongo.js';
+export { createTestMongo, mongoAvailability, startMongoContainer, type MongoAvailability, type TestMongo } from './mongo.js';
 export { appendTestEvents, type TestEvent } from './events.js';
 export {
   TransactionRulesStore, TransactionRuleError, commonWrites, writtenDocuments,

@@ -13,7 +13,7 @@ export interface TestMongo extends AsyncDisposable {
 }
 
 /** Image of the replica-set container started when no `MONGO_URL` is given. */
-const MONGO_IMAGE = 'mongo:8';
+export const MONGO_IMAGE = 'mongo:8';
 
 /**
  * `MONGO_URL` set → available; else a reachable Docker engine (testcontainers) → available;
@@ -41,12 +41,9 @@ export async function createTestMongo(opts: { url?: string } = {}): Promise<Test
   let url = opts.url ?? process.env.MONGO_URL;
   let stop = async () => {};
   if (!url) {
-    const { MongoDBContainer } = await import('@testcontainers/mongodb');
-    const container = await new MongoDBContainer(MONGO_IMAGE).start();
-    url = `${container.getConnectionString()}/?directConnection=true`;
-    stop = async () => {
-      await container.stop();
-    };
+    const started = await startMongoContainer();
+    url = started.url;
+    stop = started.stop;
   }
   const serverUrl = url;
   return {
@@ -60,6 +57,21 @@ export async function createTestMongo(opts: { url?: string } = {}): Promise<Test
         await client.close();
         await stop();
       }
+    },
+  };
+}
+
+/**
+ * Starts a `mongo:8` testcontainers `MongoDBContainer` (a one-node replica set, so transactions
+ * work): its URL (`directConnection=true`) and how to stop it. Needs a Docker engine.
+ */
+export async function startMongoContainer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const { MongoDBContainer } = await import('@testcontainers/mongodb');
+  const container = await new MongoDBContainer(MONGO_IMAGE).start();
+  return {
+    url: `${container.getConnectionString()}/?directConnection=true`,
+    stop: async () => {
+      await container.stop();
     },
   };
 }

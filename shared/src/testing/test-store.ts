@@ -24,9 +24,10 @@ export function storeLeg(): StoreLeg {
 /** Options of {@link testStore}. */
 export interface TestStoreOptions {
   /**
-   * Embedded leg only: fail each transaction's first attempt with a simulated write conflict
-   * (default true; see {@link TransactionRulesStore}). The MongoDB leg never injects: the server
-   * produces real conflicts and the driver retries them.
+   * Fail each transaction's first attempt with a simulated write conflict (see
+   * {@link TransactionRulesStore}). Default: true on the embedded leg; false on the MongoDB leg,
+   * where the server produces real conflicts (pass true there for a test that needs a conflict
+   * on every leg; the driver retries it).
    */
   failFirstAttempt?: boolean;
   /** Embedded leg only: the store's transaction lock wait (`EmbeddedStore.memory`'s `lockWaitMs`). */
@@ -51,7 +52,7 @@ export async function testStore(opts: TestStoreOptions = {}): Promise<Transactio
     const url = process.env.MONGO_URL || inject('mongoUrl');
     const mongo = await createTestMongo({ url });
     const store = await MongoStore.connect({ url: mongo.url, db: mongo.db });
-    return new TransactionRulesStore(store, { failFirstAttempt: false, onClose: async () => mongo[Symbol.asyncDispose]() });
+    return new TransactionRulesStore(store, { failFirstAttempt: opts.failFirstAttempt ?? false, onClose: async () => mongo[Symbol.asyncDispose]() });
   }
   const inner = EmbeddedStore.memory(opts.lockWaitMs === undefined ? {} : { lockWaitMs: opts.lockWaitMs });
   return new TransactionRulesStore(inner, { failFirstAttempt: opts.failFirstAttempt ?? true });

@@ -25,15 +25,16 @@ export interface CommittedTransaction {
 export interface TransactionRulesOptions {
   /**
    * Fail each transaction's first attempt with a transient error, as MongoDB does on a write
-   * conflict (default true). Leave it on over the embedded store; turn it off over MongoDB, which
-   * produces real conflicts itself.
+   * conflict (default true). Leave it on over the embedded store; over MongoDB, which produces
+   * real conflicts itself, the test-store factory turns it off (it works there too: the driver
+   * retries the labelled error).
    */
   failFirstAttempt?: boolean;
   /** Runs once after the inner store is closed (the test-store factory drops its MongoDB database here). */
   onClose?: () => Promise<void>;
 }
 
-/** How often {@link TransactionRulesStore.withTransaction} runs `fn` before it gives up (the injected fault only hits attempt 1). */
+/** How often {@link TransactionRulesStore.withTransaction} calls the inner store's `withTransaction` on transient errors that reach it. */
 const MAX_ATTEMPTS = 3;
 
 /** Position of the options argument (which may carry `session`) of each collection method. */
@@ -195,13 +196,18 @@ export class TransactionRulesStore implements DocumentStore {
   }
 
   async withTransaction<R>(fn: (session: Session) => Promise<R>): Promise<R> {
+    // the fault hits the first run of the callback only, whoever reruns it: the MongoDB driver
+    // retries a labelled error inside the inner withTransaction; the embedded store does not, so
+    // the loop below does
+    let faultLeft = this.failFirstAttempt;
     for (let n = 1; ; n++) {
       let current: Attempt | undefined;
       try {
         const result = await this.inner.withTransaction(async (session) => {
           // the inner store may run this more than once (its own retries): each run is one attempt
           if (current) current.ended = true;
-          const attempt = new Attempt(this.failFirstAttempt && n === 1);
+          const attempt = new Attempt(faultLeft);
+          faultLeft = false;
           current = attempt;
           this.counts.attempts++;
           this.attempts.set(session, attempt);
@@ -223,7 +229,7 @@ export class TransactionRulesStore implements DocumentStore {
         return result;
       } catch (e) {
         if (current) current.ended = true;
-        if (n < MAX_ATTEMPTS && this.failFirstAttempt && isTransientTransactionError(e)) continue;
+        if (n < MAX_ATTEMPTS && isTransientTransactionError(e)) continue;
         throw e;
       }
     }

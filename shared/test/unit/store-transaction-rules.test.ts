@@ -166,6 +166,30 @@ describe('TransactionRulesStore: MongoDB transaction rules around any store', ()
     expect(writtenDocuments([...a, ...b])).toHaveLength(3);
   });
 
+  it('over a store that reruns labelled errors itself (as the MongoDB driver does) injects only into the first run', async () => {
+    const embedded = EmbeddedStore.memory();
+    let innerRuns = 0;
+    const driverLike = Object.assign(Object.create(embedded) as EmbeddedStore, {
+      async withTransaction<R>(fn: (s: never) => Promise<R>): Promise<R> {
+        for (;;) {
+          innerRuns++;
+          try {
+            return await embedded.withTransaction(fn as never);
+          } catch (e) {
+            if (!isTransientTransactionError(e)) throw e;
+          }
+        }
+      },
+    });
+    await using store = new TransactionRulesStore(driverLike);
+    await store.withTransaction(async (session) => {
+      await store.collection('tasks').insertOne({ _id: 'once' }, { session });
+    });
+    expect(innerRuns).toBe(2);
+    expect(store.counts).toEqual({ attempts: 2, injected: 1 });
+    expect(store.transactions).toEqual([{ writes: [{ collection: 'tasks', id: 'once' }] }]);
+  });
+
   it('with failFirstAttempt off runs each transaction once', async () => {
     await using store = await seeded({ failFirstAttempt: false });
     let runs = 0;

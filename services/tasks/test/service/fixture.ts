@@ -5,7 +5,7 @@ import { TasksOps } from '@app/shared/contracts';
 import { fixedClock, type GroupDoc, type Permission, type TaskDoc } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
 import { Collections, type Doc } from '@app/shared/store';
-import { testStore } from '@app/shared/testing';
+import { testStore, type TestStoreOptions } from '@app/shared/testing';
 import { tasksService } from '../../src/index.js';
 
 /** Error assertions shared by every service's tests. */
@@ -20,11 +20,11 @@ export const CAROL = randomUUID();
 
 /**
  * The tasks service on a MemoryBus + the suite's test store (`testStore`: the leg's store under
- * MongoDB's transaction rules) with a fixed clock, three users
+ * MongoDB's transaction rules; `opts` go to it) with a fixed clock, three users
  * stored in `users`. `call` sends an op as a user (alice by default, null for none).
  */
-export async function buildTasks() {
-  const store = await testStore();
+export async function buildTasks(opts: TestStoreOptions = {}) {
+  const store = await testStore(opts);
   const bus = new MemoryBus();
   const clock = fixedClock(T0);
   const log = silentLogger();
