@@ -22,7 +22,7 @@ export const tasksService: ServiceDefinition = {
   bindings: (deps) =>
     bindOps(deps, TasksOps, { create, get, update, remove, setMetadata, deleteMetadata, movePath, addNote, listNotes, createBatch, updateBatch }),
   indexes: [
-    ...['created_by', 'groupId', 'deleted', 'status', 'tags', 'metadata.$**', 'created_at', 'updated_at'].map(taskIndex),
+    ...['created_by', 'groupId', 'deleted', 'status', 'tags', 'metadata.$**', 'created_at', 'updated_at', 'derivedFromId'].map(taskIndex),
     { collection: Collections.notes, keys: { task_id: 1, created_at: 1 } },
     ...WRITE_INDEXES,
   ],

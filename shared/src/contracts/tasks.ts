@@ -105,13 +105,30 @@ export type Note = Static<typeof Note>;
 /** Notes of a task, oldest first. */
 export const NoteList = Type.Array(Note);
 
-/** Summary of a linked task in the detail view. */
-export const LinkedItem = Type.Object({ id: Type.String(), title: Type.String(), status: Type.String() });
+/**
+ * Summary of a linked task in the detail view: ud's `LinkedItemInfoDTO`. `id`, `title`,
+ * `status`, `created_at` and `updated_at` always; `assignee`, `kickoff`, `deadline`,
+ * `description`, `tags` and `metadata` when set (absent when cleared, empty or without keys).
+ */
+export const LinkedItem = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  status: Type.String(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  assignee: Type.Optional(Type.String()),
+  kickoff: Type.Optional(Timestamp),
+  deadline: Type.Optional(Timestamp),
+  description: Type.Optional(Type.String()),
+  tags: Type.Optional(Type.Array(Type.String())),
+  metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+});
 export type LinkedItem = Static<typeof LinkedItem>;
 
 /**
  * Task detail (GET, and the reply of the metadata writes): the task object plus its `notes`
- * (oldest first), `derivedFrom` and `linkedTo` summaries of the linked tasks the caller can read.
+ * (oldest first), `derivedFrom` and `linkedTo` summaries of the linked tasks the caller can read,
+ * and `subtasks`, the readable tasks derived from it (ud's `LinkedItemInfoDTO` each).
  */
 export const TaskDetail = Type.Object(
   {
@@ -119,6 +136,7 @@ export const TaskDetail = Type.Object(
     notes: Type.Array(Note),
     derivedFrom: Type.Optional(LinkedItem),
     linkedTo: Type.Array(LinkedItem),
+    subtasks: Type.Optional(Type.Array(LinkedItem, { description: 'tasks derived from this one (derivedFromId), oldest first; absent when none' })),
   },
   { additionalProperties: true },
 );
