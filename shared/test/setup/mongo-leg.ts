@@ -1,6 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { startMongoContainer } from '../../src/testing/mongo.js';
-import '../../src/testing/test-store.js';
+// the `provide` keys (mongoUrl) are declared with the test store
+import type {} from '../../src/testing/test-store.js';
 
 /**
  * Global setup of the MongoDB leg (vitest project `mongo`): with `MONGO_URL` set the suites use

@@ -21,7 +21,7 @@ const COLUMNS = [
 /** The committed transactions of one HTTP call, which must answer `status`. */
 async function wrote(sys: System, status: number, call: () => Promise<{ status: number; body: unknown }>): Promise<CommittedTransaction[]> {
   let answer: { status: number; body: unknown } | undefined;
-  const txns = await sys.store.transactionsDuring(async () => {
+  const txns = await sys.rules.transactionsDuring(async () => {
     answer = await call();
   });
   expect(answer!.status, JSON.stringify(answer!.body)).toBe(status);
