@@ -156,7 +156,9 @@ export async function relayOutbox(store: DocumentStore, opts: RelayOptions = {})
   // Without a transaction when there is nothing to do: nothing pending (and no lease to renew), or
   // another holder's lease (a read of the state; the pass below checks it again in its transaction).
   const known = hold && (opts.leaseUntil ?? 0) - now() > leaseMs / 2;
-  const anyPending = await outbox.findOne({}, { projection: { _id: 1 } });
+  // `find` with a limit, no projection: the cheapest "is anything there" on both stores (an idle
+  // relay asks it 50 times a second; a pending document is one write's events)
+  const anyPending = (await outbox.find({}, { limit: 1 })).length > 0;
   if (!anyPending && (!hold || known)) return idle(known ? opts.leaseUntil : 0);
   if (!known && heldByOther(await counters.findOne({ _id: EVENTS_COUNTER }), now())) return { busy: true, numbered: [], more: false, leaseUntil: 0 };
 
@@ -207,7 +209,7 @@ export async function relayOutbox(store: DocumentStore, opts: RelayOptions = {})
  */
 export async function catchUpOutbox(store: DocumentStore, opts: Omit<RelayOptions, 'hold'> & { waitMs?: number } = {}): Promise<void> {
   const outbox = store.collection<OutboxDoc>(Collections.outbox);
-  const [newest] = await outbox.find({}, { sort: { _id: -1 }, limit: 1, projection: { _id: 1 } });
+  const [newest] = await outbox.find({}, { sort: { _id: -1 }, limit: 1 });
   if (!newest) return;
   const until = Date.now() + (opts.waitMs ?? CATCH_UP_WAIT_MS);
   for (;;) {
@@ -218,7 +220,7 @@ export async function catchUpOutbox(store: DocumentStore, opts: Omit<RelayOption
       // another pass committed first (409): look again; a store fault (503) is the reader's answer
       if (!AppError.is(e) || e.code !== 'CONFLICT') throw e;
     }
-    if (!(await outbox.findOne({ _id: { $lte: newest._id } }, { projection: { _id: 1 } }))) return;
+    if ((await outbox.find({ _id: { $lte: newest._id } }, { limit: 1 })).length === 0) return;
     if (Date.now() >= until) return;
     await sleep(busy ? 5 : 0);
   }
@@ -230,8 +232,14 @@ export interface EventRelayOptions {
   holder?: string;
   /** Lease length in ms (default {@link RELAY_LEASE_MS}). */
   leaseMs?: number;
-  /** Idle poll interval in ms (default {@link RELAY_INTERVAL_MS}). */
+  /** Least time between two passes in ms (default {@link RELAY_INTERVAL_MS}). */
   intervalMs?: number;
+  /**
+   * Time between two passes when no commit was signalled ({@link EventRelay.nudge}), in ms
+   * (default `intervalMs`). Where every writer is in this process and signals its commits (the
+   * all-in-one on the in-process bus), a long poll is only a safety net.
+   */
+  pollMs?: number;
   /** Outbox documents per pass (default {@link RELAY_BATCH}). */
   batch?: number;
   log?: Logger;
@@ -239,7 +247,8 @@ export interface EventRelayOptions {
 
 /**
  * The running relay of a process (the query service's background work, in every replica): polls
- * the outbox every `intervalMs` and numbers what is pending while it holds the lease (taking it
+ * the outbox every `pollMs`, and right after a signalled commit ({@link nudge}, at most one pass
+ * per `intervalMs`), and numbers what is pending while it holds the lease (taking it
  * when free or expired, renewing it at half its length). The other replicas' relays find it
  * held and wait; when the holder dies, the first to look after its lease expired takes over from
  * the last committed `seq`. `onRelayed` listeners get each pass's numbered events (the JetStream
@@ -252,7 +261,12 @@ export class EventRelay {
   private readonly intervalMs: number;
   private readonly batch: number;
   private leaseUntil = 0;
+  private readonly pollMs: number;
   private timer: NodeJS.Timeout | undefined;
+  private timerAt = 0;
+  private lastPass = 0;
+  private ticking = false;
+  private nudged = false;
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
 
@@ -263,6 +277,7 @@ export class EventRelay {
     this.holder = opts.holder ?? PROCESS_HOLDER;
     this.leaseMs = opts.leaseMs ?? RELAY_LEASE_MS;
     this.intervalMs = opts.intervalMs ?? RELAY_INTERVAL_MS;
+    this.pollMs = opts.pollMs ?? this.intervalMs;
     this.batch = opts.batch ?? RELAY_BATCH;
   }
 
@@ -299,24 +314,55 @@ export class EventRelay {
     return r;
   }
 
+  /**
+   * A write of this process committed events (the all-in-one's services signal it, `OutboxSignal`):
+   * a pass runs at once, or, when one ran less than `intervalMs` ago, that long after it (at most
+   * one pass per interval under load, so a pass still numbers many writes; none while idle).
+   */
+  nudge(): void {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.nudged = true;
+      return;
+    }
+    const at = Math.max(Date.now(), this.lastPass + this.intervalMs);
+    if (this.timer && this.timerAt <= at) return;
+    this.schedule(at - Date.now());
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = Date.now() + ms;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.running = this.tick();
+    }, ms);
+    this.timer.unref();
+  }
+
   private async tick(): Promise<void> {
-    let again = false;
+    this.ticking = true;
+    this.lastPass = Date.now();
+    let more = false;
     try {
-      again = (await this.pass()).more;
+      more = (await this.pass()).more;
     } catch (err) {
       // 409: another pass won (nothing written); 503: the store is away. Either way: next tick.
       if (!this.stopped && !(AppError.is(err) && err.code === 'CONFLICT')) this.opts.log?.warn({ err }, 'outbox relay pass failed; retrying');
     }
-    if (!this.stopped) {
-      this.timer = setTimeout(() => void (this.running = this.tick()), again ? 0 : this.intervalMs);
-      this.timer.unref();
-    }
+    this.ticking = false;
+    if (this.stopped) return;
+    // a full batch: on at once; a commit signalled meanwhile: after the interval; else the poll
+    const nudged = this.nudged;
+    this.nudged = false;
+    this.schedule(more ? 0 : nudged ? Math.min(this.intervalMs, this.pollMs) : this.pollMs);
   }
 
   /** Stops polling, waits for a pass in flight and gives the lease up (a successor need not wait for it to expire). */
   async close(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
     await this.running;
     if (this.leaseUntil > 0) {
       this.leaseUntil = 0;

@@ -117,4 +117,21 @@ describe('outbox relay', () => {
     await write(store, updated('c', 2));
     expect((await relayOutbox(store, { holder: 'next', hold: true })).numbered.map((e) => e.seq)).toEqual([3]);
   });
+
+  it('a relay told of each commit numbers it at once, without polling for it', async () => {
+    await using store = EmbeddedStore.memory();
+    const relay = new EventRelay(store, { holder: 'signalled', pollMs: 60_000 }).start();
+    const seen: number[] = [];
+    relay.onRelayed((events) => seen.push(...events.map((e) => e.seq)));
+    await expect.poll(() => relay.leading, { timeout: 2_000 }).toBe(true); // its first pass took the lease
+    await write(store, updated('a', 2));
+    relay.nudge();
+    await expect.poll(() => seen, { timeout: 2_000 }).toEqual([1]);
+    await write(store, updated('b', 2));
+    await write(store, updated('c', 2));
+    relay.nudge();
+    relay.nudge();
+    await expect.poll(() => seen, { timeout: 2_000 }).toEqual([1, 2, 3]);
+    await relay.close();
+  });
 });

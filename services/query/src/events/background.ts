@@ -1,6 +1,8 @@
+import { NatsBus } from '@app/shared/bus';
 import type { BackgroundDeps, BackgroundWork } from '@app/shared/domain';
 import { DEFAULT_RETENTION_DAYS, EventRelay, lastSeq, readOutbox, sweepEvents, type EventRelayOptions } from '@app/shared/events';
 import { Collections, type DocumentStore } from '@app/shared/store';
+import { InstrumentedBus } from '@app/shared/observability';
 import { DEFAULT_MAX_ATTEMPTS, WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { deliveriesOf } from '../webhooks/model.js';
 import { ATTEMPT_TIMEOUT_MS, httpSender, type Sender } from '../webhooks/send.js';
@@ -91,8 +93,13 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
           }),
         ]
       : [];
-    // The numbering relay (shared/src/events/relay.ts): every replica runs one; the lease holder numbers.
-    const numbering = new EventRelay(store, { log, ...opts.relay }).start();
+    // The numbering relay (shared/src/events/relay.ts): every replica runs one; the lease holder
+    // numbers. It passes right after each commit the services of this process signal; on NATS other
+    // processes write too, so it also polls every 20 ms; on the in-process bus every writer signals,
+    // and a poll each second is only a safety net (an idle all-in-one wakes up for nothing else).
+    const onNats = (deps.bus instanceof InstrumentedBus ? deps.bus.inner : deps.bus) instanceof NatsBus;
+    const numbering = new EventRelay(store, { log, ...(onNats ? {} : { pollMs: 1_000 }), ...opts.relay }).start();
+    const stopSignal = deps.outbox?.listen(() => numbering.nudge());
     const jet = await startJetStreamWork(deps, dispatcher, numbering);
     const tickMs = opts.tickMs ?? 250;
     let stopped = false;
@@ -120,6 +127,7 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
         await running;
         await sweeping;
         await jet?.close();
+        stopSignal?.();
         await numbering.close();
       },
     };
