@@ -17,9 +17,14 @@ const SCAN_BUDGET = 5_000;
 
 /**
  * Indexes the readers need: the `seq` index of `events` (unique: the relay numbers each `seq`
- * once; the feed and every cursor walk it) and `occurred_at` for the retention sweep.
+ * once; the feed and every cursor walk it), `occurred_at` for the retention sweep, and
+ * `board_id` then `seq` for the feed and streams filtered by board.
  */
-export const eventIndexes: IndexSpec[] = [...EVENT_INDEXES, { collection: Collections.events, keys: { occurred_at: 1 } }];
+export const eventIndexes: IndexSpec[] = [
+  ...EVENT_INDEXES,
+  { collection: Collections.events, keys: { occurred_at: 1 } },
+  { collection: Collections.events, keys: { board_id: 1, seq: 1 } },
+];
 
 /** Filters shared by the feed, the stream and webhooks: event types (none = all) and a board id. */
 export interface EventFilter {

@@ -10,3 +10,4 @@ export {
   relayOutbox, catchUpOutbox, causalOrder, EventRelay, PROCESS_HOLDER, RELAY_LEASE_MS, RELAY_INTERVAL_MS, RELAY_BATCH, CATCH_UP_WAIT_MS,
   type RelayOptions, type RelayPass, type EventRelayOptions,
 } from './relay.js';
+export { CURSOR_PATTERN, CursorText, parseCursor } from './cursor.js';

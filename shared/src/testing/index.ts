@@ -3,6 +3,7 @@ export { busContract, captureLog, type BusFixture } from './bus-contract.js';
 export { rejection, rejects, fields } from './assertions.js';
 export { aTask, aBoard, aGroup, insert, BUILT_AT, BUILDER, type TaskFields } from './builders.js';
 export { storeContract } from './store-contract.js';
+export { historyContract } from './history-contract.js';
 export { FaultyStore, type StoreCall, type StoreOp } from './faulty-store.js';
 export { createTestMongo, mongoAvailability, startMongoContainer, type MongoAvailability, type TestMongo } from './mongo.js';
 export { appendTestEvents, type TestEvent } from './events.js';

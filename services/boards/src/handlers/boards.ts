@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps } from '@app/shared/contracts';
 import {
-  DEFAULT_COLUMNS, actionView, boardEvent, canReadTask, checkIfMatch, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
+  DEFAULT_COLUMNS, actionView, boardEvent, canReadTask, checkIfMatch, checkMetadataEntry, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
   runWrite, toBoard, versionGuard, versionOf,
   type BoardDoc, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Update } from '@app/shared/store';
-import { boardsOf } from '../board-access.js';
+import { boardsOf, groupsOf } from '../board-access.js';
 import { completeShareSync, recordShareSync } from '../share-sync.js';
 
 /** A board name: trimmed, not blank. */
@@ -36,7 +36,7 @@ export function createBoard(deps: ServiceDeps): Handler<typeof BoardsOps.create>
       owner_id: userId,
       columns: normalizeColumns(input.columns ?? DEFAULT_COLUMNS),
       default_tags: defaultTags,
-      metadata: encodeMetadata(input.metadata),
+      metadata: boardMetadata(input.metadata),
       created_at: at,
       created_by: userId,
       updated_at: at,
@@ -48,6 +48,12 @@ export function createBoard(deps: ServiceDeps): Handler<typeof BoardsOps.create>
     w.emit(boardEvent('board.created', board));
     return board;
   });
+}
+
+/** A board's metadata for storage: each entry storable ({@link checkMetadataEntry}; 400 naming `/metadata/<key>`), keys escaped. */
+function boardMetadata(meta: Record<string, unknown> | undefined): Record<string, unknown> {
+  for (const [key, value] of Object.entries(meta ?? {})) checkMetadataEntry(key, value, `/metadata/${key}`);
+  return encodeMetadata(meta);
 }
 
 /** `boards.list`: boards the caller owns, and boards shared with its groups; each oldest first. */
@@ -70,6 +76,25 @@ export function getBoard({ store }: ServiceDeps): Handler<typeof BoardsOps.get> 
 }
 
 /**
+ * `boards.members`: the people of a board a reader may see, to pick an assignee by name and to
+ * show whose a card is: the owner, then the members of the board's group (group order), each
+ * once, as `{id, username}`. A board the caller cannot read is 404 `BOARD_NOT_FOUND` (DESIGN §4).
+ * A user id without a user record keeps its id as its name.
+ */
+export function boardMembers({ store }: ServiceDeps): Handler<typeof BoardsOps.members> {
+  return async ({ boardId }, ctx) => {
+    const { board } = await loadBoard(store, callerId(ctx), boardId, 'read');
+    const group = board.groupId === undefined ? null : await groupsOf(store).findOne({ _id: board.groupId }, { projection: { members: 1 } });
+    const ids = distinct([board.owner_id, ...(group?.members ?? []).map((m) => m.user_id)]);
+    const users = await store
+      .collection<{ _id: string; username: string }>(Collections.users)
+      .find({ _id: { $in: ids } }, { projection: { _id: 1, username: 1 } });
+    const names = new Map(users.map((u) => [u._id, u.username]));
+    return ids.map((id) => ({ id, username: names.get(id) ?? id }));
+  };
+}
+
+/**
  * `boards.update` (owner only; DESIGN §9): only carried fields change, `columns` replaces the
  * whole list and `metadata` the whole metadata, `activeSprintId: ""` clears the pointer. Columns
  * are re-materialized whenever `columns` or `default_tags` is carried. ONE conditional write pinned
@@ -82,7 +107,7 @@ export function updateBoard(deps: ServiceDeps): Handler<typeof BoardsOps.update>
     const $set: Record<string, unknown> = { updated_at: w.now.toISOString(), updated_by: w.userId };
     const $unset: Record<string, ''> = {};
     if (body.name !== undefined) $set.name = boardName(body.name);
-    if (body.metadata !== undefined) $set.metadata = encodeMetadata(body.metadata);
+    if (body.metadata !== undefined) $set.metadata = boardMetadata(body.metadata);
     if (body.columns !== undefined || body.default_tags !== undefined) {
       if (body.default_tags !== undefined) $set.default_tags = distinct(body.default_tags);
       $set.columns = normalizeColumns(body.columns ?? board.columns, board.columns);

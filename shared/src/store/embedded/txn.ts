@@ -1,16 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Sort, Update } from '../port.js';
-import type { CollectionState, IndexKey } from './collection-state.js';
+import type { CollectionState, HashIndex, IndexKey } from './collection-state.js';
+import type { HistoryCollection } from './history.js';
 import { lazyMatcher, type Matcher } from './matcher.js';
 import { eachSlot, hasSlot } from './slots.js';
 import { applyUpdate, applyWithMingo } from './updater.js';
 import { deepFreeze } from '../../util/index.js';
-import { toStored } from './values.js';
+import { sortDocs, THROUGH_ARRAY, toStored, valueAt } from './values.js';
+import { bsonSize, checkDocument, checkUpdate, describe, documentTooLarge, MAX_DOCUMENT_BYTES, notIncrementable, sizeBound } from '../rules.js';
 
 /** What a {@link Txn} needs from its store. */
 export interface TxnHost {
   state(collection: string): CollectionState;
+  /** The history collection of that name (history.ts), or undefined for an in-memory one. */
+  history(collection: string): HistoryCollection | undefined;
+  /** The store's write version now (the last one given). */
+  version(): number;
   readonly stats: { docsExamined: number };
 }
 
@@ -70,6 +76,32 @@ const NO_LITERAL = Symbol('no literal');
  */
 const WALK_PER_CANDIDATE = 4;
 
+/**
+ * Throws `PAYLOAD_TOO_LARGE` when `after` (a document an update made) is over MongoDB's document
+ * limit: an upper bound of its size first ({@link sizeBound}, one pass without allocation; cheaper
+ * than keeping a size per stored document), its exact BSON size only when that passes the limit.
+ */
+function checkGrowth(collection: string, after: Doc): void {
+  if (sizeBound(after) <= MAX_DOCUMENT_BYTES) return;
+  const bytes = bsonSize(after);
+  if (bytes > MAX_DOCUMENT_BYTES) throw documentTooLarge(collection, bytes);
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Throws `VALIDATION_FAILED` when an `$inc` path of `doc` holds something other than a number (MongoDB TypeMismatch). */
+function checkIncrementable(collection: string, doc: Doc, increments: Record<string, unknown>): void {
+  for (const path in increments) {
+    let v: unknown = doc;
+    for (const seg of path.split('.')) {
+      if (Array.isArray(v)) v = /^\d+$/.test(seg) ? v[Number(seg)] : undefined;
+      else v = isPlainObject(v) ? v[seg] : undefined;
+      if (v === undefined) break;
+    }
+    if (v !== undefined && typeof v !== 'number') throw notIncrementable(collection, path, describe(v));
+  }
+}
+
 /** The value an upsert takes from one filter condition: a literal or `{$eq: v}` (MongoDB rules). */
 function literal(cond: unknown): unknown {
   if (typeof cond !== 'object' || cond === null || Array.isArray(cond)) return cond;
@@ -101,10 +133,33 @@ export class Txn {
   /** Made on the first read of a transaction's unit. */
   private seen: Map<string, Map<string, number>> | undefined;
 
+  /** The store version when this unit started (history collections' conflict check: {@link isCurrent}). */
+  private readonly startedAt: number;
+
   constructor(
     private readonly host: TxnHost,
     private readonly tracksReads: boolean,
-  ) {}
+  ) {
+    this.startedAt = tracksReads ? host.version() : 0;
+  }
+
+  /**
+   * The matches of `filter` in a history collection (history.ts) as seen by this unit: the
+   * committed ones (SQL and the pending writes) not overridden by this unit, then its own writes;
+   * in `sort` order and at most `n` when sorted, else the first `n`.
+   */
+  matchHistory(history: HistoryCollection, collection: string, filter: Filter, sort: Sort | undefined, n: number): Doc[] {
+    if (n <= 0) return [];
+    const writes = this.writes?.get(collection);
+    const out = history.scan(filter, sort, n, writes, this.host.stats);
+    if (writes) {
+      let matches: Matcher | undefined;
+      for (const doc of writes.values()) if (doc && (matches ??= lazyMatcher(filter))(doc)) out.push(doc);
+    }
+    const page = sort && writes ? sortDocs(out, sort, n) : out.length > n ? out.slice(0, n) : out;
+    for (const doc of page) this.observe(collection, doc._id);
+    return page;
+  }
 
   /**
    * Documents matching `filter` (at most `limit`), as seen by this unit: internal refs, never hand
@@ -113,6 +168,8 @@ export class Txn {
    * is exact (docs/store.md "Indexes and plans").
    */
   match(collection: string, filter: Filter, limit = Infinity): Doc[] {
+    const history = this.host.history(collection);
+    if (history) return this.matchHistory(history, collection, filter, undefined, limit);
     const state = this.host.state(collection);
     const writes = this.writes?.get(collection);
     const { slots, exact } = state.plan(filter);
@@ -141,7 +198,7 @@ export class Txn {
    * visits about `n × documents / candidates` slots).
    */
   matchSorted(collection: string, filter: Filter, sort: Sort, n: number): Doc[] | undefined {
-    if (this.writes?.has(collection) || !(n > 0) || !Number.isFinite(n)) return undefined;
+    if (this.writes?.has(collection) || !(n > 0) || !Number.isFinite(n) || this.host.history(collection)) return undefined;
     const state = this.host.state(collection);
     const { slots, exact } = state.plan(filter);
     const candidates = slots ? slots.size : state.entries.size;
@@ -176,7 +233,7 @@ export class Txn {
    * transaction, with no pending writes to the collection, is counted from the index sets alone.
    */
   count(collection: string, filter: Filter): number {
-    if (!this.tracksReads && !this.writes?.has(collection)) {
+    if (!this.tracksReads && !this.writes?.has(collection) && !this.host.history(collection)) {
       const state = this.host.state(collection);
       const { slots, exact } = state.plan(filter);
       if (exact) return slots ? slots.size : state.entries.size;
@@ -184,23 +241,36 @@ export class Txn {
     return this.match(collection, filter).length;
   }
 
-  /** Inserts a copy of `doc`; `CONFLICT` when its `_id` or a unique key is taken. */
+  /**
+   * Inserts a copy of `doc`; `CONFLICT` when its `_id` or a unique key is taken; the store's rules
+   * (`rules.ts`: field names, size) refuse it with `VALIDATION_FAILED` or `PAYLOAD_TOO_LARGE`.
+   */
   insert(collection: string, doc: Doc): Doc {
     const stored = toStored(doc, true);
+    checkDocument(collection, stored);
     if (this.get(collection, stored._id)) throw conflict(collection, ['_id']);
     this.put(collection, stored._id, stored);
     return stored;
   }
 
-  /** Applies update operators to the first (or every, `multi`) match; upserts like MongoDB. */
+  /**
+   * Applies update operators to the first (or every, `multi`) match; upserts like MongoDB. The
+   * store's rules (`rules.ts`) refuse, with nothing written: a refused field path or stored field
+   * name, an `$inc` of a stored non-number or by one (`VALIDATION_FAILED`), a document grown past
+   * 16 MiB (`PAYLOAD_TOO_LARGE`).
+   */
   update(collection: string, filter: Filter, spec: Update, opts: { multi: boolean; upsert?: boolean }): TxnUpdateResult {
+    const added = checkUpdate(collection, spec);
     const matches = this.match(collection, filter, opts.multi ? Infinity : 1);
     const result: TxnUpdateResult = { matchedCount: matches.length, modifiedCount: 0, before: null, after: null };
+    const increments = spec.$inc as Record<string, unknown> | undefined;
     for (const doc of matches) {
       result.before = result.after = doc;
+      if (increments) checkIncrementable(collection, doc, increments);
       const { after, modified } = applyUpdate(doc, spec);
       if (!modified) continue;
       if (after._id !== doc._id) throw new AppError('INTERNAL', { message: 'An update may not change _id' });
+      if (added > 0) checkGrowth(collection, after);
       result.after = after;
       this.put(collection, doc._id, after);
       result.modifiedCount++;
@@ -217,9 +287,9 @@ export class Txn {
     return result;
   }
 
-  /** Deletes the first (or every, `multi`) match; returns how many. */
-  remove(collection: string, filter: Filter, multi: boolean): number {
-    const matches = this.match(collection, filter, multi ? Infinity : 1);
+  /** Deletes the first (or every, `multi`: at most `limit`) match; returns how many. */
+  remove(collection: string, filter: Filter, multi: boolean, limit = Infinity): number {
+    const matches = this.match(collection, filter, multi ? limit : 1);
     for (const doc of matches) this.put(collection, doc._id, null);
     return matches.length;
   }
@@ -230,6 +300,11 @@ export class Txn {
    * each other as they were made) another write of this unit.
    */
   assertUnique(collection: string, doc: Doc, storedOnly = false): void {
+    const history = this.host.history(collection);
+    if (history) {
+      this.assertUniqueHistory(history, collection, doc, storedOnly);
+      return;
+    }
     const state = this.host.state(collection);
     for (const index of state.uniqueIndexes()) {
       for (const key of index.keys(doc)) {
@@ -251,11 +326,41 @@ export class Txn {
     }
   }
 
+  /**
+   * {@link assertUnique} in a history collection: the committed documents holding the key are
+   * found by a filter on the index's first field (SQL), the unit's own writes as in memory.
+   */
+  private assertUniqueHistory(history: HistoryCollection, collection: string, doc: Doc, storedOnly: boolean): void {
+    for (const index of history.uniqueIndexes()) {
+      const keys = index.keys(doc);
+      const first = index.fields[0]!;
+      const at = valueAt(doc, first.split('.'));
+      const values = Array.isArray(at) ? at : at === undefined || at === THROUGH_ARRAY ? [null] : [at];
+      const filter: Filter = values.length === 1 ? { [first]: values[0] } : { [first]: { $in: values } };
+      const writes = this.writes?.get(collection);
+      for (const other of history.scan(filter, undefined, Infinity, writes, this.host.stats)) {
+        if (other._id !== doc._id && index.keys(other).some((k) => keys.includes(k))) throw conflict(collection, index.fields);
+      }
+      if (storedOnly) continue;
+      for (const key of keys) {
+        const holder = this.keyHolders?.get(index)?.get(key);
+        if (holder !== undefined && holder !== doc._id) {
+          const held = writes?.get(holder);
+          if (held && index.keys(held).includes(key)) throw conflict(collection, index.fields);
+        }
+      }
+    }
+  }
+
   /** Per unique index: key → id of the last write of this unit holding it (see {@link assertUnique}). */
   private keyHolders: Map<object, Map<IndexKey, string>> | undefined;
 
+  private uniqueIndexes(collection: string): HashIndex[] {
+    return (this.host.history(collection) ?? this.host.state(collection)).uniqueIndexes();
+  }
+
   private holdKeys(collection: string, doc: Doc): void {
-    for (const index of this.host.state(collection).uniqueIndexes()) {
+    for (const index of this.uniqueIndexes(collection)) {
       let holders = (this.keyHolders ??= new Map()).get(index);
       if (!holders) this.keyHolders.set(index, (holders = new Map()));
       for (const key of index.keys(doc)) holders.set(key, doc._id);
@@ -271,6 +376,15 @@ export class Txn {
   /** True when no document this unit read or wrote has been written by someone else since. */
   isCurrent(): boolean {
     for (const [collection, versions] of this.seen ?? []) {
+      const history = this.host.history(collection);
+      if (history) {
+        // a version older than this unit is pruned to 0 (history.ts): only later writes count
+        for (const [id, version] of versions) {
+          const now = history.versionOf(id);
+          if (now !== version && now > this.startedAt) return false;
+        }
+        continue;
+      }
       const entries = this.host.state(collection).entries;
       for (const [id, version] of versions) if ((entries.get(id)?.version ?? 0) !== version) return false;
     }
@@ -280,6 +394,8 @@ export class Txn {
   private get(collection: string, id: string): Doc | undefined {
     const writes = this.writes?.get(collection);
     if (writes?.has(id)) return writes.get(id) ?? undefined;
+    const history = this.host.history(collection);
+    if (history) return history.get(id);
     return this.host.state(collection).entries.get(id)?.doc;
   }
 
@@ -296,6 +412,8 @@ export class Txn {
   private observe(collection: string, id: string): void {
     if (!this.tracksReads) return;
     const seen = mapFor((this.seen ??= new Map()), collection);
-    if (!seen.has(id)) seen.set(id, this.host.state(collection).entries.get(id)?.version ?? 0);
+    if (seen.has(id)) return;
+    const history = this.host.history(collection);
+    seen.set(id, history ? history.versionOf(id) : (this.host.state(collection).entries.get(id)?.version ?? 0));
   }
 }
