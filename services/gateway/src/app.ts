@@ -5,7 +5,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Bus } from '@app/shared/bus';
 import type { Clock } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
-import { OutboxPoller, type EventHub } from '@app/shared/events';
+import { OutboxPoller, relayOutbox, type EventHub } from '@app/shared/events';
 import type { Logger } from '@app/shared/log';
 import { statusClass, type Metrics } from '@app/shared/observability';
 import type { DocumentStore } from '@app/shared/store';
@@ -146,7 +146,9 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   await store.ensureIndexes(authIndexes);
 
-  const hub = deps.events ?? new OutboxPoller(store, { log });
+  // The embedded default's poller also runs a relay pass before each read (numbering the outbox
+  // when no running relay holds the lease, e.g. a gateway built without background work).
+  const hub = deps.events ?? new OutboxPoller(store, { log, relay: () => relayOutbox(store) });
   const streams = new EventStreams(store, hub, { ...DEFAULT_STREAM_OPTIONS, perUser: config.EVENT_STREAMS_PER_USER, ...deps.streamOptions });
   app.addHook('preClose', async () => {
     streams.closeAll();
