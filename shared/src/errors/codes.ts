@@ -10,6 +10,8 @@ export const ErrorCodes = {
   BAD_REQUEST: { status: 400, message: 'The request could not be read', when: 'Malformed JSON or an unreadable request.' },
   QUERY_SYNTAX: { status: 400, message: 'The query has a syntax error', when: 'A query, filter or column query does not parse; `details.position` is the 0-based offset of the fault.' },
   QUERY_UNKNOWN_FIELD: { status: 400, message: 'The query names an unknown field', when: 'A query uses a bare identifier that is not a field; `details.field`, `details.position` and `details.suggestion` say which.' },
+  QUERY_UNKNOWN_FUNCTION: { status: 400, message: 'The query calls an unknown function', when: 'A query calls a function that does not exist; `details.function`, `details.position` and `details.suggestion` (the nearest function) say which.' },
+  QUERY_FUNCTION_CONTEXT: { status: 400, message: 'The query function needs a board', when: '`activeSprint()` without a board id is used where the query runs on no board (the global query, a webhook without `board_id`, a view without `board_id`); `details.position` points at it.' },
   QUERY_TOO_LONG: { status: 400, message: 'The query is too long', when: 'Query text over 10,000 characters.' },
   ASSIGNEE_NOT_FOUND: { status: 400, message: 'The assignee is not a known user', when: 'A task write names an assignee that is no user id.' },
   NOT_A_SPRINT: { status: 400, message: 'The task is not a sprint', when: 'A sprint operation (close, start, report, burndown) on a task whose `app.type` is not `sprint`.' },

@@ -4,7 +4,7 @@ import type { WebhooksOps } from '@app/shared/contracts';
 import { loadBoard, type HandlerFactories, type ServiceDeps } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { isEventType, lastSeq } from '@app/shared/events';
-import { parseQuery } from '@app/shared/query';
+import { checkFunctionContext, parseQuery } from '@app/shared/query';
 import type { DocumentStore } from '@app/shared/store';
 import { deliveriesOf, newSecret, NO_LEASE, toDelivery, toWebhook, webhooksOf, type WebhookDoc } from '../webhooks/model.js';
 import { checkTarget, targetPolicy } from '../webhooks/ssrf.js';
@@ -20,9 +20,14 @@ function checkEvents(events: readonly string[]): string[] {
   return events.includes('*') ? ['*'] : [...new Set(events)];
 }
 
-/** Parses a webhook query (DESIGN §6): 400 `QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD` with the position. */
-function checkQuery(query: string): void {
-  parseQuery(query);
+/**
+ * Parses a webhook query (DESIGN §6): 400 `QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD` /
+ * `QUERY_UNKNOWN_FUNCTION` with the position; a bare `activeSprint()` needs the webhook's
+ * `board_id` (400 `QUERY_FUNCTION_CONTEXT`). Functions stay as written; each delivery check
+ * resolves them for the owner.
+ */
+function checkQuery(query: string, boardId: string | undefined): void {
+  checkFunctionContext(parseQuery(query), { board: boardId !== undefined && boardId !== '' });
 }
 
 /** The caller's webhook `id`, or 404 `WEBHOOK_NOT_FOUND` (also for another user's). */
@@ -43,7 +48,7 @@ const create =
   async (input, ctx) => {
     const owner = callerId(ctx);
     const events = checkEvents(input.events);
-    if (input.query !== undefined) checkQuery(input.query);
+    if (input.query !== undefined) checkQuery(input.query, input.board_id);
     await checkTarget(input.url, targetPolicy(config));
     if (input.board_id !== undefined) await loadBoard(store, owner, input.board_id, 'read');
     const iso = clock.now().toISOString();
@@ -88,7 +93,7 @@ const update =
     if (input.query !== undefined) {
       if (input.query.trim() === '') unset.query = '';
       else {
-        checkQuery(input.query);
+        checkQuery(input.query, input.board_id ?? hook.board_id);
         set.query = input.query;
       }
     }
