@@ -15,6 +15,7 @@ export {
 export {
   QueryOps, SortDTO, TasksQueryBody, TasksQueryResult, BoardQueryBody, BoardQueryResult, ColumnQueryBody,
   ColumnQueryResult, ColumnCard, SummaryQuerystring, ColumnSummary, BoardSummaryResult, BoardQueryParams, ColumnQueryParams,
+  QueryValidateBody, QueryValidateResult, QueryFault,
 } from './query.js';
 export {
   BoardsOps, GroupsOps, BoardPathParams, BoardTaskParams, GroupParams, GroupMemberParams, ColumnAction, ColumnActionInput,

@@ -11,3 +11,4 @@ export { printQuery } from './print.js';
 export { compileQuery, queryMatches, fieldPath } from './compile.js';
 export { isMoverValue, materializeActions, MOVER_VALUE } from './materialize.js';
 export { andQueries, buildEffectiveQuery } from './compose.js';
+export { validateQuery, type QueryFault, type QueryValidation } from './validate.js';

@@ -42,6 +42,14 @@ export function parseFilter(text: string): Query {
   return cached('Filter', text);
 }
 
+/**
+ * Parses like {@link parseQuery} without the parse cache: for texts seen once (validation as the
+ * user types), which would only push useful entries out and keep garbage alive for the collector.
+ */
+export function parseQueryOnce(text: string): Query {
+  return parsed.get(`Query\u0000${text}`) ?? run(text, (h) => parse(text, { startRule: 'Query', hooks: h }) as Query);
+}
+
 /** Parsed texts (by start rule and text), least recently used dropped past 500. */
 const parsed = new LRUCache<string, Query>({ max: 500 });
 /** Longer texts are parsed every time (the cache stays small). */

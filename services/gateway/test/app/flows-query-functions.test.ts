@@ -90,3 +90,26 @@ describe('query functions through HTTP', () => {
     expect(f.titles(await f.sys.call('POST', `/api/v1/boards/${board.id}/query`, f.alice, { query: 'assignee = me()' }))).toEqual(['card']);
   });
 });
+
+describe('POST /api/v1/tasks/query/validate', () => {
+  it('answers 200 with the fault, its position and length, or the canonical text', async () => {
+    await using f = await fixture();
+    const check = (body: Record<string, unknown>, as = f.alice) => f.sys.call('POST', '/api/v1/tasks/query/validate', as, body);
+    const ok = await check({ query: "assignee=me() and status='todo'" });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual({ valid: true, errors: [], canonical: "assignee = me() AND status = 'todo'" });
+    const bad = await check({ query: 'app.sprint = currentSprint()' });
+    expect(bad.status).toBe(200);
+    expect(bad.body).toEqual({
+      valid: false, canonical: null,
+      errors: [{ position: 13, length: 13, code: 'QUERY_UNKNOWN_FUNCTION', message: expect.stringContaining('did you mean activeSprint()'), suggestion: 'activeSprint()' }],
+    });
+    // activeSprint() needs the board the query runs on, one the caller can read
+    expect((await check({ query: 'app.sprint = activeSprint()' })).body.errors[0].code).toBe('QUERY_FUNCTION_CONTEXT');
+    const board = await f.post(f.alice, '/api/v1/boards', { name: 'B', board_type: 'private' });
+    expect((await check({ query: 'app.sprint = activeSprint()', board_id: board.id })).body.valid).toBe(true);
+    expectError(await check({ query: 'app.sprint = activeSprint()', board_id: board.id }, f.bob), 404, 'BOARD_NOT_FOUND');
+    expectError(await check({}), 400, 'VALIDATION_FAILED');
+    expectError(await check({ query: 3 }), 400, 'VALIDATION_FAILED');
+  });
+});
