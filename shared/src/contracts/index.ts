@@ -26,3 +26,4 @@ export {
   EventsOps, WebhooksOps, FeedQuerystring, StreamQuerystring, FeedPage, WebhookCreateBody, WebhookUpdateBody, Webhook, WebhookList,
   DeliveryAttempt, Delivery, DeliveryList, WebhookParams, DeliveryParams,
 } from './events.js';
+export { ViewsOps, ViewParams, ViewCreateBody, ViewUpdateBody, View, ViewList, ViewQueryBody, ViewQueryResult } from './views.js';

@@ -33,6 +33,7 @@ export const ErrorCodes = {
   GROUP_NOT_FOUND: { status: 404, message: 'Group not found', when: 'The group does not exist or the caller is not a member.' },
   USER_NOT_FOUND: { status: 404, message: 'User not found', when: 'A group member operation names an unknown user.' },
   METADATA_KEY_NOT_FOUND: { status: 404, message: 'The task has no such metadata key', when: 'DELETE of a metadata key the task does not carry.' },
+  VIEW_NOT_FOUND: { status: 404, message: 'View not found', when: 'The saved view does not exist, or is neither the caller\'s own nor shared through a board the caller can read.' },
   WEBHOOK_NOT_FOUND: { status: 404, message: 'Webhook not found', when: 'The webhook does not exist or belongs to another user.' },
   DELIVERY_NOT_FOUND: { status: 404, message: 'Delivery not found', when: 'No such delivery on this webhook.' },
   KANBAN_TASK_NOT_IN_SOURCE_COLUMN: { status: 409, message: 'The card no longer matches the source column', when: 'Move whose card does not match `from_column_id`; the body carries the current `task` snapshot.' },
