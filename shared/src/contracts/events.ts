@@ -52,6 +52,7 @@ export const WebhookCreateBody = Type.Object(
     events: WebhookEvents,
     board_id: Type.Optional(Type.String({ minLength: 1, description: 'only events of this board' })),
     query: Type.Optional(WebhookQuery),
+    view_id: Type.Optional(Type.String({ minLength: 1, description: 'a saved view the caller can read, instead of `query`: deliveries follow its current query' })),
   },
   { additionalProperties: false },
 );
@@ -64,6 +65,7 @@ export const WebhookUpdateBody = Type.Object(
     events: Type.Optional(WebhookEvents),
     board_id: Type.Optional(Type.String({ description: 'a board id, or "" to clear' })),
     query: Type.Optional(Type.String({ description: 'a task query, or "" to clear' })),
+    view_id: Type.Optional(Type.String({ description: 'a saved view instead of `query`, or "" to clear' })),
     active: Type.Optional(Type.Boolean({ description: 'false pauses deliveries; true re-enables a disabled webhook' })),
   },
   { additionalProperties: false },
@@ -77,6 +79,7 @@ export const Webhook = Type.Object({
   events: Type.Array(Type.String()),
   board_id: Type.Optional(Type.String()),
   query: Type.Optional(Type.String()),
+  view_id: Type.Optional(Type.String({ description: 'the saved view whose current query filters the deliveries' })),
   active: Type.Boolean(),
   disabled_reason: Type.Optional(Type.String({ description: 'why the service disabled it (failing for 24 h)' })),
   failing_since: Type.Optional(Timestamp),

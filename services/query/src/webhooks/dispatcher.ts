@@ -6,6 +6,7 @@ import { parseQuery, queryMatches, resolveQuery, type Query } from '@app/shared/
 import { encodeMetadata, type DocumentStore } from '@app/shared/store';
 import { ATTEMPT_LOG_MAX, deliveriesOf, deliveryId, NO_LEASE, webhooksOf, type DeliveryDoc, type WebhookDoc } from './model.js';
 import type { Sender } from './send.js';
+import { readableView } from '../handlers/views.js';
 import type { Metrics } from '@app/shared/observability';
 
 /** A webhook failing this long without a success is disabled (issue 10). */
@@ -81,15 +82,24 @@ export class WebhookDispatcher {
   }
 
   /**
-   * The webhook's query with its functions resolved for its owner (`me()` = the owner,
-   * `activeSprint()` = the running sprint of the webhook's board); null when it has none, false
-   * when it no longer parses or resolves (the board became unreadable): then nothing matches.
+   * The webhook's query (or its saved view's current query) with its functions resolved for its
+   * owner (`me()` = the owner, `activeSprint()` = the running sprint of the view's or webhook's
+   * board); null when it has none, false when it no longer parses or resolves (the board or the
+   * view became unreadable, the view was deleted): then no task event matches.
    */
   private async resolvedQuery(w: WebhookDoc, owner: Principal, now: Date): Promise<Query | null | false> {
-    if (w.query === undefined || w.query.trim() === '') return null;
+    let text = w.query;
+    let boardId = w.board_id;
     try {
-      const ctx = { userId: owner.userId, now, ...(w.board_id !== undefined ? { boardId: w.board_id } : {}) };
-      return await resolveQuery(this.query(w.query), ctx, queryLookups(this.deps.store, owner));
+      if (w.view_id !== undefined) {
+        // the view's current query and board, as long as the owner can still read the view
+        const view = await readableView(this.deps.store, owner, w.view_id);
+        text = view.query;
+        boardId = view.board_id ?? w.board_id;
+      }
+      if (text === undefined || text.trim() === '') return null;
+      const ctx = { userId: owner.userId, now, ...(boardId !== undefined ? { boardId } : {}) };
+      return await resolveQuery(this.query(text), ctx, queryLookups(this.deps.store, owner));
     } catch {
       return false;
     }
