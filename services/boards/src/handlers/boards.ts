@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps } from '@app/shared/contracts';
 import {
-  DEFAULT_COLUMNS, actionView, boardEvent, canReadTask, checkIfMatch, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
+  DEFAULT_COLUMNS, actionView, boardEvent, canReadTask, checkIfMatch, checkMetadataEntry, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
   runWrite, toBoard, versionGuard, versionOf,
   type BoardDoc, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
@@ -36,7 +36,7 @@ export function createBoard(deps: ServiceDeps): Handler<typeof BoardsOps.create>
       owner_id: userId,
       columns: normalizeColumns(input.columns ?? DEFAULT_COLUMNS),
       default_tags: defaultTags,
-      metadata: encodeMetadata(input.metadata),
+      metadata: boardMetadata(input.metadata),
       created_at: at,
       created_by: userId,
       updated_at: at,
@@ -48,6 +48,12 @@ export function createBoard(deps: ServiceDeps): Handler<typeof BoardsOps.create>
     w.emit(boardEvent('board.created', board));
     return board;
   });
+}
+
+/** A board's metadata for storage: each entry storable ({@link checkMetadataEntry}; 400 naming `/metadata/<key>`), keys escaped. */
+function boardMetadata(meta: Record<string, unknown> | undefined): Record<string, unknown> {
+  for (const [key, value] of Object.entries(meta ?? {})) checkMetadataEntry(key, value, `/metadata/${key}`);
+  return encodeMetadata(meta);
 }
 
 /** `boards.list`: boards the caller owns, and boards shared with its groups; each oldest first. */
@@ -82,7 +88,7 @@ export function updateBoard(deps: ServiceDeps): Handler<typeof BoardsOps.update>
     const $set: Record<string, unknown> = { updated_at: w.now.toISOString(), updated_by: w.userId };
     const $unset: Record<string, ''> = {};
     if (body.name !== undefined) $set.name = boardName(body.name);
-    if (body.metadata !== undefined) $set.metadata = encodeMetadata(body.metadata);
+    if (body.metadata !== undefined) $set.metadata = boardMetadata(body.metadata);
     if (body.columns !== undefined || body.default_tags !== undefined) {
       if (body.default_tags !== undefined) $set.default_tags = distinct(body.default_tags);
       $set.columns = normalizeColumns(body.columns ?? board.columns, board.columns);
