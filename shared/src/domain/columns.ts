@@ -236,13 +236,21 @@ export function normalizeColumns(columns: readonly ColumnInput[], previous: read
  * in a new card), explicitly sent fields win, tags are the union of sent tags, entered tags and
  * `defaultTags`, and `app.sprint` is stamped with `activeSprintId` unless the body's metadata
  * carries `app.sprint` (a value wins; `null` means no sprint). Without a column only default_tags
- * are merged and a `null` `app.sprint` is dropped.
+ * are merged and a `null` `app.sprint` is dropped. A `field = me()` action sets `creatorId` (the
+ * card's creator plays the mover: a card created in "My work" is the creator's).
  */
-export function cardCreateBody(body: Omit<BoardTaskCreateBody, 'column_id'>, column: ColumnDef | undefined, defaultTags: readonly string[], activeSprintId: string | undefined): TaskCreateBody {
+export function cardCreateBody(
+  body: Omit<BoardTaskCreateBody, 'column_id'>,
+  column: ColumnDef | undefined,
+  defaultTags: readonly string[],
+  activeSprintId: string | undefined,
+  creatorId: string,
+): TaskCreateBody {
   const entered = mergeMoveActions({ actions: [] }, column ?? { actions: [] });
   const fromColumn: Record<string, unknown> = {};
   const metadata: Record<string, unknown> = {};
-  for (const [field, value] of entered.set) {
+  for (const [field, set] of entered.set) {
+    const value = isMoverValue(set) ? creatorId : set;
     if (field.startsWith(METADATA_FIELD)) metadata[field.slice(METADATA_FIELD.length)] = value;
     else fromColumn[field] = value;
   }

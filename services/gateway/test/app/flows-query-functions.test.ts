@@ -88,6 +88,9 @@ describe('query functions through HTTP', () => {
     expect(read.body.effective_query).toBe("assignee = me() AND status = 'doing' ORDER BY metadata.order ASC");
     expect(read.body.data.map((c: { title: string }) => c.title)).toEqual(['card']);
     expect(f.titles(await f.sys.call('POST', `/api/v1/boards/${board.id}/query`, f.alice, { query: 'assignee = me()' }))).toEqual(['card']);
+    // a card created in the column is its creator's
+    const created = await f.post(f.alice, `/api/v1/boards/${board.id}/tasks`, { title: 'new', column_id: myWork.id });
+    expect(created).toMatchObject({ assignee: f.alice.id, status: 'doing' });
   });
 });
 
