@@ -10,6 +10,7 @@ import { CardDetail } from './CardDetail.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
 import { ColumnEditor } from './ColumnEditor.js';
 import { Lane } from './Lane.js';
+import { QueryInput } from './QueryInput.js';
 import { openEventStream, pollInterval, POLL_MS, sleep, type BoardEvent } from './live.js';
 import {
   applyOptimisticMove, columnOf, describeActions, emptyColumn, neighbourColumn, PAGE_SIZE, restoreColumns, summarySignature,
@@ -487,16 +488,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
       <div className="toolbar">
         <form className="filter" onSubmit={applyFilter} role="search" aria-label="Filter cards">
           <label htmlFor="filter-input">Filter</label>
-          <input
-            id="filter-input"
-            name="filter"
-            placeholder="e.g. 'bug' IN tags AND cf.priority <= 2"
-            value={filterText}
-            onChange={(e) => setFilterText(e.target.value)}
-            aria-invalid={filterError ? true : undefined}
-            aria-describedby={filterError ? 'filter-error' : undefined}
-            spellCheck={false}
-          />
+          <QueryInput api={api} boardId={board.id} value={filterText} onChange={setFilterText} applyErrorId={filterError ? 'filter-error' : undefined} />
           <button type="submit">Apply</button>
           {(filter || filterError) && (
             <button type="button" className="secondary" onClick={() => void clearFilter()}>
