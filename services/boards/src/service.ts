@@ -1,7 +1,7 @@
 import { BoardsOps, GroupsOps } from '@app/shared/contracts';
 import { bindOps, WRITE_INDEXES, type ServiceDefinition } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
-import { createBoard, getBoard, listBoards, previewActions, removeBoard, shareBoard, unshareBoard, updateBoard } from './handlers/boards.js';
+import { boardMembers, createBoard, getBoard, listBoards, previewActions, removeBoard, shareBoard, unshareBoard, updateBoard } from './handlers/boards.js';
 import { createBoardTask } from './handlers/create-task.js';
 import { addMember, createGroup, getGroup, listGroups, removeMember } from './handlers/groups.js';
 import { moveCard } from './handlers/move.js';
@@ -21,6 +21,7 @@ export const boardsService: ServiceDefinition = {
       create: createBoard,
       list: listBoards,
       get: getBoard,
+      members: boardMembers,
       update: updateBoard,
       remove: removeBoard,
       share: shareBoard,
