@@ -17,7 +17,8 @@ import { timeOrderedId, toTask, type TaskDoc } from './task.js';
 export type EventType =
   | 'task.created' | 'task.updated' | 'task.deleted' | 'card.moved'
   | 'board.created' | 'board.updated' | 'board.deleted' | 'board.shared' | 'board.unshared'
-  | 'sprint.closed' | 'note.created';
+  | 'sprint.closed' | 'note.created'
+  | 'view.created' | 'view.updated' | 'view.deleted';
 
 /** One field change of a `task.updated` event: `field` is the API field name or `metadata.<key>`; `to` absent when removed or cleared. */
 export interface FieldChange {

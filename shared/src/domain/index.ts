@@ -23,3 +23,4 @@ export {
   runWrite, WRITE_INDEXES, IDEMPOTENCY_INDEXES, IDEMPOTENCY_LEASE_MS, DEFAULT_IDEMPOTENCY_TTL_HOURS, type IdempotencyDoc, type WriteUnit,
 } from './write-unit.js';
 export { loadBoard, columnOf, type BoardNeed, type LoadedBoard } from './board-access.js';
+export { queryLookups, resolveFor } from './query-context.js';

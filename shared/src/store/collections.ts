@@ -31,4 +31,6 @@ export const Collections = {
   webhookDeliveries: 'webhook_deliveries',
   /** Pending sharing updates of a board's cards, one per board (docs/boards.md "Sharing a board with many cards"). */
   boardShareSync: 'board_share_sync',
+  /** Saved views: named queries, optionally shared through a board (docs/views.md). */
+  views: 'views',
 } as const;
