@@ -73,7 +73,7 @@ export class Metrics {
     this.webhookAttempts = new Counter({
       name: 'webhook_attempts_total', help: 'Webhook delivery attempts, by outcome', labelNames: ['outcome'], registers,
     });
-    this.scrapeGauge('events_outbox_lag', 'Events committed but not yet relayed or delivered: newest committed seq minus the newest relayed seq');
+    this.scrapeGauge('events_outbox_lag', 'Committed writes whose events the relay has not numbered yet (outbox entries waiting)');
     this.scrapeGauge('events_sse_streams_open', 'Open event streams (SSE) at this gateway');
     this.scrapeGauge('webhook_oldest_pending_age_seconds', 'Age of the oldest webhook delivery still waiting for an attempt (0 when none)');
   }

@@ -84,9 +84,11 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
       ...(opts.random ? { random: opts.random } : {}),
       metrics: deps.metrics,
     });
-    // scrape-time gauges (docs/observability.md): the oldest delivery still waiting, and the fan-out's lag
+    // scrape-time gauges (docs/observability.md): committed writes whose events the relay has not
+    // numbered yet, and the oldest delivery still waiting
     const stopGauges = deps.metrics
       ? [
+          deps.metrics.observe('events_outbox_lag', () => store.collection(Collections.outbox).countDocuments({})),
           deps.metrics.observe('webhook_oldest_pending_age_seconds', async () => {
             const [oldest] = await deliveriesOf(store).find({ status: 'pending' }, { sort: { created_at: 1 }, limit: 1, projection: { created_at: 1 } });
             return oldest ? Math.max(0, (clock.now().getTime() - Date.parse(oldest.created_at)) / 1000) : 0;
