@@ -4,6 +4,7 @@ import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, metadataPath, type IndexSpec } from '@app/shared/store';
 import { eventWork } from './events/background.js';
 import { boardSummary } from './handlers/board-summary.js';
+import { boardTasks } from './handlers/board-tasks.js';
 import { eventsFeed } from './handlers/events-feed.js';
 import { webhookHandlers } from './handlers/webhooks.js';
 import { webhookIndexes } from './webhooks/model.js';
@@ -23,7 +24,7 @@ const taskIndex = (keys: IndexSpec['keys']): IndexSpec => ({ collection: Collect
 export const queryService: ServiceDefinition = {
   name: 'query',
   bindings: (deps) => [
-    ...bindOps(deps, QueryOps, { tasks: queryTasks, board: queryBoard, column: queryColumn, summary: boardSummary }),
+    ...bindOps(deps, QueryOps, { tasks: queryTasks, board: queryBoard, column: queryColumn, summary: boardSummary, boardTasks }),
     ...bindOps(deps, EventsOps, { feed: eventsFeed }),
     ...bindOps(deps, WebhooksOps, webhookHandlers),
   ],

@@ -47,6 +47,7 @@ describe('route table', () => {
       'GET /health/ready',
       'GET /version',
       'POST /auth/refresh-token',
+      'POST /auth/register',
       'POST /auth/v2/login',
       'POST /auth/v2/register',
     ]);

@@ -18,7 +18,7 @@ export interface OutboxEvent extends EventDoc {
 }
 
 /** The event types that change a task's membership, status or points. */
-const TASK_EVENT_TYPES: EventType[] = ['task.created', 'task.updated', 'task.deleted', 'card.moved'];
+const TASK_EVENT_TYPES: EventType[] = ['task.created', 'task.updated', 'task.deleted', 'task.restored', 'card.moved'];
 
 /**
  * The outbox counter now (the `seq` of the last event), read in `session` so that, on both
