@@ -11,6 +11,10 @@ export interface UserDoc extends Doc {
   /** argon2id PHC string. */
   passwordHash: string;
   email?: string;
+  /** `admin` for the bootstrapped admin (`ensureAdmin`); absent means `user`. */
+  role?: 'admin' | 'user';
+  /** IANA time zone the user chose; absent means `UTC`. */
+  timezone?: string;
   /** ISO 8601 UTC. */
   created_at: string;
 }
@@ -43,7 +47,7 @@ export function findUserByUsername(store: DocumentStore, username: string): Prom
 export async function createUser(
   store: DocumentStore,
   clock: Clock,
-  input: { username: string; password: string; email?: string | undefined },
+  input: { username: string; password: string; email?: string | undefined; role?: 'admin' | undefined },
 ): Promise<UserDoc> {
   if (await findUserByUsername(store, input.username)) throw new AppError('USERNAME_TAKEN');
   const user: UserDoc = {
@@ -53,6 +57,7 @@ export async function createUser(
     created_at: clock.now().toISOString(),
   };
   if (input.email !== undefined) user.email = input.email;
+  if (input.role !== undefined) user.role = input.role;
   try {
     await usersOf(store).insertOne(user);
   } catch (e) {
@@ -76,7 +81,7 @@ export async function ensureAdmin(
   const { ADMIN_USERNAME: username, ADMIN_PASSWORD: password } = config;
   if (username === undefined || password === undefined) return false;
   try {
-    await createUser(store, clock, { username, password });
+    await createUser(store, clock, { username, password, role: 'admin' });
     return true;
   } catch (e) {
     if (AppError.is(e) && e.code === 'USERNAME_TAKEN') return false;

@@ -5,7 +5,7 @@ import { verifyAgainstDummy, verifyPassword } from '../auth/passwords.js';
 import { issueRefreshToken, rotateRefreshToken } from '../auth/refresh-tokens.js';
 import { createUser, findUserById, findUserByUsername, type UserDoc } from '../auth/users.js';
 import type { GatewayConfig } from '../config.js';
-import type { LocalDeps, LocalRoute } from './local.js';
+import { authAt, type LocalDeps, type LocalRoute } from './local.js';
 
 const Username = Type.String({ minLength: 3, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' });
 const Password = Type.String({ minLength: 8, maxLength: 1024 });
@@ -48,7 +48,14 @@ export const LoginBody = Type.Object(
 /** Body of `POST /auth/refresh-token` (DESIGN §5). */
 export const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
 
-/** Answer of login and refresh (DESIGN §5). `expiresIn` is the access token's lifetime in seconds. */
+/**
+ * Answer of login and refresh: ud's `LoginV2Response` (its published Swagger wins for Live
+ * operations, SPEC "What the service does") plus `tokenType` and `expiresIn` (DESIGN §5).
+ * Every field is a string but `expiresIn` (seconds); where the service keeps no such data the
+ * documented default is sent: `userRole` `admin` for the admin bootstrapped from `ADMIN_USERNAME`, else `user`
+ * (a label only: no permission depends on it);
+ * `userTimezone` `UTC`; `userEmail` and `userAvatarUrl` the empty string (docs/auth.md).
+ */
 export const TokenPair = Type.Object({
   accessToken: Type.String(),
   refreshToken: Type.String({ description: 'Opaque; single use; valid 30 days' }),
@@ -56,6 +63,10 @@ export const TokenPair = Type.Object({
   expiresIn: Type.Integer({ description: 'Access token lifetime in seconds' }),
   userId: Type.String(),
   userName: Type.String(),
+  userRole: Type.String({ description: '`admin` or `user`' }),
+  userEmail: Type.String({ description: 'empty when the user gave none' }),
+  userTimezone: Type.String({ description: 'IANA zone; `UTC` unless the user set one' }),
+  userAvatarUrl: Type.String({ description: 'empty: avatars are not kept' }),
 });
 type TokenPair = Static<typeof TokenPair>;
 
@@ -83,14 +94,21 @@ function tokenPair(deps: LocalDeps, user: UserDoc, refreshToken: string): TokenP
     expiresIn: deps.config.JWT_EXPIRATION_MINUTES * 60,
     userId: user._id,
     userName: user.username,
+    userRole: user.role ?? 'user',
+    userEmail: user.email ?? '',
+    userTimezone: user.timezone ?? 'UTC',
+    userAvatarUrl: '',
   };
 }
 
-/** Auth routes (DESIGN §5), answered by the gateway itself; bodies of SPEC's "not shown" fixed in docs/auth.md. */
+/**
+ * Auth routes (DESIGN §5), answered by the gateway itself at the root and under `/api/v1` (the one
+ * base URL of a ud client); bodies of SPEC's "not shown" fixed in docs/auth.md.
+ */
 export const authRoutes: LocalRoute[] = [
   {
     method: 'POST',
-    url: '/auth/v2/register',
+    ...authAt('/auth/v2/register'),
     summary: 'Register a user',
     tag: 'auth',
     body: RegisterBody,
@@ -106,7 +124,7 @@ export const authRoutes: LocalRoute[] = [
   },
   {
     method: 'POST',
-    url: '/auth/register',
+    ...authAt('/auth/register'),
     summary: "Register a user (ud's form: 200 {username, timezone}); same rules as /auth/v2/register",
     tag: 'auth',
     body: UdRegisterBody,
@@ -121,7 +139,7 @@ export const authRoutes: LocalRoute[] = [
   },
   {
     method: 'POST',
-    url: '/auth/v2/login',
+    ...authAt('/auth/v2/login'),
     summary: 'Log in; returns an access token and a refresh token',
     tag: 'auth',
     body: LoginBody,
@@ -137,7 +155,7 @@ export const authRoutes: LocalRoute[] = [
   },
   {
     method: 'POST',
-    url: '/auth/refresh-token',
+    ...authAt('/auth/refresh-token'),
     summary: 'Exchange a refresh token for a new token pair (the old refresh token stops working)',
     tag: 'auth',
     body: RefreshBody,

@@ -8,6 +8,14 @@ import type { EventStreams } from '../events/stream.js';
 import type { AccessClaims } from '../plugins/auth.js';
 import type { Method, RouteRequest } from './route.js';
 
+/**
+ * `{url, aliases}` of an auth route: at the root (`/auth/v2/login`, DESIGN §5) and under the one
+ * base URL a ud client is given (`/api/v1/auth/v2/login`, docs/compat.md).
+ */
+export function authAt(path: string): { url: string; aliases: string[] } {
+  return { url: path, aliases: [`/api/v1${path}`] };
+}
+
 /** What a gateway-local route's handler may use. */
 export interface LocalDeps {
   bus: Bus;
@@ -28,6 +36,11 @@ export interface LocalDeps {
 export interface LocalRoute {
   method: Method;
   url: string;
+  /**
+   * More paths answering the same row: same handler, validation and rate-limit budget (one
+   * counter per client IP across all of them). Auth answers at the root and under `/api/v1`.
+   */
+  aliases?: readonly string[];
   summary: string;
   tag: string;
   body?: TObject;

@@ -203,7 +203,8 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
 /**
  * Registers the gateway's own routes (auth, health, version, the event stream) with the same
  * validation and Swagger treatment as bus routes: public unless `authenticated`; `rateLimited`
- * rows get @fastify/rate-limit per client IP; `stream` rows write their own long-lived answer.
+ * rows get @fastify/rate-limit per client IP (one budget across the row's path and `aliases`);
+ * `stream` rows write their own long-lived answer; each row answers at `url` and at its `aliases`.
  */
 export function registerLocalRoutes(app: FastifyInstance, deps: LocalDeps, routes: readonly LocalRoute[]): void {
   for (const r of routes) {
@@ -211,15 +212,19 @@ export function registerLocalRoutes(app: FastifyInstance, deps: LocalDeps, route
     const handler = r.stream
       ? async (req: FastifyRequest, reply: FastifyReply) => r.stream!(req, reply, deps)
       : async (req: FastifyRequest, reply: FastifyReply) => reply.code(status).send(await r.handle!(toRouteRequest(req), deps));
-    const options = routeOptions(
-      {
-        method: r.method, url: r.url, summary: r.summary, tag: r.tag, isPublic: !r.authenticated, body: r.body,
-        querystring: r.querystring, headers: r.headers, response: r.response, status, ...(r.produces ? { extra: { produces: r.produces } } : {}),
-      },
-      handler,
-      r.authenticated ? [authenticate] : [],
-    );
-    if (r.rateLimited) options.config = { rateLimit: { max: deps.config.RATE_LIMIT_AUTH_MAX, timeWindow: RATE_WINDOW_MS } };
-    app.route(options);
+    // One limiter per row, shared by all of its paths: a client gets one budget, not one per alias.
+    const onRequest: onRequestHookHandler[] = [];
+    if (r.rateLimited) onRequest.push(app.rateLimit({ max: deps.config.RATE_LIMIT_AUTH_MAX, timeWindow: RATE_WINDOW_MS }));
+    if (r.authenticated) onRequest.push(authenticate);
+    for (const url of [r.url, ...(r.aliases ?? [])]) {
+      app.route(routeOptions(
+        {
+          method: r.method, url, summary: r.summary, tag: r.tag, isPublic: !r.authenticated, body: r.body,
+          querystring: r.querystring, headers: r.headers, response: r.response, status, ...(r.produces ? { extra: { produces: r.produces } } : {}),
+        },
+        handler,
+        onRequest,
+      ));
+    }
   }
 }

@@ -63,6 +63,10 @@ describe('login', () => {
       expiresIn: 3600,
       userId,
       userName: 'alice',
+      userRole: 'user',
+      userEmail: '',
+      userTimezone: 'UTC',
+      userAvatarUrl: '',
     });
     const [, payload] = tokens.accessToken.split('.');
     const jwtClaims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
@@ -103,6 +107,28 @@ describe('login', () => {
       method: 'POST', url: '/auth/v2/login', remoteAddress: '10.0.0.7', payload: { username: 'nobody', password: 'whatever' },
     });
     expect(fromElsewhere.statusCode).toBe(401);
+  });
+
+  it('answers under /api/v1 as well (the one base URL of a ud client), with the same answer', async () => {
+    await using t = await testApp();
+    await post(t.app, '/api/v1/auth/v2/register', { username: 'alice', password: 'correct horse battery', email: 'a@example.com' });
+    const res = await post(t.app, '/api/v1/auth/v2/login', { username: 'alice', password: 'correct horse battery' });
+    expect(res.statusCode).toBe(200);
+    const tokens = res.json<Tokens>();
+    expect(tokens).toMatchObject({ userName: 'alice', userEmail: 'a@example.com', userRole: 'user', userTimezone: 'UTC' });
+    expect((await whoami(t, tokens)).statusCode).toBe(200);
+    const refreshed = await post(t.app, '/api/v1/auth/refresh-token', { refreshToken: tokens.refreshToken });
+    expect(refreshed.statusCode).toBe(200);
+    expect(refreshed.json()).toMatchObject({ userId: tokens.userId, accessToken: expect.any(String), refreshToken: expect.any(String) });
+  });
+
+  it('counts the root and /api/v1 paths of login against one budget per client', async () => {
+    await using t = await testApp({ env: { RATE_LIMIT_AUTH_MAX: '2' } });
+    const body = { username: 'nobody', password: 'whatever' };
+    expect((await post(t.app, '/auth/v2/login', body)).statusCode).toBe(401);
+    expect((await post(t.app, '/api/v1/auth/v2/login', body)).statusCode).toBe(401);
+    expect((await post(t.app, '/api/v1/auth/v2/login', body)).statusCode).toBe(429);
+    expect((await post(t.app, '/auth/v2/login', body)).statusCode).toBe(429);
   });
 
   it('rate limits register as well', async () => {
@@ -178,7 +204,7 @@ describe('ensureAdmin', () => {
     const config = { ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'admin-password-1' };
     expect(await ensureAdmin(t.store, config, t.clock)).toBe(true);
     expect(await ensureAdmin(t.store, { ...config, ADMIN_PASSWORD: 'changed-password' }, t.clock)).toBe(false);
-    expect((await login(t.app, 'root', 'admin-password-1')).userName).toBe('root');
+    expect(await login(t.app, 'root', 'admin-password-1')).toMatchObject({ userName: 'root', userRole: 'admin' });
     expect((await post(t.app, '/auth/v2/login', { username: 'root', password: 'changed-password' })).statusCode).toBe(401);
   });
 

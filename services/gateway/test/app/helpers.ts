@@ -152,6 +152,10 @@ export interface Tokens {
   expiresIn: number;
   userId: string;
   userName: string;
+  userRole: string;
+  userEmail: string;
+  userTimezone: string;
+  userAvatarUrl: string;
 }
 
 export function post(app: FastifyInstance, url: string, payload: unknown, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
