@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { AppError, ErrorCodes, invalidField, isErrorCode, renderErrorsDoc } from '@app/shared/errors';
+import { AppError, ErrorCodes, invalidField, isErrorCode, legacyErrorBody, renderErrorsDoc } from '@app/shared/errors';
 
 describe('error catalogue', () => {
   it.each(Object.entries(ErrorCodes))('%s has an HTTP error status and a message', (_, entry) => {
@@ -70,5 +70,31 @@ describe('AppError', () => {
     expect(err.code).toBe('VALIDATION_FAILED');
     expect(err.message).toBe('page_size: must be between 1 and 200');
     expect(err.validationErrors).toEqual([{ field: '/page_size', code: 'range', message: 'must be between 1 and 200' }]);
+  });
+});
+
+describe('legacyErrorBody (the shape of ud\'s Swagger on its paths)', () => {
+  it('keeps code, message and traceId, and folds details and field errors into strings', () => {
+    const body = legacyErrorBody({
+      code: 'VALIDATION_FAILED', message: 'body/name: must be string', traceId: 't-1',
+      details: { in: 'body', position: 12, ok: false, list: [{ id: 'a' }], code: 'not this one' },
+      validationErrors: [{ field: '/name', code: 'type', message: 'must be string' }, { field: '/tags', code: 'type', message: 'must be array' }],
+    });
+    expect(body).toEqual({
+      code: 'VALIDATION_FAILED', message: 'body/name: must be string', traceId: 't-1',
+      field: '/name', errors: '/name: must be string; /tags: must be array',
+      in: 'body', position: '12', ok: 'false', list: '[{"id":"a"}]',
+    });
+  });
+
+  it('leaves an operation\'s own extra fields as they are (the move\'s 409 task snapshot)', () => {
+    const task = { id: 'w1', status: 'doing', tags: ['x'] };
+    expect(legacyErrorBody({ code: 'KANBAN_TASK_NOT_IN_SOURCE_COLUMN', message: 'm', traceId: 't', task })).toEqual({
+      code: 'KANBAN_TASK_NOT_IN_SOURCE_COLUMN', message: 'm', traceId: 't', task,
+    });
+  });
+
+  it('a bare error stays bare', () => {
+    expect(legacyErrorBody({ code: 'NOT_FOUND', message: 'Not found', traceId: 't' })).toEqual({ code: 'NOT_FOUND', message: 'Not found', traceId: 't' });
   });
 });

@@ -110,3 +110,15 @@ export function toHttpError(err: unknown, traceId: string): HttpError {
   for (const [k, v] of Object.entries(e.extra ?? {})) if (!(k in body)) body[k] = v;
   return { statusCode: e.status, body };
 }
+
+/**
+ * The paths of ud's published Swagger as a ud client reaches them under its one base URL
+ * `/api/v1` (`/api/v1/todolist…`, `/api/v1/kanban/boards…`, `/api/v1/auth/…`): their errors take
+ * the legacy shape (`legacyErrorBody`, docs/compat.md). Every other path keeps the full envelope.
+ */
+const LEGACY_PATH = /^\/api\/v1\/(todolist|kanban\/boards|auth)(\/|\?|$)/;
+
+/** True when an error answer to `url` (path and query) takes the legacy shape. */
+export function isLegacyPath(url: string): boolean {
+  return LEGACY_PATH.test(url);
+}

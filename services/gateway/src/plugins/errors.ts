@@ -1,11 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '@app/shared/errors';
-import { toHttpError } from '../http/error-mapping.js';
+import { AppError, legacyErrorBody } from '@app/shared/errors';
+import { isLegacyPath, toHttpError } from '../http/error-mapping.js';
 
 /**
  * Sends the error answer for `err` (DESIGN §4) and logs it once, here, where its status is
  * decided: 5xx at `error` (`warn` for the bus's 503/504), nothing for 4xx. `traceId` is the
- * request id of the body; an idempotent replay of an error passes the first request's (issue 11).
+ * request id of the body; an idempotent replay of an error passes the first request's.
+ * On the paths of ud's Swagger under `/api/v1` the body takes the legacy shape
+ * (`legacyErrorBody`: same code, status and message, every detail folded into a string).
  */
 export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply, traceId: string = req.id): FastifyReply {
   const { statusCode, body } = toHttpError(err, traceId);
@@ -13,7 +15,7 @@ export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply
     const level = body.code === 'INTERNAL' ? 'error' : 'warn';
     req.log[level]({ reqId: req.id, err, code: body.code }, 'request failed');
   }
-  return reply.code(statusCode).type('application/json').send(body);
+  return reply.code(statusCode).type('application/json').send(isLegacyPath(req.url) ? legacyErrorBody(body) : body);
 }
 
 /**

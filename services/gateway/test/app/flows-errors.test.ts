@@ -37,8 +37,9 @@ describe('query errors through HTTP', () => {
   it('a query syntax error is 400 QUERY_SYNTAX with details.position, on every query gate', async () => {
     const global = expectError(await sys.call('POST', '/api/v1/tasks/query', alice, { query: "status = 'todo' AND" }), 400, 'QUERY_SYNTAX');
     expect(global.details.position).toBe(19);
+    // the legacy path: same code and status, the position folded into a string (docs/errors.md)
     const legacy = await sys.call('POST', '/api/v1/todolist/query', alice, { query: 'status = = 1' });
-    expect(expectError(legacy, 400, 'QUERY_SYNTAX').details.position).toBe(9);
+    expect(expectError(legacy, 400, 'QUERY_SYNTAX')).toMatchObject({ position: '9' });
     expectDeprecated(legacy, '/api/v1/tasks/query');
 
     const board = expectError(await sys.call('POST', `/api/v1/boards/${boardId}/query`, alice, { query: "tags CONTAINS ('a'" }), 400, 'QUERY_SYNTAX');
@@ -93,7 +94,7 @@ describe('request validation through HTTP', () => {
     const move = await sys.call('POST', `/api/v1/boards/${boardId}/tasks/x/move`, alice, { from_column_id: 'col-to-do', to_column_id: 7, dry_run: 'yes' });
     expectInvalid(move, '/dry_run', '/to_column_id');
     const patch = await sys.call('POST', '/api/v1/todolist/some-id', alice, { status: ['done'] });
-    expectInvalid(patch, '/status');
+    expect(expectError(patch, 400, 'VALIDATION_FAILED')).toMatchObject({ field: '/status', errors: expect.stringMatching(/^\/status: /) });
     expectDeprecated(patch, '/api/v1/tasks/some-id');
   });
 
@@ -169,6 +170,33 @@ describe('routing and auth errors through HTTP', () => {
     expect(res.statusCode).toBe(404);
     expect(res.headers['x-request-id']).toBe('flow-trace-7');
     expect(res.json()).toEqual({ code: 'BOARD_NOT_FOUND', message: expect.any(String), details: { boardId: 'unknown-board' }, traceId: 'flow-trace-7' });
+  });
+
+  it('the paths of ud\'s Swagger answer the same catalogue error in the legacy shape: every detail a string', async () => {
+    const target = await sys.call('GET', '/api/v1/boards/unknown-board', alice);
+    const legacy = await sys.call('GET', '/api/v1/kanban/boards/unknown-board', alice);
+    expect(target.status).toBe(404);
+    expect(legacy.status).toBe(404);
+    expect(target.body).toEqual({ code: 'BOARD_NOT_FOUND', message: 'Board not found', details: { boardId: 'unknown-board' }, traceId: expect.any(String) });
+    expect(legacy.body).toEqual({ code: 'BOARD_NOT_FOUND', message: 'Board not found', boardId: 'unknown-board', traceId: expect.any(String) });
+
+    const invalid = await sys.call('POST', '/api/v1/kanban/boards', alice, { name: 7 });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body).toEqual({
+      code: 'VALIDATION_FAILED', message: expect.stringContaining('body/'), traceId: expect.any(String), in: 'body',
+      field: expect.stringMatching(/^\/(board_type|name)$/), errors: expect.stringMatching(/\/board_type: .+; \/name: |\/name: .+; \/board_type: /),
+    });
+    for (const res of [legacy, invalid]) for (const v of Object.values(res.body)) expect(typeof v).toBe('string');
+
+    // a route that is not there, the auth paths under /api/v1, and a missing token: the legacy shape too
+    const unknown = await sys.call('GET', '/api/v1/todolist/a/b/c', alice);
+    expect(unknown.body).toEqual({ code: 'NOT_FOUND', message: 'No route GET /api/v1/todolist/a/b/c', traceId: expect.any(String) });
+    const login = await sys.call('POST', '/api/v1/auth/v2/login', undefined, { username: 'alice' });
+    expect(login.body).toMatchObject({ code: 'VALIDATION_FAILED', field: '/password' });
+    expect(login.body).not.toHaveProperty('validationErrors');
+    const anonymous = await sys.call('GET', `/api/v1/kanban/boards/${boardId}`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body).toEqual({ code: 'UNAUTHORIZED', message: expect.any(String), traceId: expect.any(String) });
   });
 
   it('a service that is down is 503 SERVICE_UNAVAILABLE, a store that is down 503 STORE_UNAVAILABLE; the rest keeps answering', async () => {

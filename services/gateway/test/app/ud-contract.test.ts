@@ -73,11 +73,7 @@ const OPEN: ReadonlySet<string> = new Set([
   'POST /kanban/boards/preview-actions',
   'GET /kanban/boards/{id}',
   'PUT /kanban/boards/{id}',
-  'DELETE /kanban/boards/{id}',
-  'POST /kanban/boards/{id}/query',
   'POST /kanban/boards/{id}/share',
-  'DELETE /kanban/boards/{id}/share',
-  'POST /kanban/boards/{id}/tasks',
   'GET /kanban/boards/{id}/tasks',
   'GET /todolist/{id}',
 ]);
