@@ -14,7 +14,7 @@ const task = async (sys: System, as: User, body: Record<string, unknown> = {}) =
   return res.body as { id: string; version: number; title: string };
 };
 const eventsOf = async (sys: System, type: string) =>
-  (await sys.store.collection(Collections.events).find({ type }, { sort: { seq: 1 } })) as Array<{ task_id: string; data: any }>;
+  (await sys.store.collection(Collections.events).find({ type }, { sort: { seq: 1 } })) as unknown as Array<{ task_id: string; data: any }>;
 
 /** alice shares a board with a group holding bob at `permission`; a card alice makes there is readable by bob. */
 async function sharedCard(sys: System, alice: User, bob: User, permission: 'r' | 'rw'): Promise<string> {
