@@ -71,6 +71,7 @@ export const ColumnInput = Type.Object(
     query: Type.Optional(Type.String({ maxLength: 10_000, description: 'default empty (every task in the board scope)' })),
     actions: Type.Optional(Type.Array(ColumnActionInput, { description: 'manual actions; `query` actions are regenerated' })),
     wip_limit: Type.Optional(Type.Integer({ minimum: 1, description: 'work-in-progress limit; the summary flags columns over it' })),
+    order: Type.Optional(Type.Integer({ minimum: 0, description: 'accepted and ignored (a column read sent back): the list order is the board order' })),
   },
   { additionalProperties: false },
 );
