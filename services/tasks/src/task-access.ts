@@ -5,7 +5,7 @@ import {
   type NoteDoc, type Principal, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
-import { Collections, type DocumentStore, type Session, type Update } from '@app/shared/store';
+import { Collections, decodeMetadata, type DocumentStore, type Session, type Update } from '@app/shared/store';
 
 /** 404 for a task that is missing, soft-deleted, unreadable or not a UUID (never reveals existence). */
 export function taskNotFound(taskId: string): AppError {
@@ -86,11 +86,32 @@ export async function listNotes(store: DocumentStore, taskId: string): Promise<N
   return (await noteDocs(store, taskId)).map(toNote);
 }
 
+/** The stored fields a linked item is made of. */
+const LINKED_PROJECTION = {
+  _id: 1, title: 1, status: 1, created_at: 1, updated_at: 1, assignee: 1, kickoff: 1, deadline: 1, description: 1, tags: 1, metadata: 1,
+} as const;
+
+/**
+ * A linked task as the detail view shows it (ud's `LinkedItemInfoDTO`): id, title, status and
+ * timestamps always; assignee, kickoff, deadline, a non-empty description, non-empty tags and
+ * metadata with keys (decoded) when set.
+ */
+export function toLinkedItem(t: Pick<TaskDoc, keyof typeof LINKED_PROJECTION>): LinkedItem {
+  const item: LinkedItem = { id: t._id, title: t.title, status: t.status, created_at: t.created_at, updated_at: t.updated_at };
+  if (t.assignee !== undefined) item.assignee = t.assignee;
+  if (t.kickoff !== undefined) item.kickoff = t.kickoff;
+  if (t.deadline !== undefined) item.deadline = t.deadline;
+  if (t.description) item.description = t.description;
+  if (t.tags?.length) item.tags = t.tags;
+  if (t.metadata && Object.keys(t.metadata).length > 0) item.metadata = decodeMetadata(t.metadata);
+  return item;
+}
+
 /** Summaries of the linked tasks (ids `linkIds`) the principal can read; deleted ones left out. */
 async function linkedItems(store: DocumentStore, principal: () => Promise<Principal>, linkIds: string[]): Promise<Map<string, LinkedItem>> {
   const filter = { $and: [readableTasksFilter(await principal()), { _id: { $in: linkIds } }] };
-  const linked = await tasksOf(store).find(filter, { projection: { _id: 1, title: 1, status: 1 } });
-  return new Map(linked.map((t) => [t._id, { id: t._id, title: t.title, status: t.status }]));
+  const linked = await tasksOf(store).find(filter, { projection: LINKED_PROJECTION });
+  return new Map(linked.map((t) => [t._id, toLinkedItem(t)]));
 }
 
 /** What a task detail adds to the task: its notes (stored) and the summaries of its readable links. */

@@ -33,20 +33,28 @@ const ColumnId = Type.String({
   description: '1..64 letters, digits, `.`, `_`, `-`; kept stable across writes',
 });
 
-/** One enter or exit action of a column as returned (DESIGN §7, `ColumnAction` in domain/board.ts). */
+/**
+ * One enter or exit action of a column as returned: ud's `ColumnActionDTO`, whose `value` is a
+ * string (DESIGN §7; `ColumnAction` in domain/board.ts is the stored form, `actionView` maps it).
+ * A tag action carries one tag. A `set` of a metadata value that is not a string sends its text
+ * (`3`, `true`, JSON for the rest) and says which in `value_type`, so a client that sends the
+ * action back unchanged keeps the type (docs/boards.md).
+ */
 export const ColumnAction = Type.Object({
   trigger: StringEnum(['enter', 'exit']),
   field: Type.String({ description: '`status`, `assignee`, `path`, `kickoff`, `deadline`, `tags` or `metadata.<key>`' }),
   operation: StringEnum(['set', 'add', 'remove', 'clear'], { description: '`add`/`remove` only on `tags`; `clear` has no value' }),
-  value: Type.Optional(Type.Unknown({ description: '`set`: the value; `add`/`remove`: array of tags' })),
+  value: Type.Optional(Type.String({ description: '`set`: the value as text; `add`/`remove`: one tag' })),
+  value_type: Type.Optional(StringEnum(['number', 'boolean', 'json'], { description: 'present when a `set` value is not a string: how to read `value`' })),
   source: StringEnum(['query', 'manual'], { description: '`query` actions are regenerated from the column query on every board write' }),
 });
+export type ColumnAction = Static<typeof ColumnAction>;
 
 /** An action as a client sends it; `source` defaults to `manual`, and sent `query` actions are replaced. */
 export const ColumnActionInput = Type.Object(
   {
     ...ColumnAction.properties,
-    value: Type.Optional(MetadataValue('`set`: the value (within the metadata limits); `add`/`remove`: a tag or an array of tags')),
+    value: Type.Optional(MetadataValue('`set`: the value (within the metadata limits); `add`/`remove`: a tag or an array of tags (stored one tag per action)')),
     source: Type.Optional(ColumnAction.properties.source),
   },
   { additionalProperties: false },

@@ -105,8 +105,24 @@ export type Note = Static<typeof Note>;
 /** Notes of a task, oldest first. */
 export const NoteList = Type.Array(Note);
 
-/** Summary of a linked task in the detail view. */
-export const LinkedItem = Type.Object({ id: Type.String(), title: Type.String(), status: Type.String() });
+/**
+ * Summary of a linked task in the detail view: ud's `LinkedItemInfoDTO`. `id`, `title`,
+ * `status`, `created_at` and `updated_at` always; `assignee`, `kickoff`, `deadline`,
+ * `description`, `tags` and `metadata` when set (absent when cleared, empty or without keys).
+ */
+export const LinkedItem = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  status: Type.String(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  assignee: Type.Optional(Type.String()),
+  kickoff: Type.Optional(Timestamp),
+  deadline: Type.Optional(Timestamp),
+  description: Type.Optional(Type.String()),
+  tags: Type.Optional(Type.Array(Type.String())),
+  metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+});
 export type LinkedItem = Static<typeof LinkedItem>;
 
 /**

@@ -1,13 +1,14 @@
 import type { Board } from '../contracts/boards.js';
 import { decodeMetadata } from '../store/keys.js';
 import type { BoardDoc } from './board.js';
-import { columnsAsRead } from './columns.js';
+import { actionView, columnsAsRead } from './columns.js';
 
 /**
  * The board object of the API (SPEC "Board"; DESIGN §9): metadata keys decoded, `version` (1 when
- * absent: older data), `is_owner` for `userId`, column actions as {@link columnsAsRead} gives them
- * (issue 14), each column's 0-based `order`; ud's `BoardResponse` fields `created_by`, `updated_by`,
- * `is_active` (always true) and `group_permission` (the same as `permission`). Shared by the services that answer or emit a board
+ * absent: older data), `is_owner` for `userId`, column actions as {@link columnsAsRead} gives them,
+ * each in ud's wire form ({@link actionView}), each column's 0-based `order`; ud's `BoardResponse`
+ * fields `created_by`, `updated_by`, `is_active` (always true) and `group_permission` (the same as
+ * `permission`). Shared by the services that answer or emit a board
  * (boards; sprints, whose start-sprint repoints boards and emits `board.updated`).
  */
 export function toBoard(doc: BoardDoc, userId: string): Board {
@@ -15,7 +16,7 @@ export function toBoard(doc: BoardDoc, userId: string): Board {
     id: doc._id,
     name: doc.name,
     board_type: doc.board_type,
-    columns: columnsAsRead(doc.columns).map((c, order) => ({ ...c, order })),
+    columns: columnsAsRead(doc.columns).map((c, order) => ({ ...c, actions: c.actions.map(actionView), order })),
     default_tags: doc.default_tags,
     metadata: decodeMetadata(doc.metadata),
     owner_id: doc.owner_id,

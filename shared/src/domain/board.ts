@@ -6,7 +6,9 @@ import type { Principal } from './access.js';
  * One enter or exit action of a column (DESIGN §7).
  * `field` is an API field name: `status`, `assignee`, `path`, `tags`, `kickoff`, `deadline`, or
  * `metadata.<key>` for a metadata key (`metadata.cf.priority`, `metadata.app.sprint`, `metadata.order`).
- * `operation`: `set` (value), `add`/`remove` (value: string[] of tags), `clear` (no value).
+ * `operation`: `set` (value), `add`/`remove` (value: ONE tag, a string), `clear` (no value).
+ * Boards stored before tag actions carried one tag may hold a list of tags in `value`; reads split
+ * them (`columnsAsRead`) and the next board write stores them split.
  * `source`: `query` actions are regenerated from the column query on every board write;
  * `manual` actions are kept as the client sent them.
  */

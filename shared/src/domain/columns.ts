@@ -1,4 +1,4 @@
-import type { BoardTaskCreateBody, ColumnActionInput, ColumnInput } from '../contracts/boards.js';
+import type { BoardTaskCreateBody, ColumnAction as ColumnActionView, ColumnActionInput, ColumnInput } from '../contracts/boards.js';
 import type { TaskCreateBody } from '../contracts/tasks.js';
 import { AppError, invalidField } from '../errors/index.js';
 import { materializeActions, parseQuery } from '../query/index.js';
@@ -85,12 +85,24 @@ export function queryActions(query: string, field = '/query'): ColumnAction[] {
 }
 
 /**
- * The columns of a stored board as reads return them (issue 14): each column's `source: query`
- * actions are those of its query alone, so a board stored before default_tags stopped being
- * materialized (its columns then carried `enter add` / `exit remove` of every default tag) reads
- * as if written today; manual actions are kept after them. A column whose stored actions are
- * already right is returned as is (same object); a query that no longer parses keeps its stored
- * actions. Pure: the stored document is not changed (the next board write stores the fresh ones).
+ * A stored action as one action per tag: a tag action stored with a list of tags (boards written
+ * before tag actions carried one tag) becomes one action per distinct tag, same trigger, operation
+ * and source, in list order. Any other action is returned as is.
+ */
+function splitTagAction(a: ColumnAction): ColumnAction[] {
+  if (a.field !== 'tags' || !Array.isArray(a.value)) return [a];
+  return distinct(a.value.filter((t): t is string => typeof t === 'string')).map((tag) => ({ ...a, value: tag }));
+}
+
+/**
+ * The columns of a stored board as reads return them: each column's `source: query` actions are
+ * those of its query alone, so a board stored before default_tags stopped being materialized (its
+ * columns then carried `enter add` / `exit remove` of every default tag) reads as if written
+ * today; manual actions are kept after them, a manual tag action stored with a list of tags read
+ * as one action per tag (ud's `ColumnActionDTO`; docs/boards.md). A column whose stored actions
+ * are already right is returned as is (same object); a query that no longer parses keeps its
+ * stored query actions. Pure: the stored document is not changed (the next board write stores the
+ * fresh ones).
  */
 export function columnsAsRead(columns: readonly ColumnDef[]): ColumnDef[] {
   return columns.map((c) => {
@@ -98,12 +110,57 @@ export function columnsAsRead(columns: readonly ColumnDef[]): ColumnDef[] {
     try {
       fresh = materializeActions(parseQuery(c.query));
     } catch {
-      return c;
+      fresh = c.actions.filter((a) => a.source === 'query').flatMap(splitTagAction);
     }
-    const stored = c.actions.filter((a) => a.source === 'query');
-    if (JSON.stringify(stored) === JSON.stringify(fresh)) return c;
-    return { ...c, actions: [...fresh, ...c.actions.filter((a) => a.source !== 'query')] };
+    const actions = [...fresh, ...c.actions.filter((a) => a.source !== 'query').flatMap(splitTagAction)];
+    if (JSON.stringify(actions) === JSON.stringify(c.actions)) return c;
+    return { ...c, actions };
   });
+}
+
+/**
+ * An action as the API returns it: ud's `ColumnActionDTO`, `value` a string (SPEC: the published
+ * Swagger wins for Live operations). A string value is sent as is; a number or boolean as its
+ * text with `value_type` `number` / `boolean`; anything else (a metadata object, array or null)
+ * as JSON with `value_type` `json`; a `clear` carries no value.
+ */
+export function actionView(a: ColumnAction): ColumnActionView {
+  const view: ColumnActionView = { trigger: a.trigger, field: a.field, operation: a.operation, source: a.source };
+  const v = a.value;
+  if (v === undefined) return view;
+  if (typeof v === 'string') view.value = v;
+  else if (typeof v === 'number' || typeof v === 'boolean') {
+    view.value = String(v);
+    view.value_type = typeof v === 'number' ? 'number' : 'boolean';
+  } else {
+    view.value = JSON.stringify(v);
+    view.value_type = 'json';
+  }
+  return view;
+}
+
+/**
+ * The value a client sent with its `value_type` (as {@link actionView} writes it): `number` and
+ * `boolean` text read back as such, `json` parsed; without `value_type` the value as sent. A
+ * `value_type` with a value that does not read as that type → 400 naming `at`.
+ */
+function typedValue(value: unknown, valueType: string | undefined, at: string): unknown {
+  if (valueType === undefined) return value;
+  if (typeof value !== 'string') throw invalidField(at, '`value_type` goes with a string `value`', 'type');
+  if (valueType === 'number') {
+    const n = value.trim() === '' ? NaN : Number(value);
+    if (!Number.isFinite(n)) throw invalidField(at, `"${value}" is not a number`, 'type');
+    return n;
+  }
+  if (valueType === 'boolean') {
+    if (value !== 'true' && value !== 'false') throw invalidField(at, `"${value}" is not \`true\` or \`false\``, 'type');
+    return value === 'true';
+  }
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    throw invalidField(at, 'is not JSON text', 'type');
+  }
 }
 
 /** Fields an action may change besides `metadata.<key>` (SPEC "Task"). */
@@ -112,10 +169,11 @@ const SCALAR_FIELDS = new Set(['status', 'assignee', 'path', 'kickoff', 'deadlin
 /**
  * Checks and normalizes one manual action (`at` is its JSON pointer): `cf.x` / `app.x` fields
  * become `metadata.cf.x` / `metadata.app.x`; `tags` takes `add`/`remove` with a tag or a list of
- * tags (stored as a list); other fields take `set` (a value; dates normalized, paths checked) or
- * `clear` (no value). Anything else → 400 `VALIDATION_FAILED` naming the part at fault.
+ * tags, stored as one action per distinct tag; other fields take `set` (a value, read with its
+ * `value_type` when one is sent; dates normalized, paths checked) or `clear` (no value). Anything
+ * else → 400 `VALIDATION_FAILED` naming the part at fault.
  */
-function normalizeManualAction(a: ColumnActionInput, at: string): ColumnAction {
+function normalizeManualAction(a: ColumnActionInput, at: string): ColumnAction[] {
   const field = /^(cf|app)\./.test(a.field) ? `${METADATA_FIELD}${a.field}` : a.field;
   const base = { trigger: a.trigger, field, source: 'manual' as const };
   if (field === 'tags') {
@@ -124,14 +182,15 @@ function normalizeManualAction(a: ColumnActionInput, at: string): ColumnAction {
     if (!Array.isArray(tags) || tags.length === 0 || !tags.every((t) => typeof t === 'string' && t !== '')) {
       throw invalidField(`${at}/value`, 'must be a tag or a non-empty list of tags', 'type');
     }
-    return { ...base, operation: a.operation, value: distinct(tags as string[]) };
+    const operation = a.operation;
+    return distinct(tags as string[]).map((tag) => ({ ...base, operation, value: tag }));
   }
   if (!SCALAR_FIELDS.has(field) && !(field.startsWith(METADATA_FIELD) && field.length > METADATA_FIELD.length)) {
     throw invalidField(`${at}/field`, `"${a.field}" is not a field an action can change (status, assignee, path, kickoff, deadline, tags, metadata.<key>, cf.<key>, app.<key>)`, 'field');
   }
-  if (a.operation === 'clear') return { ...base, operation: 'clear' };
+  if (a.operation === 'clear') return [{ ...base, operation: 'clear' }];
   if (a.operation !== 'set') throw invalidField(`${at}/operation`, `"${a.field}" takes \`set\` or \`clear\``, 'operation');
-  return { ...base, operation: 'set', value: setValue(field, a.value, `${at}/value`) };
+  return [{ ...base, operation: 'set', value: setValue(field, typedValue(a.value, a.value_type, `${at}/value`), `${at}/value`) }];
 }
 
 function setValue(field: string, value: unknown, at: string): unknown {
@@ -147,14 +206,14 @@ function setValue(field: string, value: unknown, at: string): unknown {
 /**
  * The stored columns of a board write (DESIGN §7): ids backfilled against `previous`, each query
  * checked, `source: query` actions regenerated from the column query alone (not the board's
- * default_tags, issue 14), manual actions checked and kept after them (client-sent `query`
- * actions are dropped), `wip_limit` kept.
+ * default_tags), manual actions checked and kept after them, one tag per tag action (client-sent
+ * `query` actions are dropped), `wip_limit` kept.
  */
 export function normalizeColumns(columns: readonly ColumnInput[], previous: readonly ColumnDef[] = []): ColumnDef[] {
   const ids = backfillColumnIds(columns, previous);
   return columns.map((c, i) => {
     const query = c.query ?? '';
-    const manual = (c.actions ?? []).flatMap((a, j) => (a.source === 'query' ? [] : [normalizeManualAction(a, `/columns/${i}/actions/${j}`)]));
+    const manual = (c.actions ?? []).flatMap((a, j) => (a.source === 'query' ? [] : normalizeManualAction(a, `/columns/${i}/actions/${j}`)));
     const def: ColumnDef = { id: ids[i]!, name: c.name, query, actions: [...queryActions(query, `/columns/${i}/query`), ...manual] };
     if (c.wip_limit !== undefined) def.wip_limit = c.wip_limit;
     return def;

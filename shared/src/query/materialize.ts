@@ -18,13 +18,14 @@ function literal(v: Value): string | number | boolean | undefined {
   return v.type === 'string' || v.type === 'number' || v.type === 'boolean' ? v.value : undefined;
 }
 
+/** One tag per action (ud's `ColumnActionDTO.value` is a string): enter add + exit remove of each tag, in order. */
 function tagActions(values: Value[]): ColumnAction[] {
   const tags = values.map(literal);
   if (!tags.every((t): t is string => typeof t === 'string')) return [];
-  return [
-    { trigger: 'enter', field: 'tags', operation: 'add', value: tags, source: 'query' },
-    { trigger: 'exit', field: 'tags', operation: 'remove', value: tags, source: 'query' },
-  ];
+  return [...new Set(tags)].flatMap((tag): ColumnAction[] => [
+    { trigger: 'enter', field: 'tags', operation: 'add', value: tag, source: 'query' },
+    { trigger: 'exit', field: 'tags', operation: 'remove', value: tag, source: 'query' },
+  ]);
 }
 
 function actionsOf(e: Expr): ColumnAction[] {
@@ -55,7 +56,7 @@ function actionsOf(e: Expr): ColumnAction[] {
  * The `source: 'query'` actions a column query implies (DESIGN §7), in query order. Walks the
  * top-level AND: `status|assignee|path = 'v'` → enter set; `<metadata field> = literal` → enter
  * set on `metadata.<key>`; `tags = 'x'`, `'x' IN tags`, `tags CONTAINS 'x'`,
- * `tags CONTAINS_ALL ('x', …)` → enter add + exit remove; `IS NULL` on assignee, kickoff,
+ * `tags CONTAINS_ALL ('x', …)` → enter add + exit remove of each tag, one tag per action; `IS NULL` on assignee, kickoff,
  * deadline, path or a metadata key → enter clear. Everything else (OR, NOT, ranges, LIKE, `~`,
  * dates, ORDER BY) yields nothing.
  */

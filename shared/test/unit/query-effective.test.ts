@@ -5,10 +5,11 @@ import { andQueries, buildEffectiveQuery, fieldPath, materializeActions, parseQu
 
 const enter = (field: string, operation: ColumnAction['operation'], value?: unknown): ColumnAction =>
   value === undefined ? { trigger: 'enter', field, operation, source: 'query' } : { trigger: 'enter', field, operation, value, source: 'query' };
-const tagActions = (...tags: string[]): ColumnAction[] => [
-  { trigger: 'enter', field: 'tags', operation: 'add', value: tags, source: 'query' },
-  { trigger: 'exit', field: 'tags', operation: 'remove', value: tags, source: 'query' },
-];
+/** One tag per action (ud's ColumnActionDTO): enter add + exit remove of each tag in turn. */
+const tagActions = (...tags: string[]): ColumnAction[] => tags.flatMap((tag): ColumnAction[] => [
+  { trigger: 'enter', field: 'tags', operation: 'add', value: tag, source: 'query' },
+  { trigger: 'exit', field: 'tags', operation: 'remove', value: tag, source: 'query' },
+]);
 const actions = (text: string) => materializeActions(parseQuery(text));
 
 describe('materializeActions (DESIGN §7)', () => {
@@ -30,6 +31,7 @@ describe('materializeActions (DESIGN §7)', () => {
     expect(actions("'q4' IN tags")).toEqual(tagActions('q4'));
     expect(actions("tags = 'x'")).toEqual(tagActions('x'));
     expect(actions("tags CONTAINS_ALL ('a', 'b')")).toEqual(tagActions('a', 'b'));
+    expect(actions("tags CONTAINS_ALL ('a', 'b', 'a')")).toHaveLength(4);
     expect(actions("status = 'todo' AND tags CONTAINS 'a' AND 'b' IN tags")).toEqual([
       enter('status', 'set', 'todo'), ...tagActions('a'), ...tagActions('b'),
     ]);

@@ -24,9 +24,9 @@ const toDraft = (c: BoardColumn): Draft => ({
   manual: c.actions.filter((a) => a.source === 'manual'),
 });
 
-/** Wording of one column action, e.g. `enter: set status = "doing"`. */
+/** Wording of one column action, e.g. `enter: set status "doing"`; a typed value (`value_type`) unquoted: `enter: set metadata.cf.size 3`. */
 export function actionText(a: BoardColumn['actions'][number]): string {
-  const v = a.value === undefined ? '' : ` ${JSON.stringify(a.value)}`;
+  const v = a.value === undefined ? '' : ` ${a.value_type ? a.value : JSON.stringify(a.value)}`;
   return `${a.trigger}: ${a.operation} ${a.field}${v}`;
 }
 

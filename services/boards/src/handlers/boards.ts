@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardCreateBody, BoardsOps, BoardUpdateBody } from '@app/shared/contracts';
 import {
-  DEFAULT_COLUMNS, boardEvent, canReadTask, checkIfMatch, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
+  DEFAULT_COLUMNS, actionView, boardEvent, canReadTask, checkIfMatch, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
   runWrite, toBoard, versionGuard, versionOf,
   type BoardDoc, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
@@ -228,7 +228,7 @@ export function removeBoard(deps: ServiceDeps): Handler<typeof BoardsOps.remove>
 
 /** `boards.previewActions`: read-only; the same computation as a board write (DESIGN §7). */
 export function previewActions(): Handler<typeof BoardsOps.previewActions> {
-  return async ({ query }) => ({ actions: queryActions(query) });
+  return async ({ query }) => ({ actions: queryActions(query).map(actionView) });
 }
 
 /**

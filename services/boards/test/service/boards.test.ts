@@ -97,9 +97,47 @@ describe('boards.create', () => {
     expect(board.columns[0]!.actions).toEqual([
       { trigger: 'enter', field: 'status', operation: 'set', value: 'review', source: 'query' },
       { trigger: 'enter', field: 'metadata.cf.reviewer', operation: 'set', value: 'bob', source: 'manual' },
-      { trigger: 'exit', field: 'tags', operation: 'remove', value: ['needs-review'], source: 'manual' },
+      { trigger: 'exit', field: 'tags', operation: 'remove', value: 'needs-review', source: 'manual' },
       { trigger: 'enter', field: 'deadline', operation: 'set', value: '2026-12-01T00:00:00.000Z', source: 'manual' },
     ]);
+  });
+
+  it('stores and returns one tag per tag action, and every action value as a string (ud\'s ColumnActionDTO)', async () => {
+    await using t = await buildBoards();
+    const board = await t.newBoard({
+      columns: [{
+        name: 'Sized', query: "tags CONTAINS_ALL ('a', 'b') AND cf.size = 3 AND cf.hot = true",
+        actions: [
+          { trigger: 'enter', field: 'tags', operation: 'add', value: ['x', 'y', 'x'] },
+          { trigger: 'enter', field: 'cf.points', operation: 'set', value: 5 },
+          { trigger: 'enter', field: 'cf.shape', operation: 'set', value: { w: 1 } },
+          { trigger: 'exit', field: 'cf.points', operation: 'set', value: '8', value_type: 'number' },
+        ],
+      }],
+    });
+    const tag = (trigger: 'enter' | 'exit', operation: 'add' | 'remove', value: string, source: 'query' | 'manual') => ({ trigger, field: 'tags', operation, value, source });
+    const expected = [
+      tag('enter', 'add', 'a', 'query'), tag('exit', 'remove', 'a', 'query'), tag('enter', 'add', 'b', 'query'), tag('exit', 'remove', 'b', 'query'),
+      { trigger: 'enter', field: 'metadata.cf.size', operation: 'set', value: '3', value_type: 'number', source: 'query' },
+      { trigger: 'enter', field: 'metadata.cf.hot', operation: 'set', value: 'true', value_type: 'boolean', source: 'query' },
+      tag('enter', 'add', 'x', 'manual'), tag('enter', 'add', 'y', 'manual'),
+      { trigger: 'enter', field: 'metadata.cf.points', operation: 'set', value: '5', value_type: 'number', source: 'manual' },
+      { trigger: 'enter', field: 'metadata.cf.shape', operation: 'set', value: '{"w":1}', value_type: 'json', source: 'manual' },
+      { trigger: 'exit', field: 'metadata.cf.points', operation: 'set', value: '8', value_type: 'number', source: 'manual' },
+    ];
+    expect(board.columns[0]!.actions).toEqual(expected);
+    // stored typed: a client sending the actions back unchanged (value_type included) keeps the types
+    const stored = (await t.boards.findOne({ _id: board.id }))!.columns[0]!.actions;
+    expect(stored.filter((a) => a.source === 'manual').map((a) => a.value)).toEqual(['x', 'y', 5, { w: 1 }, 8]);
+    const again = await t.call(BoardsOps.update, { boardId: board.id, columns: board.columns });
+    expect(again.columns[0]!.actions).toEqual(expected);
+    expect((await t.boards.findOne({ _id: board.id }))!.columns[0]!.actions).toEqual(stored);
+    // a value_type the value does not fit is refused, naming the action
+    const bad = await rejects(
+      t.call(BoardsOps.update, { boardId: board.id, columns: [{ name: 'Sized', actions: [{ trigger: 'enter', field: 'cf.points', operation: 'set', value: 'five', value_type: 'number' }] }] }),
+      'VALIDATION_FAILED',
+    );
+    expect(bad.validationErrors).toEqual([expect.objectContaining({ field: '/columns/0/actions/0/value' })]);
   });
 });
 
@@ -147,27 +185,31 @@ describe('boards.update', () => {
 
   it('reads a board stored with default-tag actions (before issue 14) with the column query\'s actions only', async () => {
     await using t = await buildBoards();
-    const manual = { trigger: 'enter' as const, field: 'tags', operation: 'add' as const, value: ['team'], source: 'manual' as const };
+    const manual = { trigger: 'enter' as const, field: 'tags', operation: 'add' as const, value: 'team', source: 'manual' as const };
+    // a manual tag action as stored before tag actions carried one tag: a list
+    const storedManual = { ...manual, value: ['team', 'ops', 'team'] };
     const board = await t.newBoard({ default_tags: ['team'], columns: [{ name: 'Todo', query: "status = 'todo'", actions: [manual] }, { name: 'All', query: '' }] });
     // what a board write stored before the fix: every default tag as enter add + exit remove
     const stale = [
       { trigger: 'enter', field: 'status', operation: 'set', value: 'todo', source: 'query' },
       { trigger: 'enter', field: 'tags', operation: 'add', value: ['team'], source: 'query' },
       { trigger: 'exit', field: 'tags', operation: 'remove', value: ['team'], source: 'query' },
-      manual,
+      storedManual,
     ];
     const staleAll = stale.slice(1, 3);
     const stored = (await t.boards.findOne({ _id: board.id }))!;
     const columns = [{ ...stored.columns[0]!, actions: stale }, { ...stored.columns[1]!, actions: staleAll }] as typeof stored.columns;
     await t.boards.updateOne({ _id: board.id }, { $set: { columns } });
     const read = await t.call(BoardsOps.get, { boardId: board.id });
-    expect(read.columns[0]!.actions).toEqual([stale[0], manual]);
+    // read: query actions from the query alone, the stored list split into one action per distinct tag
+    const split = [manual, { ...manual, value: 'ops' }];
+    expect(read.columns[0]!.actions).toEqual([stale[0], ...split]);
     expect(read.columns[1]!.actions).toEqual([]);
     const listed = await t.call(BoardsOps.list, {});
     expect(listed.owned_boards.find((b) => b.id === board.id)!.columns).toEqual(read.columns);
     // the next board write stores the fresh actions
     await t.call(BoardsOps.update, { boardId: board.id, default_tags: ['team'] });
-    expect((await t.boards.findOne({ _id: board.id }))!.columns.map((c) => c.actions)).toEqual([[stale[0], manual], []]);
+    expect((await t.boards.findOne({ _id: board.id }))!.columns.map((c) => c.actions)).toEqual([[stale[0], ...split], []]);
   });
 
   it('sets and clears the active sprint, accepting only an open sprint task the caller can read', async () => {
@@ -233,8 +275,8 @@ describe('boards.list, boards.remove, boards.previewActions', () => {
     const { actions } = await t.call(BoardsOps.previewActions, { query: "status = 'doing' AND tags CONTAINS 'blog' AND deadline < now" });
     expect(actions).toEqual([
       { trigger: 'enter', field: 'status', operation: 'set', value: 'doing', source: 'query' },
-      { trigger: 'enter', field: 'tags', operation: 'add', value: ['blog'], source: 'query' },
-      { trigger: 'exit', field: 'tags', operation: 'remove', value: ['blog'], source: 'query' },
+      { trigger: 'enter', field: 'tags', operation: 'add', value: 'blog', source: 'query' },
+      { trigger: 'exit', field: 'tags', operation: 'remove', value: 'blog', source: 'query' },
     ]);
     expect((await t.call(BoardsOps.previewActions, { query: '' })).actions).toEqual([]);
     expect((await t.call(BoardsOps.previewActions, { query: 'ORDER BY updated_at DESC' })).actions).toEqual([]);

@@ -51,7 +51,7 @@ describe('board lifecycle through HTTP', () => {
     // each column query gives its enter/exit actions; default_tags give none (issue 14, DESIGN §7)
     expect(actionLines(todo)).toEqual(['enter set status "todo" query']);
     expect(actionLines(done)).toEqual(['enter set status "done" query']);
-    expect(actionLines(doing)).toEqual(['enter add tags ["wip"] query', 'enter set status "doing" query', 'exit remove tags ["wip"] query']);
+    expect(actionLines(doing)).toEqual(['enter add tags "wip" query', 'enter set status "doing" query', 'exit remove tags "wip" query']);
 
     const read = await f.sys.call('GET', `/api/v1/boards/${f.boardId}`, f.alice);
     expect(read.status).toBe(200);
@@ -293,7 +293,7 @@ describe('column edits, preview and delete through HTTP', () => {
     const res = await f.sys.call('POST', '/api/v1/boards/preview-actions', f.alice, { query: "status = 'review' AND 'qa' IN tags AND cf.priority = 1", default_tags: ['team-a'] });
     expect(res.status).toBe(200);
     expect(actionLines(res.body)).toEqual([
-      'enter add tags ["qa"] query', 'enter set metadata.cf.priority 1 query', 'enter set status "review" query', 'exit remove tags ["qa"] query',
+      'enter add tags "qa" query', 'enter set metadata.cf.priority "1" query', 'enter set status "review" query', 'exit remove tags "qa" query',
     ].sort());
     const orderOnly = await f.sys.call('POST', '/api/v1/boards/preview-actions', f.alice, { query: 'ORDER BY updated_at DESC' });
     expect(orderOnly.body).toEqual({ actions: [] });

@@ -5,17 +5,24 @@ import { ALICE, BOB, CAROL, buildTasks, rejects } from './fixture.js';
 describe('tasks.get', () => {
   it('returns the task with notes and summaries of linked tasks in link order', async () => {
     await using t = await buildTasks();
-    const parent = await t.newTask('parent');
+    const parent = await t.newTask('parent', ALICE, {
+      description: 'the **why**', tags: ['q4'], metadata: { 'cf.size': 3 }, assignee: BOB, kickoff: '2026-01-01', deadline: '2026-02-01',
+    });
     const a = await t.newTask('a', ALICE, { status: 'done' });
     const b = await t.newTask('b');
     const task = await t.newTask('child', ALICE, { derived_from_id: parent.id, linked_to_ids: [b.id, a.id] });
     const note = await t.call(TasksOps.addNote, { taskId: task.id, content: 'first' });
     const detail = await t.call(TasksOps.get, { taskId: task.id });
+    // ud's LinkedItemInfoDTO: id, title, status and timestamps always; the rest when set
+    const summary = (x: typeof a) => ({ id: x.id, title: x.title, status: x.status, created_at: x.created_at, updated_at: x.updated_at });
     expect(detail).toEqual({
       ...task,
       notes: [note],
-      derivedFrom: { id: parent.id, title: 'parent', status: 'todo' },
-      linkedTo: [{ id: b.id, title: 'b', status: 'todo' }, { id: a.id, title: 'a', status: 'done' }],
+      derivedFrom: {
+        ...summary(parent), description: 'the **why**', tags: ['q4'], metadata: { 'cf.size': 3 },
+        assignee: BOB, kickoff: '2026-01-01T00:00:00.000Z', deadline: '2026-02-01T00:00:00.000Z',
+      },
+      linkedTo: [summary(b), summary(a)],
     });
   });
 
