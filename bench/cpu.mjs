@@ -3,8 +3,9 @@
 // interleaved, median of the runs. A durable write's req/s at c=10 is bounded by the WAL fsync it
 // waits for, which swings with the disk's other users; its CPU does not.
 //
-//   node bench/cpu.mjs <writes|board> <runs> <label>=<checkout>[:<EMBEDDED_SYNC>] ...
+//   node bench/cpu.mjs <writes|board> <runs> <label>=<checkout>[:<EMBEDDED_SYNC>|:<VAR>=<value>]... ...
 //   node bench/cpu.mjs writes 5 after=. after-normal=.:normal base=/tmp/writes-base-79b95a9
+//   ONLY=detail,move node bench/cpu.mjs writes 5 off=.:METRICS_ENABLED=false on=. traced=.:BENCH_TRACING=memory
 //
 // `writes`: a fresh data dir per server with the writes section's 200 tasks and Doing/Review board
 // of 200 cards (seeded over HTTP); specs GET detail, PATCH (a new title each), move. `board`: the
@@ -23,7 +24,7 @@ import { CREATE_BODY } from './sections/http.mjs';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const [kind, runsArg, ...pairs] = process.argv.slice(2);
 if (!['writes', 'board'].includes(kind) || !(Number(runsArg) > 0) || pairs.length === 0) {
-  console.error('usage: node bench/cpu.mjs <writes|board> <runs> <label>=<checkout>[:normal|full] ...');
+  console.error('usage: node bench/cpu.mjs <writes|board> <runs> <label>=<checkout>[:normal|full][:VAR=value]... ...');
   process.exit(2);
 }
 const RUNS = Number(runsArg);
@@ -47,27 +48,27 @@ function patchRequests(tasks, headers) {
   }];
 }
 
-/** Starts the all-in-one server of `checkout` on `dir` (optionally with EMBEDDED_SYNC). */
-async function start(scope, checkout, sync, dir) {
-  const env = { DATA_DIR: dir, JWT_SECRET, ...(sync ? { EMBEDDED_SYNC: sync } : {}) };
+/** Starts the all-in-one server of `checkout` on `dir` with the extra environment `extra`. */
+async function start(scope, checkout, extra, dir) {
+  const env = { DATA_DIR: dir, JWT_SECRET, ...extra };
   const p = await scope.process(join(resolve(checkout), 'bench/servers/all-in-one.mjs'), { env });
   return { base: `http://127.0.0.1:${p.info.port}`, pid: p.pid };
 }
 
 /** A server of `checkout` with its data and load specs ({name: {url, headers?, requests?}}). */
-async function prepare(scope, checkout, sync) {
+async function prepare(scope, checkout, extra) {
   if (kind === 'board') {
     const dir = scope.tempDir('bench-cpu-board-');
     const seeder = await scope.process(join(HERE, 'seed.mjs'), { args: ['board', dir] });
     await seeder.stop(); // it exits by itself after READY
-    const s = await start(scope, checkout, sync, dir);
+    const s = await start(scope, checkout, extra, dir);
     const headers = { authorization: `Bearer ${accessToken(seeder.info.userId)}` };
     return { ...s, specs: {
       detail: { url: `${s.base}/api/v1/tasks/${seeder.info.detailId}`, headers },
       move: { url: s.base, requests: moveRequests(seeder.info.boardId, seeder.info.movable, headers) },
     } };
   }
-  const s = await start(scope, checkout, sync, scope.tempDir('bench-cpu-writes-'));
+  const s = await start(scope, checkout, extra, scope.tempDir('bench-cpu-writes-'));
   const token = accessToken(randomUUID());
   const headers = { authorization: `Bearer ${token}` };
   const tasks = [];
@@ -121,9 +122,11 @@ const scope = new Scope();
 try {
   const servers = [];
   for (const pair of pairs) {
-    const [label, target] = pair.split('=');
-    const [checkout, sync] = target.split(':');
-    const s = await prepare(scope, checkout, sync);
+    const label = pair.slice(0, pair.indexOf('='));
+    const [checkout, ...opts] = pair.slice(pair.indexOf('=') + 1).split(':');
+    // `normal`/`full` is EMBEDDED_SYNC; `VAR=value` any other variable of the server
+    const extra = Object.fromEntries(opts.map((o) => (o.includes('=') ? [o.slice(0, o.indexOf('=')), o.slice(o.indexOf('=') + 1)] : ['EMBEDDED_SYNC', o])));
+    const s = await prepare(scope, checkout, extra);
     const only = process.env.ONLY?.split(',');
     if (only) for (const name of Object.keys(s.specs)) if (!only.includes(name)) delete s.specs[name];
     servers.push({ label, ...s });

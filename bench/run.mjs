@@ -9,6 +9,7 @@ import { distributedSection } from './sections/distributed.mjs';
 import { durabilitySection } from './sections/durability.mjs';
 import { eventsSection } from './sections/events.mjs';
 import { httpSection } from './sections/http.mjs';
+import { observabilitySection } from './sections/observability.mjs';
 import { querySection } from './sections/query.mjs';
 import { scaleSection } from './sections/scale.mjs';
 import { sprintSection } from './sections/sprint.mjs';
@@ -24,6 +25,7 @@ const SECTIONS = {
   scale: ['scale (issue 14): the all-in-one server at 100,000 and 1,000,000 tasks (BENCH_SCALE_SIZES)', scaleSection],
   writes: ['writes (issues 10, 11): safe writes — If-Match, Idempotency-Key, batch, and the outbox against the build before', writesSection],
   events: ['events (issue 10): commit-to-SSE latency with 100 streams; feed page vs task detail', eventsSection],
+  observability: ['observability: GET detail and move with metrics off, on, and on with every request traced', observabilitySection],
 };
 /** Sections run only when named (they take long): `node bench/run.mjs scale`. */
 const OPT_IN = new Set(['scale']);

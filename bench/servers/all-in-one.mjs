@@ -1,6 +1,8 @@
 // The all-in-one service as `npm start --all` builds it, from the built packages: the gateway
 // (`buildApp`) on a MemoryBus, every service served in-process, an EmbeddedStore in DATA_DIR.
-// Env: DATA_DIR, JWT_SECRET, LOG_LEVEL, EMBEDDED_SYNC. Prints `READY {"port":…,"loadMs":…}` once listening.
+// Env: DATA_DIR, JWT_SECRET, LOG_LEVEL, EMBEDDED_SYNC, METRICS_ENABLED (default true, as `npm start`),
+// BENCH_TRACING=memory (every request traced into the SDK's in-memory exporter, emptied every second).
+// Prints `READY {"port":…,"loadMs":…}` once listening.
 import { boardsService } from '@app/boards';
 import { buildApp, GatewayConfig } from '@app/gateway';
 import { queryService } from '@app/query';
@@ -10,17 +12,30 @@ import { MemoryBus } from '@app/shared/bus';
 import { loadConfig } from '@app/shared/config';
 import { systemClock } from '@app/shared/domain';
 import { createLogger } from '@app/shared/log';
+import { instrumentBus, instrumentStore, Metrics, startTracing } from '@app/shared/observability';
 import { serveServices } from '@app/shared/runtime';
 import { EmbeddedStore } from '@app/shared/store';
 
 const config = loadConfig(GatewayConfig, { ...process.env, HOST: '127.0.0.1', PORT: '0' });
 const log = createLogger({ name: 'bench-all-in-one', level: config.LOG_LEVEL });
 const started = Date.now();
-const store = await EmbeddedStore.open({ dir: config.DATA_DIR, log, sync: config.EMBEDDED_SYNC });
+const rawStore = await EmbeddedStore.open({ dir: config.DATA_DIR, log, sync: config.EMBEDDED_SYNC });
 const loadMs = Date.now() - started;
-const bus = new MemoryBus();
-const served = await serveServices([tasksService, boardsService, sprintsService, queryService], { bus, store, log });
-const app = await buildApp({ bus, store, clock: systemClock, log, config });
+// metrics and traces as main.ts has them: on by default, tracing only when asked
+const metrics = config.METRICS_ENABLED ? new Metrics() : undefined;
+let tracing;
+let spans;
+if (process.env.BENCH_TRACING === 'memory') {
+  const { InMemorySpanExporter } = await import('@opentelemetry/sdk-trace-base');
+  spans = new InMemorySpanExporter();
+  tracing = await startTracing({ serviceName: 'bench', exporter: spans });
+  setInterval(() => spans.reset(), 1000).unref();
+}
+const tools = { metrics, tracer: tracing?.tracer };
+const bus = instrumentBus(new MemoryBus(), tools);
+const traced = instrumentStore(rawStore, tools);
+const served = await serveServices([tasksService, boardsService, sprintsService, queryService], { bus, store: traced, log, metrics });
+const app = await buildApp({ bus, store: traced, clock: systemClock, log, config, metrics, traced: tracing !== undefined });
 await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(`READY ${JSON.stringify({ port: app.server.address().port, loadMs })}`);
 
@@ -28,6 +43,7 @@ process.once('SIGTERM', async () => {
   await app.close();
   for (const s of served) await s.close();
   await bus.close();
-  await store.close();
+  await traced.close();
+  await tracing?.shutdown();
   process.exit(0);
 });

@@ -8,12 +8,14 @@ import {
 import { createBoardTask } from './handlers/create-task.js';
 import { addMember, createGroup, getGroup, listGroups, removeMember } from './handlers/groups.js';
 import { moveCard } from './handlers/move.js';
+import { shareSyncWork } from './share-sync.js';
 
 /**
  * The boards service (DESIGN §1: board lifecycle, columns and actions, share, groups, board task
  * create, card move), queue group `boards`. Indexes: boards by owner, by shared group and by
  * active sprint (close-sprint repoints them); groups by member (every request loads the caller's
- * groups).
+ * groups), tasks by board (the sharing update of a board's cards). In the background, every
+ * replica completes sharing updates of cards whose share request died (`shareSyncWork`).
  */
 export const boardsService: ServiceDefinition = {
   name: 'boards',
@@ -40,6 +42,9 @@ export const boardsService: ServiceDefinition = {
     { collection: Collections.boards, keys: { groupId: 1 }, name: 'boards_group' },
     { collection: Collections.boards, keys: { activeSprintId: 1 }, name: 'boards_active_sprint' },
     { collection: Collections.groups, keys: { 'members.user_id': 1 }, name: 'groups_member' },
+    { collection: Collections.tasks, keys: { boardId: 1 } },
+    { collection: Collections.boardShareSync, keys: { updated_at: 1 }, name: 'board_share_sync_idle' },
     ...WRITE_INDEXES,
   ],
+  background: shareSyncWork,
 };

@@ -7,6 +7,7 @@ import type { Clock } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { OutboxPoller, type EventHub } from '@app/shared/events';
 import type { Logger } from '@app/shared/log';
+import { statusClass, type Metrics } from '@app/shared/observability';
 import type { DocumentStore } from '@app/shared/store';
 import { authIndexes } from './auth/users.js';
 import { APP_NAME, type GatewayConfig } from './config.js';
@@ -45,6 +46,30 @@ export interface GatewayDeps {
   events?: EventHub;
   /** Stream limits and timing; defaults from the config (`EVENT_STREAMS_PER_USER`) and {@link DEFAULT_STREAM_OPTIONS}. */
   streamOptions?: Partial<StreamOptions>;
+  /**
+   * The process's metrics (docs/observability.md): HTTP request durations, open event streams,
+   * and `GET /metrics` on `PORT` unless `METRICS_PORT` moves it. Absent: nothing is measured.
+   */
+  metrics?: Metrics | undefined;
+  /** HTTP requests become spans (@fastify/otel) of the tracer provider the process registered. */
+  traced?: boolean;
+}
+
+/**
+ * Times every HTTP answer into `http_request_duration_seconds` by route template (`unmatched` when
+ * no route matched), method and status class; histogram children are made once per label set.
+ */
+function measureRequests(app: FastifyInstance, metrics: Metrics): void {
+  const children = new Map<string, ReturnType<Metrics['httpDuration']['labels']>>();
+  app.addHook('onResponse', (req, reply, done) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    const cls = statusClass(reply.statusCode);
+    const key = `${req.method} ${cls} ${route}`;
+    let child = children.get(key);
+    if (!child) children.set(key, (child = metrics.httpDuration.labels(route, req.method, cls)));
+    child.observe(reply.elapsedTime / 1000);
+    done();
+  });
 }
 
 /**
@@ -92,6 +117,12 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
       sendError(err, req, reply);
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
+  if (deps.traced) {
+    // before every route and hook, so that each request's span covers them (the SDK is loaded only when tracing)
+    const { FastifyOtelInstrumentation } = await import('@fastify/otel');
+    await app.register(new FastifyOtelInstrumentation({ instrumentHooks: false }).plugin());
+  }
+  if (deps.metrics) measureRequests(app, deps.metrics);
 
   // The SPA fallback is filled in once the web plugin is registered; the 404 handler asks it first.
   let spaFallback: SpaFallback | undefined;
@@ -117,7 +148,13 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     streams.closeAll();
     if (!deps.events) await hub.close();
   });
-  const localDeps: LocalDeps = { bus, store, clock, config, streams, signAccessToken: (claims) => app.jwt.sign(claims) };
+  if (deps.metrics) {
+    const stop = deps.metrics.observe('events_sse_streams_open', () => streams.total);
+    app.addHook('onClose', async () => stop());
+  }
+  const localDeps: LocalDeps = {
+    bus, store, clock, config, streams, signAccessToken: (claims) => app.jwt.sign(claims), ...(deps.metrics ? { metrics: deps.metrics } : {}),
+  };
   registerBusRoutes(app, bus, deps.routes ?? allRoutes);
   registerLocalRoutes(app, localDeps, localRoutes);
   if (deps.webRoot !== false) spaFallback = await registerWeb(app, deps.webRoot);

@@ -11,7 +11,7 @@ import { systemClock } from '@app/shared/domain';
 import { NatsBus } from '@app/shared/bus';
 import { JetStreamHub } from '@app/shared/events';
 import { createLogger } from '@app/shared/log';
-import { checkSeparateProcessStore, guardStartup, onShutdown, openConnections, resolveJwtSecret, serveServices } from '@app/shared/runtime';
+import { checkSeparateProcessStore, guardStartup, onShutdown, openConnections, resolveJwtSecret, serveServices, startObservability } from '@app/shared/runtime';
 import { buildApp, ensureAdmin, GatewayConfig } from './index.js';
 
 // Until it listens, a start-up failure is one line on stderr and exit code 1 (issue 14).
@@ -25,32 +25,41 @@ if (!all && !config.NATS_URL) {
   process.exit(1);
 }
 if (!all) checkSeparateProcessStore(config, 'gateway');
-const { bus, store, kinds } = await openConnections(config, log, 'gateway');
+// metrics and traces (docs/observability.md): one registry for the whole process
+const obs = await startObservability(config, all ? 'all-in-one' : 'gateway');
+const connections = await openConnections(config, log, 'gateway');
+const { kinds } = connections;
+const { bus, store } = obs.instrument(connections);
 const served = all
   ? await serveServices([tasksService, boardsService, sprintsService, queryService], {
-      bus, store, log, config, background: true, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS,
+      bus, store, log, config, background: true, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS, metrics: obs.metrics,
     })
   : [];
 await ensureAdmin(store, config);
 // Event stream source (issue 10): the JetStream feed on NATS, else (or when the NATS server has no
 // JetStream) the outbox poller, buildApp's default.
 const events =
-  bus instanceof NatsBus
-    ? await JetStreamHub.start({ store, nc: bus.connection, prefix: bus.subjectPrefix, log, retentionDays: config.EVENT_RETENTION_DAYS }).catch(
+  connections.bus instanceof NatsBus
+    ? await JetStreamHub.start({ store, nc: connections.bus.connection, prefix: connections.bus.subjectPrefix, log, retentionDays: config.EVENT_RETENTION_DAYS }).catch(
         (err: unknown) => {
           log.warn({ err }, 'JetStream unavailable; event streams poll the outbox instead');
           return undefined;
         },
       )
     : undefined;
-const app = await buildApp({ bus, store, clock: systemClock, log, config, ...(events ? { events } : {}) });
+const app = await buildApp({
+  bus, store, clock: systemClock, log, config, ...(events ? { events } : {}), metrics: obs.metrics, traced: obs.tracing !== undefined,
+});
 await app.listen({ port: config.PORT, host: config.HOST });
+const metricsServer = await obs.serve(log);
 log.info({ mode: all ? 'all-in-one' : 'gateway', bus: kinds.bus, store: kinds.store, port: config.PORT }, 'listening');
 onShutdown(log, [
   () => app.close(),
   ...(events ? [() => events.close()] : []),
   ...served.map((s) => () => s.close()),
+  ...(metricsServer ? [() => metricsServer.close()] : []),
   () => bus.close(),
   () => store.close(),
+  () => obs.close(),
 ]);
 started();

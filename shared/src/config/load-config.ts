@@ -84,5 +84,19 @@ export const CommonConfig = Type.Object({
   WEBHOOK_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 30, default: 6 }),
   /** Comma-separated host names or IP addresses webhooks may target despite the SSRF rules (issue 10). */
   WEBHOOK_ALLOWED_HOSTS: Type.String({ default: '' }),
+  /** Prometheus metrics (docs/observability.md): `false` measures nothing and serves no `/metrics`. */
+  METRICS_ENABLED: Type.Boolean({ default: true }),
+  /**
+   * Port of a separate metrics endpoint (`GET /metrics`): every separately started service serves
+   * its metrics only there; the gateway serves them there instead of on `PORT`. Unset: services
+   * serve none, the gateway serves `/metrics` on `PORT`.
+   */
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  /** Host the metrics endpoint binds to (default `HOST`): keep it on an internal interface in production. */
+  METRICS_HOST: Type.Optional(Type.String({ minLength: 1 })),
+  /** OTLP/HTTP endpoint traces are exported to (the standard OpenTelemetry variable); unset: no tracing. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  /** `service.name` of the exported spans (the standard OpenTelemetry variable); default the process's name. */
+  OTEL_SERVICE_NAME: Type.Optional(Type.String({ minLength: 1 })),
 });
 export type CommonConfig = Static<typeof CommonConfig>;

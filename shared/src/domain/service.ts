@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { bind, type Binding, type Bus, type Handler } from '../bus/bus.js';
 import type { CommonConfig } from '../config/load-config.js';
 import type { AnyOp } from '../contracts/op.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { DocumentStore, IndexSpec } from '../store/port.js';
 import type { Clock } from './clock.js';
 
@@ -14,6 +15,8 @@ export interface ServiceDeps {
   idempotencyTtlHours?: number;
   /** The process configuration, for settings a service reads (events: retention, webhook limits); defaults apply when absent. */
   config?: Readonly<CommonConfig>;
+  /** The process's metrics (docs/observability.md); absent when metrics are off (tests, `METRICS_ENABLED=false`). */
+  metrics?: Metrics;
 }
 
 /** What a service's background work is started with: its deps plus the bus (NATS gives JetStream). */

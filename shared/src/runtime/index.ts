@@ -1,4 +1,5 @@
 export {
   openConnections, serveServices, resolveJwtSecret, onShutdown, runServiceProcess, type Connections,
   StartupError, startupFailureMessage, exitOnStartupError, guardStartup, checkSeparateProcessStore,
+  startObservability, type Observability,
 } from './process.js';

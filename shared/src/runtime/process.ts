@@ -10,6 +10,7 @@ import { systemClock, type Clock, type ServiceDefinition } from '../domain/index
 import { createLogger } from '../log/index.js';
 import { AppError } from '../errors/index.js';
 import { EmbeddedStore, MongoStore, StoreInUseError, type DocumentStore } from '../store/index.js';
+import { instrumentBus, instrumentStore, Metrics, serveMetrics, startTracing, type Instruments, type MetricsServer, type Tracing } from '../observability/index.js';
 
 /** Connections a process opens once: the bus and the store (DESIGN §2). */
 export interface Connections {
@@ -116,7 +117,10 @@ async function openEmbedded(config: CommonConfig, log: Logger): Promise<Embedded
  */
 export async function serveServices(
   defs: readonly ServiceDefinition[],
-  deps: { bus: Bus; store: DocumentStore; log: Logger; clock?: Clock; config?: Readonly<CommonConfig>; background?: boolean; idempotencyTtlHours?: number },
+  deps: {
+    bus: Bus; store: DocumentStore; log: Logger; clock?: Clock; config?: Readonly<CommonConfig>; background?: boolean; idempotencyTtlHours?: number;
+    metrics?: Metrics | undefined;
+  },
 ): Promise<Served[]> {
   const served: Served[] = [];
   for (const def of defs) {
@@ -131,6 +135,7 @@ export async function serveServices(
       store, clock: deps.clock ?? systemClock, log,
       ...(deps.config ? { config: deps.config } : {}),
       ...(deps.idempotencyTtlHours === undefined ? {} : { idempotencyTtlHours: deps.idempotencyTtlHours }),
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
     };
     const bindings = [...def.bindings(serviceDeps), health];
     const handle = await deps.bus.serve(bindings, { queue: def.name, log });
@@ -151,6 +156,47 @@ export async function serveServices(
     );
   }
   return served;
+}
+
+/** A process's metrics and tracing, started from its configuration (docs/observability.md). */
+export interface Observability {
+  /** The registry, unless `METRICS_ENABLED=false`. */
+  metrics: Metrics | undefined;
+  /** The tracer provider, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
+  tracing: Tracing | undefined;
+  /** What the bus and store are instrumented with. */
+  tools: Instruments;
+  /** Wraps the process's bus and store ({@link instrumentBus}, {@link instrumentStore}); the same objects when nothing is on. */
+  instrument(c: Pick<Connections, 'bus' | 'store'>): { bus: Bus; store: DocumentStore };
+  /** Serves `/metrics` on `METRICS_HOST:METRICS_PORT` when both metrics and the port are set. */
+  serve(log: Logger): Promise<MetricsServer | undefined>;
+  /** Flushes and stops tracing. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts metrics (unless `METRICS_ENABLED=false`) and tracing (when `OTEL_EXPORTER_OTLP_ENDPOINT`
+ * is set, as `OTEL_SERVICE_NAME` or `name`) for one process. Called only from entry points.
+ */
+export async function startObservability(config: CommonConfig, name: string): Promise<Observability> {
+  const metrics = config.METRICS_ENABLED ? new Metrics() : undefined;
+  const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT
+    ? await startTracing({ serviceName: config.OTEL_SERVICE_NAME ?? name, exporter: config.OTEL_EXPORTER_OTLP_ENDPOINT })
+    : undefined;
+  const tools: Instruments = { metrics, tracer: tracing?.tracer };
+  return {
+    metrics, tracing, tools,
+    instrument: (c) => ({ bus: instrumentBus(c.bus, tools), store: instrumentStore(c.store, tools) }),
+    async serve(log) {
+      if (!metrics || config.METRICS_PORT === undefined) return undefined;
+      const server = await serveMetrics(metrics, { port: config.METRICS_PORT, host: config.METRICS_HOST ?? config.HOST });
+      log.info({ port: server.port }, 'metrics endpoint listening');
+      return server;
+    },
+    close: async () => {
+      await tracing?.shutdown();
+    },
+  };
 }
 
 /**
@@ -198,9 +244,18 @@ export async function runServiceProcess(def: ServiceDefinition, env: Record<stri
   const log = createLogger({ name: def.name, level: config.LOG_LEVEL });
   if (!config.NATS_URL) throw new ConfigError([`NATS_URL: required for a standalone ${def.name} service (npm start runs the all-in-one)`]);
   checkSeparateProcessStore(config, `${def.name} service`);
-  const { bus, store, kinds } = await openConnections(config, log, def.name);
-  const served = await serveServices([def], { bus, store, log, config, background: true, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS });
-  log.info({ bus: kinds.bus, store: kinds.store, queue: def.name }, 'service ready');
-  onShutdown(log, [...served.map((s) => () => s.close()), () => bus.close(), () => store.close()]);
+  const obs = await startObservability(config, def.name);
+  const connections = await openConnections(config, log, def.name);
+  const { bus, store } = obs.instrument(connections);
+  const served = await serveServices([def], {
+    bus, store, log, config, background: true, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS, metrics: obs.metrics,
+  });
+  const metricsServer = await obs.serve(log);
+  log.info({ bus: connections.kinds.bus, store: connections.kinds.store, queue: def.name }, 'service ready');
+  onShutdown(log, [
+    ...served.map((s) => () => s.close()),
+    ...(metricsServer ? [() => metricsServer.close()] : []),
+    () => bus.close(), () => store.close(), () => obs.close(),
+  ]);
   started();
 }

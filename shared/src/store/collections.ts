@@ -18,4 +18,6 @@ export const Collections = {
   webhooks: 'webhooks',
   /** One document per (webhook, event) delivery with its attempt log (issue 10). */
   webhookDeliveries: 'webhook_deliveries',
+  /** Pending sharing updates of a board's cards, one per board (docs/boards.md "Sharing a board with many cards"). */
+  boardShareSync: 'board_share_sync',
 } as const;

@@ -30,6 +30,7 @@ describe('loadConfig(CommonConfig, env)', () => {
       EVENT_RETENTION_DAYS: 7,
       WEBHOOK_MAX_ATTEMPTS: 6,
       WEBHOOK_ALLOWED_HOSTS: '',
+      METRICS_ENABLED: true,
     });
   });
 

@@ -9,6 +9,7 @@ import {
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Update } from '@app/shared/store';
 import { boardsOf } from '../board-access.js';
+import { completeShareSync, recordShareSync } from '../share-sync.js';
 
 /** A board name: trimmed, not blank. */
 function boardName(name: string): string {
@@ -215,15 +216,22 @@ async function openSprintId(store: DocumentStore, p: Principal, sprintId: string
   return sprintId;
 }
 
-/** `boards.remove` (owner only): deletes the board; its tasks are kept (they keep their `boardId`). Emits `board.deleted`. */
+/**
+ * `boards.remove` (owner only): deletes the board; its tasks are kept (they keep their `boardId`
+ * and sharing; a sharing update of its cards still pending is completed first). Emits `board.deleted`.
+ */
 export function removeBoard(deps: ServiceDeps): Handler<typeof BoardsOps.remove> {
-  return async ({ boardId }, ctx) => runWrite(deps, ctx, async (w) => {
-    const { board } = await ownedBoard(w, deps, ctx, boardId);
-    const { deletedCount } = await boardsOf(deps.store).deleteOne({ _id: boardId, owner_id: w.userId, ...versionGuard(board) }, { session: w.session });
-    if (deletedCount === 0) throw new AppError('CONFLICT', { message: 'The board changed meanwhile; read it again and retry', details: { boardId } });
-    w.emit(boardEvent('board.deleted', toBoard(board, w.userId)));
-    return null;
-  });
+  return async ({ boardId }, ctx) => {
+    const out = await runWrite(deps, ctx, async (w) => {
+      const { board } = await ownedBoard(w, deps, ctx, boardId);
+      const { deletedCount } = await boardsOf(deps.store).deleteOne({ _id: boardId, owner_id: w.userId, ...versionGuard(board) }, { session: w.session });
+      if (deletedCount === 0) throw new AppError('CONFLICT', { message: 'The board changed meanwhile; read it again and retry', details: { boardId } });
+      w.emit(boardEvent('board.deleted', toBoard(board, w.userId)));
+      return null;
+    });
+    await completeShareSync(deps, boardId);
+    return out;
+  };
 }
 
 /** `boards.previewActions`: read-only; the same computation as a board write (DESIGN §7). */
@@ -233,39 +241,52 @@ export function previewActions(): Handler<typeof BoardsOps.previewActions> {
 
 /**
  * `boards.share` (owner only): shares the board with a group the caller belongs to (else 403
- * `NOT_GROUP_MEMBER`) with `permission`; a private board becomes `shared`. In the same
- * transaction every live card created on the board takes the group and permission, so sharing a
- * board (or changing `r` to `rw`) shares its existing cards too. The cards' versions do not change
- * (sharing fields are not task fields); the board's does. Emits `board.shared`.
+ * `NOT_GROUP_MEMBER`) with `permission`; a private board becomes `shared`. Cards follow their
+ * board: the transaction that writes the board records that every live card created on it is to
+ * take the group and permission, and the cards are then changed in transactions of at most
+ * `SHARE_SYNC_BATCH` cards before the answer (`completeShareSync`; docs/boards.md "Sharing a board
+ * with many cards" states what readers see meanwhile and after a crash). The cards' versions do
+ * not change (sharing fields are not task fields); the board's does. Emits `board.shared`.
  */
 export function shareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.share> {
   const { store } = deps;
-  return async ({ boardId, group_id, permission }, ctx) => runWrite(deps, ctx, async (w) => {
-    const { board, principal } = await ownedBoard(w, deps, ctx, boardId);
-    if (!principal.groupIds.includes(group_id)) {
-      throw new AppError('NOT_GROUP_MEMBER', { message: `You are not a member of group ${group_id}`, details: { group_id } });
-    }
-    // The board and the cards created on it change sharing together: a card follows its board.
-    const out = await writeBoard(w, deps, board, {
-      $set: { groupId: group_id, groupPermission: permission, board_type: 'shared', updated_at: w.now.toISOString(), updated_by: w.userId },
+  return async ({ boardId, group_id, permission }, ctx) => {
+    const out = await runWrite(deps, ctx, async (w) => {
+      const { board, principal } = await ownedBoard(w, deps, ctx, boardId);
+      if (!principal.groupIds.includes(group_id)) {
+        throw new AppError('NOT_GROUP_MEMBER', { message: `You are not a member of group ${group_id}`, details: { group_id } });
+      }
+      const shared = await writeBoard(w, deps, board, {
+        $set: { groupId: group_id, groupPermission: permission, board_type: 'shared', updated_at: w.now.toISOString(), updated_by: w.userId },
+      });
+      await recordShareSync(store, w.session, boardId, group_id, permission, w.now);
+      w.emit(boardEvent('board.shared', shared));
+      return shared;
     });
-    await store
-      .collection<TaskDoc>(Collections.tasks)
-      .updateMany({ boardId, deleted: false }, { $set: { groupId: group_id, groupPermission: permission } }, { session: w.session });
-    w.emit(boardEvent('board.shared', out));
+    // also on a replayed answer (Idempotency-Key): a retry completes what a failed first run left
+    await completeShareSync(deps, boardId);
     return out;
-  });
+  };
 }
 
-/** `boards.unshare` (owner only): removes the group sharing; the board stays `shared`, seen by its owner only. Emits `board.unshared`. */
+/**
+ * `boards.unshare` (owner only): removes the group sharing; the board stays `shared`, seen by its
+ * owner only. Cards keep their sharing; a sharing update of the cards still pending from an
+ * earlier share is completed before the answer, so they end as that share left them. Emits
+ * `board.unshared`.
+ */
 export function unshareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.unshare> {
-  return async ({ boardId }, ctx) => runWrite(deps, ctx, async (w) => {
-    const { board } = await ownedBoard(w, deps, ctx, boardId);
-    const out = await writeBoard(w, deps, board, {
-      $set: { updated_at: w.now.toISOString(), updated_by: w.userId },
-      $unset: { groupId: '', groupPermission: '' },
+  return async ({ boardId }, ctx) => {
+    const out = await runWrite(deps, ctx, async (w) => {
+      const { board } = await ownedBoard(w, deps, ctx, boardId);
+      const unshared = await writeBoard(w, deps, board, {
+        $set: { updated_at: w.now.toISOString(), updated_by: w.userId },
+        $unset: { groupId: '', groupPermission: '' },
+      });
+      w.emit(boardEvent('board.unshared', unshared));
+      return unshared;
     });
-    w.emit(boardEvent('board.unshared', out));
+    await completeShareSync(deps, boardId);
     return out;
-  });
+  };
 }

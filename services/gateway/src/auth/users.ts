@@ -69,7 +69,7 @@ export async function createUser(
 
 /**
  * Bootstraps the admin user from `ADMIN_USERNAME`/`ADMIN_PASSWORD` when both are set and no user
- * of that name exists (DESIGN §5; the compose file disables registration and relies on this).
+ * of that name exists (DESIGN §5; the way in for a deployment with `REGISTRATION_ENABLED=false`).
  * Never changes an existing user's password. Safe to run from several replicas at once.
  * Returns true when it created the user.
  */

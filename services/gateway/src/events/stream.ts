@@ -52,6 +52,11 @@ export class EventStreams {
     this.sockets.clear();
   }
 
+  /** Open streams of every user at this gateway (`events_sse_streams_open`). */
+  get total(): number {
+    return this.sockets.size;
+  }
+
   /** Open streams of `userId` (tests, metrics). */
   openCount(userId: string): number {
     return this.open.get(userId) ?? 0;

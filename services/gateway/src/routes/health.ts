@@ -52,6 +52,19 @@ export const healthRoutes: LocalRoute[] = [
   },
   {
     method: 'GET',
+    url: '/metrics',
+    summary: 'Prometheus metrics of this process (text format; docs/observability.md). 404 when metrics are off or served on METRICS_PORT',
+    tag: 'health',
+    produces: ['text/plain'],
+    response: Type.String({ description: 'Prometheus text exposition format 0.0.4' }),
+    async stream(_req, reply, { metrics, config }) {
+      if (!metrics || config.METRICS_PORT !== undefined) throw new AppError('NOT_FOUND', { message: 'Metrics are not served here' });
+      const text = await metrics.text();
+      await reply.header('content-type', metrics.contentType).send(text);
+    },
+  },
+  {
+    method: 'GET',
     url: '/version',
     summary: 'Product name and version',
     tag: 'health',

@@ -2,6 +2,7 @@ import type { TObject, TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Bus } from '@app/shared/bus';
 import type { Clock } from '@app/shared/domain';
+import type { Metrics } from '@app/shared/observability';
 import type { DocumentStore } from '@app/shared/store';
 import type { GatewayConfig } from '../config.js';
 import type { EventStreams } from '../events/stream.js';
@@ -26,6 +27,8 @@ export interface LocalDeps {
   signAccessToken(claims: AccessClaims): string;
   /** The event stream server (issue 10). */
   streams: EventStreams;
+  /** The process's metrics, served by `GET /metrics`; absent when metrics are off. */
+  metrics?: Metrics;
 }
 
 /**

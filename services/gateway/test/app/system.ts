@@ -7,6 +7,7 @@ import { MemoryBus, type Served } from '@app/shared/bus';
 import { CommonConfig, loadConfig } from '@app/shared/config';
 import { fixedClock } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
+import { instrumentBus, instrumentStore } from '@app/shared/observability';
 import { serveServices } from '@app/shared/runtime';
 import { EmbeddedStore, type DocumentStore } from '@app/shared/store';
 import { expect } from 'vitest';
@@ -54,19 +55,21 @@ export interface System extends AsyncDisposable {
  * the clock elsewhere than {@link NOW}.
  */
 export async function system(
-  opts: Pick<GatewayDeps, 'streamOptions'> & { env?: Record<string, string>; webhooks?: EventWorkOptions; clockAt?: string } = {},
+  opts: Pick<GatewayDeps, 'streamOptions' | 'metrics'> & { env?: Record<string, string>; webhooks?: EventWorkOptions; clockAt?: string } = {},
 ): Promise<System> {
-  const bus = new MemoryBus();
-  const store = await EmbeddedStore.memory();
+  // with metrics, the bus and store are measured as main.ts measures them
+  const tools = { metrics: opts.metrics };
+  const bus = instrumentBus(new MemoryBus(), tools);
+  const store = instrumentStore(await EmbeddedStore.memory(), tools);
   const clock = fixedClock(opts.clockAt ?? NOW);
   const log = silentLogger();
   const query = opts.webhooks ? { ...queryService, background: eventWork(opts.webhooks) } : queryService;
   const services = [tasksService, boardsService, sprintsService, query];
   const config = loadConfig(CommonConfig, opts.env ?? {});
-  const served: Served[] = await serveServices(services, { bus, store, log, clock, config, background: opts.webhooks !== undefined });
+  const served: Served[] = await serveServices(services, { bus, store, log, clock, config, background: opts.webhooks !== undefined, metrics: opts.metrics });
   const app = await buildApp({
     bus, store, clock, log, config: testConfig({ RATE_LIMIT_AUTH_MAX: '1000', ...opts.env }),
-    ...(opts.streamOptions ? { streamOptions: opts.streamOptions } : {}),
+    ...(opts.streamOptions ? { streamOptions: opts.streamOptions } : {}), metrics: opts.metrics,
   });
 
   const call = async (method: string, url: string, as?: User, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> => {

@@ -45,6 +45,7 @@ describe('route table', () => {
     expect(localRoutes.filter((r) => !r.authenticated).map((r) => `${r.method} ${r.url}`).sort()).toEqual([
       'GET /health',
       'GET /health/ready',
+      'GET /metrics',
       'GET /version',
       'POST /auth/refresh-token',
       'POST /auth/register',

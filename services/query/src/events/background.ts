@@ -77,7 +77,17 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
       sender: opts.sender ?? httpSender(targetPolicy(config), opts.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS),
       maxAttempts: config?.WEBHOOK_MAX_ATTEMPTS ?? DEFAULT_MAX_ATTEMPTS,
       ...(opts.random ? { random: opts.random } : {}),
+      metrics: deps.metrics,
     });
+    // scrape-time gauges (docs/observability.md): the oldest delivery still waiting, and the fan-out's lag
+    const stopGauges = deps.metrics
+      ? [
+          deps.metrics.observe('webhook_oldest_pending_age_seconds', async () => {
+            const [oldest] = await deliveriesOf(store).find({ status: 'pending' }, { sort: { created_at: 1 }, limit: 1, projection: { created_at: 1 } });
+            return oldest ? Math.max(0, (clock.now().getTime() - Date.parse(oldest.created_at)) / 1000) : 0;
+          }),
+        ]
+      : [];
     const jet = await startJetStreamWork(deps, dispatcher);
     const tickMs = opts.tickMs ?? 250;
     let stopped = false;
@@ -99,6 +109,7 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
     return {
       close: async () => {
         stopped = true;
+        for (const stop of stopGauges) stop();
         clearInterval(sweepTimer);
         if (timer) clearTimeout(timer);
         await running;

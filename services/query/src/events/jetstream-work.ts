@@ -1,6 +1,7 @@
 import { NatsBus } from '@app/shared/bus';
 import type { BackgroundDeps } from '@app/shared/domain';
 import { followDurable, OutboxRelay } from '@app/shared/events';
+import { InstrumentedBus } from '@app/shared/observability';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.js';
 
 /** Name of the webhook dispatcher's durable JetStream consumer (one per `BUS_PREFIX`). */
@@ -18,9 +19,11 @@ export interface JetStreamWork {
  * dispatcher then fans out from a store cursor, as in the embedded default.
  */
 export async function startJetStreamWork(deps: BackgroundDeps, dispatcher: WebhookDispatcher): Promise<JetStreamWork | undefined> {
-  if (!(deps.bus instanceof NatsBus)) return undefined;
-  const nc = deps.bus.connection;
-  const prefix = deps.bus.subjectPrefix;
+  // the transport under the metrics and traces wrapper, when there is one
+  const bus = deps.bus instanceof InstrumentedBus ? deps.bus.inner : deps.bus;
+  if (!(bus instanceof NatsBus)) return undefined;
+  const nc = bus.connection;
+  const prefix = bus.subjectPrefix;
   let relay: OutboxRelay;
   try {
     relay = await OutboxRelay.start({

@@ -6,6 +6,7 @@ import { parseQuery, queryMatches, type Query } from '@app/shared/query';
 import { encodeMetadata, type DocumentStore } from '@app/shared/store';
 import { ATTEMPT_LOG_MAX, deliveriesOf, deliveryId, NO_LEASE, webhooksOf, type DeliveryDoc, type WebhookDoc } from './model.js';
 import type { Sender } from './send.js';
+import type { Metrics } from '@app/shared/observability';
 
 /** A webhook failing this long without a success is disabled (issue 10). */
 export const DISABLE_AFTER_MS = 24 * 60 * 60 * 1000;
@@ -36,6 +37,8 @@ export interface DispatcherDeps {
   random?: () => number;
   /** How long a replica holds a delivery it attempts (ms; longer than an attempt's timeout). */
   leaseMs?: number;
+  /** Counts attempts by outcome (`webhook_attempts_total`: `delivered`, `retry`, `failed`). */
+  metrics?: Metrics | undefined;
 }
 
 /** The task "after the change" of a task event, as a stored task for the query matcher; undefined when the event carries none. */
@@ -204,12 +207,13 @@ export class WebhookDispatcher {
     const attempt = d.attempt + 1;
     const entry = { attempt, at: iso, duration_ms: o.duration_ms, ...(o.status_code !== undefined ? { status_code: o.status_code } : {}), ...(o.error ? { error: o.error } : {}) };
     const attempts = [...d.attempts, entry].slice(-ATTEMPT_LOG_MAX);
+    const exhausted = attempt >= this.maxAttempts || d.manual === true;
+    this.deps.metrics?.webhookAttempts.labels(o.ok ? 'delivered' : exhausted ? 'failed' : 'retry').inc();
     if (o.ok) {
       await deliveriesOf(store).updateOne({ _id: d._id }, { $set: { status: 'delivered', attempt, attempts, lease_until: NO_LEASE, manual: false, updated_at: iso } });
       if (hook.failing_since !== undefined) await webhooksOf(store).updateOne({ _id: hook._id }, { $unset: { failing_since: '' } });
       return true;
     }
-    const exhausted = attempt >= this.maxAttempts || d.manual === true;
     await deliveriesOf(store).updateOne(
       { _id: d._id },
       {

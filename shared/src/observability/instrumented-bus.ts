@@ -1,0 +1,120 @@
+import { context, trace, type Tracer } from '@opentelemetry/api';
+import type { Histogram } from 'prom-client';
+import { ReplyBus, type Binding, type Bus, type BusReply, type CallMeta, type Served, type ServeOptions } from '../bus/bus.js';
+import { SprintsOps } from '../contracts/sprints.js';
+import type { AnyOp, In } from '../contracts/op.js';
+import type { Metrics } from './metrics.js';
+import { outcomeOf } from './metrics.js';
+import { contextFrom, failSpan, SpanKind, traceparentOf } from './tracing.js';
+
+/** What a bus is instrumented with; either may be absent (nothing is measured or traced then). */
+export interface Instruments {
+  metrics?: Metrics | undefined;
+  tracer?: Tracer | undefined;
+}
+
+type Child = ReturnType<Histogram['labels']>;
+
+/** Histogram children by key, made once: `labels()` hashes its labels on every call. */
+class Children {
+  private readonly map = new Map<string, Child>();
+  constructor(private readonly make: (...labels: string[]) => Child) {}
+  get(...labels: string[]): Child {
+    const key = labels.join('\u0000');
+    let c = this.map.get(key);
+    if (!c) this.map.set(key, (c = this.make(...labels)));
+    return c;
+  }
+}
+
+const seconds = (t0: number) => (performance.now() - t0) / 1000;
+
+/**
+ * A {@link Bus} that measures and traces the one it wraps (docs/observability.md):
+ * - client side (`request*`): `bus_request_duration_seconds{side="client"}` by subject and
+ *   outcome (`ok`, the error reply's code, `timeout`, `no_responders`), and a CLIENT span whose
+ *   context goes out as the request's `traceparent` header;
+ * - server side (`serve`): each handler is timed (`side="server"`; close-sprint also in
+ *   `sprint_close_duration_seconds`) and runs in a SERVER span that continues the request's
+ *   `traceparent`, so the store calls it makes are its children.
+ * Errors and replies pass through unchanged.
+ */
+export class InstrumentedBus extends ReplyBus {
+  private readonly client: Children | undefined;
+  private readonly server: Children | undefined;
+
+  constructor(readonly inner: Bus, private readonly tools: Instruments) {
+    super();
+    const m = tools.metrics;
+    this.client = m && new Children((subject, outcome) => m.busDuration.labels('client', subject!, outcome!));
+    this.server = m && new Children((subject, outcome) => m.busDuration.labels('server', subject!, outcome!));
+  }
+
+  async requestReply<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<BusReply> {
+    const t0 = performance.now();
+    const { tracer } = this.tools;
+    const span = tracer?.startSpan(`bus ${op.subject}`, { kind: SpanKind.CLIENT, attributes: { 'messaging.destination.name': op.subject } });
+    const sent = span ? { ...meta, traceparent: traceparentOf(trace.setSpan(context.active(), span)) } : meta;
+    let outcome = 'ok';
+    try {
+      const reply = await this.inner.requestReply(op, input, sent);
+      if (!reply.ok) {
+        outcome = outcomeOf(reply.error);
+        if (span) failSpan(span, reply.error);
+      }
+      return reply;
+    } catch (e) {
+      outcome = outcomeOf(e);
+      if (span) failSpan(span, e);
+      throw e;
+    } finally {
+      span?.end();
+      this.client?.get(op.subject, outcome).observe(seconds(t0));
+    }
+  }
+
+  serve(bindings: readonly Binding[], opts: ServeOptions): Promise<Served> {
+    return this.inner.serve(bindings.map((b) => this.wrap(b)), opts);
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  private wrap(binding: Binding): Binding {
+    const { tracer, metrics } = this.tools;
+    if (!tracer && !metrics) return binding;
+    const subject = binding.op.subject;
+    const closeSprint = subject === SprintsOps.close.subject ? metrics?.sprintCloseDuration : undefined;
+    const inner = binding.handler;
+    const handler: Binding['handler'] = async (input, ctx) => {
+      const t0 = performance.now();
+      let outcome = 'ok';
+      const span = tracer?.startSpan(`bus ${subject} process`, { kind: SpanKind.SERVER, attributes: { 'messaging.destination.name': subject } }, contextFrom(ctx.traceparent));
+      try {
+        return span ? await context.with(trace.setSpan(contextFrom(ctx.traceparent), span), () => inner(input, ctx)) : await inner(input, ctx);
+      } catch (e) {
+        outcome = outcomeOf(e);
+        if (span) failSpan(span, e);
+        throw e;
+      } finally {
+        span?.end();
+        const s = seconds(t0);
+        this.server?.get(subject, outcome).observe(s);
+        closeSprint?.labels(outcome).observe(s);
+      }
+    };
+    return { op: binding.op, handler };
+  }
+}
+
+/** The bus itself when there is nothing to instrument with, else an {@link InstrumentedBus} around it. */
+export function instrumentBus(bus: Bus, tools: Instruments): Bus {
+  return tools.metrics || tools.tracer ? new InstrumentedBus(bus, tools) : bus;
+}
+
+export { Children };

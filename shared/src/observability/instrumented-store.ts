@@ -1,0 +1,112 @@
+import type { Tracer } from '@opentelemetry/api';
+import type { Collection, Doc, DocumentStore, IndexSpec, Session, StoreStats } from '../store/port.js';
+import { Children, type Instruments } from './instrumented-bus.js';
+import { outcomeOf } from './metrics.js';
+import { inSpan, SpanKind } from './tracing.js';
+
+/** The collection methods of the port. */
+const OPS = [
+  'find', 'findOne', 'countDocuments', 'insertOne', 'insertMany', 'updateOne', 'updateMany',
+  'findOneAndUpdate', 'deleteOne', 'deleteMany', 'bulkWrite',
+] as const satisfies ReadonlyArray<Exclude<keyof Collection, 'name'>>;
+
+const seconds = (t0: number) => (performance.now() - t0) / 1000;
+
+/**
+ * A {@link DocumentStore} that measures and traces the one it wraps, whichever backend it is
+ * (docs/observability.md): every collection call in `store_operation_duration_seconds` by
+ * collection, operation and outcome, every transaction in `store_transaction_duration_seconds`
+ * and its extra attempts in `store_transaction_retries_total`; with a tracer, each call and
+ * transaction is a CLIENT span, child of the active span (the service's handler span). Results,
+ * errors and sessions pass through unchanged.
+ */
+export class InstrumentedStore implements DocumentStore {
+  private readonly collections = new Map<string, Collection>();
+  private readonly calls: Children | undefined;
+
+  constructor(readonly inner: DocumentStore, private readonly tools: Instruments) {
+    const m = tools.metrics;
+    this.calls = m && new Children((collection, op, outcome) => m.storeDuration.labels(collection!, op!, outcome!));
+  }
+
+  get stats(): StoreStats {
+    return this.inner.stats;
+  }
+
+  collection<T extends Doc = Doc>(name: string): Collection<T> {
+    let c = this.collections.get(name);
+    if (!c) this.collections.set(name, (c = this.wrapCollection(name)));
+    return c as unknown as Collection<T>;
+  }
+
+  async withTransaction<R>(fn: (session: Session) => Promise<R>): Promise<R> {
+    const { metrics, tracer } = this.tools;
+    const t0 = performance.now();
+    let attempts = 0;
+    let outcome = 'ok';
+    const run = () => this.inner.withTransaction((s) => {
+      attempts++;
+      return fn(s);
+    });
+    try {
+      return tracer ? await inSpan(tracer, 'store transaction', SpanKind.CLIENT, {}, run) : await run();
+    } catch (e) {
+      outcome = outcomeOf(e);
+      throw e;
+    } finally {
+      if (metrics) {
+        metrics.transactionDuration.labels(outcome).observe(seconds(t0));
+        if (attempts > 1) metrics.transactionRetries.inc(attempts - 1);
+      }
+    }
+  }
+
+  ensureIndexes(specs: IndexSpec[]): Promise<void> {
+    return this.inner.ensureIndexes(specs);
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  private wrapCollection(name: string): Collection {
+    const inner = this.inner.collection(name);
+    const { tracer } = this.tools;
+    const calls = this.calls;
+    const wrapped: Record<string, unknown> = { name: inner.name };
+    for (const op of OPS) {
+      const method = (inner[op] as (...a: unknown[]) => Promise<unknown>).bind(inner);
+      const ok = calls?.get(name, op, 'ok');
+      const timed = async (args: unknown[]) => {
+        const t0 = performance.now();
+        try {
+          const r = await method(...args);
+          ok?.observe(seconds(t0));
+          return r;
+        } catch (e) {
+          calls?.get(name, op, outcomeOf(e)).observe(seconds(t0));
+          throw e;
+        }
+      };
+      wrapped[op] = tracer
+        ? (...args: unknown[]) => inSpan(tracer, `store ${op} ${name}`, SpanKind.CLIENT, { 'db.collection.name': name, 'db.operation.name': op }, () => timed(args))
+        : (...args: unknown[]) => timed(args);
+    }
+    return wrapped as unknown as Collection;
+  }
+}
+
+/** The store itself when there is nothing to instrument with, else an {@link InstrumentedStore} around it. */
+export function instrumentStore(store: DocumentStore, tools: Instruments): DocumentStore {
+  return tools.metrics || tools.tracer ? new InstrumentedStore(store, tools) : store;
+}
+
+export type { Tracer };

@@ -1,0 +1,132 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AppError } from '../errors/index.js';
+
+/**
+ * Prometheus metrics of one process (docs/observability.md). The all-in-one process has one
+ * `Metrics` (one registry, one endpoint); a separately started service has its own, served on
+ * `METRICS_PORT`. Names follow Prometheus conventions: durations in `_seconds`, counters in
+ * `_total`, and labels of low cardinality only (route templates, subjects, collections, outcome
+ * codes from the error catalogue): never an id.
+ */
+
+/** Buckets of request-scale durations, in seconds (0.5 ms … 10 s). */
+const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Buckets of store calls, in seconds (50 µs … 2.5 s): most are in-memory reads. */
+const STORE_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2.5];
+
+/** `ok`, or the outcome of a failed call as a label: `timeout`, `no_responders`, or the catalogue code in lower case. */
+export function outcomeOf(err: unknown): string {
+  const code = AppError.from(err).code;
+  if (code === 'UPSTREAM_TIMEOUT') return 'timeout';
+  if (code === 'SERVICE_UNAVAILABLE') return 'no_responders';
+  return code.toLowerCase();
+}
+
+/** Status class label of an HTTP status: `2xx`, `4xx`, … */
+export function statusClass(status: number): string {
+  return `${Math.floor(status / 100)}xx`;
+}
+
+/** A gauge whose value is read at scrape time (a component registers the reader when it starts). */
+type Reader = () => number | Promise<number>;
+
+/** Options of {@link Metrics}. */
+export interface MetricsOptions {
+  /** Collect the process's default metrics (CPU, memory, event loop lag, GC); default true. */
+  defaultMetrics?: boolean;
+  /** Static labels on every series, e.g. `{service: 'query'}`. */
+  labels?: Record<string, string>;
+}
+
+/** The process's registry and every metric the service exports. */
+export class Metrics {
+  readonly registry = new Registry();
+  /** HTTP requests at the gateway, by route template (`unmatched` for a 404 without a route), method and status class. */
+  readonly httpDuration: Histogram<'route' | 'method' | 'status_class'>;
+  /** Bus requests by side (`client` at the caller, `server` at the service), subject (`tasks.get`) and outcome. */
+  readonly busDuration: Histogram<'side' | 'subject' | 'outcome'>;
+  /** One store call by collection, operation and outcome (`ok` or the catalogue code). */
+  readonly storeDuration: Histogram<'collection' | 'op' | 'outcome'>;
+  /** A whole store transaction (every attempt) by outcome. */
+  readonly transactionDuration: Histogram<'outcome'>;
+  /** Transaction attempts beyond the first: write conflicts and transient errors the store retried. */
+  readonly transactionRetries: Counter;
+  /** Close-sprint requests at the sprint service, by outcome. */
+  readonly sprintCloseDuration: Histogram<'outcome'>;
+  /** Webhook delivery attempts by outcome (`delivered`, `failed`, `retry`, …). */
+  readonly webhookAttempts: Counter<'outcome'>;
+  private readonly readers = new Map<string, Reader>();
+
+  constructor(opts: MetricsOptions = {}) {
+    if (opts.labels) this.registry.setDefaultLabels(opts.labels);
+    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    const registers = [this.registry];
+    this.httpDuration = new Histogram({
+      name: 'http_request_duration_seconds', help: 'HTTP requests at the gateway, by route template, method and status class',
+      labelNames: ['route', 'method', 'status_class'], buckets: REQUEST_BUCKETS, registers,
+    });
+    this.busDuration = new Histogram({
+      name: 'bus_request_duration_seconds', help: 'Bus request-reply calls, by side (client or server), subject and outcome',
+      labelNames: ['side', 'subject', 'outcome'], buckets: REQUEST_BUCKETS, registers,
+    });
+    this.storeDuration = new Histogram({
+      name: 'store_operation_duration_seconds', help: 'Document store calls, by collection, operation and outcome',
+      labelNames: ['collection', 'op', 'outcome'], buckets: STORE_BUCKETS, registers,
+    });
+    this.transactionDuration = new Histogram({
+      name: 'store_transaction_duration_seconds', help: 'Document store transactions (all attempts), by outcome',
+      labelNames: ['outcome'], buckets: REQUEST_BUCKETS, registers,
+    });
+    this.transactionRetries = new Counter({
+      name: 'store_transaction_retries_total', help: 'Transaction attempts beyond the first (write conflicts, transient errors)', registers,
+    });
+    this.sprintCloseDuration = new Histogram({
+      name: 'sprint_close_duration_seconds', help: 'Close-sprint at the sprint service, by outcome',
+      labelNames: ['outcome'], buckets: REQUEST_BUCKETS, registers,
+    });
+    this.webhookAttempts = new Counter({
+      name: 'webhook_attempts_total', help: 'Webhook delivery attempts, by outcome', labelNames: ['outcome'], registers,
+    });
+    this.scrapeGauge('events_outbox_lag', 'Events committed but not yet relayed or delivered: newest committed seq minus the newest relayed seq');
+    this.scrapeGauge('events_sse_streams_open', 'Open event streams (SSE) at this gateway');
+    this.scrapeGauge('webhook_oldest_pending_age_seconds', 'Age of the oldest webhook delivery still waiting for an attempt (0 when none)');
+  }
+
+  /**
+   * Sets the reader of a scrape-time gauge ({@link Metrics} defines `events_outbox_lag`,
+   * `events_sse_streams_open`, `webhook_oldest_pending_age_seconds`); a later call replaces it.
+   * A reader that throws leaves the gauge at its last value. Returns a function that removes it.
+   */
+  observe(name: string, read: Reader): () => void {
+    this.readers.set(name, read);
+    return () => {
+      if (this.readers.get(name) === read) this.readers.delete(name);
+    };
+  }
+
+  private scrapeGauge(name: string, help: string): void {
+    const readers = this.readers;
+    new Gauge({
+      name, help, registers: [this.registry],
+      async collect() {
+        const read = readers.get(name);
+        if (!read) return;
+        try {
+          this.set(await read());
+        } catch {
+          // keep the last value: a scrape never fails for one gauge
+        }
+      },
+    });
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** Content type of {@link text}. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
