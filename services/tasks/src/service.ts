@@ -28,7 +28,7 @@ export const tasksService: ServiceDefinition = {
       restore, checkIn, getMany, updateMany, updateEach, deleteMany, transfer, upsert,
     }),
   indexes: [
-    ...['created_by', 'groupId', 'deleted', 'status', 'tags', 'metadata.$**', 'created_at', 'updated_at'].map(taskIndex),
+    ...['created_by', 'groupId', 'deleted', 'status', 'tags', 'metadata.$**', 'created_at', 'updated_at', 'derivedFromId'].map(taskIndex),
     { collection: Collections.notes, keys: { task_id: 1, created_at: 1 } },
     ...WRITE_INDEXES,
   ],

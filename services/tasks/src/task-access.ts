@@ -114,40 +114,65 @@ async function linkedItems(store: DocumentStore, principal: () => Promise<Princi
   return new Map(linked.map((t) => [t._id, toLinkedItem(t)]));
 }
 
-/** What a task detail adds to the task: its notes (stored) and the summaries of its readable links. */
+/** Most tasks derived from one task that its detail lists as `subtasks` (oldest first). */
+export const SUBTASKS_MAX = 200;
+
+/**
+ * Summaries of the live tasks derived from `taskId` (their `derivedFromId` is it), oldest first
+ * (ties by id), at most {@link SUBTASKS_MAX} read, those the caller cannot read left out. The
+ * caller's groups are read only when one of them is not the caller's own.
+ */
+async function subtaskItems(store: DocumentStore, principal: () => Promise<Principal>, taskId: string, userId: string): Promise<LinkedItem[]> {
+  const derived = await tasksOf(store).find(
+    { derivedFromId: taskId, deleted: false },
+    { projection: { ...LINKED_PROJECTION, created_by: 1, groupId: 1 }, sort: { created_at: 1, _id: 1 }, limit: SUBTASKS_MAX },
+  );
+  if (derived.length === 0) return [];
+  const p = derived.every((t) => t.created_by === userId) ? undefined : await principal();
+  return derived.filter((t) => !p || canReadTask(p, t)).map(toLinkedItem);
+}
+
+/** What a task detail adds to the task: its notes (stored) and the summaries of its readable links and subtasks. */
 interface DetailParts {
   notes: NoteDoc[];
   linkedTo: LinkedItem[];
   derivedFrom: LinkedItem | undefined;
+  subtasks: LinkedItem[];
 }
 
 /**
- * Reads the parts of a task detail: notes and links concurrently, all links in one batched read;
- * the caller's groups (`principal`, see {@link Loaded}) only when the task has links. Deleted or
- * unreadable links are left out.
+ * Reads the parts of a task detail: notes, links and subtasks concurrently, all links in one
+ * batched read; the caller's groups (`principal`, see {@link Loaded}) only when the task has links
+ * or a subtask of someone else. Deleted or unreadable links and subtasks are left out.
  */
-async function detailParts(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc): Promise<DetailParts> {
+async function detailParts(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc, userId: string): Promise<DetailParts> {
   const linkIds = distinct(task.derivedFromId ? [task.derivedFromId, ...task.linkedToIds] : task.linkedToIds);
-  if (linkIds.length === 0) return { notes: await noteDocs(store, task._id), linkedTo: [], derivedFrom: undefined };
-  const [notes, byId] = await Promise.all([noteDocs(store, task._id), linkedItems(store, principal, linkIds)]);
+  const [notes, byId, subtasks] = await Promise.all([
+    noteDocs(store, task._id),
+    linkIds.length === 0 ? new Map<string, LinkedItem>() : linkedItems(store, principal, linkIds),
+    subtaskItems(store, principal, task._id, userId),
+  ]);
   return {
     notes,
     linkedTo: task.linkedToIds.flatMap((id) => byId.get(id) ?? []),
     derivedFrom: task.derivedFromId !== undefined ? byId.get(task.derivedFromId) : undefined,
+    subtasks,
   };
 }
 
 /**
  * Task detail (SPEC "Task detail family"): the task plus `notes`, and `derivedFrom`/`linkedTo`
- * summaries of the linked tasks the caller can read; deleted or unreadable links are left out.
+ * summaries of the linked tasks the caller can read, and `subtasks` (tasks derived from it, when
+ * there are any); deleted or unreadable links are left out. `userId` is the caller.
  */
-export async function taskDetail(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc): Promise<TaskDetail> {
-  const { notes, linkedTo, derivedFrom } = await detailParts(store, principal, task);
+export async function taskDetail(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc, userId: string): Promise<TaskDetail> {
+  const { notes, linkedTo, derivedFrom, subtasks } = await detailParts(store, principal, task, userId);
   // The API task is a fresh object: extended in place rather than copied.
   const detail = toTask(task) as TaskDetail;
   detail.notes = notes.map(toNote);
   detail.linkedTo = linkedTo;
   if (derivedFrom) detail.derivedFrom = derivedFrom;
+  if (subtasks.length > 0) detail.subtasks = subtasks;
   return detail;
 }
 
@@ -158,10 +183,11 @@ const encodedNotes = new FrozenJsonMemo<NoteDoc>(toNote);
  * {@link taskDetail} as the JSON text `JSON.stringify` gives for it, assembled from the memoized
  * encodings of the task and its notes (`version`: the task's, for the ETag).
  */
-export async function taskDetailJson(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc): Promise<EncodedJson<TaskDetail>> {
-  const { notes, linkedTo, derivedFrom } = await detailParts(store, principal, task);
+export async function taskDetailJson(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc, userId: string): Promise<EncodedJson<TaskDetail>> {
+  const { notes, linkedTo, derivedFrom, subtasks } = await detailParts(store, principal, task, userId);
   const head = encodedTasks.json(task).slice(0, -1); // without its closing brace
   const noteTexts = notes.map((n) => encodedNotes.json(n)).join(',');
   const from = derivedFrom ? `,"derivedFrom":${JSON.stringify(derivedFrom)}` : '';
-  return jsonText<TaskDetail>(`${head},"notes":[${noteTexts}],"linkedTo":${JSON.stringify(linkedTo)}${from}}`, versionOf(task));
+  const subs = subtasks.length > 0 ? `,"subtasks":${JSON.stringify(subtasks)}` : '';
+  return jsonText<TaskDetail>(`${head},"notes":[${noteTexts}],"linkedTo":${JSON.stringify(linkedTo)}${from}${subs}}`, versionOf(task));
 }

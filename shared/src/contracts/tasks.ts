@@ -127,7 +127,8 @@ export type LinkedItem = Static<typeof LinkedItem>;
 
 /**
  * Task detail (GET, and the reply of the metadata writes): the task object plus its `notes`
- * (oldest first), `derivedFrom` and `linkedTo` summaries of the linked tasks the caller can read.
+ * (oldest first), `derivedFrom` and `linkedTo` summaries of the linked tasks the caller can read,
+ * and `subtasks`, the readable tasks derived from it (ud's `LinkedItemInfoDTO` each).
  */
 export const TaskDetail = Type.Object(
   {
@@ -135,6 +136,7 @@ export const TaskDetail = Type.Object(
     notes: Type.Array(Note),
     derivedFrom: Type.Optional(LinkedItem),
     linkedTo: Type.Array(LinkedItem),
+    subtasks: Type.Optional(Type.Array(LinkedItem, { description: 'tasks derived from this one (derivedFromId), oldest first; absent when none' })),
   },
   { additionalProperties: true },
 );

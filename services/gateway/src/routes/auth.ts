@@ -52,9 +52,9 @@ export const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 
  * Answer of login and refresh: ud's `LoginV2Response` (its published Swagger wins for Live
  * operations, SPEC "What the service does") plus `tokenType` and `expiresIn` (DESIGN §5).
  * Every field is a string but `expiresIn` (seconds); where the service keeps no such data the
- * documented default is sent: `userRole` `admin` for the admin bootstrapped from `ADMIN_USERNAME`, else `user`
- * (a label only: no permission depends on it);
- * `userTimezone` `UTC`; `userEmail` and `userAvatarUrl` the empty string (docs/auth.md).
+ * documented default is sent: `userRole` `admin` for the admin bootstrapped from
+ * `ADMIN_USERNAME`, else `user` (a label only: no permission depends on it); `userTimezone`
+ * `UTC`; `userEmail` and `userAvatarUrl` the empty string (docs/auth.md).
  */
 export const TokenPair = Type.Object({
   accessToken: Type.String(),

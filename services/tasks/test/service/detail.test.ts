@@ -63,6 +63,24 @@ describe('tasks.get', () => {
     expect(forBob.linkedToIds).toEqual([shared.id, gone.id]);
   });
 
+  it('lists the live tasks derived from it that the caller can read as subtasks, oldest first', async () => {
+    await using t = await buildTasks();
+    const parent = await t.newTask('parent');
+    expect(await t.call(TasksOps.get, { taskId: parent.id })).not.toHaveProperty('subtasks');
+    await t.share(parent.id, 'r', [BOB]);
+    const first = await t.newTask('first', ALICE, { derived_from_id: parent.id, tags: ['x'] });
+    const second = await t.newTask('second', ALICE, { derived_from_id: parent.id });
+    const gone = await t.newTask('gone', ALICE, { derived_from_id: parent.id });
+    await t.call(TasksOps.remove, { taskId: gone.id });
+    const bobs = await t.newTask('bob\'s', BOB, { derived_from_id: parent.id });
+    const summary = (x: typeof first) => ({ id: x.id, title: x.title, status: x.status, created_at: x.created_at, updated_at: x.updated_at });
+    // each caller sees the subtasks it can read: alice's are private to her, bob's to him
+    expect((await t.call(TasksOps.get, { taskId: parent.id })).subtasks).toEqual([{ ...summary(first), tags: ['x'] }, summary(second)]);
+    expect((await t.call(TasksOps.get, { taskId: parent.id }, BOB)).subtasks).toEqual([summary(bobs)]);
+    // the metadata writes answer the same detail
+    expect((await t.call(TasksOps.setMetadata, { taskId: parent.id, key: 'order', value: 1 })).subtasks).toHaveLength(2);
+  });
+
   it('answers 404 TASK_NOT_FOUND to other users, unknown ids and ids that are not UUIDs', async () => {
     await using t = await buildTasks();
     const task = await t.newTask();
