@@ -25,6 +25,14 @@ import { allRoutes, localRoutes } from './routes/table.js';
 /** Largest accepted request body: 1 MiB; larger is 413 `PAYLOAD_TOO_LARGE`. */
 export const BODY_LIMIT = 1024 * 1024;
 
+/**
+ * Longest path parameter the router matches (Fastify's default is 100, and a longer one was a 400
+ * before authentication). Set to Node's default request-header limit (16 KiB), which already
+ * bounds the whole request line, so any id that reaches the router is matched: the request is then
+ * authenticated first (401) and an id that is no task's or board's answers 404 (docs/http.md).
+ */
+export const MAX_PARAM_LENGTH = 16 * 1024;
+
 /** What the gateway is built from (DESIGN §10: typed deps; `main.ts` creates them). */
 export interface GatewayDeps {
   bus: Bus;
@@ -95,7 +103,8 @@ function jsonBodiesOnly(app: FastifyInstance): void {
  * `ensureAdmin`, called by `main.ts`). Tests call `app.inject()`; `main.ts` calls `listen()`.
  *
  * Validation (http/validators.ts, docs/http.md): bodies are not type-coerced, path and query
- * values are; unknown body fields are stripped; `allErrors` names every field at fault.
+ * values are; an unknown body field is a 400 naming it on the target paths and dropped on the
+ * legacy ones (docs/compat.md); `allErrors` names every field at fault.
  * Per-request log lines appear at `debug` level only; errors are logged where their status is decided.
  */
 export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
@@ -108,6 +117,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     bodyLimit: BODY_LIMIT,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Per-request lines only at debug level: they cost ~10% of throughput on the hot path.
     logController: new LogController({ disableRequestLogging: !perRequestLogs }),
     // Below debug level nothing logs per request but errors, which name the request id

@@ -1,7 +1,7 @@
 import { callerId, FrozenJsonMemo, jsonText, type CallContext, type EncodedJson } from '@app/shared/bus';
 import type { LinkedItem, Note, TaskDetail } from '@app/shared/contracts';
 import {
-  canReadTask, canWriteTask, checkIfMatch, distinct, isUuid, loadPrincipal, nextVersion, readableTasksFilter, toTask, versionGuard, versionOf,
+  canReadTask, canWriteTask, checkIfMatch, checkSprintChange, distinct, isUuid, loadPrincipal, nextVersion, readableTasksFilter, toTask, versionGuard, versionOf,
   type NoteDoc, type Principal, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
@@ -57,8 +57,14 @@ export async function loadTask(
  * write pinned at the loaded version (`{_id, deleted:false, version}`, issue 11), bumping the
  * version, and returns the task after it. A miss means the task changed under the transaction:
  * 409 `CONFLICT` (retry), nothing written.
+ * Every write to an existing task passes here, so this is where the sprint rule is enforced: an
+ * update that moves the task into another sprint (`app.sprint`) needs write access to that sprint
+ * (`checkSprintChange`: 404 / 403 naming `sprintField`, the body field that carried it).
  */
-export async function writeTask(store: DocumentStore, w: WriteUnit, task: TaskDoc, update: Update & { $set: Record<string, unknown> }): Promise<TaskDoc> {
+export async function writeTask(
+  store: DocumentStore, w: WriteUnit, task: TaskDoc, update: Update & { $set: Record<string, unknown> }, sprintField = '/metadata/app.sprint',
+): Promise<TaskDoc> {
+  await checkSprintChange(store, w.userId, task, update, sprintField, w.session);
   const after = await tasksOf(store).findOneAndUpdate(
     { _id: task._id, deleted: false, ...versionGuard(task) },
     { ...update, $set: { ...update.$set, ...nextVersion(task) } },

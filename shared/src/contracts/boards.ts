@@ -10,7 +10,8 @@ import { TaskCreateFields } from './tasks.js';
  * create on a board and card move.
  *
  * HTTP body schemas are exported for the gateway's route rows; they carry
- * `additionalProperties: false` so unknown fields are stripped (ignored). Bus requests are the path
+ * `additionalProperties: false` (an unknown field: 400 on the target paths, dropped on the legacy
+ * ones, docs/compat.md). Bus requests are the path
  * parameters plus the body's properties. All schemas are Swagger-2.0-safe (no unions, enums or
  * nullables; string enums through `StringEnum`). Semantic rules (column ids, column queries, action
  * shapes) live in `domain/columns.ts`; wrong JSON types are rejected here.

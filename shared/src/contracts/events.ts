@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { EventEnvelope } from '../events/envelope.js';
+import { CursorText } from '../events/cursor.js';
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT } from '../events/feed.js';
 import { op } from './op.js';
 import { busRequest, PathId, StringEnum, Timestamp } from './schemas.js';
@@ -14,7 +15,7 @@ import { busRequest, PathId, StringEnum, Timestamp } from './schemas.js';
 /** Query string of `GET /api/v1/events` and of the stream. */
 export const FeedQuerystring = Type.Object(
   {
-    after: Type.Optional(Type.Integer({ minimum: 0, description: 'read events with `seq` greater than this (the previous `next_after`)' })),
+    after: Type.Optional(CursorText('read events with `seq` greater than this (the previous `next_after`); decimal digits, at most 9007199254740991')),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT, description: `events per page, 1..${FEED_MAX_LIMIT}` })),
     types: Type.Optional(Type.String({ description: 'comma-separated event types, e.g. `card.moved,task.updated`' })),
     board_id: Type.Optional(Type.String({ minLength: 1, description: 'only events of this board' })),
@@ -26,7 +27,7 @@ export type FeedQuerystring = Static<typeof FeedQuerystring>;
 /** Query string of `GET /api/v1/events/stream`: the feed's filters and resume point, no limit. */
 export const StreamQuerystring = Type.Object(
   {
-    after: Type.Optional(Type.Integer({ minimum: 0, description: 'resume after this `seq` (`Last-Event-ID` wins when both are sent)' })),
+    after: Type.Optional(CursorText('resume after this `seq` (`Last-Event-ID` wins when both are sent); decimal digits, at most 9007199254740991')),
     types: FeedQuerystring.properties.types,
     board_id: FeedQuerystring.properties.board_id,
   },
@@ -41,8 +42,8 @@ export const FeedPage = Type.Object({
 });
 
 /** Event types a webhook subscribes to: type names, or `["*"]` for every type. */
-const WebhookEvents = Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'event types, or `["*"]` for all' });
-const WebhookUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that receives POSTs' });
+const WebhookEvents = Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'event types, or `["*"]` for all; repeats are dropped, and a list with `*` is stored as `["*"]`' });
+const WebhookUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that receives POSTs; no whitespace or control characters; stored in its WHATWG-normalized form' });
 const WebhookQuery = Type.String({ description: 'task query (DESIGN §6): a task event is delivered only when the task after the change matches' });
 
 /** Body of `POST /api/v1/webhooks`. */
@@ -52,6 +53,7 @@ export const WebhookCreateBody = Type.Object(
     events: WebhookEvents,
     board_id: Type.Optional(Type.String({ minLength: 1, description: 'only events of this board' })),
     query: Type.Optional(WebhookQuery),
+    active: Type.Optional(Type.Boolean({ default: true, description: 'false creates it paused: it receives nothing until PATCHed `active: true`' })),
   },
   { additionalProperties: false },
 );
@@ -64,7 +66,7 @@ export const WebhookUpdateBody = Type.Object(
     events: Type.Optional(WebhookEvents),
     board_id: Type.Optional(Type.String({ description: 'a board id, or "" to clear' })),
     query: Type.Optional(Type.String({ description: 'a task query, or "" to clear' })),
-    active: Type.Optional(Type.Boolean({ description: 'false pauses deliveries; true re-enables a disabled webhook' })),
+    active: Type.Optional(Type.Boolean({ description: 'false pauses it (it receives nothing; events meanwhile are not delivered later); true resumes it and re-enables a disabled webhook' })),
   },
   { additionalProperties: false },
 );
@@ -128,7 +130,12 @@ export const DeliveryParams = Type.Object({ webhookId: PathId, deliveryId: PathI
 /** The change feed (issue 10). Queue group `query`. */
 export const EventsOps = {
   /** `GET /api/v1/events`: one page of visible events after a cursor. */
-  feed: op({ subject: 'query.events', request: busRequest({}, FeedQuerystring.properties), response: FeedPage, timeoutMs: 10_000 }),
+  feed: op({
+    subject: 'query.events',
+    // the gateway parses `after` (parseCursor); the bus carries the number
+    request: busRequest({}, { ...FeedQuerystring.properties, after: Type.Optional(Type.Integer({ minimum: 0 })) }),
+    response: FeedPage, timeoutMs: 10_000,
+  }),
 } as const;
 
 /** Webhook subscriptions (issue 10). Served by the query service beside its dispatcher. */

@@ -19,8 +19,9 @@ export const SortDTO = Type.Object(
 export type SortDTO = Static<typeof SortDTO>;
 
 /*
- * HTTP body schemas carry `additionalProperties: false` so Fastify strips unknown fields (they are
- * ignored); the bus requests are built from the same properties without it (`busRequest`).
+ * HTTP body schemas carry `additionalProperties: false` (an unknown field: 400 on the target paths,
+ * dropped on the legacy ones, docs/compat.md); the bus requests are built from the same properties
+ * without it (`busRequest`).
  */
 
 /** Body of `POST /api/v1/tasks/query` (SPEC "Sprint rhythm"). */

@@ -55,7 +55,8 @@ export const Timestamp = Type.String({ format: 'date-time' });
 
 /**
  * A bus request: path parameters plus the HTTP body's (or query string's) properties, without
- * `additionalProperties: false`, so unknown fields are ignored on the bus as over HTTP.
+ * `additionalProperties: false`, so the bus ignores unknown fields (the gateway decides which
+ * reach it: docs/http.md).
  */
 export function busRequest<P extends TProperties, B extends TProperties = {}>(params: P, body?: B): TObject<P & B> {
   return Type.Object({ ...params, ...body } as P & B);

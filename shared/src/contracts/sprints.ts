@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { op } from './op.js';
 import { PathId, StringEnum, Timestamp, busRequest } from './schemas.js';
-import { Task } from '../domain/task.js';
+import { Task, TITLE_MAX } from '../domain/task.js';
+import { SPRINT_GOAL_MAX } from '../domain/task-write.js';
 
 /** The rollover target meaning "take the unfinished members out of any sprint" (SPEC "Sprint rhythm"). */
 export const BACKLOG = 'backlog';
@@ -26,7 +27,7 @@ export const CloseSprintBody = Type.Object(
 );
 export type CloseSprintBody = Static<typeof CloseSprintBody>;
 
-/** Bus request of `sprints.close`: the path's sprint id plus the body's fields (unknown fields ignored). */
+/** Bus request of `sprints.close`: the path's sprint id plus the body's fields (unknown fields ignored on the bus). */
 export const CloseSprintRequest = busRequest(SprintParams.properties, CloseSprintBody.properties);
 export type CloseSprintRequest = Static<typeof CloseSprintRequest>;
 
@@ -42,6 +43,7 @@ export const CloseSprintResult = Type.Object({
   rolledOver: Type.Integer({ minimum: 0, description: 'unfinished members moved to the target' }),
   rotatedBoardIds: Type.Array(Type.String(), { description: 'boards whose `activeSprintId` was repointed or cleared' }),
   skippedBoardIds: Type.Array(Type.String(), { description: 'boards pointing at the sprint that the caller can read but not write; left unchanged' }),
+  skippedTaskIds: Type.Array(Type.String(), { description: 'unfinished members the caller can read but not write; left in the sprint, unchanged (members it cannot read are not counted or named)' }),
   velocity: Type.Number({ description: 'sum of the numeric `app.points` of the finished members' }),
 });
 export type CloseSprintResult = Static<typeof CloseSprintResult>;
@@ -57,10 +59,10 @@ export const SprintBoardParams = Type.Object({ boardId: PathId });
  */
 export const CreateSprintBody = Type.Object(
   {
-    title: Type.String({ minLength: 1, description: 'sprint title, 1..500 characters after trimming' }),
-    goal: Type.Optional(Type.String({ description: 'sprint goal; stored as metadata `app.goal`' })),
-    kickoff: Type.Optional(Type.String({ description: 'planned start: YYYY-MM-DD or RFC 3339 with offset' })),
-    deadline: Type.Optional(Type.String({ description: 'planned end: YYYY-MM-DD or RFC 3339 with offset; the burndown ideal line reaches 0 here' })),
+    title: Type.String({ minLength: 1, description: `sprint title, 1..${TITLE_MAX} characters after trimming` }),
+    goal: Type.Optional(Type.String({ maxLength: SPRINT_GOAL_MAX, description: `sprint goal, at most ${SPRINT_GOAL_MAX} characters; stored as metadata \`app.goal\`` })),
+    kickoff: Type.Optional(Type.String({ maxLength: 64, description: 'planned start: YYYY-MM-DD or RFC 3339 with offset; not after `deadline`' })),
+    deadline: Type.Optional(Type.String({ maxLength: 64, description: 'planned end: YYYY-MM-DD or RFC 3339 with offset; the burndown ideal line reaches 0 here' })),
     start: Type.Optional(Type.Boolean({ description: 'start the sprint now (start snapshot, board `activeSprintId`)', default: false })),
   },
   { additionalProperties: false },

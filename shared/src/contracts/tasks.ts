@@ -8,9 +8,9 @@ import { busRequest, MetadataObject, MetadataValue, Tags, Timestamp } from './sc
  * task create, detail, update, soft delete, one-key metadata writes, folder move and notes.
  *
  * HTTP body schemas are exported so the gateway's route rows reuse them (one schema source). Body
- * schemas carry `additionalProperties: false` so Fastify strips unknown fields (they are ignored,
- * SPEC "Task"); the bus request schemas are built from the same properties without it, so unknown
- * fields are ignored there too. All schemas are Swagger-2.0-safe (no unions, enums or nullables).
+ * schemas carry `additionalProperties: false`: the gateway refuses an unknown field on the target
+ * paths (400 naming it) and drops it on the legacy paths (docs/compat.md); the bus request schemas
+ * are built from the same properties without it, so the bus ignores unknown fields. All schemas are Swagger-2.0-safe (no unions, enums or nullables).
  * Semantic rules (title trim and length, dates, folder paths, metadata nulls, references) live in
  * `domain/task-write.ts`; wrong JSON types are rejected here.
  */

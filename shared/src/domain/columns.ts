@@ -4,7 +4,7 @@ import { AppError, invalidField } from '../errors/index.js';
 import { materializeActions, parseQuery } from '../query/index.js';
 import type { ColumnAction, ColumnDef } from './board.js';
 import { METADATA_FIELD, mergeMoveActions } from './move.js';
-import { distinct, normalizeDate, validatePath } from './task-write.js';
+import { checkMetadataEntry, distinct, normalizeDate, validatePath } from './task-write.js';
 
 /**
  * Column rules of every board write (SPEC "Column definition"; DESIGN §7): ids backfilled and kept
@@ -188,6 +188,8 @@ function normalizeManualAction(a: ColumnActionInput, at: string): ColumnAction[]
   if (!SCALAR_FIELDS.has(field) && !(field.startsWith(METADATA_FIELD) && field.length > METADATA_FIELD.length)) {
     throw invalidField(`${at}/field`, `"${a.field}" is not a field an action can change (status, assignee, path, kickoff, deadline, tags, metadata.<key>, cf.<key>, app.<key>)`, 'field');
   }
+  // a metadata key (and a set value) MongoDB could not store would fail every move into the column
+  if (field.startsWith(METADATA_FIELD)) checkMetadataEntry(field.slice(METADATA_FIELD.length), a.operation === 'set' ? a.value : undefined, `${at}/field`, `${at}/value`);
   if (a.operation === 'clear') return [{ ...base, operation: 'clear' }];
   if (a.operation !== 'set') throw invalidField(`${at}/operation`, `"${a.field}" takes \`set\` or \`clear\``, 'operation');
   return [{ ...base, operation: 'set', value: setValue(field, typedValue(a.value, a.value_type, `${at}/value`), `${at}/value`) }];

@@ -8,8 +8,9 @@ export {
 } from './access.js';
 export { bindOps, type ServiceDeps, type ServiceDefinition, type HandlerFactories, type BackgroundDeps, type BackgroundWork } from './service.js';
 export {
-  isUuid, validateTitle, normalizeDate, validatePath, encodeMetadataInput, nullMetadataValue, distinct, newTaskDoc,
-  taskPatchUpdate, metadataSetUpdate, newNoteDoc, checkNewTaskRefs, checkAssignee, checkTaskRefs, type NoteDoc,
+  isUuid, validateTitle, normalizeDate, validatePath, encodeMetadataInput, checkMetadataEntry, nullMetadataValue, distinct, newTaskDoc,
+  taskPatchUpdate, metadataSetUpdate, newNoteDoc, checkNewTaskRefs, checkAssignee, checkTaskRefs,
+  SPRINT_KEY, SPRINT_GOAL_MAX, checkSprintAssignment, checkSprintChange, checkSprintWindow, type NoteDoc,
 } from './task-write.js';
 export { mergeMoveActions, planMove, METADATA_FIELD, type MoveEffect, type MovePlan } from './move.js';
 export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, columnsAsRead, actionView, normalizeColumns, cardCreateBody } from './columns.js';

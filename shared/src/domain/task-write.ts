@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { TaskCreateBody, TaskUpdateBody } from '../contracts/tasks.js';
 import { AppError, invalidField, type FieldError } from '../errors/index.js';
 import { Collections } from '../store/collections.js';
-import { encodeMetadata, metadataPath } from '../store/keys.js';
-import type { Doc, DocumentStore, Update } from '../store/port.js';
-import { readableTasksFilter, type Principal } from './access.js';
+import { encodeMetadata, escapeKey, metadataPath } from '../store/keys.js';
+import type { Doc, DocumentStore, Session, Update } from '../store/port.js';
+import { canReadTask, canWriteTask, loadPrincipal, readableTasksFilter, type Principal } from './access.js';
 import { timeOrderedId, TITLE_MAX, type TaskDoc } from './task.js';
 
 /**
@@ -74,14 +74,47 @@ export function validatePath(field: string, value: string): string {
 
 /**
  * Checks API metadata for storage and escapes its keys (DESIGN §2): keys must be non-empty and
- * values must not be null (a key is removed with DELETE, SPEC "Metadata keys").
+ * values must not be null (a key is removed with DELETE, SPEC "Metadata keys"); keys and the field
+ * names inside values must be storable ({@link checkMetadataEntry}).
  */
 export function encodeMetadataInput(meta: Record<string, unknown>, field = '/metadata'): Record<string, unknown> {
   for (const [key, value] of Object.entries(meta)) {
     if (key === '') throw invalidField(field, 'metadata keys must not be empty', 'key');
     if (value === null) throw nullMetadataValue(`${field}/${key}`, key);
+    checkMetadataEntry(key, value, `${field}/${key}`);
   }
   return encodeMetadata(meta);
+}
+
+/**
+ * Checks that one metadata entry can be stored (docs/tasks.md "Metadata keys"; the store's rules,
+ * `store/rules.ts`): neither the key nor a field name of an object inside the value holds a NUL
+ * byte, which MongoDB cannot store in a field name (dots and a leading `$` in the key are escaped,
+ * so those are fine). Throws 400 `VALIDATION_FAILED` naming `keyField` for the key, or
+ * `valueField` (default `keyField`) for the value.
+ */
+export function checkMetadataEntry(key: string, value: unknown, keyField: string, valueField = keyField): void {
+  if (key.includes('\0')) throw invalidField(keyField, 'a metadata key must not contain a NUL byte (U+0000)', 'key');
+  const bad = nulName(value, 0);
+  if (bad !== undefined) throw invalidField(valueField, `the field name ${JSON.stringify(bad)} inside the value contains a NUL byte (U+0000)`, 'key');
+}
+
+/** The first field name inside `value` holding a NUL byte (any depth up to the body's own limit of 64). */
+function nulName(value: unknown, depth: number): string | undefined {
+  if (typeof value !== 'object' || value === null || depth > 64) return undefined;
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const bad = nulName(v, depth + 1);
+      if (bad !== undefined) return bad;
+    }
+    return undefined;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (k.includes('\0')) return k;
+    const bad = nulName(v, depth + 1);
+    if (bad !== undefined) return bad;
+  }
+  return undefined;
 }
 
 /** The 400 for a null metadata value, pointing to the DELETE route. */
@@ -197,12 +230,90 @@ export function newNoteDoc(taskId: string, content: string, userId: string, now:
 export async function checkNewTaskRefs(
   store: DocumentStore,
   p: Principal,
-  body: Pick<TaskCreateBody, 'assignee' | 'derived_from_id' | 'linked_to_ids'>,
+  body: Pick<TaskCreateBody, 'assignee' | 'derived_from_id' | 'linked_to_ids' | 'metadata'>,
+  session?: Session,
 ): Promise<void> {
   if (body.assignee) await checkAssignee(store, body.assignee);
   const refs = (body.linked_to_ids ?? []).map((id, i) => ({ field: `/linked_to_ids/${i}`, id }));
   if (body.derived_from_id) refs.unshift({ field: '/derived_from_id', id: body.derived_from_id });
   await checkTaskRefs(store, p, refs);
+  const sprint = (body.metadata as Record<string, unknown> | undefined)?.[SPRINT_KEY];
+  if (sprint !== undefined) await checkSprintAssignment(store, p, sprint, `/metadata/${SPRINT_KEY}`, session);
+}
+
+/** Longest sprint goal (`goal` of a sprint create, kept as metadata `app.goal`), in characters (docs/http.md "Limits"). */
+export const SPRINT_GOAL_MAX = 2_000;
+
+/**
+ * The sprint window rule (docs/sprints.md): a sprint task (metadata `app.type` = `sprint`) with
+ * both dates must not start after it ends: `kickoff` > `deadline` → 400 `VALIDATION_FAILED`
+ * naming `/kickoff`. Other tasks are not checked. `task` holds the stored (normalized UTC) dates
+ * as they will be after the write.
+ */
+export function checkSprintWindow(task: Pick<TaskDoc, 'metadata' | 'kickoff' | 'deadline'>): void {
+  if (task.metadata?.[escapeKey('app.type')] !== 'sprint') return;
+  if (task.kickoff !== undefined && task.deadline !== undefined && task.kickoff > task.deadline) {
+    throw invalidField('/kickoff', `${task.kickoff} is after the sprint's deadline ${task.deadline}`, 'order');
+  }
+}
+
+/** The metadata key whose value makes a task a member of that sprint (SPEC "Sprint rhythm"; DESIGN §8). */
+export const SPRINT_KEY = 'app.sprint';
+
+/**
+ * The rule for joining a sprint (docs/sprints.md "Who may put a task into a sprint"): setting
+ * metadata `app.sprint` to a task id needs WRITE access to that task, because the sprint's
+ * close-sprint later writes to its members. Checked on every write that sets the key: task
+ * create, card create, PATCH, the one-key metadata PATCH, and every batch item (through
+ * {@link checkNewTaskRefs} and {@link checkSprintChange}). A value that is not a string names no
+ * task and is let through; `sprintId` missing, soft-deleted or unreadable → 404 `TASK_NOT_FOUND`
+ * (`details.field` names the body field); readable but not writable → 403 `FORBIDDEN`.
+ * `p` is the caller, or a function giving it (read only when a check is needed).
+ */
+export async function checkSprintAssignment(
+  store: DocumentStore,
+  p: Principal | (() => Promise<Principal>),
+  sprintId: unknown,
+  field: string,
+  session?: Session,
+): Promise<void> {
+  if (typeof sprintId !== 'string') return;
+  const details = { taskId: sprintId, field };
+  const sprint = isUuid(sprintId)
+    ? await store
+      .collection<TaskDoc>(Collections.tasks)
+      .findOne({ _id: sprintId, deleted: false }, { projection: { _id: 1, created_by: 1, groupId: 1, groupPermission: 1 }, ...(session ? { session } : {}) })
+    : null;
+  const principal = typeof p === 'function' ? await p() : p;
+  if (!sprint || !canReadTask(principal, sprint)) {
+    throw new AppError('TASK_NOT_FOUND', { message: `${field.slice(1)}: no sprint with id "${sprintId}" that you can read`, details });
+  }
+  if (!canWriteTask(principal, sprint)) {
+    throw new AppError('FORBIDDEN', { message: `${field.slice(1)}: you may read sprint ${sprintId} but not write it, so you cannot add tasks to it`, details });
+  }
+}
+
+/**
+ * {@link checkSprintAssignment} for a write to an existing task: `update` is the store update about
+ * to be applied to `task` (the API-level writes build it with {@link taskPatchUpdate} or
+ * {@link metadataSetUpdate}); when it sets `app.sprint` to a value other than the task's current
+ * one, the caller must be allowed to write that sprint. Keeping a task in the sprint it is already
+ * in needs nothing (a share removed after planning does not block unrelated edits).
+ */
+export async function checkSprintChange(
+  store: DocumentStore,
+  userId: string,
+  task: Pick<TaskDoc, 'metadata'>,
+  update: Update,
+  field: string,
+  session?: Session,
+): Promise<void> {
+  const path = metadataPath(SPRINT_KEY);
+  const set = (update as { $set?: Record<string, unknown> }).$set;
+  if (!set || !(path in set)) return;
+  const value = set[path];
+  if (value === task.metadata?.[path.slice('metadata.'.length)]) return;
+  await checkSprintAssignment(store, () => loadPrincipal(store, userId, session), value, field, session);
 }
 
 /**

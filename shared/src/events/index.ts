@@ -6,3 +6,4 @@ export {
 export { AccessSnapshot, visibleTo } from './visibility.js';
 export { OutboxPoller, Listeners, makeBatch, type EventHub, type EventBatch, type BatchListener, type OutboxPollerOptions } from './hub.js';
 export { eventsStreamNames, ensureEventsStream, OutboxRelay, JetStreamHub, followDurable, type EventsStreamNames } from './jetstream.js';
+export { CURSOR_PATTERN, CursorText, parseCursor } from './cursor.js';

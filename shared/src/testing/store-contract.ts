@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeMetadata, encodeMetadata, metadataPath } from '../store/keys.js';
 import type { Collection, Doc, DocumentStore, Filter, IndexSpec, Sort } from '../store/port.js';
+import { likeToRegex } from '../query/patterns.js';
 import { rejection } from './assertions.js';
 
 /** The fixture every filter, sort and projection test reads (metadata keys stored escaped). */
@@ -450,6 +451,123 @@ export function storeContract(label: string, makeStore: () => Promise<DocumentSt
         expect(after['cf.x']).toBe('new');
         expect(after).not.toHaveProperty('$weird');
         expect(after['ключ.ü']).toBe(`v${METADATA_KEYS.indexOf('ключ.ü')}`);
+      });
+    });
+
+    describe('what the store refuses (MongoDB\'s rules, docs/store.md "What the store refuses")', () => {
+      /** Asserts a 400 naming stored field `field` (a JSON pointer). */
+      const refusedField = async (p: Promise<unknown>, field: string) => {
+        const err = await rejection(p);
+        expect(err.code, err.message).toBe('VALIDATION_FAILED');
+        expect(err.status).toBe(400);
+        expect(err.validationErrors?.map((v) => v.field)).toEqual([field]);
+        return err;
+      };
+
+      it('refuses a NUL byte in a field name at any depth, on insert and in what an update stores', async () => {
+        const c = await seed();
+        await refusedField(c.insertOne({ _id: 'n1', 'a\u0000b': 1 }), '/a\u0000b');
+        await refusedField(c.insertOne({ _id: 'n2', metadata: { deep: { 'x\u0000': 1 } } }), '/metadata/deep/x\u0000');
+        await refusedField(c.insertOne({ _id: 'n3', members: [{ 'u\u0000': 1 }] }), '/members/u\u0000');
+        await refusedField(c.insertMany([{ _id: 'n4', list: [[{ '\u0000': 1 }]] }]), '/list/\u0000');
+        await refusedField(c.updateOne({ _id: 'a' }, { $set: { 'metadata.k\u0000': 1 } }), '/metadata/k\u0000');
+        await refusedField(c.updateOne({ _id: 'a' }, { $set: { metadata: { ok: { 'k\u0000': 1 } } } }), '/metadata/ok/k\u0000');
+        await refusedField(c.updateOne({ _id: 'a' }, { $push: { members: { 'k\u0000': 1 } } }), '/members/k\u0000');
+        await refusedField(c.findOneAndUpdate({ _id: 'new' }, { $set: { 'k\u0000': 1 } }, { upsert: true }), '/k\u0000');
+        await refusedField(c.bulkWrite([{ insertOne: { document: { _id: 'n5', 'k\u0000': 1 } } }]), '/k\u0000');
+        expect(sorted(await c.find({}))).toEqual(['a', 'b', 'c', 'd']);
+        expect(await c.findOne({ _id: 'a' })).toEqual(ITEMS[0]);
+      });
+
+      it('refuses an update writing a top-level field name starting with $, and stores $-prefixed names inside documents as MongoDB does', async () => {
+        const c = await seed();
+        await refusedField(c.updateOne({ _id: 'a' }, { $set: { $top: 1 } }), '/$top');
+        await refusedField(c.updateOne({ _id: 'a' }, { $inc: { '$n.x': 1 } }), '/$n/x');
+        await refusedField(c.updateOne({ _id: 'zz' }, { $set: { $top: 1 } }, { upsert: true }), '/$top');
+        await refusedField(c.bulkWrite([{ updateOne: { filter: { _id: 'a' }, update: { $set: { $top: 1 } } } }]), '/$top');
+        expect(sorted(await c.find({}))).toEqual(['a', 'b', 'c', 'd']);
+        expect(await c.findOne({ _id: 'a' })).toEqual(ITEMS[0]);
+        // MongoDB ≥ 5.0 stores a $-prefixed name inside an inserted document or a sub-document value
+        await c.insertOne({ _id: 'd1', $weird: 1, nested: { a: { $inc: 1 } } });
+        expect(await c.findOne({ _id: 'd1' })).toEqual({ _id: 'd1', $weird: 1, nested: { a: { $inc: 1 } } });
+        await c.updateOne({ _id: 'a' }, { $set: { 'metadata.deep': { $x: [{ $y: 1 }] } } });
+        expect(((await c.findOne({ _id: 'a' }))?.metadata as Record<string, unknown>).deep).toEqual({ $x: [{ $y: 1 }] });
+        // an escaped metadata key (a leading $ stored as %24) is an ordinary field name
+        await c.updateOne({ _id: 'a' }, { $set: { [metadataPath('$ok')]: 1 } });
+        expect(decodeMetadata((await c.findOne({ _id: 'a' }))?.metadata)['$ok']).toBe(1);
+      });
+
+      it('refuses $inc of a stored value that is not a number, or by a non-number, changing nothing', async () => {
+        const c = await seed();
+        await c.insertOne({ _id: 'i', s: '3', nul: null, obj: { n: 1 }, arr: [1], metadata: { [metadataPath('app.carried').slice(9)]: 'x' } });
+        for (const field of ['s', 'nul', 'obj', 'arr', 'title']) {
+          await refusedField(c.updateOne({ _id: field === 'title' ? 'a' : 'i' }, { $inc: { [field]: 1 } }), `/${field}`);
+        }
+        const carried = metadataPath('app.carried');
+        await refusedField(c.updateOne({ _id: 'i' }, { $inc: { [carried]: 1 } }), `/${carried.replace('.', '/')}`);
+        await refusedField(c.updateOne({ _id: 'a' }, { $inc: { n: '1' as unknown as number } }), '/n');
+        await refusedField(c.findOneAndUpdate({ _id: 'a' }, { $inc: { title: 1 }, $set: { status: 'done' } }), '/title');
+        expect((await c.findOne({ _id: 'i' }))?.s).toBe('3');
+        expect(await c.findOne({ _id: 'a' })).toEqual(ITEMS[0]);
+        // a refused write inside a transaction aborts the transaction
+        const err = await rejection(
+          store.withTransaction(async (session) => {
+            await c.updateOne({ _id: 'b' }, { $set: { status: 'done' } }, { session });
+            await c.updateOne({ _id: 'i' }, { $inc: { s: 1 } }, { session });
+          }),
+        );
+        expect(err.code).toBe('VALIDATION_FAILED');
+        expect((await c.findOne({ _id: 'b' }))?.status).toBe('doing');
+      });
+
+      it('refuses a document over 16 MiB of BSON with PAYLOAD_TOO_LARGE: an insert, and an update growing one', async () => {
+        const c = coll();
+        const mib = (n: number) => 'x'.repeat(n * 1024 * 1024);
+        const big = await rejection(c.insertOne({ _id: 'big', text: mib(17) }));
+        expect([big.code, big.status]).toEqual(['PAYLOAD_TOO_LARGE', 413]);
+        await c.insertOne({ _id: 'half', text: mib(9) });
+        const grown = await rejection(c.updateOne({ _id: 'half' }, { $set: { more: mib(8) } }));
+        expect([grown.code, grown.status]).toEqual(['PAYLOAD_TOO_LARGE', 413]);
+        expect(await c.findOne({ _id: 'half' }, { projection: { more: 1 } })).toEqual({ _id: 'half' });
+        expect(await c.findOne({ _id: 'big' })).toBeNull();
+        // under the limit is fine
+        await c.updateOne({ _id: 'half' }, { $set: { more: mib(6) } });
+        expect(((await c.findOne({ _id: 'half' }))?.more as string).length).toBe(6 * 1024 * 1024);
+      });
+    });
+
+    describe('characters outside the Basic Multilingual Plane (compared by code point, as MongoDB does)', () => {
+      // U+1D49C and U+1F600 take two UTF-16 units; U+E000 and U+FFFD one, and sort before them by code point
+      const ASTRAL: Doc[] = [
+        { _id: 'script', s: '\u{1D49C}', t: '\u{1D49C}b' },
+        { _id: 'emoji', s: '\u{1F600}', t: '\u{1F600}b' },
+        { _id: 'private', s: '\uE000', t: '\uE000b' },
+        { _id: 'replacement', s: '\uFFFD', t: '\uFFFDb' },
+        { _id: 'latin', s: '\u00E9', t: '\u00E9b' },
+        { _id: 'ascii', s: 'z', t: 'zb' },
+        { _id: 'two', s: 'zz', t: 'zzb' },
+      ];
+      const BY_CODE_POINT = ['ascii', 'two', 'latin', 'private', 'replacement', 'script', 'emoji'];
+
+      it("LIKE's _ matches one character, one or two UTF-16 units long; % any run", async () => {
+        const c = coll();
+        await c.insertMany(ASTRAL);
+        expect(sorted(await c.find({ t: { $regex: likeToRegex('_b') } }))).toEqual(['ascii', 'emoji', 'latin', 'private', 'replacement', 'script']);
+        expect(sorted(await c.find({ t: { $regex: likeToRegex('__b') } }))).toEqual(['two']);
+        expect(sorted(await c.find({ t: { $not: { $regex: likeToRegex('_b') } } }))).toEqual(['two']);
+        expect(sorted(await c.find({ t: { $regex: likeToRegex('%b'), $options: 'i' } }))).toEqual(sorted(ASTRAL.map((d) => ({ _id: d._id }) as Doc)));
+        expect(sorted(await c.find({ $or: [{ t: { $regex: likeToRegex('\u{1F600}_') } }, { t: { $regex: likeToRegex('_\u{1D49C}') } }] }))).toEqual(['emoji']);
+      });
+
+      it('ORDER BY a string puts characters past U+FFFF after U+E000–U+FFFF, with and without an index', async () => {
+        const c = coll();
+        await c.insertMany(ASTRAL);
+        expect(ids(await c.find({}, { sort: { s: 1 } }))).toEqual(BY_CODE_POINT);
+        expect(ids(await c.find({}, { sort: { s: -1 } }))).toEqual([...BY_CODE_POINT].reverse());
+        expect(ids(await c.find({}, { sort: { s: 1, _id: 1 }, limit: 5 }))).toEqual(BY_CODE_POINT.slice(0, 5));
+        await store.ensureIndexes([{ collection: c.name, keys: { s: 1 } }]);
+        expect(ids(await c.find({}, { sort: { s: 1, _id: 1 }, limit: 6 }))).toEqual(BY_CODE_POINT.slice(0, 6));
+        expect(ids(await c.find({}, { sort: { s: -1, _id: 1 }, skip: 1, limit: 3 }))).toEqual([...BY_CODE_POINT].reverse().slice(1, 4));
       });
     });
 

@@ -120,3 +120,26 @@ describe('embedded store matcher', () => {
     }
   });
 });
+
+describe('compiled filters reused by value', () => {
+  const docs: Doc[] = [{ _id: 'a', n: 1 }, { _id: 'b', n: 5 }, { _id: 'c' }];
+  const matching = (f: Filter) => docs.filter(compileFilter(f)).map((d) => d._id);
+
+  it('hands out one compiled matcher for equal filters built anew, frozen or not', () => {
+    const build = () => ({ n: { $not: { $gt: 2 } } });
+    expect(compileFilter(build())).toBe(compileFilter(build()));
+    expect(matching(build())).toEqual(['a', 'c']);
+  });
+
+  it('follows a filter object changed after it was compiled (the key is its value, not its identity)', () => {
+    const f: Filter = { n: { $not: { $gt: 2 } } };
+    expect(matching(f)).toEqual(['a', 'c']);
+    (f.n as Record<string, unknown>).$not = { $lt: 2 };
+    expect(matching(f)).toEqual(['b', 'c']);
+  });
+
+  it('compiles filters holding values JSON cannot tell apart each time', () => {
+    expect(matching({ n: { $not: { $in: [/x/, 1] } } })).toEqual(['b', 'c']);
+    expect(matching({ n: { $not: { $in: [/y/, 5] } } })).toEqual(['a', 'c']);
+  });
+});

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardCreateBody, BoardsOps, BoardUpdateBody } from '@app/shared/contracts';
 import {
-  DEFAULT_COLUMNS, actionView, boardEvent, canReadTask, checkIfMatch, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
+  DEFAULT_COLUMNS, actionView, boardEvent, canReadTask, checkIfMatch, checkMetadataEntry, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
   runWrite, toBoard, versionGuard, versionOf,
   type BoardDoc, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
@@ -32,7 +32,7 @@ function newBoardDoc(input: BoardCreateBody, userId: string, now: Date, id: stri
     owner_id: userId,
     columns: normalizeColumns(input.columns ?? DEFAULT_COLUMNS),
     default_tags: distinct(input.default_tags ?? []),
-    metadata: encodeMetadata(input.metadata),
+    metadata: boardMetadata(input.metadata),
     created_at: at,
     created_by: userId,
     updated_at: at,
@@ -111,6 +111,12 @@ export function ensureDefaultBoard(deps: ServiceDeps): Handler<typeof BoardsOps.
   };
 }
 
+/** A board's metadata for storage: each entry storable ({@link checkMetadataEntry}; 400 naming `/metadata/<key>`), keys escaped. */
+function boardMetadata(meta: Record<string, unknown> | undefined): Record<string, unknown> {
+  for (const [key, value] of Object.entries(meta ?? {})) checkMetadataEntry(key, value, `/metadata/${key}`);
+  return encodeMetadata(meta);
+}
+
 /** `boards.list`: boards the caller owns, and boards shared with its groups; each oldest first. */
 export function listBoards({ store }: ServiceDeps): Handler<typeof BoardsOps.list> {
   return async (_input, ctx) => {
@@ -140,7 +146,7 @@ async function boardChange(store: DocumentStore, board: BoardDoc, principal: Pri
   const $set: Record<string, unknown> = { updated_at: now.toISOString(), updated_by: userId };
   const $unset: Record<string, ''> = {};
   if (body.name !== undefined) $set.name = boardName(body.name);
-  if (body.metadata !== undefined) $set.metadata = encodeMetadata(body.metadata);
+  if (body.metadata !== undefined) $set.metadata = boardMetadata(body.metadata);
   if (body.columns !== undefined || body.default_tags !== undefined) {
     if (body.default_tags !== undefined) $set.default_tags = distinct(body.default_tags);
     $set.columns = normalizeColumns(body.columns ?? board.columns, board.columns);

@@ -1,7 +1,7 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps } from '@app/shared/contracts';
 import {
-  cardCreateBody, checkNewTaskRefs, columnOf, loadBoard, newTaskDoc, runWrite, taskCreatedEvent, toTask, type ServiceDeps, type TaskDoc,
+  cardCreateBody, checkNewTaskRefs, checkSprintWindow, columnOf, loadBoard, newTaskDoc, runWrite, taskCreatedEvent, toTask, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
 
@@ -11,7 +11,8 @@ import { Collections } from '@app/shared/store';
  * merged into tags; with `column_id` (Draft) the column's enter actions give initial values and
  * the active sprint is stamped (see `cardCreateBody`); unknown column → 404 `COLUMN_NOT_FOUND`.
  * The task records the board, and on a shared board takes the board's group and permission.
- * Emits `task.created` in the insert's transaction; honours an Idempotency-Key (issue 11).
+ * `app.sprint` (sent, or stamped from the board's active sprint) needs write access to that sprint
+ * (404/403, `checkNewTaskRefs`). Emits `task.created` in the insert's transaction; honours an Idempotency-Key.
  */
 export function createBoardTask(deps: ServiceDeps): Handler<typeof BoardsOps.createTask> {
   const { store } = deps;
@@ -20,11 +21,12 @@ export function createBoardTask(deps: ServiceDeps): Handler<typeof BoardsOps.cre
     const column = column_id === undefined ? undefined : columnOf(board, column_id);
     const body = cardCreateBody(fields, column, board.default_tags, board.activeSprintId);
     const doc: TaskDoc = { ...newTaskDoc(body, principal.userId, w.now), boardId: board._id };
+    checkSprintWindow(doc);
     if (board.board_type === 'shared' && board.groupId !== undefined) {
       doc.groupId = board.groupId;
       if (board.groupPermission !== undefined) doc.groupPermission = board.groupPermission;
     }
-    await checkNewTaskRefs(store, principal, body);
+    await checkNewTaskRefs(store, principal, body, w.session);
     await store.collection<TaskDoc>(Collections.tasks).insertOne(doc, { session: w.session });
     w.emit(taskCreatedEvent(doc));
     return toTask(doc);

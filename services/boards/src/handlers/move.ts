@@ -1,30 +1,16 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps, CardMoveResult } from '@app/shared/contracts';
 import {
-  boardScopeFilter, canReadTask, checkIfMatch, columnOf, loadBoard, canWriteTask, mergeMoveActions, nextVersion, planMove, runWrite, toTask,
+  boardScopeFilter, canReadTask, checkIfMatch, checkSprintChange, columnOf, loadBoard, canWriteTask, mergeMoveActions, nextVersion, planMove, runWrite, toTask,
   versionGuard, versionOf,
-  type BoardDoc, type ColumnDef, type MoveEffect, type MovePlan, type Principal, type ServiceDeps, type TaskDoc,
+  type BoardDoc, type ColumnDef, type MovePlan, type Principal, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { buildEffectiveQuery, compileQuery, queryMatches } from '@app/shared/query';
 import { Collections, type Collection, type Filter, type Session } from '@app/shared/store';
-import { deepFreeze } from '@app/shared/util';
 
 /** Conditional writes tried before a card whose tags keep changing under us is reported as 409 `CONFLICT`. */
 const MAX_ATTEMPTS = 3;
-
-/** Effects of column pairs that cannot change (frozen: read from the embedded store), by `from`, then `to`. */
-const effects = new WeakMap<ColumnDef, WeakMap<ColumnDef, MoveEffect>>();
-
-/** merge(exit(from), enter(to)) (DESIGN §7), computed once per pair of frozen columns. */
-function effectOf(from: ColumnDef, to: ColumnDef): MoveEffect {
-  if (!Object.isFrozen(from) || !Object.isFrozen(to)) return mergeMoveActions(from, to);
-  let byTo = effects.get(from);
-  if (!byTo) effects.set(from, (byTo = new WeakMap()));
-  let effect = byTo.get(to);
-  if (!effect) byTo.set(to, (effect = mergeMoveActions(from, to)));
-  return effect;
-}
 
 /**
  * `boards.move` (SPEC "POST /boards/{boardId}/tasks/{taskId}/move"; DESIGN §7). Needs board write
@@ -48,12 +34,11 @@ export function moveCard(deps: ServiceDeps): Handler<typeof BoardsOps.move> {
     const to = columnOf(board, to_column_id);
     return runWrite(deps, ctx, async (w) => {
       const { session, now } = w;
-      // frozen: the store compiles it once for the read and the write
-      const inSource: Filter = deepFreeze({
+      const inSource: Filter = {
         $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(columnQuery(board, from), { now }).filter],
-      });
+      };
       const target = columnQuery(board, to);
-      const effect = effectOf(from, to);
+      const effect = mergeMoveActions(from, to);
 
       for (let attempt = 1; ; attempt++) {
         const task = await tasks.findOne(inSource, { session });
@@ -67,6 +52,8 @@ export function moveCard(deps: ServiceDeps): Handler<typeof BoardsOps.move> {
             details: { taskId, to_column_id },
           });
         }
+        // a column action that puts the card into a sprint obeys the sprint rule (docs/sprints.md)
+        await checkSprintChange(store, principal.userId, task, plan.update, '/to_column_id', session);
         if (dry_run) return moveResult(plan, versionOf(task));
         // pinned at the version planned from: the plan (tags included) is exact for what it replaces
         const guard = { $and: [inSource, versionGuard(task)] };

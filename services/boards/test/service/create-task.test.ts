@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BoardsOps } from '@app/shared/contracts';
-import { escapeKey } from '@app/shared/store';
+import { Collections, escapeKey } from '@app/shared/store';
 import { ALICE, BOB, T0, buildBoards, fields, rejects, type Fixture } from './fixture.js';
 
 /** A board with default_tags, an active sprint and a column whose enter actions set several fields. */
@@ -69,8 +69,18 @@ describe('boards.createTask', () => {
     });
     expect(task).toMatchObject({ status: 'blocked', path: '/work', tags: ['mine', 'wip', 'team'], assignee: BOB, metadata: { 'cf.size': 5 } });
     expect(task.metadata).not.toHaveProperty('app.sprint');
-    const other = await t.newCard(boardId, { column_id: 'todo', metadata: { 'app.sprint': 'another' } });
-    expect(other.metadata).toEqual({ 'app.sprint': 'another' });
+    const another = await t.newCard(boardId, { title: 'Sprint 2', metadata: { 'app.type': 'sprint' } });
+    const other = await t.newCard(boardId, { column_id: 'todo', metadata: { 'app.sprint': another.id } });
+    expect(other.metadata).toEqual({ 'app.sprint': another.id });
+  });
+
+  it('a card naming a sprint the caller cannot read is 404, and nothing is created', async () => {
+    await using t = await buildBoards();
+    const { sprintId } = await sprintBoard(t);
+    const bobsBoard = await t.newBoard({}, BOB);
+    const err = await rejects(t.newCard(bobsBoard.id, { title: 'sneak', metadata: { 'app.sprint': sprintId, 'app.points': 100 } }, BOB), 'TASK_NOT_FOUND');
+    expect(err.details).toMatchObject({ taskId: sprintId, field: '/metadata/app.sprint' });
+    expect(await t.store.collection(Collections.tasks).find({ title: 'sneak' })).toEqual([]);
   });
 
   it('without column_id: no sprint stamp, and a null app.sprint is dropped', async () => {

@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StreamQuerystring } from '@app/shared/contracts';
 import { loadPrincipal, type Principal } from '@app/shared/domain';
-import { AppError, invalidField } from '@app/shared/errors';
+import { AppError } from '@app/shared/errors';
 import {
-  assertNotExpired, lastSeq, matchesFilter, parseTypes, readOutbox, visibleTo, type EventBatch, type EventEnvelope,
+  assertNotExpired, lastSeq, parseCursor, matchesFilter, parseTypes, readOutbox, visibleTo, type EventBatch, type EventEnvelope,
   type EventFilter, type EventHub,
 } from '@app/shared/events';
 import type { DocumentStore } from '@app/shared/store';
@@ -187,15 +187,13 @@ export class EventStreams {
 }
 
 /**
- * The resume point of a stream: `Last-Event-ID` (a non-negative integer; a browser's EventSource
- * sends it on reconnect) wins over `?after=`; neither → undefined (start at the current end).
- * A malformed `Last-Event-ID` is 400 naming the header.
+ * The resume point of a stream: `Last-Event-ID` (a browser's EventSource sends it on reconnect)
+ * wins over `?after=`; neither → undefined (start at the current end). Both are read by the one
+ * cursor parser (`parseCursor`: decimal digits, at most `Number.MAX_SAFE_INTEGER`), so they accept
+ * the same values; a bad one is 400 naming `/headers/last-event-id` or `/after`.
  */
-export function resumePoint(header: string | string[] | undefined, after: number | undefined): number | undefined {
+export function resumePoint(header: string | string[] | undefined, after: string | undefined): number | undefined {
   const h = Array.isArray(header) ? header[0] : header;
-  if (h !== undefined && h.trim() !== '') {
-    if (!/^\d{1,15}$/.test(h.trim())) throw invalidField('/headers/last-event-id', 'must be a non-negative integer (an event seq)', 'type');
-    return Number(h.trim());
-  }
-  return after;
+  if (h !== undefined && h.trim() !== '') return parseCursor(h.trim(), '/headers/last-event-id');
+  return parseCursor(after, '/after');
 }

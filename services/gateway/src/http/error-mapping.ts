@@ -54,7 +54,17 @@ function fieldOf(issue: AjvIssue): string {
   const base = issue.instancePath ?? '';
   const missing = issue.params?.missingProperty;
   if (issue.keyword === 'required' && typeof missing === 'string') return `${base}/${missing}`;
+  const extra = issue.params?.additionalProperty;
+  if (issue.keyword === 'additionalProperties' && typeof extra === 'string') return `${base}/${extra.replace(/~/g, '~0').replace(/\//g, '~1')}`;
   return base || '/';
+}
+
+/** Message of one Ajv issue; an unknown field says so plainly. */
+function messageOf(issue: AjvIssue): string {
+  if (issue.keyword === 'additionalProperties' && typeof issue.params?.additionalProperty === 'string') {
+    return 'is not a field of this request body (see the Swagger schema)';
+  }
+  return issue.message ?? 'is invalid';
 }
 
 /** Fastify's schema validation failure → 400 `VALIDATION_FAILED` naming each field at fault. */
@@ -63,7 +73,7 @@ function fromValidation(issues: AjvIssue[], part: string): AppError {
   for (const issue of issues) {
     const field = fieldOf(issue);
     if (validationErrors.some((f) => f.field === field && f.code === issue.keyword)) continue;
-    validationErrors.push({ field, code: issue.keyword, message: issue.message ?? 'is invalid' });
+    validationErrors.push({ field, code: issue.keyword, message: messageOf(issue) });
     if (validationErrors.length >= MAX_FIELD_ERRORS) break;
   }
   const first = validationErrors[0];

@@ -10,6 +10,19 @@ const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
 const base: Options = { useDefaults: true, removeAdditional: true, allErrors: true, addUsedSchema: false, strict: false };
 
 /**
+ * Path prefixes of the legacy (ud-compatible) families and of the auth routes, which keep ud's
+ * paths: their bodies keep ud's leniency, a field the schema does not declare is dropped, not
+ * refused (docs/compat.md "Fields accepted and ignored on the legacy paths"). Every other path
+ * refuses it.
+ */
+export const LEGACY_PREFIXES = ['/api/v1/todolist', '/api/v1/kanban', '/auth', '/api/v1/auth'] as const;
+
+/** True when `url` (a route path) belongs to a legacy family. */
+export function isLegacyPath(url: string): boolean {
+  return LEGACY_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`));
+}
+
+/**
  * Deepest nesting of objects and arrays in any JSON body (issue 14; docs/http.md "Limits"): the
  * body object itself is level 1. Deeper bodies are a 400 before schema validation, so no later
  * step (validation, the bus's JSON encoding, the store) ever walks an unbounded tree.
@@ -19,17 +32,21 @@ export const MAX_BODY_DEPTH = 64;
 /**
  * Request validators (DESIGN §9, issue 2 "wrong types → 400"): JSON bodies are checked without
  * type coercion, so `{"title": 5}` is a 400 naming `/title`; path and query-string values, which
- * are always text on the wire, are coerced (`?preview=3` → 3). Unknown body fields are stripped
- * where a schema says `additionalProperties: false` (Fastify's default), and defaults are applied.
+ * are always text on the wire, are coerced (`?preview=3` → 3). A body field the schema does not
+ * accept (`additionalProperties: false`, as the Swagger says) is a 400 naming it on the target
+ * paths; the legacy paths ({@link LEGACY_PREFIXES}) drop it instead, as ud did. Unknown
+ * query-string parameters are dropped everywhere. Defaults are applied.
  * Limits (issue 14): a body nested deeper than {@link MAX_BODY_DEPTH} is a 400 `VALIDATION_FAILED`
  * naming its first two levels (`/metadata/a`); schemas marked with the metadata-limits keyword
  * refuse values nested deeper than `METADATA_MAX_DEPTH` or longer than `METADATA_VALUE_MAX_BYTES`
  * with a 400 naming `/metadata/<key>` (or the value's own field).
  */
 export function installValidators(app: FastifyInstance): void {
-  const strict = addMetadataLimits(addFormats(new Ajv({ ...base, coerceTypes: false })));
+  const strict = addMetadataLimits(addFormats(new Ajv({ ...base, coerceTypes: false, removeAdditional: false })));
+  const lenient = addMetadataLimits(addFormats(new Ajv({ ...base, coerceTypes: false })));
   const coercing = addMetadataLimits(addFormats(new Ajv({ ...base, coerceTypes: 'array' })));
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart, url }) =>
+    (httpPart !== 'body' ? coercing : isLegacyPath(url) ? lenient : strict).compile(schema));
   // Only on routes that can receive a body: Fastify parses none for GET and HEAD, and a global
   // hook would cost every read a hook turn (the task detail is the gateway's cheapest request).
   app.addHook('onRoute', (route) => {

@@ -2,6 +2,7 @@ import {
   Delivery, DeliveryList, DeliveryParams, EventsOps, FeedPage, FeedQuerystring, StreamQuerystring, Webhook, WebhookCreateBody,
   WebhookList, WebhookParams, WebhooksOps, WebhookUpdateBody,
 } from '@app/shared/contracts';
+import { parseCursor } from '@app/shared/events';
 import { Type } from '@sinclair/typebox';
 import type { LocalRoute } from './local.js';
 import { route, type RouteSpec } from './route.js';
@@ -13,7 +14,11 @@ import { route, type RouteSpec } from './route.js';
 export const eventRoutes: RouteSpec[] = [
   route({
     method: 'GET', url: '/api/v1/events', op: EventsOps.feed,
-    input: (req) => req.query as FeedQuerystring,
+    input: (req) => {
+      const { after, ...rest } = req.query as FeedQuerystring;
+      const cursor = parseCursor(after, '/after');
+      return cursor === undefined ? rest : { ...rest, after: cursor };
+    },
     summary: 'Change feed: events after a cursor, oldest first, only about tasks and boards the caller can read',
     tag: 'events', maturity: 'live', querystring: FeedQuerystring, response: FeedPage,
   }),

@@ -131,6 +131,12 @@ describe('GET /api/v1/events', () => {
     invalid(expectError(await sys.call('GET', '/api/v1/events?limit=501', alice), 400, 'VALIDATION_FAILED'), '/limit');
     invalid(expectError(await sys.call('GET', '/api/v1/events?after=-1', alice), 400, 'VALIDATION_FAILED'), '/after');
     invalid(expectError(await sys.call('GET', '/api/v1/events?after=x', alice), 400, 'VALIDATION_FAILED'), '/after');
+    // a cursor is decimal digits, at most Number.MAX_SAFE_INTEGER: nothing is rounded or read as hex
+    for (const after of ['9007199254740993', '9007199254740992', '0x10', '1e3', '16.0', '+16', '%2016', '99999999999999999999']) {
+      invalid(expectError(await sys.call('GET', `/api/v1/events?after=${after}`, alice), 400, 'VALIDATION_FAILED'), '/after');
+    }
+    expect((await sys.call('GET', '/api/v1/events?after=9007199254740991', alice)).body).toEqual({ data: [], next_after: 9007199254740991 });
+    expect((await sys.call('GET', '/api/v1/events?after=0016', alice)).status).toBe(200);
     const types = expectError(await sys.call('GET', '/api/v1/events?types=task.created,task.moved', alice), 400, 'VALIDATION_FAILED');
     invalid(types, '/types');
     expect(types.message).toContain('task.moved');

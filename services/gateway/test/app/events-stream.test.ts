@@ -135,6 +135,15 @@ describe('GET /api/v1/events/stream', () => {
     await bad.until((x) => x.ended);
     expect(bad.status).toBe(400);
     expect(JSON.parse(bad.body).validationErrors[0].field).toBe('/headers/last-event-id');
+    // Last-Event-ID and ?after accept the same cursors: decimal digits up to Number.MAX_SAFE_INTEGER
+    for (const cursor of ['9007199254740993', '0x10', '1e3']) {
+      for (const [query, headers, field] of [[`?after=${cursor}`, {}, '/after'], ['', { 'last-event-id': cursor }, '/headers/last-event-id']] as const) {
+        const refused = await open(base, alice, query, headers);
+        await refused.until((x) => x.ended);
+        expect(refused.status, `${query} ${JSON.stringify(headers)}`).toBe(400);
+        expect(JSON.parse(refused.body).validationErrors[0].field).toBe(field);
+      }
+    }
     const badType = await open(base, alice, '?types=nope');
     await badType.until((x) => x.ended);
     expect(badType.status).toBe(400);

@@ -289,9 +289,12 @@ describe('column edits, preview and delete through HTTP', () => {
 
   it('previews the actions of a column query without writing', async () => {
     await using f = await boardFixture();
-    // a `default_tags` sent by an older client is ignored: the actions come from the column query alone
-    const res = await f.sys.call('POST', '/api/v1/boards/preview-actions', f.alice, { query: "status = 'review' AND 'qa' IN tags AND cf.priority = 1", default_tags: ['team-a'] });
+    // a `default_tags` sent by an older client on the legacy path is ignored: the actions come from the column query alone
+    const res = await f.sys.call('POST', '/api/v1/kanban/boards/preview-actions', f.alice, { query: "status = 'review' AND 'qa' IN tags AND cf.priority = 1", default_tags: ['team-a'] });
     expect(res.status).toBe(200);
+    const strict = await f.sys.call('POST', '/api/v1/boards/preview-actions', f.alice, { query: "status = 'review'", default_tags: ['team-a'] });
+    expect(strict.status).toBe(400);
+    expect(strict.body.validationErrors.map((e: { field: string }) => e.field)).toEqual(['/default_tags']);
     expect(actionLines(res.body)).toEqual([
       'enter add tags "qa" query', 'enter set metadata.cf.priority "1" query', 'enter set status "review" query', 'exit remove tags "qa" query',
     ].sort());

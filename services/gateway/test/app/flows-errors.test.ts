@@ -165,6 +165,20 @@ describe('routing and auth errors through HTTP', () => {
     }
   });
 
+  it('a path id of any length is authenticated first (401), then answers 404 when it is no task, board or webhook', async () => {
+    const anonymous = { id: '', name: '', headers: {} };
+    for (const length of [101, 1_000, 8_000]) {
+      const id = 'x'.repeat(length);
+      expectError(await sys.call('GET', `/api/v1/tasks/${id}`, anonymous), 401, 'UNAUTHORIZED');
+      expectError(await sys.call('GET', `/api/v1/boards/${id}`, anonymous), 401, 'UNAUTHORIZED');
+      expectError(await sys.call('GET', `/api/v1/tasks/${id}`, alice), 404, 'TASK_NOT_FOUND');
+      expectError(await sys.call('GET', `/api/v1/todolist/${id}`, alice), 404, 'TASK_NOT_FOUND');
+      expectError(await sys.call('PATCH', `/api/v1/tasks/${id}`, alice, { title: 'x' }), 404, 'TASK_NOT_FOUND');
+      expectError(await sys.call('GET', `/api/v1/boards/${id}`, alice), 404, 'BOARD_NOT_FOUND');
+      expectError(await sys.call('GET', `/api/v1/webhooks/${id}`, alice), 404, 'WEBHOOK_NOT_FOUND');
+    }
+  });
+
   it('every error carries the request id as traceId and no internal detail', async () => {
     const res = await sys.app.inject({ method: 'GET', url: '/api/v1/boards/unknown-board', headers: { ...alice.headers, 'x-request-id': 'flow-trace-7' } });
     expect(res.statusCode).toBe(404);

@@ -114,7 +114,7 @@ describe('sprints through HTTP', () => {
     const closed = await f.close(f.s1, { rollover: f.s2 });
     expect(closed.status, JSON.stringify(closed.body)).toBe(200);
     expect(closed.body).toEqual({
-      sprintId: f.s1, target: f.s2, completed: 3, rolledOver: 2, rotatedBoardIds: [f.boardId], skippedBoardIds: [], velocity: 5.5,
+      sprintId: f.s1, target: f.s2, completed: 3, rolledOver: 2, rotatedBoardIds: [f.boardId], skippedBoardIds: [], skippedTaskIds: [], velocity: 5.5,
     });
 
     expect(await f.members(f.s1)).toEqual(['A finished', 'B finished', 'C finished, text points']);
@@ -157,7 +157,7 @@ describe('sprints through HTTP', () => {
     expect(legacy.status, JSON.stringify(legacy.body)).toBe(200);
     expectDeprecated(legacy, `/api/v1/tasks/${f.s2}/close-sprint`);
     expect(legacy.body).toEqual({
-      sprintId: f.s2, target: 'backlog', completed: 0, rolledOver: 2, rotatedBoardIds: [f.boardId], skippedBoardIds: [], velocity: 0,
+      sprintId: f.s2, target: 'backlog', completed: 0, rolledOver: 2, rotatedBoardIds: [f.boardId], skippedBoardIds: [], skippedTaskIds: [], velocity: 0,
     });
     expect(await f.members(f.s2)).toEqual([]);
     const backlog = await f.sys.call('POST', '/api/v1/tasks/query', f.alice, { query: "app.sprint IS NULL AND app.type IS NULL ORDER BY title ASC" });
@@ -198,7 +198,7 @@ describe('sprints through HTTP', () => {
     const closed = await f.sys.call('POST', `/api/v1/tasks/${sprint.body.id}/close-sprint`, bob, { rollover: 'backlog' });
     expect(closed.status, JSON.stringify(closed.body)).toBe(200);
     expect(closed.body).toEqual({
-      sprintId: sprint.body.id, target: 'backlog', completed: 1, rolledOver: 0, rotatedBoardIds: [writable], skippedBoardIds: [readOnly], velocity: 5,
+      sprintId: sprint.body.id, target: 'backlog', completed: 1, rolledOver: 0, rotatedBoardIds: [writable], skippedBoardIds: [readOnly], skippedTaskIds: [], velocity: 5,
     });
     expect((await f.sys.call('GET', `/api/v1/boards/${writable}`, f.alice)).body).not.toHaveProperty('activeSprintId');
     expect((await f.sys.call('GET', `/api/v1/boards/${readOnly}`, f.alice)).body.activeSprintId).toBe(sprint.body.id);
@@ -209,7 +209,7 @@ describe('sprints through HTTP', () => {
     await f.card({ title: 'Done already', column_id: 'col-done', metadata: { 'app.points': 1 } });
     const res = await f.close(f.s1);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toEqual({ sprintId: f.s1, target: 'none', completed: 1, rolledOver: 0, rotatedBoardIds: [f.boardId], skippedBoardIds: [], velocity: 1 });
+    expect(res.body).toEqual({ sprintId: f.s1, target: 'none', completed: 1, rolledOver: 0, rotatedBoardIds: [f.boardId], skippedBoardIds: [], skippedTaskIds: [], velocity: 1 });
     expect((await f.sys.call('GET', `/api/v1/boards/${f.boardId}`, f.alice)).body).not.toHaveProperty('activeSprintId');
 
     const plain = await f.card({ title: 'Just a card', status: 'todo' });

@@ -87,3 +87,45 @@ describe('metadata limits', () => {
     expect(boards.body.owned_boards).toEqual([]);
   });
 });
+
+describe('metadata keys MongoDB cannot store', () => {
+  const NUL = '\u0000';
+
+  it('a NUL byte in a metadata key is a 400 naming the key on task create, PATCH, metadata PATCH and board card create; nothing is written', async () => {
+    const before = await taskCount();
+    expectField(await sys.call('POST', '/api/v1/tasks', alice, { title: 'x', metadata: { [`cf.a${NUL}b`]: 1 } }), `/metadata/cf.a${NUL}b`);
+    const board = (await sys.call('POST', '/api/v1/boards', alice, { name: 'keys', board_type: 'private' })).body;
+    expectField(await sys.call('POST', `/api/v1/boards/${board.id}/tasks`, alice, { title: 'card', metadata: { [`k${NUL}`]: 1 } }), `/metadata/k${NUL}`);
+    expect(await taskCount()).toBe(before);
+
+    const task = (await sys.call('POST', '/api/v1/tasks', alice, { title: 'kept', metadata: { ok: 1 } })).body;
+    expectField(await sys.call('PATCH', `/api/v1/tasks/${task.id}`, alice, { metadata: { [`${NUL}`]: 1 } }), `/metadata/${NUL}`);
+    expectField(await sys.call('PATCH', `/api/v1/tasks/${task.id}/metadata`, alice, { key: `a${NUL}`, value: 1 }), '/key');
+    expect((await sys.call('GET', `/api/v1/tasks/${task.id}`, alice)).body).toMatchObject({ metadata: { ok: 1 }, version: 1 });
+  });
+
+  it('a field name with a NUL byte inside a metadata value is a 400 naming the metadata entry', async () => {
+    expectField(await sys.call('POST', '/api/v1/tasks', alice, { title: 'x', metadata: { 'cf.tree': { a: [{ [`b${NUL}`]: 1 }] } } }), '/metadata/cf.tree');
+    const task = (await sys.call('POST', '/api/v1/tasks', alice, { title: 'values' })).body;
+    expectField(await sys.call('PATCH', `/api/v1/tasks/${task.id}/metadata`, alice, { key: 'cf.x', value: { [`n${NUL}`]: 1 } }), '/value');
+    // a leading $ or a dot in the key is fine (keys are escaped for storage), and so is a $-prefixed name inside a value
+    const ok = await sys.call('PATCH', `/api/v1/tasks/${task.id}/metadata`, alice, { key: '$cf.x', value: { $plain: 1 } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.metadata).toEqual({ '$cf.x': { $plain: 1 } });
+  });
+
+  it('a batch answers the item with the bad key 400 naming it, and writes the others', async () => {
+    const res = await sys.call('POST', '/api/v1/tasks/batch', alice, { tasks: [{ title: 'good' }, { title: 'bad', metadata: { [`x${NUL}`]: true } }] });
+    expect(res.status).toBe(200);
+    expect(res.body.results[0].task).toMatchObject({ title: 'good' });
+    expect(res.body.results[1].error).toMatchObject({ code: 'VALIDATION_FAILED', validationErrors: [{ field: `/metadata/x${NUL}` }] });
+  });
+
+  it('board metadata and metadata column actions are checked the same way', async () => {
+    expectField(await sys.call('POST', '/api/v1/boards', alice, { name: 'b', board_type: 'private', metadata: { [`ui${NUL}`]: 1 } }), `/metadata/ui${NUL}`);
+    const columns = [{ name: 'A', query: '', actions: [{ trigger: 'enter', field: `cf.x${NUL}`, operation: 'set', value: 1 }] }];
+    expectField(await sys.call('POST', '/api/v1/boards', alice, { name: 'b', board_type: 'private', columns }), '/columns/0/actions/0/field');
+    const valued = [{ name: 'A', query: '', actions: [{ trigger: 'enter', field: 'cf.x', operation: 'set', value: { [`a${NUL}`]: 1 } }] }];
+    expectField(await sys.call('POST', '/api/v1/boards', alice, { name: 'b', board_type: 'private', columns: valued }), '/columns/0/actions/0/value');
+  });
+});

@@ -43,19 +43,20 @@ describe('events outbox: one write, its events, in its transaction', () => {
     expect(created!.data).toEqual({ task: apiTask });
     expect(apiTask).toMatchObject({ id: taskId, title: 'T', version: 1, metadata: { 'app.points': 3 } });
 
-    const patched = await emitted(sys, () => sys.call('PATCH', `/api/v1/tasks/${taskId}`, alice, { title: 'T2', assignee: alice.id, metadata: { 'app.sprint': 's1' } }));
+    const s1 = (await sys.call('POST', '/api/v1/tasks', alice, { title: 'Sprint', metadata: { 'app.type': 'sprint' } })).body.id as string;
+    const patched = await emitted(sys, () => sys.call('PATCH', `/api/v1/tasks/${taskId}`, alice, { title: 'T2', assignee: alice.id, metadata: { 'app.sprint': s1 } }));
     expect(patched.map((e) => e.type)).toEqual(['task.updated']);
     expect(patched[0]!.data.task).toMatchObject({ id: taskId, title: 'T2', version: 2 });
     expect(patched[0]!.data.changes).toEqual([
       { field: 'title', from: 'T', to: 'T2' },
       { field: 'assignee', to: alice.id },
-      { field: 'metadata.app.sprint', to: 's1' },
+      { field: 'metadata.app.sprint', to: s1 },
     ]);
 
     const set = await emitted(sys, () => sys.call('PATCH', `/api/v1/tasks/${taskId}/metadata`, alice, { key: 'app.points', value: 5 }));
     expect(set.map((e) => [e.type, e.data.changes])).toEqual([['task.updated', [{ field: 'metadata.app.points', from: 3, to: 5 }]]]);
     const unset = await emitted(sys, () => sys.call('DELETE', `/api/v1/tasks/${taskId}/metadata/app.sprint`, alice));
-    expect(unset.map((e) => [e.type, e.data.changes])).toEqual([['task.updated', [{ field: 'metadata.app.sprint', from: 's1' }]]]);
+    expect(unset.map((e) => [e.type, e.data.changes])).toEqual([['task.updated', [{ field: 'metadata.app.sprint', from: s1 }]]]);
     const moved = await emitted(sys, () => sys.call('PATCH', `/api/v1/tasks/${taskId}/move`, alice, { path: '/a' }));
     expect(moved.map((e) => [e.type, e.data.changes])).toEqual([['task.updated', [{ field: 'path', from: '', to: '/a' }]]]);
     // a PATCH that changes no API field still bumps the version, and tells no one

@@ -109,6 +109,52 @@ describe('webhook subscriptions', () => {
   });
 });
 
+describe('webhook targets and bodies', () => {
+  it('refuses, in production, IPv6 forms that embed an internal IPv4 address (mapped, compatible, NAT64, 6to4, Teredo)', async () => {
+    const prod = await start({ NODE_ENV: 'production' });
+    for (const url of [
+      'http://[64:ff9b::7f00:1]/', 'http://[::7f00:1]/', 'http://[::ffff:0:7f00:1]/', 'http://[2002:7f00:1::]/',
+      'http://[64:ff9b::a9fe:a9fe]/latest', 'http://[64:ff9b:1:7f00:1::]/', 'http://[2001:0:808:808::80ff:fefe]/', 'http://[::ffff:a00:1]/',
+    ]) {
+      const body = expectError(await prod.sys.call('POST', '/api/v1/webhooks', prod.alice, { url, events: ['*'] }), 400, 'WEBHOOK_URL_REFUSED');
+      expect(body.details.reason, url).toMatch(/private, loopback or link-local/);
+    }
+    // the same forms around a public IPv4 address are accepted
+    for (const url of ['http://[64:ff9b::808:808]/', 'http://[2002:808:808::]/']) {
+      expect((await prod.sys.call('POST', '/api/v1/webhooks', prod.alice, { url, events: ['*'] })).status, url).toBe(201);
+    }
+  });
+
+  it('refuses whitespace and control characters in the URL and stores the normalized form', async () => {
+    const { sys, rx, alice } = await start();
+    for (const url of [` ${rx.url}`, `${rx.url}\r\nX-Injected: 1`, `${rx.url} `, 'http://exa\tmple.com/', `${rx.url}\u0000`]) {
+      const body = expectError(await sys.call('POST', '/api/v1/webhooks', alice, { url, events: ['*'] }), 400, 'WEBHOOK_URL_REFUSED');
+      expect(body.details, JSON.stringify(url)).toMatchObject({ field: '/url', reason: expect.stringMatching(/whitespace or a control character/) });
+    }
+    const port = new URL(rx.url).port;
+    const created = await sys.call('POST', '/api/v1/webhooks', alice, { url: `HTTP:/127.0.0.1:${port}/a/../hook`, events: ['*', 'task.created'] });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ url: `http://127.0.0.1:${port}/hook`, events: ['*'] });
+    const patched = await sys.call('PATCH', `/api/v1/webhooks/${created.body.id}`, alice, { url: `http://LOCALHOST:${port}`, events: ['task.created', 'task.updated', 'task.created'] });
+    expect(patched.body).toMatchObject({ url: `http://localhost:${port}/`, events: ['task.created', 'task.updated'] });
+  });
+
+  it('creates a paused webhook with active: false; it receives nothing until resumed', async () => {
+    const { sys, rx, alice, taskId } = await start();
+    const created = await sys.call('POST', '/api/v1/webhooks', alice, { url: rx.url, events: ['*'], active: false });
+    expect(created.status).toBe(201);
+    expect(created.body.active).toBe(false);
+    expect((await sys.call('GET', `/api/v1/webhooks/${created.body.id}`, alice)).body.active).toBe(false);
+    await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId }]);
+    await sleep(200);
+    expect(rx.received).toHaveLength(0);
+    expect(await deliveries(sys, alice, created.body.id)).toEqual([]);
+    expect((await sys.call('PATCH', `/api/v1/webhooks/${created.body.id}`, alice, { active: true })).body.active).toBe(true);
+    await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId }]);
+    await rx.until(1);
+  });
+});
+
 describe('webhook delivery', () => {
   it('POSTs the envelope with Standard Webhooks headers that verify with the secret, and logs the delivery', async () => {
     const { sys, rx, alice, taskId } = await start();
@@ -194,6 +240,29 @@ describe('webhook delivery', () => {
     expect(enabled.body.disabled_reason).toBeUndefined();
   });
 
+  it('a manual retry of a pending delivery adds an attempt now and the scheduled retries go on', async () => {
+    const { sys, rx, alice, taskId } = await start({ WEBHOOK_MAX_ATTEMPTS: '3' });
+    const { id } = await hook(sys, alice, { url: rx.url, events: ['*'] });
+    rx.plan.push(500, 500, 500, 500);
+    await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId }]);
+    await rx.until(1);
+    let [d] = await untilDelivery(sys, alice, id, (x) => x[0]?.attempt === 1 && x[0]?.status === 'pending');
+    const scheduled = d.next_attempt_at;
+    expect((await sys.call('POST', `/api/v1/webhooks/${id}/deliveries/${d.id}/retry`, alice)).status).toBe(202);
+    await rx.until(2);
+    [d] = await untilDelivery(sys, alice, id, (x) => x[0]?.attempt === 2);
+    expect(d).toMatchObject({ status: 'pending', next_attempt_at: scheduled });
+    // the schedule's own attempts 2 and 3 still come
+    sys.clock.advance(60_000);
+    await rx.until(3);
+    [d] = await untilDelivery(sys, alice, id, (x) => x[0]?.attempt === 3);
+    expect(d.status).toBe('pending');
+    sys.clock.advance(10 * 60_000);
+    await rx.until(4);
+    [d] = await untilDelivery(sys, alice, id, (x) => x[0]?.attempt === 4);
+    expect(d.status).toBe('failed');
+  });
+
   it('delivers a task event only when the task after the change matches the query, and only what the owner can read', async () => {
     const { sys, rx, alice, bob, taskId } = await start();
     await hook(sys, alice, { url: rx.url, events: ['task.updated'], query: "status = 'done' AND 'q4' IN tags" });
@@ -238,6 +307,9 @@ describe('webhook delivery', () => {
     const post = { id: 'e1', body: '{}', secret: 'whsec_' + Buffer.alloc(32).toString('base64'), at: new Date() };
     const out = await send({ ...post, url: `http://localhost:${port}/hook` });
     expect(out).toMatchObject({ ok: false, error: expect.stringMatching(/refused/) });
+    for (const host of ['[::ffff:7f00:1]', '[64:ff9b::7f00:1]', '[::7f00:1]', '[2002:7f00:1::]']) {
+      expect(await send({ ...post, url: `http://${host}:${port}/hook` }), host).toMatchObject({ ok: false, error: expect.stringMatching(/refused/) });
+    }
     expect(receiver.received).toHaveLength(0);
     const allowed = httpSender(targetPolicy({ NODE_ENV: 'production', WEBHOOK_ALLOWED_HOSTS: 'localhost' }), 1_000);
     expect(await allowed({ ...post, url: `http://localhost:${port}/hook` })).toMatchObject({ ok: true, status_code: 200 });

@@ -44,11 +44,11 @@ const create =
     const owner = callerId(ctx);
     const events = checkEvents(input.events);
     if (input.query !== undefined) checkQuery(input.query);
-    await checkTarget(input.url, targetPolicy(config));
+    const url = (await checkTarget(input.url, targetPolicy(config))).href;
     if (input.board_id !== undefined) await loadBoard(store, owner, input.board_id, 'read');
     const iso = clock.now().toISOString();
     const doc: WebhookDoc = {
-      _id: randomUUID(), owner_id: owner, url: input.url, events, secret: newSecret(), active: true,
+      _id: randomUUID(), owner_id: owner, url, events, secret: newSecret(), active: input.active ?? true,
       after_seq: await lastSeq(store), created_at: iso, updated_at: iso,
       ...(input.board_id !== undefined ? { board_id: input.board_id } : {}),
       ...(input.query !== undefined && input.query.trim() !== '' ? { query: input.query } : {}),
@@ -82,8 +82,7 @@ const update =
     const unset: Record<string, ''> = {};
     if (input.events !== undefined) set.events = checkEvents(input.events);
     if (input.url !== undefined) {
-      await checkTarget(input.url, targetPolicy(config));
-      set.url = input.url;
+      set.url = (await checkTarget(input.url, targetPolicy(config))).href;
     }
     if (input.query !== undefined) {
       if (input.query.trim() === '') unset.query = '';
@@ -138,20 +137,34 @@ const deliveries =
 
 /**
  * `POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry`: makes the delivery due now (same
- * `webhook-id`, one more attempt; a failed delivery goes back to pending for that attempt).
- * 404 `DELIVERY_NOT_FOUND` for a delivery of another webhook.
+ * `webhook-id`, one more attempt). A pending delivery gets that attempt on top of its schedule:
+ * if it fails, the scheduled retries go on as before (it does not count against
+ * `WEBHOOK_MAX_ATTEMPTS`). A failed or delivered delivery goes back to pending for that one
+ * attempt. 404 `DELIVERY_NOT_FOUND` for a delivery of another webhook.
  */
 const retry =
   ({ store, clock }: ServiceDeps): Handler<typeof WebhooksOps.retry> =>
   async (input, ctx) => {
     const hook = await ownWebhook(store, ctx, input.webhookId);
     const iso = clock.now().toISOString();
+    const notFound = () => new AppError('DELIVERY_NOT_FOUND', { details: { webhookId: hook._id, deliveryId: input.deliveryId } });
+    const current = await deliveriesOf(store).findOne({ _id: input.deliveryId, webhook_id: hook._id });
+    if (!current) throw notFound();
+    const pending = current.status === 'pending';
+    const change = pending
+      ? { next_attempt_at: iso, lease_until: NO_LEASE, bonus: true, resume_at: current.bonus === true ? (current.resume_at ?? current.next_attempt_at) : current.next_attempt_at, updated_at: iso }
+      : { status: 'pending' as const, next_attempt_at: iso, lease_until: NO_LEASE, manual: true, updated_at: iso };
+    // conditional on the state read, so an attempt recorded meanwhile is not overwritten
     const updated = await deliveriesOf(store).findOneAndUpdate(
-      { _id: input.deliveryId, webhook_id: hook._id },
-      { $set: { status: 'pending', next_attempt_at: iso, lease_until: NO_LEASE, manual: true, updated_at: iso } },
+      { _id: current._id, webhook_id: hook._id, status: current.status, attempt: current.attempt },
+      { $set: change },
       { returnDocument: 'after' },
     );
-    if (!updated) throw new AppError('DELIVERY_NOT_FOUND', { details: { webhookId: hook._id, deliveryId: input.deliveryId } });
+    if (!updated) {
+      const now = await deliveriesOf(store).findOne({ _id: input.deliveryId, webhook_id: hook._id });
+      if (!now) throw notFound();
+      return toDelivery(now);
+    }
     return toDelivery(updated);
   };
 

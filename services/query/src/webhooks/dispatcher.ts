@@ -207,21 +207,24 @@ export class WebhookDispatcher {
     const attempt = d.attempt + 1;
     const entry = { attempt, at: iso, duration_ms: o.duration_ms, ...(o.status_code !== undefined ? { status_code: o.status_code } : {}), ...(o.error ? { error: o.error } : {}) };
     const attempts = [...d.attempts, entry].slice(-ATTEMPT_LOG_MAX);
-    const exhausted = attempt >= this.maxAttempts || d.manual === true;
+    // a retry asked for while pending is an attempt on top of the schedule (not counted against the limit)
+    const extra_attempts = (d.extra_attempts ?? 0) + (d.bonus === true ? 1 : 0);
+    const done = { attempt, attempts, extra_attempts, lease_until: NO_LEASE, manual: false, bonus: false, updated_at: iso };
+    const scheduled = attempt - extra_attempts;
+    const exhausted = d.manual === true || (d.bonus !== true && scheduled >= this.maxAttempts);
     this.deps.metrics?.webhookAttempts.labels(o.ok ? 'delivered' : exhausted ? 'failed' : 'retry').inc();
     if (o.ok) {
-      await deliveriesOf(store).updateOne({ _id: d._id }, { $set: { status: 'delivered', attempt, attempts, lease_until: NO_LEASE, manual: false, updated_at: iso } });
+      await deliveriesOf(store).updateOne({ _id: d._id }, { $set: { status: 'delivered', ...done }, $unset: { resume_at: '' } });
       if (hook.failing_since !== undefined) await webhooksOf(store).updateOne({ _id: hook._id }, { $unset: { failing_since: '' } });
       return true;
     }
+    // after an extra attempt the schedule goes on: the scheduled attempt keeps its time when still ahead
+    const next = d.bonus === true && d.resume_at !== undefined && d.resume_at > iso
+      ? d.resume_at
+      : new Date(now.getTime() + backoffMs(Math.max(1, scheduled), this.random)).toISOString();
     await deliveriesOf(store).updateOne(
       { _id: d._id },
-      {
-        $set: {
-          status: exhausted ? 'failed' : 'pending', attempt, attempts, lease_until: NO_LEASE, manual: false, updated_at: iso,
-          next_attempt_at: new Date(now.getTime() + backoffMs(attempt, this.random)).toISOString(),
-        },
-      },
+      { $set: { status: exhausted ? 'failed' : 'pending', ...done, next_attempt_at: next }, $unset: { resume_at: '' } },
     );
     const since = hook.failing_since ?? iso;
     if (hook.failing_since === undefined) await webhooksOf(store).updateOne({ _id: hook._id, failing_since: { $exists: false } }, { $set: { failing_since: iso } });

@@ -48,8 +48,17 @@ export interface DeliveryDoc {
   next_attempt_at: string;
   /** A dispatcher replica holds the delivery until then (ISO); the epoch when free. */
   lease_until: string;
-  /** The next attempt was asked for through the retry route: it is the last one if it fails. */
+  /** The next attempt was asked for through the retry route after the delivery had ended: it is the last one if it fails. */
   manual?: boolean;
+  /**
+   * The next attempt was asked for through the retry route while the delivery was still pending:
+   * it is made now, on top of the schedule, which goes on after it (`resume_at`).
+   */
+  bonus?: boolean;
+  /** When the scheduled attempt was due before a {@link bonus} attempt was asked for (ISO). */
+  resume_at?: string;
+  /** Attempts made through the retry route while pending; they do not count against the attempt limit. */
+  extra_attempts?: number;
   attempts: AttemptLog[];
   created_at: string;
   updated_at: string;

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { AppError } from '@app/shared/errors';
 
 /**
@@ -20,20 +21,63 @@ export function targetPolicy(config: { NODE_ENV?: string; WEBHOOK_ALLOWED_HOSTS?
   return { production: config?.NODE_ENV === 'production', allowedHosts: new Set(hosts) };
 }
 
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) blocked.addSubnet(net, prefix, 'ipv6');
+/** IPv4 ranges a production webhook may not reach (ipaddr.js range names). */
+const REFUSED_V4 = new Set(['unspecified', 'broadcast', 'multicast', 'linkLocal', 'loopback', 'carrierGradeNat', 'private', 'reserved']);
+/** IPv6 ranges a production webhook may not reach; the ranges that embed an IPv4 address are judged by it instead. */
+const REFUSED_V6 = new Set(['unspecified', 'linkLocal', 'multicast', 'loopback', 'uniqueLocal', 'deprecatedSiteLocal', 'discard', 'benchmarking', 'reserved']);
 
-/** True when `address` (an IP literal) is private, loopback, link-local, unspecified, CGNAT or multicast. */
+const v4 = (b: readonly number[]) => new ipaddr.IPv4([b[0]!, b[1]!, b[2]!, b[3]!]);
+
+/**
+ * The IPv4 addresses an IPv6 address carries, by the form it has (RFC 4291 IPv4-mapped and
+ * IPv4-compatible, RFC 6145, RFC 6052 / RFC 8215 NAT64, RFC 3056 6to4, RFC 4380 Teredo); empty for
+ * a plain IPv6 address. Such an address reaches (through a translator or tunnel) the IPv4 inside,
+ * so that is what the rules judge. A local-use NAT64 prefix (`64:ff9b:1::/48`) may embed the IPv4
+ * address at any RFC 6052 prefix length from /48 on: each candidate is returned.
+ */
+export function embeddedIPv4(addr: ipaddr.IPv6): ipaddr.IPv4[] {
+  const b = addr.toByteArray();
+  const range = addr.range();
+  const last = () => v4(b.slice(12));
+  switch (range) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return [last()];
+    case 'rfc6052': {
+      if (b[4] === 0 && b[5] === 0 && b.slice(6, 12).every((x) => x === 0)) return [last()];
+      // RFC 6052 §2.2: the u octet (byte 8) is skipped
+      const at = (from: number) => v4([from, from + 1, from + 2, from + 3].map((i) => (i >= 8 ? b[i + 1]! : b[i]!)));
+      return [at(6), at(7), v4(b.slice(9, 13)), last()];
+    }
+    case '6to4':
+      return [v4(b.slice(2, 6))];
+    case 'teredo':
+      // server address, and the client address (stored inverted)
+      return [v4(b.slice(4, 8)), v4(b.slice(12).map((x) => x ^ 0xff))];
+    default:
+      // IPv4-compatible (deprecated, RFC 4291 §2.5.5.1): 96 zero bits, then the IPv4 address
+      return b.slice(0, 12).every((x) => x === 0) && range !== 'unspecified' && range !== 'loopback' ? [last()] : [];
+  }
+}
+
+/**
+ * True when `address` (an IP literal, IPv4 or IPv6) is private, loopback, link-local, unspecified,
+ * CGNAT, multicast, broadcast or reserved, judged with ipaddr.js; an IPv6 address that embeds an
+ * IPv4 address ({@link embeddedIPv4}) is refused when any IPv4 inside would be. Anything that does
+ * not parse as an address counts as internal.
+ */
 export function isInternalAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return blocked.check(mapped[1]!, 'ipv4');
-  const family = isIP(address);
-  if (family === 0) return true;
-  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.parse(address.replace(/%.*$/, ''));
+  } catch {
+    return true;
+  }
+  if (parsed.kind() === 'ipv4') return REFUSED_V4.has(parsed.range());
+  const v6 = parsed as ipaddr.IPv6;
+  const inside = embeddedIPv4(v6);
+  if (inside.length > 0) return inside.some((a) => REFUSED_V4.has(a.range()));
+  return REFUSED_V6.has(v6.range());
 }
 
 /** Host of a URL without IPv6 brackets, lower case. */
@@ -41,11 +85,20 @@ function hostOf(url: URL): string {
   return url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
 }
 
+/** Whitespace (any Unicode space) and control characters (C0, DEL, C1): never part of a webhook URL. */
+const SPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/u;
+
 /**
- * Parses and checks a webhook URL's form: absolute, `http:` or `https:`, no credentials.
- * Throws 400 `WEBHOOK_URL_REFUSED` with `details.reason`.
+ * Parses and checks a webhook URL's form with the WHATWG URL parser (`new URL`): absolute, `http:`
+ * or `https:`, no credentials, and no whitespace or control character anywhere in the text sent
+ * (the parser would silently strip or drop them, so the stored URL would not be what was sent).
+ * The caller stores the parsed URL's normalized form (`href`: `http:/127.0.0.1:1` →
+ * `http://127.0.0.1:1/`). Throws 400 `WEBHOOK_URL_REFUSED` with `details.reason` and
+ * `details.field` = `/url`.
  */
 export function parseTargetUrl(text: string): URL {
+  const bad = SPACE_OR_CONTROL.exec(text);
+  if (bad) throw refused(text, `contains whitespace or a control character (U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} at ${bad.index})`);
   let url: URL;
   try {
     url = new URL(text);
@@ -58,7 +111,7 @@ export function parseTargetUrl(text: string): URL {
 }
 
 function refused(url: string, reason: string): AppError {
-  return new AppError('WEBHOOK_URL_REFUSED', { message: `The webhook URL is not allowed: ${reason}`, details: { url, reason } });
+  return new AppError('WEBHOOK_URL_REFUSED', { message: `The webhook URL is not allowed: ${reason}`, details: { url, reason, field: '/url' } });
 }
 
 /** Why `address` may not be reached under `policy`, or undefined when it may. */
@@ -68,8 +121,9 @@ export function addressRefusal(host: string, address: string, policy: TargetPoli
 }
 
 /**
- * Checks a webhook URL when it is created or changed: its form, and in production every address
- * its host resolves to. Throws 400 `WEBHOOK_URL_REFUSED`; returns the parsed URL.
+ * Checks a webhook URL when it is created or changed: its form ({@link parseTargetUrl}), and in
+ * production every address its host resolves to ({@link isInternalAddress}). Throws 400
+ * `WEBHOOK_URL_REFUSED`; returns the parsed URL, whose `href` is what is stored.
  */
 export async function checkTarget(text: string, policy: TargetPolicy): Promise<URL> {
   const url = parseTargetUrl(text);

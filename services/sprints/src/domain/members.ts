@@ -18,6 +18,11 @@ export interface Member {
   title: string;
   status: string;
   points: number | undefined;
+  /**
+   * Its `app.carried` (how many closes rolled it over) when that is a finite number, else
+   * undefined (missing, or a value set by hand that is not a number: counted from 0).
+   */
+  carried?: number;
 }
 
 /** True when the task is a sprint: metadata `app.type` = `sprint` (SPEC "What the service does"). */
@@ -25,10 +30,13 @@ export function isSprint(t: Pick<TaskDoc, 'metadata'>): boolean {
   return t.metadata[StoredKeys.type] === 'sprint';
 }
 
-/** Reads a stored task (projected to id, title, status, `app.points`) as a {@link Member}. */
+/** Reads a stored task (projected to id, title, status, `app.points`, maybe `app.carried`) as a {@link Member}. */
 export function toMember(t: Pick<TaskDoc, '_id' | 'title' | 'status' | 'metadata'>): Member {
   const p = t.metadata?.[StoredKeys.points];
-  return { id: t._id, title: t.title, status: t.status, points: typeof p === 'number' && Number.isFinite(p) ? p : undefined };
+  const c = t.metadata?.[StoredKeys.carried];
+  const member: Member = { id: t._id, title: t.title, status: t.status, points: typeof p === 'number' && Number.isFinite(p) ? p : undefined };
+  if (typeof c === 'number' && Number.isFinite(c)) member.carried = c;
+  return member;
 }
 
 /**

@@ -6,6 +6,8 @@ export interface Retro {
   sprint: { id: string; title: string; kickoff?: string | undefined; deadline?: string | undefined };
   finished: readonly Member[];
   unfinished: readonly Member[];
+  /** Unfinished members the closer could read but not write: left in the sprint. */
+  skipped?: readonly Member[];
   target: Target;
   velocity: number;
   closedAt: string;
@@ -20,7 +22,8 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 /**
  * The markdown of the retro note written on the sprint by close-sprint (DESIGN §8; format in
  * docs/sprints.md): dates, velocity, the finished items with their points, and the rolled-over
- * items with their status and target.
+ * items with their status and target; unfinished items the closer could not write are listed as
+ * left in the sprint.
  */
 export function renderRetroNote(r: Retro): string {
   const unpointed = r.finished.filter((m) => m.points === undefined).length;
@@ -49,6 +52,9 @@ export function renderRetroNote(r: Retro): string {
     '',
     ...rolled,
     '',
+    ...(r.skipped?.length
+      ? [`### Left in the sprint (${r.skipped.length})`, '', '_Read-only for the closer, so not moved:_', '', ...r.skipped.map((m) => item(m, `status \`${inline(m.status)}\``)), '']
+      : []),
   ];
   return lines.join('\n');
 }

@@ -1,6 +1,6 @@
 import type { CloseSprintResult, ReportItem, SprintReport, VelocityResult } from '@app/shared/contracts';
-import type { TaskDoc } from '@app/shared/domain';
-import { Collections, type Doc, type DocumentStore, type Session } from '@app/shared/store';
+import { readableTasksFilter, type Principal, type TaskDoc } from '@app/shared/domain';
+import { Collections, type BulkOp, type Doc, type DocumentStore, type Session } from '@app/shared/store';
 import { DONE, StoredKeys, toMember, type Member } from './members.js';
 
 /*
@@ -83,6 +83,8 @@ export interface CloseSnapshotDoc extends Doc, Figures {
   total_points: number;
   /** `backlog`, the target sprint id, or `none`. */
   target: string;
+  /** Unfinished members the closer could read but not write, left in the sprint (absent: none). */
+  skipped_task_ids?: string[];
   /** Boards the sprint belongs to: its own board, the boards it was started on, the boards pointing at it at close. */
   board_ids: string[];
   /**
@@ -132,8 +134,11 @@ const item = (m: SnapMember, extra: Partial<ReportItem> = {}): ReportItem =>
  * - completed = now members with status `done`; velocity = their points; completed_points = the
  *   points of those that were committed;
  * - completion_ratio = velocity ÷ committed_points (absent when committed_points is 0).
+ * `skipped`: ids of unfinished members a close left in the sprint (the closer could not write
+ * them); they are `remaining`, never `rolled_over`.
  */
-export function outcomeOf(start: readonly SnapMember[], now: readonly SnapMember[], target?: string): Outcome {
+export function outcomeOf(start: readonly SnapMember[], now: readonly SnapMember[], target?: string, skipped: readonly string[] = []): Outcome {
+  const left = new Set(skipped);
   const atStart = new Set(start.map((m) => m.id));
   const atNow = new Set(now.map((m) => m.id));
   const committed = start.map((m) => item(m));
@@ -141,7 +146,8 @@ export function outcomeOf(start: readonly SnapMember[], now: readonly SnapMember
   const removed = start.filter((m) => !atNow.has(m.id)).map((m) => item(m));
   const done = now.filter((m) => m.status === DONE);
   const completed = done.map((m) => item(m));
-  const unfinished = now.filter((m) => m.status !== DONE).map((m) => item(m, target === undefined ? { status: m.status } : { status: m.status, target }));
+  const unfinished = now.filter((m) => m.status !== DONE && !left.has(m.id)).map((m) => item(m, target === undefined ? { status: m.status } : { status: m.status, target }));
+  const stayed = target === undefined ? [] : now.filter((m) => m.status !== DONE && left.has(m.id)).map((m) => item(m, { status: m.status }));
   const committed_points = pointsOf(committed);
   const velocity = pointsOf(completed);
   const out: Outcome = {
@@ -150,13 +156,13 @@ export function outcomeOf(start: readonly SnapMember[], now: readonly SnapMember
     removed,
     completed,
     rolled_over: target === undefined ? [] : unfinished,
-    remaining: target === undefined ? unfinished : [],
+    remaining: target === undefined ? unfinished : stayed,
     committed_points,
     added_points: pointsOf(added),
     removed_points: pointsOf(removed),
     completed_points: pointsOf(done.filter((m) => atStart.has(m.id))),
     rolled_over_points: target === undefined ? 0 : pointsOf(unfinished),
-    remaining_points: target === undefined ? pointsOf(unfinished) : 0,
+    remaining_points: target === undefined ? pointsOf(unfinished) : pointsOf(stayed),
     velocity,
   };
   if (committed_points !== 0) out.completion_ratio = round6(velocity / committed_points);
@@ -200,8 +206,8 @@ export function velocityEntryOf(c: Pick<CloseSnapshotDoc, 'sprint_id' | 'sprint_
  * snapshot (when there is one) and of its close, and the {@link Outcome} of the start members
  * against the members at close, rolled over to the close's target. Keys in the reply's order.
  */
-export function frozenReportOf(start: StartSnapshotDoc | undefined, close: Pick<CloseSnapshotDoc, HeaderKeys | 'target' | 'members'>): FrozenReport {
-  const outcome = outcomeOf(start?.members ?? close.members, close.members, close.target);
+export function frozenReportOf(start: StartSnapshotDoc | undefined, close: Pick<CloseSnapshotDoc, HeaderKeys | 'target' | 'members' | 'skipped_task_ids'>): FrozenReport {
+  const outcome = outcomeOf(start?.members ?? close.members, close.members, close.target, close.skipped_task_ids);
   return { ...(start ? { start: headerOf(start) } : {}), close: headerOf(close), ...outcome };
 }
 
@@ -218,12 +224,37 @@ export function membersFilter(sprintIds: readonly string[]) {
  */
 export const MEMBER_PROJECTION = { _id: 1, title: 1, status: 1, metadata: 1 } as const;
 
-/** The sprint's members now, oldest first (`created_at`, then id), as snapshots store them. One round trip. */
-export async function readMembers(store: DocumentStore, sprintId: string, session?: Session): Promise<SnapMember[]> {
+/**
+ * The sprint's members now, oldest first (`created_at`, then id), as snapshots store them. One round
+ * trip. With `reader`, only the members that principal can read (docs/sprints.md: figures count
+ * only what the reader may read).
+ */
+export async function readMembers(store: DocumentStore, sprintId: string, session?: Session, reader?: Principal): Promise<SnapMember[]> {
+  const filter = reader ? { $and: [membersFilter([sprintId]), readableTasksFilter(reader)] } : membersFilter([sprintId]);
   const docs = await store
     .collection<TaskDoc>(Collections.tasks)
-    .find(membersFilter([sprintId]), { ...(session ? { session } : {}), sort: { created_at: 1, _id: 1 }, projection: MEMBER_PROJECTION });
+    .find(filter, { ...(session ? { session } : {}), sort: { created_at: 1, _id: 1 }, projection: MEMBER_PROJECTION });
   return docs.map((d) => snapMember(toMember(d)));
+}
+
+/**
+ * The ids among `ids` of tasks `reader` can read (owner, or member of the task's group), soft-deleted
+ * ones included (a member deleted during a sprint stays in its history). One round trip; none when
+ * `ids` is empty.
+ */
+export async function readableIds(store: DocumentStore, reader: Principal, ids: Iterable<string>): Promise<Set<string>> {
+  const wanted = [...new Set(ids)];
+  if (wanted.length === 0) return new Set();
+  const { deleted: _live, ...access } = readableTasksFilter(reader) as Record<string, unknown>;
+  const docs = await store.collection<TaskDoc>(Collections.tasks).find({ $and: [{ _id: { $in: wanted } }, access] }, { projection: { _id: 1 } });
+  return new Set(docs.map((d) => d._id));
+}
+
+/** `snap` with only the members in `visible`, its member count and total points recomputed; `snap` itself when nothing is hidden. */
+export function visibleSnapshot<T extends { members: SnapMember[]; member_count: number; total_points: number }>(snap: T, visible: ReadonlySet<string>): T {
+  if (snap.members.every((m) => visible.has(m.id))) return snap;
+  const members = snap.members.filter((m) => visible.has(m.id));
+  return { ...snap, members, member_count: members.length, total_points: pointsOf(members) };
 }
 
 /** The start snapshot of `sprintId` taken now from `members` (issue 12). */
@@ -270,7 +301,7 @@ export interface ClosingSprint {
  * start snapshot (writing one from the members at close when the sprint was never started), writes
  * the close snapshot with its figures, its frozen report and its velocity entry serialized once
  * ({@link CloseSnapshotDoc.report}, {@link CloseSnapshotDoc.velocity_entry}), and adds 1 to
- * `app.carried` of every rolled-over member. Three store round trips whatever the number of
+ * `app.carried` of every rolled-over member ({@link carriedUpdates}). Three store round trips whatever the number of
  * members (the last one only when something rolls over). A store fault throws `STORE_UNAVAILABLE` and the transaction leaves
  * nothing written.
  */
@@ -282,7 +313,11 @@ export async function recordCloseSnapshot(store: DocumentStore, session: Session
   const start = existing ?? startSnapshot({ sprintId, members: now, at: c.at, by: c.by, eventsSeq: -1, byClose: true });
   const boards = new Set([...start.board_ids, ...c.result.rotatedBoardIds, ...c.result.skippedBoardIds]);
   if (c.sprint.boardId !== undefined) boards.add(c.sprint.boardId);
-  const head = { kind: 'close' as const, taken_at: c.at, taken_by: c.by, members: now, member_count: now.length, total_points: pointsOf(now), target: c.result.target };
+  const skipped = c.result.skippedTaskIds;
+  const head = {
+    kind: 'close' as const, taken_at: c.at, taken_by: c.by, members: now, member_count: now.length, total_points: pointsOf(now), target: c.result.target,
+    ...(skipped.length > 0 ? { skipped_task_ids: [...skipped] } : {}),
+  };
   const frozen = frozenReportOf(start, head);
   const close: CloseSnapshotDoc = {
     _id: `${sprintId}:close:${c.at}`,
@@ -296,10 +331,27 @@ export async function recordCloseSnapshot(store: DocumentStore, session: Session
   close.velocity_entry = JSON.stringify(velocityEntryOf(close));
   await snaps.insertMany(existing ? [close] : [start, close], { session });
   if (frozen.rolled_over.length > 0) {
-    await store
-      .collection<TaskDoc>(Collections.tasks)
-      .updateMany({ _id: { $in: frozen.rolled_over.map((m) => m.id) } }, { $inc: { [CARRIED_PATH]: 1 } }, { session });
+    await store.collection<TaskDoc>(Collections.tasks).bulkWrite(carriedUpdates(frozen.rolled_over, c.members), { session });
   }
+}
+
+/**
+ * The writes of `app.carried` for the rolled-over members (docs/sprints.md "Snapshots"): each
+ * becomes its value as the close read it plus 1, a value that is not a number counting as 0. A
+ * `$set` of the computed count, not an `$inc`: `app.carried` is metadata any user may set, and
+ * MongoDB refuses an `$inc` of a string (a close that could never succeed again). One
+ * `updateMany` per distinct new count, all in one bulk write (one round trip).
+ */
+export function carriedUpdates(rolled: readonly { id: string }[], members: readonly Member[]): BulkOp<TaskDoc>[] {
+  const read = new Map(members.map((m) => [m.id, m.carried ?? 0]));
+  const byCount = new Map<number, string[]>();
+  for (const { id } of rolled) {
+    const next = (read.get(id) ?? 0) + 1;
+    const ids = byCount.get(next);
+    if (ids) ids.push(id);
+    else byCount.set(next, [id]);
+  }
+  return [...byCount].map(([count, ids]) => ({ updateMany: { filter: { _id: { $in: ids } }, update: { $set: { [CARRIED_PATH]: count } } } }));
 }
 
 /**

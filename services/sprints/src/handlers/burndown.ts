@@ -5,21 +5,22 @@ import { AppError } from '@app/shared/errors';
 import { burndownSeries } from '../domain/burndown.js';
 import { DONE } from '../domain/members.js';
 import { taskEventsSince } from '../domain/outbox.js';
-import { latestSnapshots, readMembers } from '../domain/snapshots.js';
+import { latestSnapshots, readableIds, readMembers } from '../domain/snapshots.js';
 import { loadSprint } from '../domain/sprint-access.js';
 
 /**
  * `sprints.burndown` — `GET /api/v1/tasks/{sprintId}/burndown` (issue 12): the daily series of
  * remaining points from the start snapshot to the close (or now, from the injected clock),
  * replaying the task events of the outbox recorded since the start; the last day is exactly the
- * close snapshot's (or today's) members. See {@link burndownSeries} for the formulas.
+ * close snapshot's (or today's) members. Only tasks the reader can read are counted. See
+ * {@link burndownSeries} for the formulas.
  *
  * Errors: 404 `TASK_NOT_FOUND`, 400 `NOT_A_SPRINT`, 400 `SPRINT_NOT_STARTED` (open and never
  * started), 503 `STORE_UNAVAILABLE`.
  */
 export function sprintBurndown({ store, clock }: ServiceDeps): Handler<typeof SprintsOps.burndown> {
   return async ({ sprintId }, ctx) => {
-    const { sprint } = await loadSprint(store, callerId(ctx), sprintId, 'read');
+    const { sprint, principal } = await loadSprint(store, callerId(ctx), sprintId, 'read');
     const { start, close } = await latestSnapshots(store, sprintId);
     const closed = sprint.status === DONE && close !== undefined;
     if (!start) {
@@ -33,6 +34,13 @@ export function sprintBurndown({ store, clock }: ServiceDeps): Handler<typeof Sp
       start.events_seq < 0 ? [] : taskEventsSince(store, start.events_seq, end),
       closed ? close.members : readMembers(store, sprintId),
     ]);
-    return burndownSeries({ sprintId, startedAt: start.taken_at, start: start.members, events, end, closed, final, deadline: sprint.deadline });
+    // Only the tasks the reader may read count (docs/sprints.md "Who may put a task into a sprint").
+    const idOf = (e: (typeof events)[number]) => e.task_id ?? e.data?.task?.id ?? e.data?.task_id;
+    const visible = await readableIds(store, principal, [...start.members, ...final].map((m) => m.id).concat(events.flatMap((e) => idOf(e) ?? [])));
+    const seen = (m: { id: string }) => visible.has(m.id);
+    return burndownSeries({
+      sprintId, startedAt: start.taken_at, start: start.members.filter(seen), end, closed, final: final.filter(seen), deadline: sprint.deadline,
+      events: events.filter((e) => { const id = idOf(e); return id === undefined || visible.has(id); }),
+    });
   };
 }

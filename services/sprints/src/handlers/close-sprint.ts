@@ -17,6 +17,7 @@ type SprintCloseRecord = CloseSprintResult & { rollover?: string; closed_at: str
 const SPRINT_PATH = `metadata.${StoredKeys.sprint}`;
 const TYPE_PATH = `metadata.${StoredKeys.type}`;
 const POINTS_PATH = `metadata.${StoredKeys.points}`;
+const CARRIED_PATH = `metadata.${StoredKeys.carried}`;
 
 /**
  * `sprints.close` (SPEC "Sprint rhythm", DESIGN §8). Everything, reads included, runs in ONE
@@ -25,6 +26,10 @@ const POINTS_PATH = `metadata.${StoredKeys.points}`;
  * updateMany, and the boards are repointed with one updateMany. The same transaction bumps the
  * versions of every task and board it changes and appends `sprint.closed` `{result}` plus one
  * `task.updated` per rolled-over member (issues 10, 11; through {@link runWrite}).
+ *
+ * Only members the closer may write are rolled over (docs/sprints.md "Who may put a task into a
+ * sprint"): unfinished members it can read but not write are left unchanged and listed in
+ * `skippedTaskIds`; members it cannot read are neither counted, named nor changed.
  *
  * Errors: 404 `TASK_NOT_FOUND` (missing, deleted or unreadable sprint), 403 `FORBIDDEN` (readable,
  * not writable), 400 `NOT_A_SPRINT`, `SPRINT_ALREADY_CLOSED`, `SPRINT_ROLLOVER_INVALID`,
@@ -59,14 +64,19 @@ export function closeSprint(deps: ServiceDeps): Handler<typeof SprintsOps.close>
       const target = resolveTarget(principal, sprintId, rollover, found.find((t) => t._id === rollover));
       // Sprint tasks are never members: a next sprint created on a board during this one carries
       // its app.sprint, and must neither block the close nor be rolled into itself.
-      const members = (
+      // Members the closer cannot read are not its to count, name or change: they are left out
+      // entirely. Unfinished members it can read but not write stay where they are (skipped).
+      const docs = (
         await tasks.find(
           { deleted: false, [SPRINT_PATH]: sprintId, [TYPE_PATH]: { $ne: 'sprint' } },
-          { session, sort: { created_at: 1, _id: 1 }, projection: { _id: 1, title: 1, status: 1, [POINTS_PATH]: 1 } },
+          { session, sort: { created_at: 1, _id: 1 }, projection: { _id: 1, title: 1, status: 1, [POINTS_PATH]: 1, [CARRIED_PATH]: 1, created_by: 1, groupId: 1, groupPermission: 1 } },
         )
-      ).map(toMember);
+      ).filter((t) => canReadTask(principal, t));
+      const members = docs.map(toMember);
+      const writable = new Set(docs.filter((t) => canWriteTask(principal, t)).map((t) => t._id));
       const finished = members.filter((m) => m.status === DONE);
-      const unfinished = members.filter((m) => m.status !== DONE);
+      const unfinished = members.filter((m) => m.status !== DONE && writable.has(m.id));
+      const skippedTasks = members.filter((m) => m.status !== DONE && !writable.has(m.id));
       if (unfinished.length > 0 && target.kind === 'none') {
         throw new AppError('SPRINT_ROLLOVER_REQUIRED', {
           message: `Sprint ${sprintId} has ${unfinished.length} unfinished member(s); send rollover "backlog" or the id of an open sprint`,
@@ -86,6 +96,7 @@ export function closeSprint(deps: ServiceDeps): Handler<typeof SprintsOps.close>
         rolledOver: unfinished.length,
         rotatedBoardIds: rotated.map((b) => b._id),
         skippedBoardIds: skipped,
+        skippedTaskIds: skippedTasks.map((m) => m.id),
         velocity,
       };
       const record: SprintCloseRecord = { ...result, ...(rollover === undefined ? {} : { rollover }), closed_at: now, closed_by: userId };
@@ -106,7 +117,7 @@ export function closeSprint(deps: ServiceDeps): Handler<typeof SprintsOps.close>
       }
       const content = renderRetroNote({
         sprint: { id: sprintId, title: sprint.title, kickoff: sprint.kickoff, deadline: sprint.deadline },
-        finished, unfinished, target, velocity, closedAt: now, closedBy: userId,
+        finished, unfinished, skipped: skippedTasks, target, velocity, closedAt: now, closedBy: userId,
       });
       await notes.insertOne(newNoteDoc(sprintId, content, userId, at), { session });
       await tasks.updateOne({ _id: sprintId }, { $set: { status: DONE, sprintClose: record, ...stamp, version: versionOf(sprint) + 1 } }, { session });
@@ -164,6 +175,6 @@ function replay(sprint: TaskDoc, rollover: string | undefined): CloseSprintResul
       details: { sprintId: sprint._id, closedWith: rec.target },
     });
   }
-  const { sprintId, target, completed, rolledOver, rotatedBoardIds, skippedBoardIds, velocity } = rec;
-  return { sprintId, target, completed, rolledOver, rotatedBoardIds, skippedBoardIds, velocity };
+  const { sprintId, target, completed, rolledOver, rotatedBoardIds, skippedBoardIds, skippedTaskIds = [], velocity } = rec;
+  return { sprintId, target, completed, rolledOver, rotatedBoardIds, skippedBoardIds, skippedTaskIds, velocity };
 }

@@ -1,7 +1,7 @@
 import type { Handler } from '@app/shared/bus';
 import type { SprintsOps } from '@app/shared/contracts';
 import {
-  boardEvent, loadBoard, newTaskDoc, nextVersion, runWrite, taskCreatedEvent, toBoard, toTask, versionGuard,
+  boardEvent, checkSprintWindow, loadBoard, newTaskDoc, nextVersion, runWrite, taskCreatedEvent, toBoard, toTask, versionGuard,
   type BoardDoc, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
@@ -17,7 +17,8 @@ import { snapshotsOf, startSnapshot } from '../domain/snapshots.js';
  * the same transaction. Emits `task.created`, and `board.updated` when started (issue 10).
  *
  * Errors: 404 `BOARD_NOT_FOUND`, 403 `FORBIDDEN` (board not writable), 400 `VALIDATION_FAILED`
- * (`/title`, `/kickoff`, `/deadline`), 503 `STORE_UNAVAILABLE` (nothing written).
+ * (`/title`, `/kickoff`, `/deadline`, `/goal`; `/kickoff` also when it is after the deadline),
+ * 503 `STORE_UNAVAILABLE` (nothing written).
  */
 export function createSprint(deps: ServiceDeps): Handler<typeof SprintsOps.create> {
   const { store } = deps;
@@ -34,6 +35,7 @@ export function createSprint(deps: ServiceDeps): Handler<typeof SprintsOps.creat
         ...newTaskDoc({ title, metadata, tags: board.default_tags, ...(kickoff ? { kickoff } : {}), ...(deadline ? { deadline } : {}) }, userId, w.now),
         boardId: board._id,
       };
+      checkSprintWindow(doc);
       if (board.board_type === 'shared' && board.groupId !== undefined) {
         doc.groupId = board.groupId;
         if (board.groupPermission !== undefined) doc.groupPermission = board.groupPermission;

@@ -1,6 +1,6 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { SprintSummary, SprintsOps } from '@app/shared/contracts';
-import { canReadTask, loadBoard, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
+import { canReadTask, loadBoard, readableTasksFilter, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
 import { DONE, StoredKeys, toMember } from '../domain/members.js';
 import { MEMBER_PROJECTION, membersFilter, pointsOf, snapMember, snapshotsOf, type SnapMember, type SnapshotDoc } from '../domain/snapshots.js';
@@ -12,8 +12,8 @@ const TYPE_PATH = `metadata.${StoredKeys.type}`;
  * board's sprints are the live sprint tasks the caller can read that were created on the board, are
  * its `activeSprintId`, or were started on it or closed while it pointed at them (their snapshots
  * name the board). Oldest first (`created_at`, then id). Figures of a closed sprint come from its
- * latest close snapshot; of an open one from its members now (`points_committed` from the start
- * snapshot when started). Store round trips do not grow with the number of sprints or members.
+ * latest close snapshot; of an open one from its members now that the caller can read
+ * (`points_committed` from the start snapshot when started). Store round trips do not grow with the number of sprints or members.
  *
  * Errors: 404 `BOARD_NOT_FOUND`, 400 `VALIDATION_FAILED` (`state`), 503 `STORE_UNAVAILABLE`.
  */
@@ -48,7 +48,8 @@ export function listSprints({ store }: ServiceDeps): Handler<typeof SprintsOps.l
     const liveIds = sprints.filter((t) => !(t.status === DONE && close.has(t._id))).map((t) => t._id);
     const live = new Map<string, SnapMember[]>(liveIds.map((id) => [id, []]));
     if (liveIds.length > 0) {
-      const docs = await tasks.find(membersFilter(liveIds), { projection: MEMBER_PROJECTION });
+      // only the members the reader can read count (docs/sprints.md "Who may put a task into a sprint")
+      const docs = await tasks.find({ $and: [membersFilter(liveIds), readableTasksFilter(principal)] }, { projection: MEMBER_PROJECTION });
       for (const d of docs) live.get(d.metadata[StoredKeys.sprint] as string)?.push(snapMember(toMember(d)));
     }
 

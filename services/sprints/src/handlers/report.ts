@@ -2,7 +2,9 @@ import { callerId, jsonText, type Handler } from '@app/shared/bus';
 import type { SprintReport, SprintsOps } from '@app/shared/contracts';
 import type { ServiceDeps } from '@app/shared/domain';
 import { DONE } from '../domain/members.js';
-import { frozenReportText, headerOf, latestSnapshots, outcomeOf, readMembers } from '../domain/snapshots.js';
+import {
+  frozenReportOf, frozenReportText, headerOf, latestSnapshots, outcomeOf, readableIds, readMembers, visibleSnapshot, type FrozenReport,
+} from '../domain/snapshots.js';
 import { loadSprint } from '../domain/sprint-access.js';
 
 /**
@@ -15,22 +17,44 @@ import { loadSprint } from '../domain/sprint-access.js';
  * by hand — is computed now (`live: true`) from its members against the start snapshot (not
  * started: its members now count as committed).
  *
+ * Every list and figure counts only the members the reader can read (docs/sprints.md "Who may put a
+ * task into a sprint"): a frozen report naming a task the reader cannot read is rebuilt from the
+ * snapshots' visible members.
+ *
  * Errors: 404 `TASK_NOT_FOUND`, 400 `NOT_A_SPRINT`, 503 `STORE_UNAVAILABLE`.
  */
 export function sprintReport({ store }: ServiceDeps): Handler<typeof SprintsOps.report> {
   return async ({ sprintId }, ctx) => {
     // The frozen text is read beside the access check and used only once the check has passed.
-    const [{ sprint }, frozen] = await Promise.all([loadSprint(store, callerId(ctx), sprintId, 'read'), frozenReportText(store, sprintId)]);
+    const [{ sprint, principal }, frozen] = await Promise.all([loadSprint(store, callerId(ctx), sprintId, 'read'), frozenReportText(store, sprintId)]);
     const closed = sprint.status === DONE;
+    const head = `{"sprint_id":${JSON.stringify(sprintId)},"title":${JSON.stringify(sprint.title)},"state":"closed","live":false,`;
     if (closed && frozen !== undefined) {
-      // `frozen` is an object's JSON text: its members follow the four live ones, in the reply's key order.
-      return jsonText<SprintReport>(`{"sprint_id":${JSON.stringify(sprintId)},"title":${JSON.stringify(sprint.title)},"state":"closed","live":false,${frozen.slice(1)}`);
+      // Only what the reader may read is counted: the frozen text serves a reader who can read
+      // every task it names; for another one it is rebuilt from the snapshots' visible members.
+      const ids = reportIds(JSON.parse(frozen) as FrozenReport);
+      const visible = await readableIds(store, principal, ids);
+      if (ids.every((id) => visible.has(id))) {
+        // `frozen` is an object's JSON text: its members follow the four live ones, in the reply's key order.
+        return jsonText<SprintReport>(`${head}${frozen.slice(1)}`);
+      }
+      const { start, close } = await latestSnapshots(store, sprintId);
+      if (close) {
+        const part = frozenReportOf(start && visibleSnapshot(start, visible), visibleSnapshot(close, visible));
+        return jsonText<SprintReport>(`${head}${JSON.stringify(part).slice(1)}`);
+      }
     }
     const { start } = await latestSnapshots(store, sprintId);
-    const now = await readMembers(store, sprintId);
+    const now = await readMembers(store, sprintId, undefined, principal);
+    const shown = start && visibleSnapshot(start, await readableIds(store, principal, start.members.map((m) => m.id)));
     return {
       sprint_id: sprintId, title: sprint.title, state: closed ? 'closed' : 'open', live: true,
-      ...(start ? { start: headerOf(start) } : {}), ...outcomeOf(start?.members ?? now, now),
+      ...(shown ? { start: headerOf(shown) } : {}), ...outcomeOf(shown?.members ?? now, now),
     };
   };
+}
+
+/** Every task id a frozen report names. */
+function reportIds(r: FrozenReport): string[] {
+  return [...r.committed, ...r.added, ...r.removed, ...r.completed, ...r.rolled_over, ...r.remaining].map((m) => m.id);
 }

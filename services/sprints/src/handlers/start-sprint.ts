@@ -68,7 +68,8 @@ export function startSprint(deps: ServiceDeps): Handler<typeof SprintsOps.start>
       const skipped = found.filter((b) => !canWriteBoard(principal, b)).map((b) => b._id);
 
       const now = w.now.toISOString();
-      const members = await readMembers(store, sprintId, session);
+      // the start records the members its caller can read (docs/sprints.md)
+      const members = await readMembers(store, sprintId, session, principal);
       const eventsSeq = await currentEventsSeq(store, session);
       const snapshot = startSnapshot({ sprintId, members, at: now, by: userId, boardIds: pointed, skippedBoardIds: skipped, eventsSeq });
       await snapshotsOf(store).insertOne(snapshot, { session });

@@ -73,7 +73,7 @@ describe('start-sprint', () => {
     const group = aGroup(u.bob, u.alice);
     const sprint = aSprint({ owner: u.alice, status: 'todo' });
     const a = aMember(sprint._id, { owner: u.alice, points: 3 });
-    const b = aMember(sprint._id, { owner: u.bob, status: 'doing', points: 2.5 });
+    const b = aMember(sprint._id, { owner: u.bob, status: 'doing', points: 2.5, groupId: group._id, groupPermission: 'r' });
     const c = aMember(sprint._id, { owner: u.alice, points: '8' });
     const mine = aBoard({ owner: u.alice });
     const readOnly = aBoard({ owner: u.bob, group: { id: group._id, permission: 'r' } });
@@ -174,6 +174,27 @@ describe('close snapshot and report', () => {
     expect(await carried(w.d._id)).toBe(1);
     expect(await carried(w.a._id)).toBeUndefined();
     expect(await carried(w.c._id)).toBeUndefined();
+  });
+
+  it('counts app.carried from the value read: a number goes up by 1, a value that is not a number (set by hand) restarts at 1', async () => {
+    const w = await changedSprint();
+    const setCarried = (id: string, v: unknown) => tasks().updateOne({ _id: id }, { $set: { [metadataPath('app.carried')]: v } });
+    await setCarried(w.b._id, 'lots');
+    await setCarried(w.d._id, 2);
+    await setCarried(w.a._id, 'untouched: finished');
+
+    const closed = await svc.close(u.alice, w.sprint._id, { rollover: 'backlog' });
+    expect(closed).toMatchObject({ target: 'backlog', rolledOver: 2 });
+    expect(await carried(w.b._id)).toBe(1);
+    expect(await carried(w.d._id)).toBe(3);
+    expect(await carried(w.a._id)).toBe('untouched: finished');
+    // the next close of a sprint they join counts on from there
+    const third = aSprint({ owner: u.alice, title: 'Sprint C' });
+    await seed(store, { tasks: [third] });
+    await setSprint(w.b._id, third._id);
+    await setSprint(w.d._id, third._id);
+    await svc.close(u.alice, third._id, { rollover: 'backlog' });
+    expect([await carried(w.b._id), await carried(w.d._id)]).toEqual([2, 4]);
   });
 
   it("keeps a closed sprint's report unchanged after its carried-over work is finished and the next sprint closes", async () => {

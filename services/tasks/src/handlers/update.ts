@@ -1,6 +1,6 @@
 import type { Handler } from '@app/shared/bus';
 import type { TasksOps, TaskUpdateBody } from '@app/shared/contracts';
-import { checkAssignee, checkTaskRefs, runWrite, taskPatchUpdate, taskUpdatedEvent, toTask, type ServiceDeps, type Task, type WriteUnit } from '@app/shared/domain';
+import { checkAssignee, checkSprintWindow, checkTaskRefs, runWrite, taskPatchUpdate, taskUpdatedEvent, toTask, type ServiceDeps, type Task, type WriteUnit } from '@app/shared/domain';
 import { invalidField } from '@app/shared/errors';
 import { loadTask, writeTask } from '../task-access.js';
 
@@ -12,7 +12,10 @@ import { loadTask, writeTask } from '../task-access.js';
  */
 export async function updateTaskIn(deps: ServiceDeps, w: WriteUnit, ifMatch: string | undefined, taskId: string, patch: TaskUpdateBody): Promise<Task> {
   const { task, principal } = await loadTask(deps.store, { userId: w.userId, ifMatch }, taskId, 'write', w.session);
-  const change = taskPatchUpdate(patch, w.userId, w.now) as { $set: Record<string, unknown> };
+  const change = taskPatchUpdate(patch, w.userId, w.now) as { $set: Record<string, unknown>; $unset?: Record<string, ''> };
+  // the sprint window as it will be after the change
+  const dated = (f: 'kickoff' | 'deadline') => (change.$unset?.[f] !== undefined ? undefined : (change.$set[f] as string | undefined) ?? task[f]);
+  checkSprintWindow({ metadata: task.metadata, kickoff: dated('kickoff'), deadline: dated('deadline') });
   if (patch.assignee) await checkAssignee(deps.store, patch.assignee);
   if (patch.derivedFromId === taskId) throw invalidField('/derivedFromId', 'a task cannot be derived from itself', 'self');
   if (patch.derivedFromId) await checkTaskRefs(deps.store, await principal(), [{ field: '/derivedFromId', id: patch.derivedFromId }]);

@@ -6,7 +6,7 @@ const LATER = '2026-11-22T12:00:00.000Z';
 
 describe('tasks.setMetadata / tasks.deleteMetadata', () => {
   it.each([
-    ['app.sprint', 'f3c1d1a2-0000-4000-8000-000000000001'],
+    ['app.points', 5],
     ['order', 2.5],
     ['cf.flags', [true, false]],
     ['cf.obj', { a: { b: 'c' } }],
@@ -42,7 +42,8 @@ describe('tasks.setMetadata / tasks.deleteMetadata', () => {
 
   it('removes a dotted key and answers 404 METADATA_KEY_NOT_FOUND for an absent one', async () => {
     await using t = await buildTasks();
-    const task = await t.newTask('x', ALICE, { metadata: { 'app.sprint': 's1', order: 1 } });
+    const sprint = await t.newTask('sprint', ALICE, { metadata: { 'app.type': 'sprint' } });
+    const task = await t.newTask('x', ALICE, { metadata: { 'app.sprint': sprint.id, order: 1 } });
     t.clock.set(LATER);
     const detail = await t.call(TasksOps.deleteMetadata, { taskId: task.id, key: 'app.sprint' });
     expect(detail.metadata).toEqual({ order: 1 });

@@ -25,15 +25,65 @@ const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null &
 export function compileFilter(filter: Filter): Matcher {
   const fast = compileFast(filter);
   if (fast) return fast;
-  if (!Object.isFrozen(filter)) return mingoMatcher(filter);
+  if (!Object.isFrozen(filter)) return mingoByValue(filter);
   let known = frozenMingo.get(filter);
   if (!known) frozenMingo.set(filter, (known = mingoMatcher(filter)));
   return known;
 }
 
 function mingoMatcher(filter: Filter): Matcher {
-  const query = new Query(filter, QUERY_OPTIONS);
+  const query = new Query(withCodePointRegex(filter) as Filter, QUERY_OPTIONS);
   return (doc) => query.test(doc);
+}
+
+/**
+ * mingo matchers of filters by value: the filter's JSON text → its matcher, least recently used
+ * dropped past {@link MAX_BY_VALUE}. A filter mingo tests (ranges, `$not`, `$elemMatch`…) costs
+ * a `Query` to compile; the same filter built again by each request (a column read, a move's
+ * source check and its write) is compiled once, whoever built it and whether or not it is frozen.
+ * Only filters of plain JSON data of at most {@link MAX_KEYED_VALUES} values are keyed (a RegExp,
+ * a Date or `undefined` would not survive JSON, and a long `$in` would cost more to key than to
+ * compile).
+ */
+const byValue = new Map<string, Matcher>();
+const MAX_BY_VALUE = 512;
+const MAX_KEYED_VALUES = 256;
+
+function mingoByValue(filter: Filter): Matcher {
+  const key = plainJson(filter, { left: MAX_KEYED_VALUES }, 0) ? JSON.stringify(filter) : undefined;
+  if (key === undefined) return mingoMatcher(filter);
+  let known = byValue.get(key);
+  if (known) {
+    byValue.delete(key); // most recently used last
+  } else {
+    known = mingoMatcher(filter);
+    if (byValue.size >= MAX_BY_VALUE) byValue.delete(byValue.keys().next().value!);
+  }
+  byValue.set(key, known);
+  return known;
+}
+
+/** True for plain JSON data (objects, arrays, strings, finite numbers, booleans, null) of at most `budget.left` values, 32 levels deep. */
+function plainJson(v: unknown, budget: { left: number }, depth: number): boolean {
+  if (--budget.left < 0) return false;
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(v);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (v === null) return true;
+  if (depth > 32) return false;
+  if (Array.isArray(v)) return v.every((x) => plainJson(x, budget, depth + 1));
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const key in v) if (!plainJson((v as Record<string, unknown>)[key], budget, depth + 1)) return false;
+  return true;
 }
 
 /**
@@ -186,10 +236,82 @@ const DIRECT_TESTS = 4;
 /** The RegExp, or undefined when the pattern is not valid JavaScript (mingo then decides). */
 function regExp(pattern: string, flags: string): RegExp | undefined {
   try {
-    return new RegExp(pattern, flags);
+    return new RegExp(codePointPattern(pattern), flags);
   } catch {
     return undefined;
   }
+}
+
+/** The token the query compiler writes for LIKE's `_` (and, starred, for `%`): any one character. */
+const ANY_UNIT = '[\\s\\S]';
+/**
+ * One code point, as MongoDB's regular expressions (PCRE in UTF-8 mode) read `[\s\S]`: a
+ * surrogate pair, or one unit that does not start a pair. Unambiguous (a pair is never also two
+ * units), so no extra backtracking.
+ */
+const ANY_CODE_POINT = '(?:[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]|[^\\uD800-\\uDBFF]|[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF]))';
+
+/**
+ * `pattern` with each lone `[\s\S]` (any one character: LIKE's `_`, docs/query-language.md) made
+ * to match one code point, as on MongoDB, where JavaScript without the `u` flag matches one UTF-16
+ * unit: `_` against '𝒜' or an emoji. A starred `[\s\S]*` (LIKE's `%`) is left as it is: a run of
+ * units and a run of code points match the same texts around whole-character literals. Escapes and
+ * character classes are copied as they are. (The `u` flag itself is not used: it would also change
+ * what `i` folds, which the text index's folding mirrors.)
+ */
+export function codePointPattern(pattern: string): string {
+  if (!pattern.includes(ANY_UNIT)) return pattern;
+  let out = '';
+  for (let i = 0; i < pattern.length; ) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      out += pattern.slice(i, i + 2);
+      i += 2;
+    } else if (pattern.startsWith(ANY_UNIT, i)) {
+      const next = pattern[i + ANY_UNIT.length];
+      out += next === '*' || next === '+' || next === '?' || next === '{' ? ANY_UNIT : ANY_CODE_POINT;
+      i += ANY_UNIT.length;
+    } else if (c === '[') {
+      // a class: copied up to its unescaped end
+      let j = i + 1;
+      if (pattern[j] === '^') j++;
+      if (pattern[j] === ']') j++;
+      while (j < pattern.length && pattern[j] !== ']') j += pattern[j] === '\\' ? 2 : 1;
+      out += pattern.slice(i, j + 1);
+      i = j + 1;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
+/**
+ * `filter` with each `$regex` string holding LIKE's `_` ({@link codePointPattern}) turned into a
+ * RegExp, for mingo (which compiles `$regex` strings itself); the filter itself when none does.
+ */
+function withCodePointRegex(v: unknown): unknown {
+  if (Array.isArray(v)) {
+    const out = v.map(withCodePointRegex);
+    return out.some((x, i) => x !== v[i]) ? out : v;
+  }
+  if (!isObject(v)) return v;
+  const source = v.$regex;
+  const options = v.$options ?? '';
+  if (typeof source === 'string' && source.includes(ANY_UNIT) && typeof options === 'string' && /^[ims]*$/.test(options)) {
+    const re = regExp(source, options);
+    if (re) {
+      const { $options: _, ...rest } = v;
+      return { ...rest, $regex: re };
+    }
+  }
+  let out: Obj | undefined;
+  for (const key of Object.keys(v)) {
+    const x = withCodePointRegex(v[key]);
+    if (x !== v[key]) (out ??= { ...v })[key] = x;
+  }
+  return out ?? v;
 }
 
 /** True when top-level `field` is an array equal to `array` (all scalars) or holds such an element. */

@@ -7,6 +7,7 @@ import { eachSlot, hasSlot } from './slots.js';
 import { applyUpdate, applyWithMingo } from './updater.js';
 import { deepFreeze } from '../../util/index.js';
 import { toStored } from './values.js';
+import { bsonSize, checkDocument, checkUpdate, describe, documentTooLarge, MAX_DOCUMENT_BYTES, notIncrementable, sizeBound } from '../rules.js';
 
 /** What a {@link Txn} needs from its store. */
 export interface TxnHost {
@@ -69,6 +70,32 @@ const NO_LITERAL = Symbol('no literal');
  * most this many times the candidates, whose keys a sort would compute and compare.
  */
 const WALK_PER_CANDIDATE = 4;
+
+/**
+ * Throws `PAYLOAD_TOO_LARGE` when `after` (a document an update made) is over MongoDB's document
+ * limit: an upper bound of its size first ({@link sizeBound}, one pass without allocation; cheaper
+ * than keeping a size per stored document), its exact BSON size only when that passes the limit.
+ */
+function checkGrowth(collection: string, after: Doc): void {
+  if (sizeBound(after) <= MAX_DOCUMENT_BYTES) return;
+  const bytes = bsonSize(after);
+  if (bytes > MAX_DOCUMENT_BYTES) throw documentTooLarge(collection, bytes);
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Throws `VALIDATION_FAILED` when an `$inc` path of `doc` holds something other than a number (MongoDB TypeMismatch). */
+function checkIncrementable(collection: string, doc: Doc, increments: Record<string, unknown>): void {
+  for (const path in increments) {
+    let v: unknown = doc;
+    for (const seg of path.split('.')) {
+      if (Array.isArray(v)) v = /^\d+$/.test(seg) ? v[Number(seg)] : undefined;
+      else v = isPlainObject(v) ? v[seg] : undefined;
+      if (v === undefined) break;
+    }
+    if (v !== undefined && typeof v !== 'number') throw notIncrementable(collection, path, describe(v));
+  }
+}
 
 /** The value an upsert takes from one filter condition: a literal or `{$eq: v}` (MongoDB rules). */
 function literal(cond: unknown): unknown {
@@ -184,23 +211,36 @@ export class Txn {
     return this.match(collection, filter).length;
   }
 
-  /** Inserts a copy of `doc`; `CONFLICT` when its `_id` or a unique key is taken. */
+  /**
+   * Inserts a copy of `doc`; `CONFLICT` when its `_id` or a unique key is taken; the store's rules
+   * (`rules.ts`: field names, size) refuse it with `VALIDATION_FAILED` or `PAYLOAD_TOO_LARGE`.
+   */
   insert(collection: string, doc: Doc): Doc {
     const stored = toStored(doc, true);
+    checkDocument(collection, stored);
     if (this.get(collection, stored._id)) throw conflict(collection, ['_id']);
     this.put(collection, stored._id, stored);
     return stored;
   }
 
-  /** Applies update operators to the first (or every, `multi`) match; upserts like MongoDB. */
+  /**
+   * Applies update operators to the first (or every, `multi`) match; upserts like MongoDB. The
+   * store's rules (`rules.ts`) refuse, with nothing written: a refused field path or stored field
+   * name, an `$inc` of a stored non-number or by one (`VALIDATION_FAILED`), a document grown past
+   * 16 MiB (`PAYLOAD_TOO_LARGE`).
+   */
   update(collection: string, filter: Filter, spec: Update, opts: { multi: boolean; upsert?: boolean }): TxnUpdateResult {
+    const added = checkUpdate(collection, spec);
     const matches = this.match(collection, filter, opts.multi ? Infinity : 1);
     const result: TxnUpdateResult = { matchedCount: matches.length, modifiedCount: 0, before: null, after: null };
+    const increments = spec.$inc as Record<string, unknown> | undefined;
     for (const doc of matches) {
       result.before = result.after = doc;
+      if (increments) checkIncrementable(collection, doc, increments);
       const { after, modified } = applyUpdate(doc, spec);
       if (!modified) continue;
       if (after._id !== doc._id) throw new AppError('INTERNAL', { message: 'An update may not change _id' });
+      if (added > 0) checkGrowth(collection, after);
       result.after = after;
       this.put(collection, doc._id, after);
       result.modifiedCount++;

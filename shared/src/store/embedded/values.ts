@@ -101,7 +101,31 @@ function typeRank(v: unknown): number {
   return 9;
 }
 
-/** Compares two stored values in MongoDB order (strings by code unit, no collation). */
+/** A unit at or past U+D800: a surrogate (half of a character past U+FFFF) or U+E000–U+FFFF. */
+const HIGH_UNIT = /[\uD800-\uFFFF]/;
+
+/**
+ * A string's sort key: a string whose UTF-16 unit order (JavaScript's `<`) is the code point order
+ * of the original, which is how MongoDB sorts strings without a collation (by their UTF-8 bytes).
+ * The two orders differ only between surrogates (the halves of a character past U+FFFF, such as
+ * '𝒜' or an emoji) and U+E000–U+FFFF, which code point order puts first: those units are moved
+ * (U+E000–U+FFFF down by 0x800, surrogates up by 0x2000). A string without such a unit (nearly
+ * every one) is its own key; the check runs once per key, not per comparison.
+ */
+export function codePointKey(s: string): string {
+  if (!HIGH_UNIT.test(s)) return s;
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    out += String.fromCharCode(c < 0xd800 ? c : c >= 0xe000 ? c - 0x800 : c + 0x2000);
+  }
+  return out;
+}
+
+/**
+ * Compares two stored values in MongoDB order (no collation). Strings compare by UTF-16 unit here:
+ * sort keys ({@link sortKey}) are {@link codePointKey}s, which makes that MongoDB's code point order.
+ */
 export function compareValues(a: unknown, b: unknown): number {
   if (typeof a === typeof b && (typeof a === 'number' || typeof a === 'string')) return a < (b as typeof a) ? -1 : a > (b as typeof a) ? 1 : 0;
   const rank = typeRank(a) - typeRank(b);
@@ -128,16 +152,20 @@ function compareSequences<T>(a: T[], b: T[], cmp: (x: T, y: T) => number): numbe
 
 /**
  * The value a document sorts by on one path: an array sorts by its smallest element ascending
- * and its largest descending; an empty array before null; a missing field like null.
+ * and its largest descending; an empty array before null; a missing field like null; a string as
+ * its {@link codePointKey} (compare keys only with each other).
  */
 export function sortKey(doc: Doc, path: readonly string[], dir: 1 | -1): unknown {
   const one = valueAt(doc, path);
-  if (one !== THROUGH_ARRAY && one !== undefined && !Array.isArray(one)) return one;
+  if (one !== THROUGH_ARRAY && one !== undefined && !Array.isArray(one)) return typeof one === 'string' ? codePointKey(one) : one;
   const values = valuesAt(doc, path);
-  const flat = values.flatMap((v) => (Array.isArray(v) ? (v.length > 0 ? v : [EMPTY_ARRAY]) : [v]));
+  const flat = values.flatMap((v) => (Array.isArray(v) ? (v.length > 0 ? v.map(keyOf) : [EMPTY_ARRAY]) : [keyOf(v)]));
   if (flat.length === 0) return null;
   return flat.reduce((best, v) => (compareValues(v, best) * dir < 0 ? v : best));
 }
+
+/** A value as a sort key: a string as its {@link codePointKey}. */
+const keyOf = (v: unknown): unknown => (typeof v === 'string' ? codePointKey(v) : v);
 
 /**
  * Sorts documents by a MongoDB sort spec (key order significant; ties keep their input order) and

@@ -6,6 +6,7 @@ import type {
   BulkOp, BulkResult, Collection, Doc, DocumentStore, Filter, FindOneAndUpdateOptions, FindOptions, IndexSpec,
   Session, SessionOption, StoreStats, Update, UpdateOptions, UpdateResult, WriteOptions,
 } from '../port.js';
+import { checkDocument, checkUpdate } from '../rules.js';
 import { isTransientTransactionError, mapMongoError } from './errors.js';
 import { TtlDates } from './ttl-dates.js';
 
@@ -115,34 +116,55 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   /** `opts.awaitDurable` is ignored here (and in `updateOne`): the write concern stays (port `WriteOptions`). */
+  /**
+   * The store's rules (`../rules.ts`) are checked here before sending, as the embedded store does:
+   * the driver refuses a NUL byte only as it serializes (naming the key, not its path), and MongoDB
+   * would take a `$`-prefixed path in an upsert; so both backends refuse the same writes the same way.
+   */
   async insertOne(doc: T, opts: WriteOptions = {}): Promise<void> {
-    await this.call(opts.session, (s) => this.coll.insertOne(this.d(doc), s));
+    await this.call(opts.session, (s) => {
+      checkDocument(this.name, doc);
+      return this.coll.insertOne(this.d(doc), s);
+    });
   }
 
   async insertMany(docs: T[], opts: SessionOption = {}): Promise<void> {
     if (docs.length === 0) return this.call(opts.session, async () => undefined);
-    await this.call(opts.session, (s) => this.coll.insertMany(docs.map((d) => this.d(d)), { ...s, ordered: true }));
+    await this.call(opts.session, async (s) => {
+      // ordered, as the embedded store: the documents before a refused one are inserted
+      const at = docs.findIndex((d) => !passes(() => checkDocument(this.name, d)));
+      if (at < 0) return this.coll.insertMany(docs.map((d) => this.d(d)), { ...s, ordered: true });
+      if (at > 0) await this.coll.insertMany(docs.slice(0, at).map((d) => this.d(d)), { ...s, ordered: true });
+      return checkDocument(this.name, docs[at]!);
+    });
   }
 
   async updateOne(filter: Filter, update: Update, opts: UpdateOptions = {}): Promise<UpdateResult> {
     const { session, upsert } = opts;
-    const r = await this.call(session, (s) => this.coll.updateOne(this.f(filter), withStringId(filter, this.u(update), upsert), defined({ ...s, upsert })));
+    const r = await this.call(session, (s) => {
+      checkUpdate(this.name, update);
+      return this.coll.updateOne(this.f(filter), withStringId(filter, this.u(update), upsert), defined({ ...s, upsert }));
+    }, update);
     return toUpdateResult(r);
   }
 
   async updateMany(filter: Filter, update: Update, opts: SessionOption = {}): Promise<UpdateResult> {
-    return toUpdateResult(await this.call(opts.session, (s) => this.coll.updateMany(this.f(filter), this.u(update), s)));
+    return toUpdateResult(await this.call(opts.session, (s) => {
+      checkUpdate(this.name, update);
+      return this.coll.updateMany(this.f(filter), this.u(update), s);
+    }, update));
   }
 
   findOneAndUpdate(filter: Filter, update: Update, opts: FindOneAndUpdateOptions = {}): Promise<T | null> {
     const { session, upsert, projection, returnDocument = 'after' } = opts;
-    return this.call(session, async (s) =>
-      this.out(await this.coll.findOneAndUpdate(
+    return this.call(session, async (s) => {
+      checkUpdate(this.name, update);
+      return this.out(await this.coll.findOneAndUpdate(
         this.f(filter),
         withStringId(filter, this.u(update), upsert),
         defined({ ...s, upsert, projection, returnDocument, includeResultMetadata: false as const }),
-      )),
-    ) as Promise<T | null>;
+      ));
+    }, update) as Promise<T | null>;
   }
 
   deleteOne(filter: Filter, opts: SessionOption = {}): Promise<{ deletedCount: number }> {
@@ -154,6 +176,15 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   bulkWrite(ops: BulkOp<T>[], opts: SessionOption = {}): Promise<BulkResult> {
+    // the rules (see insertOne) for each op; one refused stops the ordered write there, as on the embedded store
+    const refusedAt = ops.findIndex((op) => !passes(() => checkOp(this.name, op)));
+    if (refusedAt >= 0) {
+      return this.call(opts.session, async () => {
+        if (refusedAt > 0) await this.bulkWrite(ops.slice(0, refusedAt), opts);
+        checkOp(this.name, ops[refusedAt]!);
+        return { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0 };
+      });
+    }
     const driverOps = ops.map((op): AnyBulkWriteOperation<Doc> => {
       if ('insertOne' in op) return { insertOne: { document: this.d(op.insertOne.document) } };
       if ('updateMany' in op) return { updateMany: { filter: this.f(op.updateMany.filter), update: this.u(op.updateMany.update) } };
@@ -168,15 +199,33 @@ class MongoCollection<T extends Doc> implements Collection<T> {
     });
   }
 
-  private async call<R>(session: Session | undefined, fn: (s: { session?: ClientSession }) => Promise<R>): Promise<R> {
+  /** One round trip: `fn` with the driver session; errors mapped ({@link mapMongoError}; `update`: the call's update document). */
+  private async call<R>(session: Session | undefined, fn: (s: { session?: ClientSession }) => Promise<R>, update?: Update): Promise<R> {
     this.enter();
     try {
       return await fn(driverSession(session));
     } catch (e) {
       if (session && isTransientTransactionError(e)) throw e;
-      throw mapMongoError(e, this.name);
+      throw mapMongoError(e, this.name, update);
     }
   }
+}
+
+/** True when `check` does not throw. */
+function passes(check: () => unknown): boolean {
+  try {
+    check();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The store's rules for one bulk operation (an insert's document, an update's paths and values). */
+function checkOp(collection: string, op: BulkOp): void {
+  if ('insertOne' in op) checkDocument(collection, op.insertOne.document);
+  else if ('updateOne' in op) checkUpdate(collection, op.updateOne.update);
+  else if ('updateMany' in op) checkUpdate(collection, op.updateMany.update);
 }
 
 /**
