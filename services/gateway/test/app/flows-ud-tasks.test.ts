@@ -138,9 +138,10 @@ describe('the batch family', () => {
     await using sys = await system();
     const alice = await sys.user('alice');
     const ids = (n: number) => Array.from({ length: n }, () => randomUUID());
-    for (const path of ['batch-get', 'batch-update', 'batch-delete', 'batch-transfer']) {
+    const rest: Record<string, object> = { 'batch-get': {}, 'batch-update': { updates: {} }, 'batch-delete': {}, 'batch-transfer': { newOwnerId: alice.id } };
+    for (const [path, more] of Object.entries(rest)) {
       for (const n of [0, 101]) {
-        const res = await sys.call('POST', `/api/v1/tasks/${path}`, alice, { ids: ids(n), updates: {}, newOwnerId: alice.id });
+        const res = await sys.call('POST', `/api/v1/tasks/${path}`, alice, { ids: ids(n), ...more });
         expect(expectError(res, 400, 'VALIDATION_FAILED').validationErrors[0].field, `${path} ${n}`).toBe('/ids');
       }
     }
