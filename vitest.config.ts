@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { fileURLToPath } from 'node:url';
+import { mongoAvailability } from './shared/src/testing/mongo.ts';
 
 const r = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 
@@ -9,10 +10,42 @@ const alias = [
   { find: /^@app\/(tasks|boards|sprints|query|gateway)$/, replacement: r('./services/$1/src/index.ts') },
 ];
 
+// The store legs (docs/store.md "Transactions under test"): the service, app and integration
+// suites get their store from `testStore()`. In the `unit` and `integration` projects that is the
+// embedded store under MongoDB's transaction rules; where MongoDB can run (MONGO_URL, or a Docker
+// engine for testcontainers) the `mongo` project runs the same suites on MongoDB. A leg that
+// cannot run is left out and the summary line says why (never a faked pass).
+const SERVICE_SUITES = ['services/*/test/{service,app}/**/*.test.ts', 'services/*/test/integration/**/*.test.ts'];
+// Suites about the embedded store's own files: crash and restart of a DATA_DIR, start-up rules of
+// a process without MONGO_URL. They start processes or reopen files, and have no MongoDB form.
+const EMBEDDED_ONLY = [
+  'services/gateway/test/integration/crash.test.ts',
+  'services/gateway/test/integration/events-crash.test.ts',
+  'services/gateway/test/integration/startup.test.ts',
+  'services/sprints/test/integration/close-nats.test.ts',
+];
+const mongo = await mongoAvailability();
+const mongoProject = {
+  resolve: { alias },
+  test: {
+    name: 'mongo',
+    include: SERVICE_SUITES,
+    exclude: EMBEDDED_ONLY,
+    provide: { storeLeg: 'mongo' as const },
+    globalSetup: ['./shared/test/setup/mongo-leg.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+};
+const storeLegs = {
+  embedded: { projects: ['unit', 'integration'] },
+  mongo: mongo.available ? { projects: ['mongo'], source: mongo.source } : { skipped: mongo.reason },
+};
+
 export default defineConfig({
   resolve: { alias },
   test: {
-    reporters: ['default', './scripts/summary-reporter.mjs'],
+    reporters: ['default', ['./scripts/summary-reporter.mjs', { storeLegs }]],
     restoreMocks: true,
     unstubEnvs: true,
     projects: [
@@ -43,6 +76,7 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      ...(mongo.available ? [mongoProject] : []),
     ],
   },
 });

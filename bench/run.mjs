@@ -12,6 +12,7 @@ import { httpSection } from './sections/http.mjs';
 import { observabilitySection } from './sections/observability.mjs';
 import { querySection } from './sections/query.mjs';
 import { scaleSection } from './sections/scale.mjs';
+import { soakSection } from './sections/soak.mjs';
 import { sprintSection } from './sections/sprint.mjs';
 import { writesSection } from './sections/writes.mjs';
 
@@ -26,9 +27,10 @@ const SECTIONS = {
   writes: ['writes (issues 10, 11): safe writes — If-Match, Idempotency-Key, batch, and the outbox against the build before', writesSection],
   events: ['events (issue 10): commit-to-SSE latency with 100 streams; feed page vs task detail', eventsSection],
   observability: ['observability: GET detail and move with metrics off, on, and on with every request traced', observabilitySection],
+  soak: ['soak: 400,000 PATCHes of 200 tasks on the embedded default — memory, req/s per round, restart', soakSection],
 };
 /** Sections run only when named (they take long): `node bench/run.mjs scale`. */
-const OPT_IN = new Set(['scale']);
+const OPT_IN = new Set(['scale', 'soak']);
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((s) => !SECTIONS[s]);

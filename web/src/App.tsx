@@ -1,15 +1,30 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { Api } from './api/client.js';
 import { BoardPage } from './board/BoardPage.js';
+import { PlanningPage } from './board/PlanningPage.js';
+import { SprintPage } from './board/SprintPage.js';
 import { BoardsPage } from './BoardsPage.js';
 import { LoginPage } from './LoginPage.js';
 
-/** Client-side routes: `/` boards list, `/boards/<id>` a board, `/login`. The gateway answers index.html for each. */
-export type Route = { page: 'login' } | { page: 'boards' } | { page: 'board'; boardId: string };
+/**
+ * Client-side routes: `/` boards list, `/boards/<id>` a board, `/boards/<id>/plan` its backlog and
+ * planning, `/boards/<id>/sprints/<sprintId>` a sprint view, `/login`. The gateway answers
+ * index.html for each.
+ */
+export type Route =
+  | { page: 'login' }
+  | { page: 'boards' }
+  | { page: 'board'; boardId: string }
+  | { page: 'plan'; boardId: string }
+  | { page: 'sprint'; boardId: string; sprintId: string };
 
 export function parseRoute(pathname: string): Route {
   const m = /^\/boards\/([^/]+)\/?$/.exec(pathname);
   if (m) return { page: 'board', boardId: decodeURIComponent(m[1]!) };
+  const plan = /^\/boards\/([^/]+)\/plan\/?$/.exec(pathname);
+  if (plan) return { page: 'plan', boardId: decodeURIComponent(plan[1]!) };
+  const sprint = /^\/boards\/([^/]+)\/sprints\/([^/]+)\/?$/.exec(pathname);
+  if (sprint) return { page: 'sprint', boardId: decodeURIComponent(sprint[1]!), sprintId: decodeURIComponent(sprint[2]!) };
   if (pathname === '/login') return { page: 'login' };
   return { page: 'boards' };
 }
@@ -73,6 +88,10 @@ export function App({ api }: { api: Api }) {
         )}
         {shown.page === 'boards' && <BoardsPage api={api} navigate={navigate} />}
         {shown.page === 'board' && <BoardPage key={shown.boardId} api={api} boardId={shown.boardId} navigate={navigate} />}
+        {shown.page === 'plan' && <PlanningPage key={shown.boardId} api={api} boardId={shown.boardId} navigate={navigate} />}
+        {shown.page === 'sprint' && (
+          <SprintPage key={shown.sprintId} api={api} boardId={shown.boardId} sprintId={shown.sprintId} navigate={navigate} />
+        )}
       </main>
     </>
   );

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Card } from '../src/api/types.js';
 import {
-  applyOptimisticMove, cardBadges, columnOf, describeActions, neighbourColumn, restoreColumns, summarySignature, wipState, type Columns,
+  applyOptimisticMove, BACKLOG, burnPoints, cardBadges, planCards, planningQuery, pointsOf, sumPoints, columnFilter, columnOf, describeActions, initials, menuPosition, neighbourColumn, quote, restoreColumns, searchClause,
+  statusChoices, summarySignature, userPosition, wipState, type Columns,
 } from '../src/board/state.js';
 import { fillPath } from '../src/api/client.js';
 
@@ -66,5 +67,81 @@ describe('board state rules', () => {
     expect(cardBadges(card('q', { metadata: { 'cf.priority': { deep: true } } }))).toEqual({});
     expect(fillPath('/api/v1/boards/{boardId}/tasks/{taskId}', { boardId: 'a b', taskId: 't/1' })).toBe('/api/v1/boards/a%20b/tasks/t%2F1');
     expect(() => fillPath('/api/v1/tasks/{taskId}', {})).toThrow(/taskId/);
+  });
+});
+
+describe('column filters, status choices, initials, menu placement', () => {
+  it('always leaves sprint tasks out, keeps the user filter in parentheses and maps error positions back', () => {
+    expect(columnFilter('', '')).toEqual({ filter: "app.type != 'sprint'", offset: 0 });
+    const f = columnFilter("status = 'a' OR status = 'b'", '');
+    expect(f.filter).toBe("(status = 'a' OR status = 'b') AND app.type != 'sprint'");
+    expect(f.offset).toBe(1);
+    expect(userPosition(5, 1, 'abcdef')).toBe(4);
+    expect(userPosition(40, 1, 'abc')).toBe(3); // past the user's text: clamped to its end
+    expect(columnFilter('', 'login', 'u-1').filter).toBe(
+      "(title ~ 'login' OR description ~ 'login') AND assignee = 'u-1' AND app.type != 'sprint'",
+    );
+  });
+
+  it('turns plain words into one ~ condition per word on title or description, quoting safely', () => {
+    expect(searchClause('  ')).toBe('');
+    expect(searchClause("fix it's")).toBe("(title ~ 'fix' OR description ~ 'fix') AND (title ~ 'it\\'s' OR description ~ 'it\\'s')");
+    expect(quote('a\\b')).toBe("'a\\\\b'");
+  });
+
+  it('offers the statuses the columns set, once each in column order, plus the current one', () => {
+    const set = (value: unknown) => ({ field: 'status', operation: 'set', value });
+    const cols = [{ actions: [set('todo')] }, { actions: [set('doing'), { field: 'tags', operation: 'add', value: ['x'] }] }, { actions: [set('todo')] }];
+    expect(statusChoices(cols)).toEqual(['todo', 'doing']);
+    expect(statusChoices(cols, 'blocked')).toEqual(['todo', 'doing', 'blocked']);
+  });
+
+  it('makes initials of user names', () => {
+    expect(initials('ada')).toBe('AD');
+    expect(initials('ada lovelace')).toBe('AL');
+    expect(initials('grace.hopper')).toBe('GH');
+  });
+
+  it('opens a menu below its button, above it near the bottom edge, and always inside the viewport', () => {
+    const view = { width: 360, height: 600 };
+    const size = { width: 200, height: 150 };
+    expect(menuPosition({ top: 100, bottom: 120, right: 300 }, size, view)).toEqual({ top: 122, left: 100 });
+    expect(menuPosition({ top: 560, bottom: 580, right: 300 }, size, view)).toEqual({ top: 408, left: 100 });
+    expect(menuPosition({ top: 100, bottom: 120, right: 50 }, size, view).left).toBe(4);
+  });
+});
+
+describe('planning and burndown rules', () => {
+  const task = (id: string, md: Record<string, unknown>) => ({ id, metadata: md });
+
+  it('reads the backlog and the open sprints in one board query, without sprint tasks', () => {
+    expect(planningQuery([])).toBe("app.type != 'sprint' AND (status != 'done') ORDER BY created_at ASC");
+    expect(planningQuery(['s1', "o'k"])).toBe("app.type != 'sprint' AND (status != 'done' OR app.sprint IN ('s1', 'o\\'k')) ORDER BY created_at ASC");
+  });
+
+  it('groups cards by open sprint, everything else in the backlog', () => {
+    const g = planCards([task('a', { 'app.sprint': 's1' }), task('b', {}), task('c', { 'app.sprint': 'closed-one' }), task('d', { 'app.sprint': 's2' })], ['s1', 's2']);
+    expect([...g.keys()]).toEqual([BACKLOG, 's1', 's2']);
+    expect(g.get(BACKLOG)!.map((c) => c.id)).toEqual(['b', 'c']);
+    expect(g.get('s1')!.map((c) => c.id)).toEqual(['a']);
+  });
+
+  it('counts only numeric points, summed to 6 decimals', () => {
+    expect(pointsOf(task('a', { 'app.points': '3' }))).toBeUndefined();
+    expect(sumPoints([task('a', { 'app.points': 0.1 }), task('b', { 'app.points': 0.2 }), task('c', { 'app.points': 'x' })])).toBe(0.3);
+  });
+
+  it('draws the burndown from the start, one point per day, with scope changes', () => {
+    const pts = burnPoints({
+      started_at: '2026-11-20T09:00:00Z',
+      end: '2026-11-22T12:00:00Z',
+      days: [
+        { date: '2026-11-20', remaining: 10, scope: 10, ideal: 10 },
+        { date: '2026-11-21', remaining: 9, scope: 12, ideal: 5 },
+        { date: '2026-11-22', remaining: 4, scope: 12, ideal: 0 },
+      ],
+    });
+    expect(pts.map((p) => [p.label, p.remaining, p.scopeChange])).toEqual([['start', 10, 0], ['2026-11-20', 10, 0], ['2026-11-21', 9, 2], ['2026-11-22', 4, 0]]);
+    expect(pts[3]!.t).toBe(Date.parse('2026-11-22T12:00:00Z') / 1000); // the last day ends at `end`
   });
 });

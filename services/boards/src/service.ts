@@ -2,8 +2,8 @@ import { BoardsOps, GroupsOps } from '@app/shared/contracts';
 import { bindOps, WRITE_INDEXES, type ServiceDefinition } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
 import {
-  createBoard, ensureDefaultBoard, getBoard, listBoards, previewActions, previewCreateBoard, previewUpdateBoard, removeBoard, shareBoard,
-  unshareBoard, updateBoard,
+  boardMembers, createBoard, ensureDefaultBoard, getBoard, listBoards, previewActions, previewCreateBoard, previewUpdateBoard, removeBoard,
+  shareBoard, unshareBoard, updateBoard,
 } from './handlers/boards.js';
 import { createBoardTask } from './handlers/create-task.js';
 import { addMember, createGroup, getGroup, listGroups, removeMember } from './handlers/groups.js';
@@ -24,6 +24,7 @@ export const boardsService: ServiceDefinition = {
       create: createBoard,
       list: listBoards,
       get: getBoard,
+      members: boardMembers,
       update: updateBoard,
       remove: removeBoard,
       share: shareBoard,

@@ -243,6 +243,12 @@ export const GroupMemberBody = Type.Object(
 );
 export type GroupMemberBody = Static<typeof GroupMemberBody>;
 
+/** One of a board's people (`GET /boards/{id}/members`): a user id and its user name. */
+export const BoardMember = Type.Object({ id: Type.String(), username: Type.String() });
+export type BoardMember = Static<typeof BoardMember>;
+/** Reply of `GET /boards/{id}/members`: the owner first, then the members of the board's group in group order. */
+export const BoardMembers = Type.Array(BoardMember);
+
 const Empty = Type.Object({});
 /** The version of a board reply (its ETag, issue 11). */
 const boardVersion = (b: Board) => b.version;
@@ -266,6 +272,8 @@ export const BoardsOps = {
   previewUpdate: op({ subject: 'boards.previewUpdate', request: busRequest(BoardPathParams.properties, BoardUpdateBody.properties), response: BoardPreview }),
   /** The caller's default board, created on first call with the default columns; one per user. */
   ensureDefault: op({ subject: 'boards.ensureDefault', request: Empty, response: Board, versionOf: boardVersion }),
+  /** The board's people: its owner and the members of its group; readers of the board only (404 `BOARD_NOT_FOUND`). */
+  members: op({ subject: 'boards.members', request: BoardPathParams, response: BoardMembers }),
   /** Read-only: the actions a column query would materialize (the column query alone). */
   previewActions: op({ subject: 'boards.previewActions', request: busRequest(PreviewActionsBody.properties), response: PreviewActionsResult }),
   /** Card create on a board: board write access; default_tags merged; shared board's group stamped. */

@@ -15,16 +15,17 @@ export interface LoadedBoard {
 
 /**
  * Loads board `boardId` for user `userId` (DESIGN §4, §5, §9), reading the board and the caller's
- * groups concurrently: missing or unreadable → 404 `BOARD_NOT_FOUND`; readable but lacking `need`
- * → 403 `FORBIDDEN`. Used by every service that serves a board route (boards, query). A write
- * passes its transaction `session` (issue 11: the version it then checks is the one it writes).
+ * groups: missing or unreadable → 404 `BOARD_NOT_FOUND`; readable but lacking `need` → 403
+ * `FORBIDDEN`. Used by every service that serves a board route (boards, query). A write passes
+ * its transaction `session` (the version it then checks is the one it writes); the two reads then
+ * run one after the other, as MongoDB takes one operation at a time in a transaction
+ * (docs/store.md "Transactions"); without a session they run concurrently.
  */
 export async function loadBoard(store: DocumentStore, userId: string, boardId: string, need: BoardNeed, session?: Session): Promise<LoadedBoard> {
-  const s = session ? { session } : {};
-  const [principal, board] = await Promise.all([
-    loadPrincipal(store, userId, session),
-    store.collection<BoardDoc>(Collections.boards).findOne({ _id: boardId }, s),
-  ]);
+  const read = () => store.collection<BoardDoc>(Collections.boards).findOne({ _id: boardId }, session ? { session } : {});
+  const [principal, board] = session
+    ? [await loadPrincipal(store, userId, session), await read()]
+    : await Promise.all([loadPrincipal(store, userId), read()]);
   if (!board || !canReadBoard(principal, board)) throw new AppError('BOARD_NOT_FOUND', { details: { boardId } });
   const allowed = need === 'read' || (need === 'write' ? canWriteBoard(principal, board) : board.owner_id === userId);
   if (!allowed) {

@@ -16,10 +16,15 @@ export const SWEPT_COUNTER = 'events_swept';
 const SCAN_BUDGET = 5_000;
 
 /**
- * Indexes the readers need: the writers' `seq` index (unique; the feed and every cursor walk it)
- * and `occurred_at` for the retention sweep.
+ * Indexes the readers need: the writers' `seq` index (unique; the feed and every cursor walk it),
+ * `occurred_at` for the retention sweep, and `board_id` then `seq` for the feed and streams
+ * filtered by board.
  */
-export const eventIndexes: IndexSpec[] = [...EVENT_INDEXES, { collection: Collections.events, keys: { occurred_at: 1 } }];
+export const eventIndexes: IndexSpec[] = [
+  ...EVENT_INDEXES,
+  { collection: Collections.events, keys: { occurred_at: 1 } },
+  { collection: Collections.events, keys: { board_id: 1, seq: 1 } },
+];
 
 /** Filters shared by the feed, the stream and webhooks: event types (none = all) and a board id. */
 export interface EventFilter {

@@ -13,7 +13,7 @@ export interface TestMongo extends AsyncDisposable {
 }
 
 /** Image of the replica-set container started when no `MONGO_URL` is given. */
-const MONGO_IMAGE = 'mongo:8';
+export const MONGO_IMAGE = 'mongo:8';
 
 /**
  * `MONGO_URL` set → available; else a reachable Docker engine (testcontainers) → available;
@@ -31,22 +31,19 @@ export async function mongoAvailability(): Promise<MongoAvailability> {
 }
 
 /**
- * A MongoDB replica set for tests: the server at `MONGO_URL`, or a `mongo:8` testcontainers
- * `MongoDBContainer` (single-node replica set, so transactions work). The database name is unique
- * per call; dispose drops it and stops the container. Call only when {@link mongoAvailability}
- * says available.
+ * A MongoDB replica set for tests: the server at `opts.url`, else at `MONGO_URL`, else a `mongo:8`
+ * testcontainers `MongoDBContainer` (single-node replica set, so transactions work). The database
+ * name is unique per call; dispose drops it and stops the container (if this call started one).
+ * Call only when {@link mongoAvailability} says available.
  */
-export async function createTestMongo(): Promise<TestMongo> {
+export async function createTestMongo(opts: { url?: string } = {}): Promise<TestMongo> {
   const db = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  let url = process.env.MONGO_URL;
+  let url = opts.url ?? process.env.MONGO_URL;
   let stop = async () => {};
   if (!url) {
-    const { MongoDBContainer } = await import('@testcontainers/mongodb');
-    const container = await new MongoDBContainer(MONGO_IMAGE).start();
-    url = `${container.getConnectionString()}/?directConnection=true`;
-    stop = async () => {
-      await container.stop();
-    };
+    const started = await startMongoContainer();
+    url = started.url;
+    stop = started.stop;
   }
   const serverUrl = url;
   return {
@@ -60,6 +57,21 @@ export async function createTestMongo(): Promise<TestMongo> {
         await client.close();
         await stop();
       }
+    },
+  };
+}
+
+/**
+ * Starts a `mongo:8` testcontainers `MongoDBContainer` (a one-node replica set, so transactions
+ * work): its URL (`directConnection=true`) and how to stop it. Needs a Docker engine.
+ */
+export async function startMongoContainer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const { MongoDBContainer } = await import('@testcontainers/mongodb');
+  const container = await new MongoDBContainer(MONGO_IMAGE).start();
+  return {
+    url: `${container.getConnectionString()}/?directConnection=true`,
+    stop: async () => {
+      await container.stop();
     },
   };
 }

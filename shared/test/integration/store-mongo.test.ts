@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MongoStore } from '@app/shared/store';
-import { createTestMongo, mongoAvailability, rejection, storeContract, type TestMongo } from '@app/shared/testing';
+import { createTestMongo, historyContract, mongoAvailability, rejection, storeContract, type TestMongo } from '@app/shared/testing';
 
 const availability = await mongoAvailability();
 if (!availability.available) console.warn(`[store-mongo] MongoDB contract suite skipped: ${availability.reason}`);
@@ -16,6 +16,7 @@ describe.skipIf(!availability.available)('MongoStore against a real MongoDB repl
   });
 
   storeContract('MongoStore', () => MongoStore.connect({ url: mongo!.url, db: mongo!.db }));
+  historyContract('MongoStore', () => MongoStore.connect({ url: mongo!.url, db: mongo!.db }));
 });
 
 /** A local port with nothing listening on it. */

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EmbeddedStore, MAX_TRANSACTION_ATTEMPTS, encodeMetadata, metadataPath, type Doc, type Filter, type IndexSpec, type Session } from '@app/shared/store';
-import { rejection, storeContract } from '@app/shared/testing';
+import { historyContract, rejection, storeContract } from '@app/shared/testing';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -19,6 +19,12 @@ afterAll(() => {
 
 storeContract('EmbeddedStore (memory)', async () => EmbeddedStore.memory());
 storeContract('EmbeddedStore (file)', async () => EmbeddedStore.open({ dir: tempDir() }));
+// every collection kept as a history collection (SQLite tables read through SQL): the same contract
+storeContract('EmbeddedStore (file, every collection a history collection)', async () => EmbeddedStore.open({ dir: tempDir(), history: () => true }));
+{
+  const dir = tempDir();
+  historyContract('EmbeddedStore (file)', () => EmbeddedStore.open({ dir }));
+}
 
 describe('EmbeddedStore durability', () => {
   it('keeps every committed write across close and reopen, and nothing of an aborted transaction', async () => {
@@ -511,5 +517,80 @@ describe('EmbeddedStore transactions', () => {
       order.push(i);
     })));
     expect(order).toEqual([1, 2, 3]);
+  });
+});
+
+describe('EmbeddedStore history collections', () => {
+  const event = (seq: number, at = '2026-01-01T00:00:00.000Z') => ({ _id: `e${String(seq).padStart(6, '0')}`, seq, type: 'task.updated', occurred_at: at, task_id: 't1', data: { n: seq } });
+  const sqlite = (dir: string) => new Database(join(dir, 'store.sqlite'));
+
+  it('opens a data folder without reading its events, keys or deliveries', async () => {
+    const dir = tempDir();
+    const first = await EmbeddedStore.open({ dir });
+    await first.collection('tasks').insertOne({ _id: 't1', title: 'kept' });
+    await first.collection('events').insertMany([event(1), event(2)]);
+    await first.collection('idempotency').insertOne({ _id: 'k1', expires_at: '2026-01-02T00:00:00.000Z' });
+    await first.close();
+    // damage every stored event, key and delivery wherever it is kept: an open that read them would fail
+    const db = sqlite(dir);
+    for (const { name } of db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]) {
+      if (name === 'docs') db.prepare("UPDATE docs SET body = '{' WHERE coll IN ('events', 'idempotency')").run();
+      if (name.startsWith('hist:')) db.prepare(`UPDATE "${name}" SET body = '{'`).run();
+    }
+    db.close();
+    await using store = await EmbeddedStore.open({ dir });
+    expect(await store.collection('tasks').findOne({ _id: 't1' })).toEqual({ _id: 't1', title: 'kept' });
+    await expect(store.collection('events').findOne({ seq: 1 })).rejects.toThrow();
+  });
+
+  it('moves the events of an older data folder, where they were ordinary collections, into their tables', async () => {
+    const dir = tempDir();
+    const older = await EmbeddedStore.open({ dir, history: () => false });
+    await older.ensureIndexes([{ collection: 'events', keys: { seq: 1 }, unique: true }]);
+    await older.collection('events').insertMany([1, 2, 3, 4].map((s) => event(s)));
+    await older.collection('idempotency').insertOne({ _id: 'k1', state: 'done', expires_at: '2026-01-02T00:00:00.000Z' });
+    await older.collection('tasks').insertOne({ _id: 't1', title: 'kept' });
+    await older.close();
+
+    const store = await EmbeddedStore.open({ dir });
+    const events = store.collection('events');
+    expect((await events.find({ seq: { $gt: 1 } }, { sort: { seq: -1 } })).map((e) => e.seq)).toEqual([4, 3, 2]);
+    await expect(events.insertOne({ ...event(2), _id: 'other' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect(await store.collection('idempotency').findOne({ _id: 'k1' })).toMatchObject({ state: 'done' });
+    expect(await store.collection('tasks').countDocuments({})).toBe(1);
+    await store.close();
+    const db = sqlite(dir);
+    expect(db.prepare("SELECT count(*) FROM docs WHERE coll IN ('events', 'idempotency')").pluck().get()).toBe(0);
+    expect(db.prepare('SELECT count(*) FROM "hist:events"').pluck().get()).toBe(4);
+    db.close();
+  });
+
+  it('deletes swept events from SQLite, and later writes reuse the freed pages', async () => {
+    const dir = tempDir();
+    const round = async (from: number) => {
+      await using store = await EmbeddedStore.open({ dir });
+      await store.ensureIndexes([{ collection: 'events', keys: { seq: 1 }, unique: true }, { collection: 'events', keys: { occurred_at: 1 } }]);
+      const events = store.collection('events');
+      const old = '2020-01-01T00:00:00.000Z';
+      await events.insertMany(Array.from({ length: 3_000 }, (_, i) => ({ ...event(from + i, old), data: { text: 'x'.repeat(500) } })));
+      expect((await events.deleteMany({ occurred_at: { $lt: '2021-01-01T00:00:00.000Z' } })).deletedCount).toBe(3_000);
+      expect(await events.countDocuments({})).toBe(0);
+    };
+    const pages = () => {
+      const db = sqlite(dir);
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      const out = { pages: db.pragma('page_count', { simple: true }) as number, free: db.pragma('freelist_count', { simple: true }) as number, rows: db.prepare('SELECT count(*) FROM "hist:events"').pluck().get() };
+      db.close();
+      return out;
+    };
+    await round(1);
+    const first = pages();
+    expect(first.rows).toBe(0);
+    expect(first.free).toBeGreaterThan(0);
+    await round(3_001);
+    await round(6_001);
+    const third = pages();
+    expect(third.rows).toBe(0);
+    expect(third.pages).toBeLessThanOrEqual(first.pages * 1.1);
   });
 });

@@ -1,6 +1,6 @@
 import { endpoints, type Endpoint, type EndpointName } from './endpoints.js';
 import type {
-  Board, BoardList, CloseSprintResult, ColumnInput, ColumnPage, ErrorBody, Group, MoveResult, Note, Preview, Summary, Task,
+  Board, BoardList, BoardMember, BoardTaskPage, Burndown, CloseSprintResult, SprintReport, SprintSummary, StartSprintResult, Velocity, ColumnInput, ColumnPage, ErrorBody, Group, MoveResult, Note, Preview, Summary, Task,
   TaskDetail, TaskPage, TokenPair,
 } from './types.js';
 
@@ -49,6 +49,8 @@ interface CallOptions {
   body?: Record<string, unknown>;
   query?: Record<string, string | number | undefined>;
   signal?: AbortSignal;
+  /** A conditional write: the version the change is based on, sent as `If-Match: "<version>"` (a 412 when it moved on). */
+  ifMatch?: number;
 }
 
 /** Fills `{param}` placeholders of a Swagger-style path. */
@@ -152,6 +154,7 @@ export class Api {
     if (q.length) url += `?${new URLSearchParams(q.map(([k, v]): [string, string] => [k, String(v)])).toString()}`;
     const headers: Record<string, string> = {};
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
+    if (opts.ifMatch !== undefined) headers['if-match'] = `"${opts.ifMatch}"`;
     if (!ep.public) {
       const auth = await this.authorization();
       if (!auth) throw new ApiError(401, { code: 'UNAUTHORIZED', message: 'Not logged in' });
@@ -184,6 +187,8 @@ export class Api {
   listBoards = () => this.call<BoardList>('listBoards');
   createBoard = (name: string, board_type: 'private' | 'shared') => this.call<Board>('createBoard', { body: { name, board_type } });
   getBoard = (boardId: string) => this.call<Board>('getBoard', { params: { boardId } });
+  /** The board's people (owner and group members) as `{id, username}`. */
+  boardMembers = (boardId: string) => this.call<BoardMember[]>('boardMembers', { params: { boardId } });
   updateBoard = (boardId: string, body: { name?: string; columns?: ColumnInput[]; activeSprintId?: string }) =>
     this.call<Board>('updateBoard', { params: { boardId }, body });
   shareBoard = (boardId: string, group_id: string, permission: 'r' | 'rw') =>
@@ -200,17 +205,32 @@ export class Api {
 
   // ---- tasks ------------------------------------------------------------------------------------
   getTask = (taskId: string) => this.call<TaskDetail>('getTask', { params: { taskId } });
-  updateTask = (taskId: string, body: { title?: string; description?: string; status?: string; tags?: string[]; assignee?: string }) =>
+  updateTask = (
+    taskId: string,
+    body: { title?: string; description?: string; status?: string; tags?: string[]; assignee?: string; kickoff?: string; deadline?: string },
+  ) =>
     this.call<Task>('updateTask', { params: { taskId }, body });
   deleteTask = (taskId: string) => this.call<void>('deleteTask', { params: { taskId } });
-  setMetadata = (taskId: string, key: string, value: unknown) =>
-    this.call<TaskDetail>('setMetadata', { params: { taskId }, body: { key, value } });
+  setMetadata = (taskId: string, key: string, value: unknown, ifMatch?: number) =>
+    this.call<TaskDetail>('setMetadata', { params: { taskId }, body: { key, value }, ...(ifMatch !== undefined ? { ifMatch } : {}) });
+  deleteMetadata = (taskId: string, key: string, ifMatch?: number) =>
+    this.call<TaskDetail>('deleteMetadata', { params: { taskId, key }, ...(ifMatch !== undefined ? { ifMatch } : {}) });
   addNote = (taskId: string, content: string) => this.call<Note>('addNote', { params: { taskId }, body: { content } });
   queryTasks = (query: string, pageSize = 100) => this.call<TaskPage>('queryTasks', { body: { query, pageSize, view: 'lite' } });
-  createSprint = (title: string) =>
-    this.call<Task>('createTask', { body: { title, status: 'todo', metadata: { 'app.type': 'sprint' } } });
   closeSprint = (sprintId: string, rollover?: string) =>
     this.call<CloseSprintResult>('closeSprint', { params: { sprintId }, body: rollover ? { rollover } : {} });
+
+  // ---- planning and sprints ----------------------------------------------------------------------
+  boardQuery = (boardId: string, query: string, page_size = 200) =>
+    this.call<BoardTaskPage>('boardQuery', { params: { boardId }, body: { query, page: 1, page_size } });
+  listSprints = (boardId: string, state: 'open' | 'closed' | 'all' = 'all') =>
+    this.call<SprintSummary[]>('listSprints', { params: { boardId }, query: { state } });
+  createBoardSprint = (boardId: string, body: { title: string; goal?: string; kickoff?: string; deadline?: string; start?: boolean }) =>
+    this.call<Task>('createBoardSprint', { params: { boardId }, body });
+  velocity = (boardId: string, last: number) => this.call<Velocity>('velocity', { params: { boardId }, query: { last } });
+  startSprint = (sprintId: string) => this.call<StartSprintResult>('startSprint', { params: { sprintId }, body: {} });
+  sprintReport = (sprintId: string) => this.call<SprintReport>('sprintReport', { params: { sprintId } });
+  burndown = (sprintId: string) => this.call<Burndown>('burndown', { params: { sprintId } });
 
   // ---- groups -----------------------------------------------------------------------------------
   listGroups = () => this.call<Group[]>('listGroups');

@@ -8,6 +8,7 @@ import type {
   Board as BoardSchema,
   BoardList as BoardListSchema,
   BoardSummaryResult,
+  BoardMember as BoardMemberSchema,
   CardMoveResult as CardMoveResultType,
   CloseSprintResult as CloseSprintResultType,
   ColumnCard as ColumnCardType,
@@ -20,11 +21,18 @@ import type {
   TasksQueryResult,
   Column as ColumnSchema,
   AppliedAction as AppliedActionSchema,
+  BoardQueryResult,
+  Burndown as BurndownSchema,
+  SprintList as SprintListSchema,
+  SprintReport as SprintReportSchema,
+  StartSprintResult as StartSprintResultSchema,
+  VelocityResult as VelocityResultSchema,
 } from '@app/shared/contracts';
 import type { Task as TaskType } from '@app/shared/domain';
 
 export type Board = Static<typeof BoardSchema>;
 export type BoardList = Static<typeof BoardListSchema>;
+export type BoardMember = Static<typeof BoardMemberSchema>;
 export type BoardColumn = Static<typeof ColumnSchema>;
 export type ColumnInput = Static<typeof ColumnInputSchema>;
 export type Summary = Static<typeof BoardSummaryResult>;
@@ -39,6 +47,12 @@ export type Preview = Static<typeof PreviewActionsResult>;
 export type TaskDetail = TaskDetailType;
 export type Task = TaskType;
 export type TaskPage = Static<typeof TasksQueryResult>;
+export type BoardTaskPage = Static<typeof BoardQueryResult>;
+export type SprintSummary = Static<typeof SprintListSchema>[number];
+export type SprintReport = Static<typeof SprintReportSchema>;
+export type Velocity = Static<typeof VelocityResultSchema>;
+export type Burndown = Static<typeof BurndownSchema>;
+export type StartSprintResult = Static<typeof StartSprintResultSchema>;
 
 /** The token pair of login and refresh (docs/auth.md). */
 export interface TokenPair {

@@ -1,18 +1,20 @@
 import {
-  DndContext, KeyboardSensor, PointerSensor, pointerWithin, rectIntersection, useSensor, useSensors,
+  DndContext, DragOverlay, KeyboardSensor, PointerSensor, pointerWithin, rectIntersection, useSensor, useSensors,
   type Announcements, type CollisionDetection, type DragEndEvent, type DragOverEvent, type DragStartEvent, type KeyboardCoordinateGetter,
 } from '@dnd-kit/core';
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { createPortal } from 'react-dom';
 import { ApiError, type Api } from '../api/client.js';
-import type { Board, Summary, Task } from '../api/types.js';
+import type { Board, BoardMember, Summary, Task } from '../api/types.js';
 import { describe } from '../LoginPage.js';
 import { CardDetail } from './CardDetail.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
 import { ColumnEditor } from './ColumnEditor.js';
-import { Lane } from './Lane.js';
+import { FilterBar, NO_FILTERS, type FilterError, type Filters } from './FilterBar.js';
+import { CardFace, Lane } from './Lane.js';
 import { openEventStream, pollInterval, POLL_MS, sleep, type BoardEvent } from './live.js';
 import {
-  applyOptimisticMove, columnOf, describeActions, emptyColumn, neighbourColumn, PAGE_SIZE, restoreColumns, summarySignature,
+  applyOptimisticMove, columnFilter, statusChoices, columnOf, describeActions, userPosition, emptyColumn, neighbourColumn, PAGE_SIZE, restoreColumns, summarySignature,
   type Columns, type ColumnState, type MovePreview,
 } from './state.js';
 
@@ -35,10 +37,11 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   const [summary, setSummary] = useState<Summary | null>(null);
   const [sprint, setSprint] = useState('active');
   const [sprints, setSprints] = useState<SprintOption[]>([]);
-  const [filterText, setFilterText] = useState('');
-  const [filter, setFilter] = useState('');
-  const [filterError, setFilterError] = useState<{ message: string; position?: number; text: string } | null>(null);
-  const [notice, setNotice] = useState<{ text: string; kind: 'error' | 'info' } | null>(null);
+  const [members, setMembers] = useState<BoardMember[]>([]);
+  const people = useMemo(() => new Map(members.map((m) => [m.id, m.username])), [members]);
+  const [filter, setFilter] = useState<Filters>(NO_FILTERS);
+  /** The message bar; `sprintId` ties a notice to a sprint, so closing that sprint ends it. */
+  const [notice, setNotice] = useState<{ text: string; kind: 'error' | 'info'; sprintId?: string } | null>(null);
   const [announcement, setAnnouncement] = useState('');
   const [preview, setPreview] = useState<MovePreview | null>(null);
   const [openCard, setOpenCard] = useState<string | null>(null);
@@ -64,10 +67,11 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   // ---- reads ----------------------------------------------------------------------------------------
   /** Reads pages 1..`pages` of one column (aligned pages of PAGE_SIZE). */
   const readColumn = useCallback(
-    async (b: Board, columnId: string, pages: number, f: string, s: string): Promise<ColumnState> => {
+    async (b: Board, columnId: string, pages: number, f: Filters, s: string): Promise<ColumnState> => {
+      const { filter: sent } = columnFilter(f.query, f.search, f.mine ? api.session?.userId : undefined);
       const reads = await Promise.all(
         Array.from({ length: Math.max(1, pages) }, (_, i) =>
-          api.readColumn(b.id, columnId, { sprint: s, ...(f ? { filter: f } : {}), page: i + 1, page_size: PAGE_SIZE }),
+          api.readColumn(b.id, columnId, { sprint: s, filter: sent, page: i + 1, page_size: PAGE_SIZE }),
         ),
       );
       const seen = new Set<string>();
@@ -79,7 +83,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
 
   /** Re-reads every column (keeping how many pages each shows) and the summary. Throws the filter's 400. */
   const reloadAll = useCallback(
-    async (b: Board, f: string, s: string, only?: readonly string[]) => {
+    async (b: Board, f: Filters, s: string, only?: readonly string[]) => {
       const ids = only ?? b.columns.map((c) => c.id);
       const pages = ids.map((id) => columnsRef.current[id]?.pages ?? 1);
       setReloading((n) => n + 1);
@@ -132,9 +136,10 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
         if (cancelled) return;
         performance.mark('board:board-read');
         setColumns(Object.fromEntries(b.columns.map((c) => [c.id, emptyColumn()])));
-        await reloadAll(b, '', 'active');
+        await reloadAll(b, NO_FILTERS, 'active');
         performance.mark('board:reads-done');
         void loadSprints();
+        api.boardMembers(b.id).then(setMembers, () => setMembers([]));
       } catch (e) {
         if (!cancelled) setLoadError(e instanceof ApiError ? describe(e) : String(e));
       }
@@ -164,6 +169,11 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
     },
     [board, filter, sprint, reloadAll],
   );
+
+  // The people may change (a board shared with a group, a member added): re-read them when a card opens.
+  useEffect(() => {
+    if (openCard && board) api.boardMembers(board.id).then(setMembers, () => {});
+  }, [api, board, openCard]);
 
   // ---- live updates: event stream when the gateway has one, else periodic summary -------------------
   const refreshRef = useRef(refresh);
@@ -228,27 +238,36 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   }, [api, board, sprint]);
 
   // ---- filter and sprint ----------------------------------------------------------------------------
-  async function applyFilter(e: FormEvent) {
-    e.preventDefault();
-    if (!board) return;
-    const text = filterText.trim();
+  /**
+   * Reads the columns with `next` filters; on a 400 the user's query-language text is read alone
+   * once (first column) so the message and position are the server's for exactly what was typed.
+   */
+  async function applyFilters(next: Filters): Promise<FilterError | null> {
+    if (!board) return null;
     try {
-      await reloadAll(board, text, sprint);
-      setFilter(text);
-      setFilterError(null);
+      await reloadAll(board, next, sprint);
+      setFilter(next);
+      return null;
     } catch (err) {
-      if (err instanceof ApiError && err.status === 400) {
-        setFilterError({ message: err.message, ...(err.position !== undefined ? { position: err.position } : {}), text });
-      } else fail(err);
+      if (!(err instanceof ApiError && err.status === 400)) {
+        fail(err);
+        return null;
+      }
+      const text = next.query;
+      const e: ApiError = err;
+      const first = board.columns[0];
+      if (text && first) {
+        try {
+          await api.readColumn(board.id, first.id, { sprint, filter: text, page: 1, page_size: 1 });
+        } catch (alone) {
+          if (alone instanceof ApiError && alone.status === 400) {
+            return { message: alone.message, ...(alone.position !== undefined ? { position: alone.position } : {}), text };
+          }
+        }
+      }
+      const { offset } = columnFilter(text, next.search);
+      return { message: e.message, ...(e.position !== undefined ? { position: userPosition(e.position, offset, text) } : {}), text };
     }
-  }
-
-  async function clearFilter() {
-    setFilterText('');
-    setFilterError(null);
-    if (!board) return;
-    setFilter('');
-    await reloadAll(board, '', sprint).catch(fail);
   }
 
   async function chooseSprint(value: string) {
@@ -259,12 +278,11 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   async function startSprint(title: string) {
     if (!board) return;
     try {
-      const s = await api.createSprint(title);
-      const b = await api.updateBoard(board.id, { activeSprintId: s.id });
-      setBoard(b);
+      const s = await api.createBoardSprint(board.id, { title, start: true });
+      const b = await loadBoard();
       await loadSprints();
       await reloadAll(b, filter, sprint);
-      setNotice({ text: `Sprint “${s.title}” started.`, kind: 'info' });
+      setNotice({ text: `Sprint “${s.title}” started.`, kind: 'info', sprintId: s.id });
     } catch (err) {
       fail(err);
     }
@@ -428,7 +446,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
     try {
       const r = await api.readColumn(board.id, columnId, {
         sprint,
-        ...(filter ? { filter } : {}),
+        filter: columnFilter(filter.query, filter.search, filter.mine ? api.session?.userId : undefined).filter,
         page: col.pages + 1,
         page_size: PAGE_SIZE,
       });
@@ -460,6 +478,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   if (!board) return <p aria-busy="true">Loading board…</p>;
 
   const wipOf = (id: string) => summary?.columns.find((c) => c.column_id === id);
+  const draggedCard = dragging ? columns[columnOf(columns, dragging) ?? '']?.cards.find((c) => c.id === dragging) : undefined;
   const activeSprint = sprints.find((s) => s.id === board.activeSprintId);
 
   return (
@@ -471,6 +490,26 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           {!writable ? ' · read only' : ''} · {live === 'stream' ? 'live' : `refreshes every ${Math.round(pollInterval() / 1000)} s`}
         </span>
         <div className="board-actions">
+          <a
+            href={`/boards/${encodeURIComponent(board.id)}/plan`}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate(`/boards/${encodeURIComponent(board.id)}/plan`);
+            }}
+          >
+            Backlog and planning
+          </a>
+          {board.activeSprintId && (
+            <a
+              href={`/boards/${encodeURIComponent(board.id)}/sprints/${encodeURIComponent(board.activeSprintId)}`}
+              onClick={(e) => {
+                e.preventDefault();
+                navigate(`/boards/${encodeURIComponent(board.id)}/sprints/${encodeURIComponent(board.activeSprintId!)}`);
+              }}
+            >
+              Sprint view
+            </a>
+          )}
           {board.is_owner && (
             <button type="button" onClick={() => setEditing(true)}>
               Edit columns
@@ -485,25 +524,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
       </div>
 
       <div className="toolbar">
-        <form className="filter" onSubmit={applyFilter} role="search" aria-label="Filter cards">
-          <label htmlFor="filter-input">Filter</label>
-          <input
-            id="filter-input"
-            name="filter"
-            placeholder="e.g. 'bug' IN tags AND cf.priority <= 2"
-            value={filterText}
-            onChange={(e) => setFilterText(e.target.value)}
-            aria-invalid={filterError ? true : undefined}
-            aria-describedby={filterError ? 'filter-error' : undefined}
-            spellCheck={false}
-          />
-          <button type="submit">Apply</button>
-          {(filter || filterError) && (
-            <button type="button" className="secondary" onClick={() => void clearFilter()}>
-              Clear
-            </button>
-          )}
-        </form>
+        <FilterBar applied={filter} onApply={applyFilters} />
         <label className="sprint-switch">
           Sprint
           <select name="sprint" value={sprint} onChange={(e) => void chooseSprint(e.target.value)}>
@@ -518,21 +539,6 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
         </label>
         {writable && board.is_owner && !board.activeSprintId && <StartSprint onStart={startSprint} />}
       </div>
-      {filterError && (
-        <div id="filter-error" className="filter-error" role="alert">
-          <p>
-            {filterError.position !== undefined ? `At position ${filterError.position}: ` : ''}
-            {filterError.message}
-          </p>
-          {filterError.position !== undefined && (
-            <pre aria-hidden="true" data-testid="filter-caret">
-              {filterError.text}
-              {'\n'}
-              {' '.repeat(Math.min(filterError.position, filterError.text.length))}^
-            </pre>
-          )}
-        </div>
-      )}
       {notice && (
         <div className={`notice ${notice.kind}`} role={notice.kind === 'error' ? 'alert' : 'status'}>
           <span>{notice.text}</span>
@@ -573,6 +579,8 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
               order={board.columns}
               preview={preview}
               dragging={dragging}
+              people={people}
+              filtered={filter.query !== '' || filter.search !== '' || filter.mine}
               onOpen={setOpenCard}
               onCreate={createCard}
               onLoadMore={loadMore}
@@ -582,6 +590,16 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
             />
           ))}
         </div>
+        {createPortal(
+          <DragOverlay dropAnimation={null}>
+            {draggedCard ? (
+              <div className="card drag-overlay" data-testid="drag-overlay">
+                <CardFace card={draggedCard} people={people} />
+              </div>
+            ) : null}
+          </DragOverlay>,
+          document.body,
+        )}
       </DndContext>
 
       {openCard && (
@@ -589,6 +607,8 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           api={api}
           taskId={openCard}
           writable={writable}
+          statuses={statusChoices(board.columns)}
+          members={members}
           onClose={() => setOpenCard(null)}
           onChanged={() => void refresh()}
         />
@@ -615,6 +635,8 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           openSprints={sprints.filter((s) => s.id !== closing.id)}
           onClose={() => setClosing(null)}
           onClosed={async () => {
+            const closedId = closing.id;
+            setNotice((n) => (n?.sprintId === closedId ? null : n));
             const b = await loadBoard().catch(() => board);
             await loadSprints();
             await reloadAll(b, filter, sprint).catch(fail);

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { ApiError, type Api } from '../api/client.js';
-import type { TaskDetail } from '../api/types.js';
+import type { BoardMember, TaskDetail } from '../api/types.js';
 import { Dialog } from '../Dialog.js';
 import { describe } from '../LoginPage.js';
 import { renderMarkdown } from '../markdown.js';
@@ -10,7 +10,17 @@ import { renderMarkdown } from '../markdown.js';
  * notes (add one), edit (PATCH, plus `cf.priority` / `app.points` through the metadata PATCH) and
  * delete (two steps).
  */
-export function CardDetail(p: { api: Api; taskId: string; writable: boolean; onClose: () => void; onChanged: () => void }) {
+export function CardDetail(p: {
+  api: Api;
+  taskId: string;
+  writable: boolean;
+  /** The statuses the board's columns set (the status field offers these). */
+  statuses: readonly string[];
+  /** The board's people: the assignee is picked from them by name. */
+  members: readonly BoardMember[];
+  onClose: () => void;
+  onChanged: () => void;
+}) {
   const { api, taskId } = p;
   const [task, setTask] = useState<TaskDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -68,6 +78,8 @@ export function CardDetail(p: { api: Api; taskId: string; writable: boolean; onC
       ) : editing ? (
         <EditForm
           task={task}
+          statuses={p.statuses}
+          members={p.members}
           onCancel={() => setEditing(false)}
           onSave={async (changes, meta) => {
             const ok = await run(async () => {
@@ -89,13 +101,30 @@ export function CardDetail(p: { api: Api; taskId: string; writable: boolean; onC
             <dt>Tags</dt>
             <dd>{task.tags.length ? task.tags.join(', ') : '—'}</dd>
             <dt>Assignee</dt>
-            <dd>{task.assignee ?? '—'}</dd>
-            {task.deadline && (
-              <>
-                <dt>Deadline</dt>
-                <dd>{task.deadline}</dd>
-              </>
-            )}
+            <dd data-testid="detail-assignee">{task.assignee ? (p.members.find((m) => m.id === task.assignee)?.username ?? task.assignee) : '—'}</dd>
+            <dt>Kickoff</dt>
+            <dd data-testid="detail-kickoff">{task.kickoff ? task.kickoff.slice(0, 10) : '—'}</dd>
+            <dt>Deadline</dt>
+            <dd data-testid="detail-deadline">{task.deadline ? task.deadline.slice(0, 10) : '—'}</dd>
+            <dt>Linked items</dt>
+            <dd>
+              {task.linkedTo.length === 0 && !task.derivedFrom ? (
+                '—'
+              ) : (
+                <ul className="meta" data-testid="linked-items">
+                  {task.derivedFrom && (
+                    <li>
+                      derived from {task.derivedFrom.title} <span className="status-pill">{task.derivedFrom.status}</span>
+                    </li>
+                  )}
+                  {task.linkedTo.map((l) => (
+                    <li key={l.id}>
+                      {l.title} <span className="status-pill">{l.status}</span>
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </dd>
             <dt>Metadata</dt>
             <dd>
               {Object.keys(task.metadata).length === 0 ? (
@@ -162,9 +191,9 @@ export function CardDetail(p: { api: Api; taskId: string; writable: boolean; onC
   );
 }
 
-type Changes = { title?: string; description?: string; status?: string; tags?: string[]; assignee?: string };
+type Changes = { title?: string; description?: string; status?: string; tags?: string[]; assignee?: string; kickoff?: string; deadline?: string };
 
-function EditForm(p: { task: TaskDetail; onCancel: () => void; onSave: (c: Changes, meta: Record<string, unknown>) => Promise<void> }) {
+function EditForm(p: { task: TaskDetail; statuses: readonly string[]; members: readonly BoardMember[]; onCancel: () => void; onSave: (c: Changes, meta: Record<string, unknown>) => Promise<void> }) {
   const t = p.task;
   const md = t.metadata as Record<string, unknown>;
   const [title, setTitle] = useState(t.title);
@@ -172,6 +201,8 @@ function EditForm(p: { task: TaskDetail; onCancel: () => void; onSave: (c: Chang
   const [status, setStatus] = useState(t.status);
   const [tags, setTags] = useState(t.tags.join(', '));
   const [assignee, setAssignee] = useState(t.assignee ?? '');
+  const [kickoff, setKickoff] = useState(t.kickoff?.slice(0, 10) ?? '');
+  const [deadline, setDeadline] = useState(t.deadline?.slice(0, 10) ?? '');
   const [priority, setPriority] = useState(md['cf.priority'] === undefined ? '' : String(md['cf.priority']));
   const [points, setPoints] = useState(md['app.points'] === undefined ? '' : String(md['app.points']));
 
@@ -184,6 +215,9 @@ function EditForm(p: { task: TaskDetail; onCancel: () => void; onSave: (c: Chang
     const tagList = tags.split(',').map((x) => x.trim()).filter(Boolean);
     if (tagList.join(',') !== t.tags.join(',')) c.tags = tagList;
     if (assignee !== (t.assignee ?? '')) c.assignee = assignee;
+    // Dates are days (YYYY-MM-DD, docs/tasks.md); "" clears. An unchanged day keeps the stored instant.
+    if (kickoff !== (t.kickoff?.slice(0, 10) ?? '')) c.kickoff = kickoff;
+    if (deadline !== (t.deadline?.slice(0, 10) ?? '')) c.deadline = deadline;
     const meta: Record<string, unknown> = {};
     const num = (s: string) => (s.trim() !== '' && Number.isFinite(Number(s)) ? Number(s) : s.trim());
     if (priority.trim() !== '' && priority !== String(md['cf.priority'] ?? '')) meta['cf.priority'] = num(priority);
@@ -204,11 +238,35 @@ function EditForm(p: { task: TaskDetail; onCancel: () => void; onSave: (c: Chang
       <div className="row">
         <label>
           Status
-          <input name="status" value={status} onChange={(e) => setStatus(e.target.value)} />
+          <select name="status" value={status} onChange={(e) => setStatus(e.target.value)}>
+            {[...p.statuses, ...(p.statuses.includes(t.status) ? [] : [t.status])].map((v) => (
+              <option key={v} value={v}>
+                {v}
+              </option>
+            ))}
+          </select>
         </label>
         <label>
-          Assignee (user id)
-          <input name="assignee" value={assignee} onChange={(e) => setAssignee(e.target.value)} />
+          Assignee
+          <select name="assignee" value={assignee} onChange={(e) => setAssignee(e.target.value)}>
+            <option value="">Nobody</option>
+            {p.members.map((m) => (
+              <option key={m.id} value={m.id}>
+                {m.username}
+              </option>
+            ))}
+            {assignee && !p.members.some((m) => m.id === assignee) && <option value={assignee}>{assignee}</option>}
+          </select>
+        </label>
+      </div>
+      <div className="row">
+        <label>
+          Kickoff
+          <input name="kickoff" type="date" value={kickoff} onChange={(e) => setKickoff(e.target.value)} />
+        </label>
+        <label>
+          Deadline
+          <input name="deadline" type="date" value={deadline} onChange={(e) => setDeadline(e.target.value)} />
         </label>
       </div>
       <label>

@@ -1,7 +1,8 @@
 import { useDraggable, useDroppable } from '@dnd-kit/core';
-import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
+import { createPortal } from 'react-dom';
 import type { BoardColumn, Card, Summary } from '../api/types.js';
-import { cardBadges, wipState, type ColumnState, type MovePreview } from './state.js';
+import { cardBadges, initials, menuPosition, wipState, type ColumnState, type MovePreview } from './state.js';
 
 interface LaneProps {
   column: BoardColumn;
@@ -11,6 +12,10 @@ interface LaneProps {
   order: readonly BoardColumn[];
   preview: MovePreview | null;
   dragging: string | null;
+  /** A filter or search narrows the cards shown. */
+  filtered?: boolean;
+  /** User id → user name of the board's people (the members read), for the assignee badge. */
+  people?: ReadonlyMap<string, string>;
   onOpen: (cardId: string) => void;
   onCreate: (columnId: string, title: string) => Promise<boolean>;
   onLoadMore: (columnId: string) => void;
@@ -24,7 +29,9 @@ export function Lane(p: LaneProps) {
   const { column, state } = p;
   const { setNodeRef, isOver } = useDroppable({ id: column.id, disabled: !p.writable });
   const limit = p.summary?.wip_limit ?? column.wip_limit;
-  const wip = wipState(p.summary?.total ?? state.total, limit);
+  // Unfiltered, the lane's own total is the column's cards (sprint tasks left out); with a filter
+  // the summary's count of the whole column is the one the WIP limit is about.
+  const wip = wipState(p.filtered ? (p.summary?.total ?? state.total) : state.total, limit);
   const headingId = `lane-${column.id}`;
   const wipText = wip === 'none' ? '' : wip === 'over' ? `over WIP limit ${limit}` : wip === 'at' ? `at WIP limit ${limit}` : `WIP limit ${limit}`;
 
@@ -109,14 +116,15 @@ function CreateCard({ columnName, onCreate }: { columnName: string; onCreate: (t
 /** A card: drag handle (pointer and keyboard drag), title (opens the detail), move menu (also key M). */
 function CardItem(p: LaneProps & { card: Card; columnId: string }) {
   const { card, columnId } = p;
-  const { setNodeRef, setActivatorNodeRef, listeners, attributes, transform, isDragging } = useDraggable({
+  // No transform on the card itself: while it is dragged a copy follows the pointer in the
+  // DragOverlay (outside the lane, whose overflow would clip it) and this one stays as a placeholder.
+  const { setNodeRef, setActivatorNodeRef, listeners, attributes, isDragging } = useDraggable({
     id: card.id,
     data: { from: columnId },
     disabled: !p.writable,
   });
   const [menu, setMenu] = useState(false);
-  const badges = cardBadges(card);
-  const style = transform ? { transform: `translate3d(${transform.x}px, ${transform.y}px, 0)`, zIndex: 10 } : undefined;
+  const moveBtn = useRef<HTMLButtonElement>(null);
 
   const onKeyDown = (e: KeyboardEvent) => {
     if ((e.key === 'm' || e.key === 'M') && !e.ctrlKey && !e.metaKey && !e.altKey) {
@@ -129,51 +137,36 @@ function CardItem(p: LaneProps & { card: Card; columnId: string }) {
   return (
     <li
       ref={setNodeRef}
-      style={style}
       className={`card${isDragging ? ' dragging' : ''}`}
       data-card-id={card.id}
       aria-label={card.title}
       onKeyDown={onKeyDown}
     >
-      <div className="card-top">
-        {p.writable && (
-          <button
-            type="button"
-            ref={setActivatorNodeRef}
-            className="handle"
-            {...attributes}
-            {...listeners}
-            aria-label={`Drag “${card.title}”`}
-            aria-roledescription="draggable card"
-          >
-            ⠿
-          </button>
-        )}
-        <button type="button" className="card-title" onClick={() => p.onOpen(card.id)}>
-          {card.title}
-        </button>
-      </div>
-      <div className="card-meta">
-        {card.tags.map((t) => (
-          <span key={t} className="tag">
-            {t}
-          </span>
-        ))}
-        {badges.priority !== undefined && <span className="badge prio" title="cf.priority">P{badges.priority}</span>}
-        {badges.points !== undefined && <span className="badge pts" title="app.points">{badges.points} pts</span>}
-        {card.assignee && (
-          <span className="assignee" title={`assignee ${card.assignee}`}>
-            @{card.assignee.slice(0, 8)}
-          </span>
-        )}
-        <span className="status" title="status">
-          {card.status}
-        </span>
-      </div>
+      <CardFace
+        card={card}
+        {...(p.people ? { people: p.people } : {})}
+        handle={
+          p.writable ? (
+            <button
+              type="button"
+              ref={setActivatorNodeRef}
+              className="handle"
+              {...attributes}
+              {...listeners}
+              aria-label={`Drag “${card.title}”`}
+              aria-roledescription="draggable card"
+            >
+              ⠿
+            </button>
+          ) : undefined
+        }
+        onOpen={() => p.onOpen(card.id)}
+      />
       {p.writable && (
         <button
           type="button"
           className="move-btn"
+          ref={moveBtn}
           aria-haspopup="menu"
           aria-expanded={menu}
           aria-label={`Move “${card.title}” (M)`}
@@ -184,6 +177,7 @@ function CardItem(p: LaneProps & { card: Card; columnId: string }) {
       )}
       {menu && (
         <MoveMenu
+          anchor={moveBtn.current ?? undefined}
           card={card}
           from={columnId}
           order={p.order}
@@ -205,6 +199,7 @@ function CardItem(p: LaneProps & { card: Card; columnId: string }) {
 
 /** The keyboard move menu: other columns as menu items; focusing one previews the move (dry run). */
 function MoveMenu(p: {
+  anchor: HTMLElement | undefined;
   card: Card;
   from: string;
   order: readonly BoardColumn[];
@@ -215,6 +210,24 @@ function MoveMenu(p: {
 }) {
   const ref = useRef<HTMLDivElement>(null);
   const targets = p.order.filter((c) => c.id !== p.from);
+  const [pos, setPos] = useState<{ top: number; left: number } | null>(null);
+  // Fixed to the viewport (rendered in document.body, so no lane clips it), below the Move button,
+  // or above it when it would pass the bottom edge, and always inside the viewport.
+  useLayoutEffect(() => {
+    const place = () => {
+      const m = ref.current;
+      if (!m) return;
+      const a = (p.anchor?.isConnected ? p.anchor : m).getBoundingClientRect();
+      setPos(menuPosition(a, { width: m.offsetWidth, height: m.offsetHeight }, { width: window.innerWidth, height: window.innerHeight }));
+    };
+    place();
+    window.addEventListener('resize', place);
+    window.addEventListener('scroll', place, true);
+    return () => {
+      window.removeEventListener('resize', place);
+      window.removeEventListener('scroll', place, true);
+    };
+  }, [p.anchor, p.preview]);
   useEffect(() => {
     ref.current?.querySelector<HTMLButtonElement>('[role="menuitem"]')?.focus();
   }, []);
@@ -231,8 +244,15 @@ function MoveMenu(p: {
     }
     e.stopPropagation();
   };
-  return (
-    <div ref={ref} className="move-menu" role="menu" aria-label={`Move “${p.card.title}” to`} onKeyDown={onKeyDown}>
+  return createPortal(
+    <div
+      ref={ref}
+      className="move-menu"
+      role="menu"
+      aria-label={`Move “${p.card.title}” to`}
+      onKeyDown={onKeyDown}
+      style={pos ? { top: pos.top, left: pos.left } : { top: 0, left: 0, opacity: 0 }}
+    >
       {targets.map((c) => (
         <button
           key={c.id}
@@ -253,6 +273,48 @@ function MoveMenu(p: {
       <button type="button" className="secondary" onClick={p.onClose}>
         Cancel
       </button>
-    </div>
+    </div>,
+    document.body,
+  );
+}
+
+/**
+ * What a card shows (on the board and in the drag overlay): drag handle, title (opens the
+ * detail), tags, priority, points, the assignee's initials (full name in the tooltip) and status.
+ */
+export function CardFace(p: { card: Card; people?: ReadonlyMap<string, string>; handle?: ReactNode; onOpen?: () => void }) {
+  const { card } = p;
+  const badges = cardBadges(card);
+  const who = card.assignee ? (p.people?.get(card.assignee) ?? card.assignee) : undefined;
+  return (
+    <>
+      <div className="card-top">
+        {p.handle}
+        {p.onOpen ? (
+          <button type="button" className="card-title" onClick={p.onOpen}>
+            {card.title}
+          </button>
+        ) : (
+          <span className="card-title">{card.title}</span>
+        )}
+      </div>
+      <div className="card-meta">
+        {card.tags.map((t) => (
+          <span key={t} className="tag">
+            {t}
+          </span>
+        ))}
+        {badges.priority !== undefined && <span className="badge prio" title="cf.priority">P{badges.priority}</span>}
+        {badges.points !== undefined && <span className="badge pts" title="app.points">{badges.points} pts</span>}
+        {who !== undefined && (
+          <span className="assignee" title={`Assigned to ${who}`} aria-label={`Assigned to ${who}`} data-testid="assignee">
+            {initials(who)}
+          </span>
+        )}
+        <span className="status" title="status">
+          {card.status}
+        </span>
+      </div>
+    </>
   );
 }

@@ -105,3 +105,148 @@ export function cardBadges(card: Card): { priority?: string; points?: string } {
   if (pts !== undefined) out.points = pts;
   return out;
 }
+
+/** The clause every column read of the page carries: sprint tasks are not cards (docs/web.md). */
+export const NOT_A_SPRINT = "app.type != 'sprint'";
+
+/** A string literal of the query language: single quotes, `\` and `'` escaped by a backslash (docs/query-language.md). */
+export function quote(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * The plain search as a query-language fragment: every word (split on white space) must be found
+ * in the title or the description, case-insensitively (the indexed `~`). `''` for no words.
+ */
+export function searchClause(words: string): string {
+  const parts = words.trim().split(/\s+/).filter(Boolean);
+  return parts.map((w) => `(title ~ ${quote(w)} OR description ~ ${quote(w)})`).join(' AND ');
+}
+
+/**
+ * What the page sends as a column read's `filter`: the user's query-language filter (in
+ * parentheses, so its OR stays inside), the plain search, the "assigned to me" clause (`assignee`
+ * = the caller's user id) and {@link NOT_A_SPRINT}. `offset` is
+ * where the user's filter text starts in it, to map a 400's `details.position` back onto it.
+ */
+export function columnFilter(userFilter: string, search: string, assignee?: string): { filter: string; offset: number } {
+  const f = userFilter.trim();
+  const s = searchClause(search);
+  const parts = [...(f ? [`(${f})`] : []), ...(s ? [s] : []), ...(assignee ? [`assignee = ${quote(assignee)}`] : []), NOT_A_SPRINT];
+  return { filter: parts.join(' AND '), offset: f ? 1 : 0 };
+}
+
+/**
+ * Where a filter error sits in the user's own text: the server's position in the sent filter minus
+ * the offset, clamped to the text (the closing parenthesis and the added clauses lie after it).
+ */
+export function userPosition(position: number, offset: number, userText: string): number {
+  return Math.max(0, Math.min(userText.length, position - offset));
+}
+
+/**
+ * The statuses a card may be given: the values the board's columns `set` on `status` (in column
+ * order, each once), plus the card's current status when it is none of them.
+ */
+export function statusChoices(columns: ReadonlyArray<{ actions: ReadonlyArray<{ field: string; operation: string; value?: unknown }> }>, current?: string): string[] {
+  const out: string[] = [];
+  for (const c of columns) {
+    for (const a of c.actions) {
+      if (a.field === 'status' && a.operation === 'set' && typeof a.value === 'string' && !out.includes(a.value)) out.push(a.value);
+    }
+  }
+  if (current && !out.includes(current)) out.push(current);
+  return out;
+}
+
+/** Initials of a user name for a card's assignee badge: `ada` → `AD`, `ada lovelace` / `ada.lovelace` → `AL`. */
+export function initials(name: string): string {
+  const parts = name.split(/[\s._-]+/).filter(Boolean);
+  if (parts.length >= 2) return (parts[0]![0]! + parts[1]![0]!).toUpperCase();
+  return (parts[0] ?? '?').slice(0, 2).toUpperCase();
+}
+
+/**
+ * Where a menu of `size` opens for an anchor at `a` in a viewport of `view` (pixels): below the
+ * anchor, right-aligned with it; above it when there is no room below; clamped 4 px inside.
+ */
+export function menuPosition(
+  a: { top: number; bottom: number; right: number },
+  size: { width: number; height: number },
+  view: { width: number; height: number },
+): { top: number; left: number } {
+  const m = 4;
+  let top = a.bottom + 2;
+  if (top + size.height > view.height - m) top = a.top - size.height - 2;
+  top = Math.max(m, Math.min(top, view.height - size.height - m));
+  const left = Math.max(m, Math.min(a.right - size.width, view.width - size.width - m));
+  return { top, left };
+}
+
+/** The planning view's id of the backlog group (cards in no open sprint). */
+export const BACKLOG = 'backlog';
+
+/**
+ * The board query of the planning view: the board's cards (no sprint task) that are not done or
+ * belong to one of the `open` sprints, oldest first. Done cards of no open sprint are history,
+ * not backlog.
+ */
+export function planningQuery(open: readonly string[]): string {
+  const inOpen = open.length ? ` OR app.sprint IN (${open.map(quote).join(', ')})` : '';
+  return `${NOT_A_SPRINT} AND (status != 'done'${inOpen}) ORDER BY created_at ASC`;
+}
+
+/** Numeric `app.points` of a card, else undefined (only JSON numbers count, as in close-sprint). */
+export function pointsOf(card: { metadata: unknown }): number | undefined {
+  const v = (card.metadata as Record<string, unknown>)['app.points'];
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+/** The points of `cards`, rounded to 6 decimals like the server's sums (`0.1 + 0.2` → `0.3`). */
+export function sumPoints(cards: ReadonlyArray<{ metadata: unknown }>): number {
+  return Math.round(cards.reduce((n, c) => n + (pointsOf(c) ?? 0), 0) * 1e6) / 1e6;
+}
+
+/**
+ * Groups cards for the planning view: by their `app.sprint` when it is one of the `open` sprints,
+ * else under {@link BACKLOG}. Every open sprint and the backlog get an entry, in input order.
+ */
+export function planCards<T extends { metadata: unknown }>(cards: readonly T[], open: readonly string[]): Map<string, T[]> {
+  const out = new Map<string, T[]>([[BACKLOG, []], ...open.map((id): [string, T[]] => [id, []])]);
+  for (const c of cards) {
+    const s = (c.metadata as Record<string, unknown>)['app.sprint'];
+    out.get(typeof s === 'string' && out.has(s) && s !== BACKLOG ? s : BACKLOG)!.push(c);
+  }
+  return out;
+}
+
+/** One point of the burndown chart: `t` in epoch seconds, points remaining, ideal and scope, and the scope change there. */
+export interface BurnPoint {
+  label: string;
+  t: number;
+  remaining: number;
+  ideal: number;
+  scope: number;
+  /** Scope added (+) or removed (−) since the previous point; 0 when none. */
+  scopeChange: number;
+}
+
+/**
+ * The burndown as chart points: a first point at the start (remaining = scope = the first day's
+ * ideal, the points committed at the start snapshot), then one per day at its end (the last day at
+ * `end`). Scope changes are the differences of `scope` from one point to the next (docs/sprints.md
+ * "Burndown").
+ */
+export function burnPoints(b: { started_at: string; end: string; days: ReadonlyArray<{ date: string; remaining: number; scope: number; ideal: number }> }): BurnPoint[] {
+  const start = Date.parse(b.started_at) / 1000;
+  const end = Date.parse(b.end) / 1000;
+  const first = b.days[0]?.ideal ?? 0;
+  const out: BurnPoint[] = [{ label: 'start', t: start, remaining: first, ideal: first, scope: first, scopeChange: 0 }];
+  for (const d of b.days) {
+    const dayEnd = Date.parse(`${d.date}T23:59:59Z`) / 1000;
+    const prev = out[out.length - 1]!;
+    const t = Math.max(prev.t + 1, Math.min(dayEnd, end));
+    out.push({ label: d.date, t, remaining: d.remaining, ideal: d.ideal, scope: d.scope, scopeChange: Math.round((d.scope - prev.scope) * 1e6) / 1e6 });
+  }
+  return out;
+}

@@ -8,7 +8,7 @@ import {
 } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Update } from '@app/shared/store';
-import { boardsOf } from '../board-access.js';
+import { boardsOf, groupsOf } from '../board-access.js';
 import { completeShareSync, recordShareSync } from '../share-sync.js';
 
 /** A board name: trimmed, not blank. */
@@ -134,6 +134,25 @@ export function listBoards({ store }: ServiceDeps): Handler<typeof BoardsOps.lis
 /** `boards.get`: any board the caller can read. */
 export function getBoard({ store }: ServiceDeps): Handler<typeof BoardsOps.get> {
   return async ({ boardId }, ctx) => toBoard((await loadBoard(store, callerId(ctx), boardId, 'read')).board, callerId(ctx));
+}
+
+/**
+ * `boards.members`: the people of a board a reader may see, to pick an assignee by name and to
+ * show whose a card is: the owner, then the members of the board's group (group order), each
+ * once, as `{id, username}`. A board the caller cannot read is 404 `BOARD_NOT_FOUND` (DESIGN §4).
+ * A user id without a user record keeps its id as its name.
+ */
+export function boardMembers({ store }: ServiceDeps): Handler<typeof BoardsOps.members> {
+  return async ({ boardId }, ctx) => {
+    const { board } = await loadBoard(store, callerId(ctx), boardId, 'read');
+    const group = board.groupId === undefined ? null : await groupsOf(store).findOne({ _id: board.groupId }, { projection: { members: 1 } });
+    const ids = distinct([board.owner_id, ...(group?.members ?? []).map((m) => m.user_id)]);
+    const users = await store
+      .collection<{ _id: string; username: string }>(Collections.users)
+      .find({ _id: { $in: ids } }, { projection: { _id: 1, username: 1 } });
+    const names = new Map(users.map((u) => [u._id, u.username]));
+    return ids.map((id) => ({ id, username: names.get(id) ?? id }));
+  };
 }
 
 /**

@@ -8,7 +8,7 @@ import { ALICE, buildBoards } from '../service/fixture.js';
 
 /**
  * Card move over a real nats-server (DESIGN §3, §7): the boards service serves on one NatsBus
- * connection, requests come from another; the store is the in-memory EmbeddedStore.
+ * connection, requests come from another; the store is the suite's test store (`testStore`).
  */
 let nats: NatsServer;
 beforeAll(async () => {

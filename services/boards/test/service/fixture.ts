@@ -3,7 +3,8 @@ import { MemoryBus, type Bus } from '@app/shared/bus';
 import { BoardsOps, GroupsOps, type AnyOp, type Board, type ColumnInput, type In, type Out } from '@app/shared/contracts';
 import { fixedClock, type BoardDoc, type GroupDoc, type TaskDoc } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
-import { Collections, EmbeddedStore, type Doc, type DocumentStore } from '@app/shared/store';
+import { Collections, type Doc, type DocumentStore } from '@app/shared/store';
+import { testStore, type TestStoreOptions } from '@app/shared/testing';
 import { boardsService } from '../../src/index.js';
 
 /** Error assertions shared by every service's tests. */
@@ -25,13 +26,16 @@ export const STATUS_COLUMNS: ColumnInput[] = [
 ];
 
 /**
- * The boards service on a bus + in-memory EmbeddedStore (both may be given: the NATS integration
- * test passes its own bus and serves elsewhere) with a fixed clock and four stored users. `call`
+ * The boards service on a bus + the suite's test store (`testStore`; both may be given: the NATS
+ * integration test passes its own bus and serves elsewhere) with a fixed clock and four stored
+ * users. `call`
  * sends an op as a user (alice by default). `serviceStore` wraps the store the service sees (to
- * inject a concurrent writer, see {@link raceBeforeWrite}).
+ * inject a concurrent writer, see {@link raceBeforeWrite}); `storeOptions` go to `testStore`.
  */
-export async function buildBoards(opts: { bus?: Bus; store?: DocumentStore; serviceStore?: (store: DocumentStore) => DocumentStore } = {}) {
-  const store = opts.store ?? (await EmbeddedStore.memory());
+export async function buildBoards(
+  opts: { bus?: Bus; store?: DocumentStore; serviceStore?: (store: DocumentStore) => DocumentStore; storeOptions?: TestStoreOptions } = {},
+) {
+  const store = opts.store ?? (await testStore(opts.storeOptions));
   const bus = opts.bus ?? new MemoryBus();
   const clock = fixedClock(T0);
   const log = silentLogger();

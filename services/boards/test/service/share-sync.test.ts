@@ -108,10 +108,14 @@ const cardsWith = (t: Fixture, boardId: string, groupId: string, permission: str
 /** Pending sharing updates in the store. */
 const pending = (t: Fixture) => t.store.collection(Collections.boardShareSync).countDocuments({});
 
-/** A boards fixture whose service store fails the `failAt`-th card batch (a transaction's `updateMany` on tasks). */
+/**
+ * A boards fixture whose service store fails the `failAt`-th card batch (a transaction's
+ * `updateMany` on tasks). Each batch's transaction runs once here (no simulated write conflict):
+ * the count is of batches, not of attempts.
+ */
 async function crashingAt(failAt: number) {
   let faulty: FaultyStore | undefined;
-  const t = await buildBoards({ serviceStore: (s) => (faulty = new FaultyStore(s)) });
+  const t = await buildBoards({ serviceStore: (s) => (faulty = new FaultyStore(s)), storeOptions: { failFirstAttempt: false } });
   let batches = 0;
   faulty!.failOn((c) => c.collection === Collections.tasks && c.op === 'updateMany' && c.inTransaction && ++batches === failAt);
   return t;

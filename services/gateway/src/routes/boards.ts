@@ -1,6 +1,6 @@
 import { BoardDryRunQuery, BoardPreview, BoardTasksQuerystring, BoardTasksResult, QueryOps } from '@app/shared/contracts';
 import {
-  Board, BoardCreateBody, BoardList, BoardPathParams, BoardShareBody, BoardsOps, BoardTaskCreateBody, BoardTaskParams,
+  Board, BoardCreateBody, BoardList, BoardMembers, BoardPathParams, BoardShareBody, BoardsOps, BoardTaskCreateBody, BoardTaskParams,
   BoardUpdateBody, CardMoveBody, CardMoveResult, Group, GroupCreateBody, GroupMemberBody, GroupMemberParams, GroupParams,
   GroupsOps, PreviewActionsBody, PreviewActionsResult,
 } from '@app/shared/contracts';
@@ -71,6 +71,17 @@ export const boardRoutes: RouteSpec[] = [
     summary: 'Read one board with its column definitions and settings',
     params: BoardPathParams,
     response: Board,
+  }),
+  route({
+    tag: 'boards',
+    maturity: 'draft',
+    method: 'GET',
+    url: '/api/v1/boards/:boardId/members',
+    op: BoardsOps.members,
+    input: (req) => ({ boardId: boardId(req.params) }),
+    summary: "The board's people (owner and members of its group) as {id, username}, to pick an assignee by name",
+    params: BoardPathParams,
+    response: BoardMembers,
   }),
   route({
     ...live,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '@app/shared/errors';
-import { EmbeddedStore } from '@app/shared/store';
+import { testStore } from '@app/shared/testing';
 import { testApp } from './helpers.js';
 
 describe('health, readiness, version (public)', () => {
@@ -31,7 +31,7 @@ describe('health, readiness, version (public)', () => {
   });
 
   it('GET /health/ready is 503 naming the store when the store does not answer', async () => {
-    const store = await EmbeddedStore.memory();
+    const store = await testStore();
     const broken = Object.assign(Object.create(store) as typeof store, {
       ping: async () => {
         throw new AppError('STORE_UNAVAILABLE');

@@ -7,7 +7,8 @@ import { op } from '@app/shared/contracts';
 import { fixedClock } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { silentLogger } from '@app/shared/log';
-import { EmbeddedStore, type DocumentStore } from '@app/shared/store';
+import type { DocumentStore } from '@app/shared/store';
+import { testStore } from '@app/shared/testing';
 import { buildApp, GatewayConfig } from '../../src/index.js';
 import { route, type RouteSpec } from '../../src/routes/route.js';
 
@@ -93,7 +94,7 @@ export interface TestApp extends AsyncDisposable {
 }
 
 /**
- * Builds the gateway on a MemoryBus serving {@link stubBindings} and an in-memory embedded store.
+ * Builds the gateway on a MemoryBus serving {@link stubBindings} and the suite's test store (`testStore`).
  * `routes` defaults to {@link stubRoutes}; `env` overrides config variables.
  */
 export async function testApp(
@@ -102,7 +103,7 @@ export async function testApp(
   const bus = new MemoryBus();
   const log = silentLogger();
   await bus.serve(stubBindings, { queue: 'test', log });
-  const store = opts.store ?? (await EmbeddedStore.memory());
+  const store = opts.store ?? (await testStore());
   const clock = fixedClock('2026-01-05T10:00:00.000Z');
   const config = testConfig(opts.env);
   const app = await buildApp({

@@ -9,7 +9,8 @@ import { fixedClock } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
 import { instrumentBus, instrumentStore } from '@app/shared/observability';
 import { serveServices } from '@app/shared/runtime';
-import { EmbeddedStore, type DocumentStore } from '@app/shared/store';
+import type { DocumentStore } from '@app/shared/store';
+import { testStore, type TransactionRulesStore } from '@app/shared/testing';
 import { expect } from 'vitest';
 import { buildApp, type GatewayDeps } from '../../src/index.js';
 import { bearer, login, register, testConfig } from './helpers.js';
@@ -37,6 +38,11 @@ export interface System extends AsyncDisposable {
   app: FastifyInstance;
   /** The one store every service and the gateway share (close it to simulate a store outage). */
   store: DocumentStore;
+  /**
+   * The test store beneath `store` (`testStore()`): MongoDB's transaction rules, and the record of
+   * what each committed transaction wrote (`rules.transactionsDuring(fn)`, `commonWrites`).
+   */
+  rules: TransactionRulesStore;
   clock: ReturnType<typeof fixedClock>;
   /** Stops serving one service on the bus (its requests then find no responder). */
   stop(service: 'tasks' | 'boards' | 'sprints' | 'query'): Promise<void>;
@@ -47,9 +53,9 @@ export interface System extends AsyncDisposable {
 }
 
 /**
- * Builds the real gateway (`buildApp` with the real route table) on a `MemoryBus` and an in-memory
- * `EmbeddedStore`, with the tasks, boards, sprints and query services served on the same bus
- * through `serveServices`, all on one fixed clock. Dispose with `await using`. `streamOptions` and
+ * Builds the real gateway (`buildApp` with the real route table) on a `MemoryBus` and the suite's
+ * test store (`testStore`: the leg's store under MongoDB's transaction rules), with the tasks,
+ * boards, sprints and query services served on the same bus through `serveServices`, all on one fixed clock. Dispose with `await using`. `streamOptions` and
  * `env` (config variables of the gateway and the services) tune events (issue 10); `webhooks` runs
  * the query service's background work (dispatcher, sweep) with those options; `clockAt` starts
  * the clock elsewhere than {@link NOW}.
@@ -60,7 +66,8 @@ export async function system(
   // with metrics, the bus and store are measured as main.ts measures them
   const tools = { metrics: opts.metrics };
   const bus = instrumentBus(new MemoryBus(), tools);
-  const store = instrumentStore(await EmbeddedStore.memory(), tools);
+  const rules = await testStore();
+  const store = instrumentStore(rules, tools);
   const clock = fixedClock(opts.clockAt ?? NOW);
   const log = silentLogger();
   const query = opts.webhooks ? { ...queryService, background: eventWork(opts.webhooks) } : queryService;
@@ -83,7 +90,7 @@ export async function system(
   };
 
   return {
-    app, store, clock, call,
+    app, store, rules, clock, call,
     async stop(service) {
       await served[services.findIndex((d) => d.name === service)]!.close();
     },

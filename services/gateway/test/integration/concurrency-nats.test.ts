@@ -5,8 +5,8 @@ import { tasksService } from '@app/tasks';
 import { NatsBus, type Served } from '@app/shared/bus';
 import { systemClock } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
-import { Collections, EmbeddedStore } from '@app/shared/store';
-import { startNatsServer, uniquePrefix, type NatsServer } from '@app/shared/testing';
+import { Collections } from '@app/shared/store';
+import { startNatsServer, testStore, uniquePrefix, type NatsServer, type TransactionRulesStore } from '@app/shared/testing';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/index.js';
 import { bearer, login, register, testConfig } from '../app/helpers.js';
@@ -17,7 +17,7 @@ import { bearer, login, register, testConfig } from '../app/helpers.js';
  * real HTTP. Conditional writes and Idempotency-Keys must hold whichever replica serves a request.
  */
 let nats: NatsServer;
-let store: EmbeddedStore;
+let store: TransactionRulesStore;
 let buses: NatsBus[] = [];
 let served: Served[] = [];
 let app: FastifyInstance;
@@ -30,7 +30,7 @@ beforeAll(async () => {
   const log = silentLogger();
   const prefix = uniquePrefix();
   nats = await startNatsServer();
-  store = EmbeddedStore.memory();
+  store = await testStore();
   const connect = (name: string) => NatsBus.connect({ servers: nats.url, prefix, name, log });
   buses = await Promise.all(['gateway', 'replica-a', 'replica-b'].map(connect));
   for (const def of [tasksService, boardsService]) await store.ensureIndexes(def.indexes);

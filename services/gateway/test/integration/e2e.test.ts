@@ -4,8 +4,7 @@ import { tasksService } from '@app/tasks';
 import { NatsBus, type Served } from '@app/shared/bus';
 import { systemClock } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
-import { EmbeddedStore } from '@app/shared/store';
-import { startNatsServer, uniquePrefix, type NatsServer } from '@app/shared/testing';
+import { startNatsServer, testStore, uniquePrefix, type NatsServer, type TransactionRulesStore } from '@app/shared/testing';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/index.js';
 import { testConfig } from '../app/helpers.js';
@@ -16,7 +15,7 @@ import { testConfig } from '../app/helpers.js';
  * listens on a real port and is called with fetch.
  */
 let nats: NatsServer;
-let store: EmbeddedStore;
+let store: TransactionRulesStore;
 let serviceBus: NatsBus;
 let gatewayBus: NatsBus;
 let served: Served;
@@ -27,7 +26,7 @@ beforeAll(async () => {
   const log = silentLogger();
   const prefix = uniquePrefix();
   nats = await startNatsServer();
-  store = EmbeddedStore.memory();
+  store = await testStore();
   serviceBus = await NatsBus.connect({ servers: nats.url, prefix, name: 'tasks', log });
   gatewayBus = await NatsBus.connect({ servers: nats.url, prefix, name: 'gateway', log });
   await store.ensureIndexes(tasksService.indexes);

@@ -9,8 +9,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { eventsStreamNames, JetStreamHub } from '@app/shared/events';
 import { silentLogger } from '@app/shared/log';
 import { serveServices } from '@app/shared/runtime';
-import { EmbeddedStore } from '@app/shared/store';
-import { aTask, appendTestEvents, insert, startNatsServer, uniquePrefix, type NatsServer } from '@app/shared/testing';
+import { aTask, appendTestEvents, insert, startNatsServer, testStore, uniquePrefix, type NatsServer, type TransactionRulesStore } from '@app/shared/testing';
 import { buildApp } from '../../src/index.js';
 import { login, register, testConfig } from '../app/helpers.js';
 import { SseClient } from '../app/sse-client.js';
@@ -23,7 +22,7 @@ import { Receiver } from '../app/webhook-receiver.js';
  * store, as separate processes sharing MongoDB would be. Events are committed with `appendTestEvents`.
  */
 let nats: NatsServer;
-let store: EmbeddedStore;
+let store: TransactionRulesStore;
 const buses: NatsBus[] = [];
 const served: Served[] = [];
 const hubs: JetStreamHub[] = [];
@@ -39,7 +38,7 @@ beforeAll(async () => {
   const log = silentLogger();
   prefix = uniquePrefix();
   nats = await startNatsServer({ jetstream: true });
-  store = EmbeddedStore.memory();
+  store = await testStore();
   receiver = await Receiver.start();
   const bus = async (name: string) => {
     const b = await NatsBus.connect({ servers: nats.url, prefix, name, log });

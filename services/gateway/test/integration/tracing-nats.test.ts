@@ -9,8 +9,7 @@ import { systemClock } from '@app/shared/domain';
 import { createLogger, silentLogger } from '@app/shared/log';
 import { instrumentBus, instrumentStore, startTracing, type Tracing } from '@app/shared/observability';
 import { serveServices } from '@app/shared/runtime';
-import { EmbeddedStore } from '@app/shared/store';
-import { startNatsServer, uniquePrefix, type NatsServer } from '@app/shared/testing';
+import { startNatsServer, testStore, uniquePrefix, type NatsServer, type TransactionRulesStore } from '@app/shared/testing';
 import { buildApp } from '../../src/index.js';
 import { login, register, testConfig } from '../app/helpers.js';
 
@@ -25,7 +24,7 @@ let tracing: Tracing;
 const exporter = new InMemorySpanExporter();
 const serviceLog: Array<Record<string, unknown>> = [];
 let app: FastifyInstance;
-let store: EmbeddedStore;
+let store: TransactionRulesStore;
 const buses: NatsBus[] = [];
 const served: Served[] = [];
 
@@ -34,7 +33,7 @@ beforeAll(async () => {
   tracing = await startTracing({ serviceName: 'test', exporter });
   const tools = { tracer: tracing.tracer };
   const prefix = uniquePrefix();
-  store = EmbeddedStore.memory();
+  store = await testStore();
   const traced = instrumentStore(store, tools);
   const lines = new Writable({
     write(chunk: Buffer, _enc, done) {

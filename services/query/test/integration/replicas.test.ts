@@ -3,8 +3,8 @@ import { NatsBus } from '@app/shared/bus';
 import { QueryOps } from '@app/shared/contracts';
 import type { Clock, TaskDoc } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
-import { Collections, EmbeddedStore } from '@app/shared/store';
-import { startNatsServer, uniquePrefix, type NatsServer } from '@app/shared/testing';
+import { Collections } from '@app/shared/store';
+import { startNatsServer, testStore, uniquePrefix, type NatsServer } from '@app/shared/testing';
 import { queryService } from '../../src/index.js';
 import { ALICE, aTask, BOB, NOW } from '../service/fixtures.js';
 
@@ -27,7 +27,7 @@ afterAll(async () => {
 
 test('two query replicas in queue group `query` share the requests, and one carries on alone', async () => {
   const prefix = uniquePrefix();
-  const store = EmbeddedStore.memory();
+  const store = await testStore();
   const mine = Array.from({ length: 3 }, (_, i) => aTask({ title: `mine ${i}` }));
   await store.collection<TaskDoc>(Collections.tasks).insertMany([...mine, aTask({ title: 'not mine', created_by: BOB })]);
 

@@ -4,14 +4,14 @@ import { CommonConfig, loadConfig } from '@app/shared/config';
 import { fixedClock } from '@app/shared/domain';
 import { sweptSeq } from '@app/shared/events';
 import { silentLogger } from '@app/shared/log';
-import { Collections, EmbeddedStore } from '@app/shared/store';
-import { appendTestEvents } from '@app/shared/testing';
+import { Collections } from '@app/shared/store';
+import { appendTestEvents, testStore } from '@app/shared/testing';
 import { eventWork } from '../../src/events/background.js';
 
 /** The query service's background retention sweep (issue 10): old events and finished deliveries go, the rest stays. */
 describe('event retention sweep (background work)', () => {
   it('removes events and finished deliveries older than EVENT_RETENTION_DAYS when it starts', async () => {
-    await using store = EmbeddedStore.memory();
+    await using store = await testStore();
     const now = new Date('2026-03-10T00:00:00.000Z');
     await appendTestEvents(store, [{ type: 'task.created' }, { type: 'task.updated' }], new Date('2026-03-01T00:00:00.000Z'));
     await appendTestEvents(store, [{ type: 'task.updated' }], new Date('2026-03-09T00:00:00.000Z'));

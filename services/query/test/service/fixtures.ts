@@ -1,8 +1,7 @@
 import { MemoryBus } from '@app/shared/bus';
 import { fixedClock, type BoardDoc, type ColumnDef, type GroupDoc, type TaskDoc } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
-import { EmbeddedStore } from '@app/shared/store';
-import { aBoard as boardDoc, aGroup, aTask as taskDoc, insert, type TaskFields } from '@app/shared/testing';
+import { aBoard as boardDoc, aGroup, aTask as taskDoc, insert, testStore, type TaskFields } from '@app/shared/testing';
 import { queryService } from '../../src/index.js';
 
 export const NOW = '2026-03-02T12:00:00.000Z';
@@ -28,9 +27,9 @@ export const aBoard = (over: Partial<BoardDoc> = {}): BoardDoc =>
 /** The group TEAM with ALICE and BOB as members (CAROL is outside). */
 export const team = (): GroupDoc => aGroup(ALICE, [BOB], { _id: TEAM, name: 'team', created_at: NOW });
 
-/** The query service on a MemoryBus over an in-memory store, with seeding helpers. */
+/** The query service on a MemoryBus over the suite's test store (`testStore`), with seeding helpers. */
 export async function queryFixture() {
-  const store = EmbeddedStore.memory();
+  const store = await testStore();
   const bus = new MemoryBus();
   const log = silentLogger();
   await bus.serve(queryService.bindings({ store, clock: fixedClock(NOW), log }), { queue: queryService.name, log });

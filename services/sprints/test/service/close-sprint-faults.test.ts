@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SprintsOps } from '@app/shared/contracts';
-import { Collections, EmbeddedStore, type DocumentStore } from '@app/shared/store';
+import { Collections, type DocumentStore } from '@app/shared/store';
 import type { BoardDoc } from '@app/shared/domain';
-import { FaultyStore, type StoreCall } from '@app/shared/testing';
+import { FaultyStore, testStore, type StoreCall } from '@app/shared/testing';
 import { aBoard, aMember, aSprint, reads, seed, serveSprints, snapshot, users } from '../fixtures.js';
 
 let inner: DocumentStore;
@@ -10,7 +10,7 @@ let store: FaultyStore;
 let svc: Awaited<ReturnType<typeof serveSprints>>;
 
 beforeEach(async () => {
-  inner = EmbeddedStore.memory();
+  inner = await testStore();
   store = new FaultyStore(inner);
   svc = await serveSprints(store);
 });

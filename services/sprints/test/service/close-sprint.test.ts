@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DocumentStore } from '@app/shared/store';
-import { EmbeddedStore } from '@app/shared/store';
+import { testStore } from '@app/shared/testing';
 import { aBoard, aGroup, aMember, aSprint, aTask, NOW, reads, seed, serveSprints, snapshot, users } from '../fixtures.js';
 
 let store: DocumentStore;
@@ -9,7 +9,7 @@ let svc: Awaited<ReturnType<typeof serveSprints>>;
 let u: ReturnType<typeof users>;
 
 beforeEach(async () => {
-  store = await EmbeddedStore.memory();
+  store = await testStore();
   svc = await serveSprints(store);
   u = users();
 });

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SprintsOps } from '@app/shared/contracts';
 import type { TaskDoc } from '@app/shared/domain';
-import { Collections, EmbeddedStore, escapeKey, metadataPath, type DocumentStore } from '@app/shared/store';
+import { Collections, escapeKey, metadataPath, type DocumentStore } from '@app/shared/store';
+import { testStore } from '@app/shared/testing';
 import { aBoard, aGroup, aMember, aSprint, aTask, NOW, reads, seed, serveSprints, users } from '../fixtures.js';
 
 let store: DocumentStore;
@@ -9,7 +10,7 @@ let svc: Awaited<ReturnType<typeof serveSprints>>;
 let u: ReturnType<typeof users>;
 
 beforeEach(async () => {
-  store = EmbeddedStore.memory();
+  store = await testStore();
   svc = await serveSprints(store);
   u = users();
 });

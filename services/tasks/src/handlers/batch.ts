@@ -12,7 +12,8 @@ import { updateTaskIn } from './update.js';
  * Idempotency-Key record): an item's checks all come before its one write, so a failed item has
  * written nothing and the others stand (`atomic: false`). With `atomic: true` the first failed
  * item rolls everything back: it keeps its error, every other item answers 424
- * `BATCH_ITEM_NOT_APPLIED` naming it, and no event is emitted. A store fault fails the batch (503).
+ * `BATCH_ITEM_NOT_APPLIED` naming it, and no event is emitted. A store fault fails the batch (503);
+ * a transient transaction error reruns the whole batch (the store's `withTransaction` retries it).
  */
 async function runItems(
   w: WriteUnit,
@@ -25,9 +26,12 @@ async function runItems(
   for (let index = 0; index < count; index++) {
     try {
       results.push({ index, status: okStatus, task: await item(index) });
-    } catch (e) {
-      const err = AppError.from(e);
-      if (err.status >= 500) throw err;
+    } catch (err) {
+      // Only an item's own 4xx answer stays with the item. Anything else fails the whole batch as it
+      // was thrown: a store fault is a 503, and a transient transaction error (a MongoDB write
+      // conflict or network error, labelled TransientTransactionError) must reach the store's
+      // withTransaction unchanged so the batch is rerun, as a single write would be.
+      if (!AppError.is(err) || err.status >= 500) throw err;
       const { code, message, details, validationErrors, extra } = err.toWire();
       const error = { ...extra, code, message, ...(details ? { details } : {}), ...(validationErrors ? { validationErrors } : {}) };
       results.push({ index, status: err.status, error });

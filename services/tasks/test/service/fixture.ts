@@ -4,7 +4,8 @@ import type { AnyOp, In, Out } from '@app/shared/contracts';
 import { TasksOps } from '@app/shared/contracts';
 import { fixedClock, type GroupDoc, type Permission, type TaskDoc } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
-import { Collections, EmbeddedStore, type Doc } from '@app/shared/store';
+import { Collections, type Doc } from '@app/shared/store';
+import { testStore, type TestStoreOptions } from '@app/shared/testing';
 import { tasksService } from '../../src/index.js';
 
 /** Error assertions shared by every service's tests. */
@@ -18,11 +19,12 @@ export const BOB = randomUUID();
 export const CAROL = randomUUID();
 
 /**
- * The tasks service on a MemoryBus + in-memory EmbeddedStore with a fixed clock, three users
+ * The tasks service on a MemoryBus + the suite's test store (`testStore`: the leg's store under
+ * MongoDB's transaction rules; `opts` go to it) with a fixed clock, three users
  * stored in `users`. `call` sends an op as a user (alice by default, null for none).
  */
-export async function buildTasks() {
-  const store = await EmbeddedStore.memory();
+export async function buildTasks(opts: TestStoreOptions = {}) {
+  const store = await testStore(opts);
   const bus = new MemoryBus();
   const clock = fixedClock(T0);
   const log = silentLogger();

@@ -7,7 +7,7 @@ import { TasksOps } from '@app/shared/contracts';
 import { fixedClock, type IdempotencyDoc } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
 import { Collections, EmbeddedStore, type DocumentStore } from '@app/shared/store';
-import { FaultyStore } from '@app/shared/testing';
+import { FaultyStore, testStore } from '@app/shared/testing';
 import { tasksService } from '../../src/index.js';
 import { ALICE, T0 } from './fixture.js';
 
@@ -51,7 +51,7 @@ describe('Idempotency-Key records in the store', () => {
   });
 
   it('a 5xx answer is not stored: the retry with the same key runs again', async () => {
-    const inner = EmbeddedStore.memory();
+    const inner = await testStore();
     const store = new FaultyStore(inner).failOn((c) => c.collection === Collections.tasks && c.op === 'insertOne');
     const bus = await serve(store, inner);
     const failed = await bus.requestReply(TasksOps.create, { title: 'retry me' }, meta('five'));

@@ -3,14 +3,14 @@ import { MemoryBus } from '@app/shared/bus';
 import { TasksOps } from '@app/shared/contracts';
 import { fixedClock } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
-import { Collections, EmbeddedStore, type Doc } from '@app/shared/store';
-import { FaultyStore } from '@app/shared/testing';
+import { Collections, type Doc } from '@app/shared/store';
+import { FaultyStore, testStore } from '@app/shared/testing';
 import { tasksService } from '../../src/index.js';
 import { ALICE, T0 } from './fixture.js';
 
 /** The tasks service on a FaultyStore (issue 10: a rolled-back write emits nothing; a failed event append writes nothing). */
 async function faulty() {
-  const inner = EmbeddedStore.memory();
+  const inner = await testStore();
   const store = new FaultyStore(inner);
   const bus = new MemoryBus();
   const log = silentLogger();

@@ -266,7 +266,7 @@ function plainData(v: unknown, budget: { left: number }, depth = 0): boolean {
  * the filter holds anything but JSON data (a RegExp, a Date, `undefined`), whose text would not
  * tell two filters apart, or more than {@link MAX_KEPT_FILTER_VALUES} values (a long `$in`).
  */
-function pageKey(filter: Filter, sort: Sort, n: number): string | undefined {
+export function pageKey(filter: Filter, sort: Sort, n: number): string | undefined {
   return plainData(filter, { left: MAX_KEPT_FILTER_VALUES }) ? `${n}\u0000${JSON.stringify(sort)}\u0000${JSON.stringify(filter)}` : undefined;
 }
 

@@ -3,6 +3,7 @@ import type {
   SessionOption, Update, UpdateOptions, UpdateResult, WriteOptions,
 } from '../port.js';
 import type { CollectionState } from './collection-state.js';
+import { HISTORY_DELETE_BATCH, type HistoryCollection } from './history.js';
 import { project } from './matcher.js';
 import type { Txn, TxnUpdateResult } from './txn.js';
 import { sortDocs } from './values.js';
@@ -13,6 +14,8 @@ export interface TxnRunner {
   run<R>(session: Session | undefined, fn: (txn: Txn) => R, awaitDurable?: boolean): Promise<R>;
   /** The committed state of a collection: what a read outside a transaction sees. */
   state(collection: string): CollectionState;
+  /** The history collection of that name (history.ts), or undefined for an in-memory one. */
+  history(collection: string): HistoryCollection | undefined;
   readonly stats: { docsExamined: number };
 }
 
@@ -49,6 +52,11 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
   find(filter: Filter, opts: FindOptions = {}): Promise<T[]> {
     return this.runner.run(opts.session, (txn) => {
       const skip = opts.skip ?? 0;
+      const history = this.runner.history(this.name);
+      if (history) {
+        const page = txn.matchHistory(history, this.name, filter, opts.sort, opts.limit ? skip + opts.limit : Infinity);
+        return project(skip > 0 ? page.slice(skip) : page, opts.projection) as T[];
+      }
       // outside a transaction a read sees the committed documents: a sorted page comes from the state
       const committed = !opts.session && opts.sort && opts.limit ? this.runner.state(this.name).sortedPage(filter, opts.sort, skip + opts.limit, this.runner.stats) : undefined;
       if (committed) return project(committed.slice(skip), opts.projection) as T[];
@@ -107,8 +115,22 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     return this.runner.run(opts.session, (txn) => ({ deletedCount: txn.remove(this.name, filter, false) }));
   }
 
-  deleteMany(filter: Filter, opts: SessionOption = {}): Promise<{ deletedCount: number }> {
-    return this.runner.run(opts.session, (txn) => ({ deletedCount: txn.remove(this.name, filter, true) }));
+  /**
+   * Deletes every match. Outside a transaction, in a history collection (history.ts), the matches
+   * go in units of {@link HISTORY_DELETE_BATCH} documents, each committed on its own, with a turn of
+   * the event loop between them (as MongoDB's deleteMany, it is not all-or-nothing).
+   */
+  async deleteMany(filter: Filter, opts: SessionOption = {}): Promise<{ deletedCount: number }> {
+    if (opts.session || !this.runner.history(this.name)) {
+      return this.runner.run(opts.session, (txn) => ({ deletedCount: txn.remove(this.name, filter, true) }));
+    }
+    let deletedCount = 0;
+    for (;;) {
+      const n = await this.runner.run(undefined, (txn) => txn.remove(this.name, filter, true, HISTORY_DELETE_BATCH));
+      deletedCount += n;
+      if (n < HISTORY_DELETE_BATCH) return { deletedCount };
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   bulkWrite(ops: BulkOp<T>[], opts: SessionOption = {}): Promise<BulkResult> {

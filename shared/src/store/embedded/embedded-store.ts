@@ -5,6 +5,7 @@ import { AppError } from '../../errors/index.js';
 import type { Collection, Doc, DocumentStore, IndexSpec, Session, StoreStats } from '../port.js';
 import { EmbeddedCollection, type TxnRunner } from './collection.js';
 import { CollectionState } from './collection-state.js';
+import { HISTORY_COLLECTIONS, HistoryCollection } from './history.js';
 import { Journal, type JournalSync } from './journal.js';
 import { changedTextFields, TEXT_FIELDS, TextCandidates } from './text-index.js';
 import { Txn, type Change, type TxnHost } from './txn.js';
@@ -57,7 +58,15 @@ export interface EmbeddedStoreOptions {
    * never settles, then fails instead of holding every later write forever.
    */
   lockWaitMs?: number;
+  /**
+   * Which collections are history collections (docs/store.md "History collections"): kept in SQLite
+   * tables and read through SQL, with a bounded cache in memory, instead of wholly in memory.
+   * Default: {@link HISTORY_COLLECTIONS}. A store without a file keeps every collection in memory.
+   */
+  history?: (collection: string) => boolean;
 }
+
+const defaultHistory = (collection: string): boolean => HISTORY_COLLECTIONS.includes(collection);
 
 class EmbeddedSession implements Session {
   readonly __session = true as const;
@@ -110,12 +119,17 @@ interface LockWaiter {
  */
 export class EmbeddedStore implements DocumentStore {
   readonly stats: EmbeddedStats = { roundTrips: 0, docsExamined: 0 };
-  private readonly host: TxnHost = { state: (name) => this.state(name), stats: this.stats };
+  private readonly host: TxnHost = { state: (name) => this.state(name), history: (name) => this.history(name), version: () => this.seq, stats: this.stats };
   private readonly runner: TxnRunner = {
     run: (session, fn, awaitDurable) => this.run(session, fn, awaitDurable),
     state: (name) => this.state(name),
+    history: (name) => this.history(name),
     stats: this.stats,
   };
+  /** History collections by name (`null`: an in-memory collection), decided on first use. */
+  private readonly histories = new Map<string, HistoryCollection | null>();
+  /** The store version when the running transaction attempt started (Infinity: none runs). */
+  private txnStart = Infinity;
   private readonly states = new Map<string, CollectionState>();
   private seq = 0;
   /** The largest sqlite rowid loaded or given to a new document (file-backed; see {@link commit}). */
@@ -141,6 +155,7 @@ export class EmbeddedStore implements DocumentStore {
     private readonly log: Logger | undefined,
     private readonly deferIndexesFrom = DEFERRED_INDEX_MIN_DOCS,
     private readonly lockWaitMs = LOCK_WAIT_MS,
+    private readonly isHistory: (collection: string) => boolean = defaultHistory,
   ) {
     // `full`: the grouped commits are journaled right before the WAL fsync that acknowledges them
     if (journal) journal.beforeSync = (synced) => this.writeDeferred(synced);
@@ -158,7 +173,7 @@ export class EmbeddedStore implements DocumentStore {
       throw new AppError('STORE_UNAVAILABLE', { message: `Cannot create the data folder ${opts.dir}`, cause: e });
     }
     const journal = new Journal(join(opts.dir, 'store.sqlite'), opts.sync);
-    const store = new EmbeddedStore(journal, opts.log, opts.deferIndexesFrom ?? DEFERRED_INDEX_MIN_DOCS, opts.lockWaitMs ?? LOCK_WAIT_MS);
+    const store = new EmbeddedStore(journal, opts.log, opts.deferIndexesFrom ?? DEFERRED_INDEX_MIN_DOCS, opts.lockWaitMs ?? LOCK_WAIT_MS, opts.history ?? defaultHistory);
     const started = Date.now();
     let count = 0;
     // the indexes declared before (ensureIndexes) are there before the services declare them again:
@@ -166,14 +181,23 @@ export class EmbeddedStore implements DocumentStore {
     // them), the others after it — at once in a small collection, in the background in a large one
     // (DEFERRED_INDEX_MIN_DOCS: the store answers meanwhile) — and near-unique ones as found at the
     // last close on first use only
-    for (const ix of journal.indexes()) store.state(ix.collection).addIndex(ix.fields, ix.unique, ix.deferred ? 'first-use' : 'after-load');
+    // (history collections are not read: their tables are read by the queries that need them)
+    const unloaded = new Set<string>();
+    /** History collections with documents in `docs` (a folder written before they were history collections). */
+    const toMove = new Set<string>();
+    for (const ix of journal.indexes()) {
+      if (store.isHistory(ix.collection)) unloaded.add(ix.collection);
+      else store.state(ix.collection).addIndex(ix.fields, ix.unique, ix.deferred ? 'first-use' : 'after-load');
+    }
     let lastColl: string | undefined;
     let state: CollectionState | undefined;
     for (const [rowid, coll, body] of journal.rows()) {
       if (coll !== lastColl) {
         lastColl = coll;
-        state = store.state(coll);
+        state = store.isHistory(coll) ? undefined : store.state(coll);
+        if (!state) toMove.add(coll);
       }
+      if (!state) continue; // a history collection's document in an older layout: moved to its table below
       const doc = JSON.parse(body) as Doc;
       freezeParsed(doc);
       // (a row's id is its document's _id: every write journals doc._id as the id)
@@ -181,6 +205,8 @@ export class EmbeddedStore implements DocumentStore {
       store.lastRowid = rowid; // rows come in rowid order: the last is the largest
       count++;
     }
+    for (const name of toMove) journal.historyTable(name, true); // moves the older layout's rows into the table, once
+    for (const name of unloaded) store.history(name); // opens its table and declares its recorded indexes
     for (const [name, loaded] of store.states) {
       loaded.fillAfterLoad(() => opts.log?.info({ collection: name, ms: Date.now() - started }, 'embedded store: indexes filled'));
     }
@@ -195,6 +221,26 @@ export class EmbeddedStore implements DocumentStore {
 
   collection<T extends Doc = Doc>(name: string): Collection<T> {
     return new EmbeddedCollection<T>(name, this.runner);
+  }
+
+  /**
+   * The history collection `name` (file-backed stores; docs/store.md "History collections"):
+   * its table opened (and its documents moved there from an older layout) and its recorded
+   * indexes declared on first use. `undefined` for a collection kept in memory.
+   */
+  private history(name: string): HistoryCollection | undefined {
+    const known = this.histories.get(name);
+    if (known !== undefined) return known ?? undefined;
+    if (!this.journal || !this.isHistory(name)) {
+      this.histories.set(name, null);
+      return undefined;
+    }
+    const journal = this.journal;
+    const table = journal.historyTable(name);
+    const history = new HistoryCollection(table, () => this.txnStart, (field, plain) => journal.recordField(name, field, plain), journal.historyFields(name));
+    for (const ix of journal.indexes()) if (ix.collection === name) history.declare(ix.fields, ix.unique);
+    this.histories.set(name, history);
+    return history;
   }
 
   /** The state of one collection, created on first use. */
@@ -249,12 +295,14 @@ export class EmbeddedStore implements DocumentStore {
 
   /** Runs `fn` until it commits (or gives up); the result and, in `full` durability, the commit's sync. */
   private async attempt<R>(fn: (session: Session) => Promise<R>, attempt: number): Promise<[R, Promise<void> | undefined]> {
+    this.txnStart = this.seq;
     const session = new EmbeddedSession(this, new Txn(this.host, true));
     let result: R;
     try {
       result = await fn(session);
     } finally {
       session.active = false;
+      this.txnStart = Infinity;
     }
     this.assertOpen();
     this.stats.roundTrips++;
@@ -288,9 +336,18 @@ export class EmbeddedStore implements DocumentStore {
           this.sweeper = setInterval(() => void this.sweepExpired().catch((err: unknown) => this.log?.warn({ err }, 'embedded store: expiry sweep failed')), TTL_SWEEP_MS);
           this.sweeper.unref();
         }
-        if (!spec.unique) continue;
       }
       if (fields.length === 0 || fields.some((f) => f.endsWith('$**'))) continue;
+      const history = this.history(spec.collection);
+      if (history) {
+        // an SQL index of the fields (a TTL field's too: the sweep reads a range of it)
+        const keys = fields.filter((f) => f !== '_id');
+        if (keys.length === 0) continue;
+        history.declare(keys, spec.unique ?? false);
+        this.journal?.saveIndex({ collection: spec.collection, fields: keys, unique: spec.unique ?? false });
+        continue;
+      }
+      if (spec.expireAfterSeconds !== undefined && !spec.unique) continue;
       const state = this.state(spec.collection);
       const wanted: [string[], boolean][] = spec.unique ? [[fields, true]] : [];
       for (const field of spec.unique ? fields.slice(0, 1) : fields) if (field !== '_id') wanted.push([[field], false]);
@@ -359,7 +416,14 @@ export class EmbeddedStore implements DocumentStore {
       for (const c of own) this.state(c.collection).apply(c.id, c.doc, ++this.seq, undefined);
       return undefined;
     }
+    // (an indexed field of a history collection turned off for SQL is recorded before anything is applied)
+    for (const c of own) if (c.doc) this.history(c.collection)?.admit(c.doc);
     for (const c of own) {
+      const history = this.history(c.collection);
+      if (history) {
+        history.apply(c.id, c.doc, ++this.seq, c);
+        continue;
+      }
       const state = this.state(c.collection);
       const before = state.entries.get(c.id);
       if (before) c.rowid = before.rowid;
@@ -440,7 +504,10 @@ export class EmbeddedStore implements DocumentStore {
 
   /** The grouped `changes` are journaled: their text changes are pending in the journal now (text-index.ts). */
   private journaled(changes: readonly Change[]): void {
-    for (const c of changes) if (c.textSlot !== undefined) this.texts.get(c.collection)?.journaled(c.textSlot);
+    for (const c of changes) {
+      if (c.textSlot !== undefined) this.texts.get(c.collection)?.journaled(c.textSlot);
+      else this.histories.get(c.collection)?.journaled(c);
+    }
   }
 
   private txnOf(session: Session): Txn {

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { AppError } from '../../errors/index.js';
+import { HistoryTable } from './history.js';
 import { TextTables, unionOfFields } from './text-index.js';
 import type { Change } from './txn.js';
 import { WalSync } from './wal-sync.js';
@@ -117,6 +118,10 @@ export class Journal {
       this.dropIdKey();
       // the hash indexes declared so far (fields: a JSON array), built in the load pass at open
       this.db.exec('CREATE TABLE IF NOT EXISTS doc_indexes (coll TEXT NOT NULL, fields TEXT NOT NULL, is_unique INTEGER NOT NULL, deferred INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (coll, fields))');
+      // history collections (history.ts): whether each indexed field holds only values SQL
+      // compares as the store does (plain = 1)
+      this.db.exec('CREATE TABLE IF NOT EXISTS hist_fields (coll TEXT NOT NULL, field TEXT NOT NULL, plain INTEGER NOT NULL, PRIMARY KEY (coll, field))');
+      this.db.function('hist_unordered', { deterministic: true }, (v: unknown) => (typeof v === 'string' && /[\ud800-\uffff]/.test(v) ? 1 : 0));
     } catch (e) {
       if ((e as { code?: unknown }).code === 'SQLITE_BUSY') throw new StoreInUseError(file, e);
       throw unavailable(`Cannot open the embedded store at ${file}`, e);
@@ -134,7 +139,13 @@ export class Journal {
     const remove = this.db.prepare('DELETE FROM docs WHERE rowid = ?');
     // a text collection's write whose text is unchanged is the row alone (its FTS row stays)
     const oneStatement = (c: Change) => !text.has(c.collection) || (c.doc !== null && c.textChanged === 0);
+    const history = this.history;
     const apply = (c: Change) => {
+      const table = history.get(c.collection);
+      if (table) {
+        table.write(c.id, c.doc);
+        return;
+      }
       const rowid = c.rowid;
       if (rowid === undefined) return; // a delete of a document that was never stored
       let inserted = false;
@@ -156,6 +167,55 @@ export class Journal {
     this.walSync = sync === 'normal' ? undefined : new WalSync(`${file}-wal`, (synced) => this.beforeSync?.(synced));
     this.idle = setInterval(() => this.checkpointWhenIdle(), IDLE_CHECKPOINT_MS);
     this.idle.unref();
+  }
+
+  /** The tables of the history collections opened so far (history.ts), by collection. */
+  private readonly history = new Map<string, HistoryTable>();
+
+  /**
+   * The table of history collection `collection`, created when missing. With `moveRows` (the
+   * open found documents of the collection in `docs`: a data folder written before it was a
+   * history collection) they are moved into it, in one sqlite transaction; their free pages are
+   * reused by later writes (the file is not compacted). Throws `STORE_UNAVAILABLE` on a SQLite fault.
+   */
+  historyTable(collection: string, moveRows = false): HistoryTable {
+    let table = this.history.get(collection);
+    if (table && !moveRows) return table;
+    try {
+      this.db.transaction(() => {
+        table ??= new HistoryTable(this.db, collection);
+        if (moveRows) {
+          this.db.prepare(`INSERT OR REPLACE INTO ${table.table} (id, body) SELECT id, body FROM docs WHERE coll = ? ORDER BY rowid`).run(collection);
+          this.db.prepare('DELETE FROM docs WHERE coll = ?').run(collection);
+        }
+      })();
+    } catch (e) {
+      throw unavailable(`The embedded store could not open the table of ${collection}`, e);
+    }
+    this.history.set(collection, table!);
+    this.uncheckpointed = true;
+    return table!;
+  }
+
+  /** The indexed fields of history collection `collection` recorded by {@link recordField}: field → plain. */
+  historyFields(collection: string): Map<string, boolean> {
+    const rows = this.db.prepare('SELECT field, plain FROM hist_fields WHERE coll = ?').raw(true).all(collection) as [string, number][];
+    return new Map(rows.map(([field, plain]) => [field, plain === 1]));
+  }
+
+  /**
+   * Records whether an indexed field of a history collection holds only values SQL compares as the
+   * store does (`plain`: pushed into SQL; history.ts). A field found not plain is recorded at once,
+   * before the document that holds such a value is journaled. Throws `STORE_UNAVAILABLE` on a
+   * write failure.
+   */
+  recordField(collection: string, field: string, plain: boolean): void {
+    try {
+      this.db.prepare('INSERT INTO hist_fields (coll, field, plain) VALUES (?, ?, ?) ON CONFLICT (coll, field) DO UPDATE SET plain = excluded.plain').run(collection, field, plain ? 1 : 0);
+    } catch (e) {
+      throw unavailable('The embedded store could not record an index field', e);
+    }
+    this.uncheckpointed = true;
   }
 
   private readonly idle: ReturnType<typeof setInterval>;

@@ -1,17 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Sort, Update } from '../port.js';
-import type { CollectionState, IndexKey } from './collection-state.js';
+import type { CollectionState, HashIndex, IndexKey } from './collection-state.js';
+import type { HistoryCollection } from './history.js';
 import { lazyMatcher, type Matcher } from './matcher.js';
 import { eachSlot, hasSlot } from './slots.js';
 import { applyUpdate, applyWithMingo } from './updater.js';
 import { deepFreeze } from '../../util/index.js';
-import { toStored } from './values.js';
+import { sortDocs, THROUGH_ARRAY, toStored, valueAt } from './values.js';
 import { bsonSize, checkDocument, checkUpdate, describe, documentTooLarge, MAX_DOCUMENT_BYTES, notIncrementable, sizeBound } from '../rules.js';
 
 /** What a {@link Txn} needs from its store. */
 export interface TxnHost {
   state(collection: string): CollectionState;
+  /** The history collection of that name (history.ts), or undefined for an in-memory one. */
+  history(collection: string): HistoryCollection | undefined;
+  /** The store's write version now (the last one given). */
+  version(): number;
   readonly stats: { docsExamined: number };
 }
 
@@ -128,10 +133,33 @@ export class Txn {
   /** Made on the first read of a transaction's unit. */
   private seen: Map<string, Map<string, number>> | undefined;
 
+  /** The store version when this unit started (history collections' conflict check: {@link isCurrent}). */
+  private readonly startedAt: number;
+
   constructor(
     private readonly host: TxnHost,
     private readonly tracksReads: boolean,
-  ) {}
+  ) {
+    this.startedAt = tracksReads ? host.version() : 0;
+  }
+
+  /**
+   * The matches of `filter` in a history collection (history.ts) as seen by this unit: the
+   * committed ones (SQL and the pending writes) not overridden by this unit, then its own writes;
+   * in `sort` order and at most `n` when sorted, else the first `n`.
+   */
+  matchHistory(history: HistoryCollection, collection: string, filter: Filter, sort: Sort | undefined, n: number): Doc[] {
+    if (n <= 0) return [];
+    const writes = this.writes?.get(collection);
+    const out = history.scan(filter, sort, n, writes, this.host.stats);
+    if (writes) {
+      let matches: Matcher | undefined;
+      for (const doc of writes.values()) if (doc && (matches ??= lazyMatcher(filter))(doc)) out.push(doc);
+    }
+    const page = sort && writes ? sortDocs(out, sort, n) : out.length > n ? out.slice(0, n) : out;
+    for (const doc of page) this.observe(collection, doc._id);
+    return page;
+  }
 
   /**
    * Documents matching `filter` (at most `limit`), as seen by this unit: internal refs, never hand
@@ -140,6 +168,8 @@ export class Txn {
    * is exact (docs/store.md "Indexes and plans").
    */
   match(collection: string, filter: Filter, limit = Infinity): Doc[] {
+    const history = this.host.history(collection);
+    if (history) return this.matchHistory(history, collection, filter, undefined, limit);
     const state = this.host.state(collection);
     const writes = this.writes?.get(collection);
     const { slots, exact } = state.plan(filter);
@@ -168,7 +198,7 @@ export class Txn {
    * visits about `n × documents / candidates` slots).
    */
   matchSorted(collection: string, filter: Filter, sort: Sort, n: number): Doc[] | undefined {
-    if (this.writes?.has(collection) || !(n > 0) || !Number.isFinite(n)) return undefined;
+    if (this.writes?.has(collection) || !(n > 0) || !Number.isFinite(n) || this.host.history(collection)) return undefined;
     const state = this.host.state(collection);
     const { slots, exact } = state.plan(filter);
     const candidates = slots ? slots.size : state.entries.size;
@@ -203,7 +233,7 @@ export class Txn {
    * transaction, with no pending writes to the collection, is counted from the index sets alone.
    */
   count(collection: string, filter: Filter): number {
-    if (!this.tracksReads && !this.writes?.has(collection)) {
+    if (!this.tracksReads && !this.writes?.has(collection) && !this.host.history(collection)) {
       const state = this.host.state(collection);
       const { slots, exact } = state.plan(filter);
       if (exact) return slots ? slots.size : state.entries.size;
@@ -257,9 +287,9 @@ export class Txn {
     return result;
   }
 
-  /** Deletes the first (or every, `multi`) match; returns how many. */
-  remove(collection: string, filter: Filter, multi: boolean): number {
-    const matches = this.match(collection, filter, multi ? Infinity : 1);
+  /** Deletes the first (or every, `multi`: at most `limit`) match; returns how many. */
+  remove(collection: string, filter: Filter, multi: boolean, limit = Infinity): number {
+    const matches = this.match(collection, filter, multi ? limit : 1);
     for (const doc of matches) this.put(collection, doc._id, null);
     return matches.length;
   }
@@ -270,6 +300,11 @@ export class Txn {
    * each other as they were made) another write of this unit.
    */
   assertUnique(collection: string, doc: Doc, storedOnly = false): void {
+    const history = this.host.history(collection);
+    if (history) {
+      this.assertUniqueHistory(history, collection, doc, storedOnly);
+      return;
+    }
     const state = this.host.state(collection);
     for (const index of state.uniqueIndexes()) {
       for (const key of index.keys(doc)) {
@@ -291,11 +326,41 @@ export class Txn {
     }
   }
 
+  /**
+   * {@link assertUnique} in a history collection: the committed documents holding the key are
+   * found by a filter on the index's first field (SQL), the unit's own writes as in memory.
+   */
+  private assertUniqueHistory(history: HistoryCollection, collection: string, doc: Doc, storedOnly: boolean): void {
+    for (const index of history.uniqueIndexes()) {
+      const keys = index.keys(doc);
+      const first = index.fields[0]!;
+      const at = valueAt(doc, first.split('.'));
+      const values = Array.isArray(at) ? at : at === undefined || at === THROUGH_ARRAY ? [null] : [at];
+      const filter: Filter = values.length === 1 ? { [first]: values[0] } : { [first]: { $in: values } };
+      const writes = this.writes?.get(collection);
+      for (const other of history.scan(filter, undefined, Infinity, writes, this.host.stats)) {
+        if (other._id !== doc._id && index.keys(other).some((k) => keys.includes(k))) throw conflict(collection, index.fields);
+      }
+      if (storedOnly) continue;
+      for (const key of keys) {
+        const holder = this.keyHolders?.get(index)?.get(key);
+        if (holder !== undefined && holder !== doc._id) {
+          const held = writes?.get(holder);
+          if (held && index.keys(held).includes(key)) throw conflict(collection, index.fields);
+        }
+      }
+    }
+  }
+
   /** Per unique index: key → id of the last write of this unit holding it (see {@link assertUnique}). */
   private keyHolders: Map<object, Map<IndexKey, string>> | undefined;
 
+  private uniqueIndexes(collection: string): HashIndex[] {
+    return (this.host.history(collection) ?? this.host.state(collection)).uniqueIndexes();
+  }
+
   private holdKeys(collection: string, doc: Doc): void {
-    for (const index of this.host.state(collection).uniqueIndexes()) {
+    for (const index of this.uniqueIndexes(collection)) {
       let holders = (this.keyHolders ??= new Map()).get(index);
       if (!holders) this.keyHolders.set(index, (holders = new Map()));
       for (const key of index.keys(doc)) holders.set(key, doc._id);
@@ -311,6 +376,15 @@ export class Txn {
   /** True when no document this unit read or wrote has been written by someone else since. */
   isCurrent(): boolean {
     for (const [collection, versions] of this.seen ?? []) {
+      const history = this.host.history(collection);
+      if (history) {
+        // a version older than this unit is pruned to 0 (history.ts): only later writes count
+        for (const [id, version] of versions) {
+          const now = history.versionOf(id);
+          if (now !== version && now > this.startedAt) return false;
+        }
+        continue;
+      }
       const entries = this.host.state(collection).entries;
       for (const [id, version] of versions) if ((entries.get(id)?.version ?? 0) !== version) return false;
     }
@@ -320,6 +394,8 @@ export class Txn {
   private get(collection: string, id: string): Doc | undefined {
     const writes = this.writes?.get(collection);
     if (writes?.has(id)) return writes.get(id) ?? undefined;
+    const history = this.host.history(collection);
+    if (history) return history.get(id);
     return this.host.state(collection).entries.get(id)?.doc;
   }
 
@@ -336,6 +412,8 @@ export class Txn {
   private observe(collection: string, id: string): void {
     if (!this.tracksReads) return;
     const seen = mapFor((this.seen ??= new Map()), collection);
-    if (!seen.has(id)) seen.set(id, this.host.state(collection).entries.get(id)?.version ?? 0);
+    if (seen.has(id)) return;
+    const history = this.host.history(collection);
+    seen.set(id, history ? history.versionOf(id) : (this.host.state(collection).entries.get(id)?.version ?? 0));
   }
 }

@@ -1,0 +1,118 @@
+import { useState, type FormEvent } from 'react';
+
+/** The filters a board page applies to its column reads (combined by `columnFilter` in state.ts). */
+export interface Filters {
+  /** Query-language text (docs/query-language.md), ANDed onto every column query. */
+  query: string;
+  /** Plain words: each must be in the title or the description (`~`). */
+  search: string;
+  /** Only cards assigned to the logged-in user. */
+  mine: boolean;
+}
+
+export const NO_FILTERS: Filters = { query: '', search: '', mine: false };
+
+/** A refused filter: the server's message and, for a query-language error, the position in the user's text. */
+export interface FilterError {
+  message: string;
+  position?: number;
+  text: string;
+}
+
+/**
+ * The board's filter bar, the one place where the page's filter inputs live: the query-language
+ * filter (a 400 shows the server's message with a caret under its position), the plain search and
+ * the one-click "assigned to me" toggle. `onApply` reads the columns with the new filters and
+ * answers the error to show, or null when they were applied.
+ */
+export function FilterBar(p: { applied: Filters; onApply: (f: Filters) => Promise<FilterError | null> }) {
+  const [query, setQuery] = useState(p.applied.query);
+  const [search, setSearch] = useState(p.applied.search);
+  const [error, setError] = useState<FilterError | null>(null);
+
+  const apply = async (next: Filters) => setError(await p.onApply(next));
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    void apply({ ...p.applied, query: query.trim() });
+  }
+
+  return (
+    <>
+      <form className="filter" onSubmit={submit} role="search" aria-label="Filter cards">
+        <label htmlFor="filter-input">Filter</label>
+        <input
+          id="filter-input"
+          name="filter"
+          placeholder="e.g. 'bug' IN tags AND cf.priority <= 2"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={error ? 'filter-error' : undefined}
+          spellCheck={false}
+        />
+        <button type="submit">Apply</button>
+        {(p.applied.query || error) && (
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => {
+              setQuery('');
+              void apply({ ...p.applied, query: '' });
+            }}
+          >
+            Clear
+          </button>
+        )}
+      </form>
+      <form
+        className="search"
+        role="search"
+        aria-label="Search cards"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void apply({ ...p.applied, search: search.trim() });
+        }}
+      >
+        <label htmlFor="search-input">Search</label>
+        <input
+          id="search-input"
+          name="search"
+          type="search"
+          placeholder="words in titles and descriptions"
+          value={search}
+          onChange={(e) => {
+            setSearch(e.target.value);
+            if (e.target.value === '' && p.applied.search) void apply({ ...p.applied, search: '' });
+          }}
+        />
+        <button type="submit" className="secondary">
+          Search
+        </button>
+      </form>
+      <button
+        type="button"
+        className={p.applied.mine ? 'toggle on' : 'toggle secondary'}
+        aria-pressed={p.applied.mine}
+        onClick={() => void apply({ ...p.applied, mine: !p.applied.mine })}
+      >
+        Assigned to me
+      </button>
+      {error && (
+        <div id="filter-error" className="filter-error" role="alert">
+          <p>
+            {error.position !== undefined ? `At position ${error.position}: ` : ''}
+            {error.message}
+          </p>
+          {error.position !== undefined && (
+            <pre aria-hidden="true" data-testid="filter-caret">
+              {error.text}
+              {'\n'}
+              {' '.repeat(Math.min(error.position, error.text.length))}^
+            </pre>
+          )}
+        </div>
+      )}
+    </>
+  );
+}
