@@ -14,6 +14,7 @@ import { querySection } from './sections/query.mjs';
 import { scaleSection } from './sections/scale.mjs';
 import { soakSection } from './sections/soak.mjs';
 import { sprintSection } from './sections/sprint.mjs';
+import { validateSection } from './sections/validate.mjs';
 import { writesSection } from './sections/writes.mjs';
 
 const SECTIONS = {
@@ -26,6 +27,7 @@ const SECTIONS = {
   scale: ['scale (issue 14): the all-in-one server at 100,000 and 1,000,000 tasks (BENCH_SCALE_SIZES)', scaleSection],
   writes: ['writes (issues 10, 11): safe writes — If-Match, Idempotency-Key, batch, and the outbox against the build before', writesSection],
   events: ['events (issue 10): commit-to-SSE latency with 100 streams; feed page vs task detail', eventsSection],
+  validate: ['validate: check-as-you-type query validation in-process, 500-character queries', validateSection],
   observability: ['observability: GET detail and move with metrics off, on, and on with every request traced', observabilitySection],
   soak: ['soak: 400,000 PATCHes of 200 tasks on the embedded default — memory, req/s per round, restart', soakSection],
 };

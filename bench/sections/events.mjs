@@ -1,5 +1,6 @@
 // Section `events` (issue 10): commit-to-SSE latency with 100 connected streams (the embedded
-// default's outbox poller at 50, 20 (the default) and 10 ms; the distributed relay → JetStream →
+// default's outbox poller, which runs a relay pass before each read, at 50, 20 (the default) and
+// 10 ms; the distributed numbering relay → JetStream →
 // gateway path over a private nats-server), and a feed page of 100 events vs a
 // task detail read, on the all-in-one gateway (MemoryBus + EmbeddedStore) listening on 127.0.0.1.
 import { randomUUID } from 'node:crypto';
@@ -12,7 +13,7 @@ import { tasksService } from '@app/tasks';
 import { MemoryBus, NatsBus } from '@app/shared/bus';
 import { loadConfig } from '@app/shared/config';
 import { appendEvents, systemClock } from '@app/shared/domain';
-import { JetStreamHub, OutboxPoller } from '@app/shared/events';
+import { JetStreamHub, OutboxPoller, relayOutbox } from '@app/shared/events';
 import { silentLogger } from '@app/shared/log';
 import { serveServices } from '@app/shared/runtime';
 import { Collections, EmbeddedStore } from '@app/shared/store';
@@ -24,7 +25,7 @@ const STREAMS = 100;
 const COMMITS = 100;
 const GAP_MS = 30;
 
-/** Opens one SSE stream; calls `onEvent(seq, atMs)` for each event frame. Resolves when connected. */
+/** Opens one SSE stream; calls `onEvent(eventId, atMs)` for each event frame. Resolves when connected. */
 function openStream(base, token, onEvent) {
   return new Promise((resolve, reject) => {
     const req = request(`${base}/api/v1/events/stream`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } });
@@ -39,8 +40,9 @@ function openStream(base, token, onEvent) {
           const block = buf.slice(0, i);
           buf = buf.slice(i + 2);
           if (block.startsWith(': connected')) resolve(req);
-          const id = /^id: (\d+)$/m.exec(block);
-          if (id) onEvent(Number(id[1]), performance.now());
+          // the envelope starts with its event id: `data: {"id":"…"`
+          const id = /^data: \{"id":"([^"]+)"/m.exec(block);
+          if (id) onEvent(id[1], performance.now());
         }
       });
     });
@@ -49,12 +51,15 @@ function openStream(base, token, onEvent) {
   });
 }
 
-/** Commits one event about `taskId` as a write's transaction would; returns {seq, at} after the commit. */
+/**
+ * Commits one event about `taskId` as a write's transaction would (into the outbox, unnumbered:
+ * the relay numbers it after the commit); returns {id, at} after the commit.
+ */
 async function commit(store, owner, taskId) {
   const [doc] = await store.withTransaction((session) =>
     appendEvents(store, session, [{ type: 'task.updated', task_id: taskId, data: { changes: [] } }], { actor: owner, request_id: randomUUID(), occurred_at: new Date().toISOString() }),
   );
-  return { seq: doc.seq, at: performance.now() };
+  return { id: doc._id, at: performance.now() };
 }
 
 /** Commit-to-SSE latency (ms) of {@link COMMITS} commits, {@link GAP_MS} apart, over every stream. */
@@ -66,14 +71,14 @@ async function latency(store, base, token, owner, taskId) {
   const streams = [];
   for (let i = 0; i < STREAMS; i++) streams.push(await openStream(base, token, (seq, at) => arrived.push([seq, at])));
   for (let i = 0; i < COMMITS; i++) {
-    const { seq, at } = await commit(store, owner, taskId);
-    sent.set(seq, at);
+    const { id, at } = await commit(store, owner, taskId);
+    sent.set(id, at);
     await new Promise((r) => setTimeout(r, GAP_MS));
   }
   const deadline = Date.now() + 5_000;
   while (arrived.length < STREAMS * COMMITS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   for (const s of streams) s.destroy();
-  return arrived.filter(([seq]) => sent.has(seq)).map(([seq, at]) => Math.max(0, at - sent.get(seq)));
+  return arrived.filter(([id]) => sent.has(id)).map(([id, at]) => Math.max(0, at - sent.get(id)));
 }
 
 export async function eventsSection(scope) {
@@ -82,6 +87,8 @@ export async function eventsSection(scope) {
   scope.add(() => store.close());
   const bus = new MemoryBus();
   scope.add(() => bus.close());
+  // without background work: the poller below numbers the outbox itself (a relay pass before each
+  // read, as buildApp's default does), and the distributed leg's query replica is the only running relay
   const served = await serveServices([tasksService, boardsService, sprintsService, queryService], { bus, store, log });
   scope.add(async () => {
     for (const s of served) await s.close();
@@ -97,7 +104,8 @@ export async function eventsSection(scope) {
   const rows = [];
   const results = {};
   for (const intervalMs of [50, 20, 10]) {
-    const hub = new OutboxPoller(store, { intervalMs, log });
+    // as buildApp's default poller: a relay pass before each read (one hop from commit to stream)
+    const hub = new OutboxPoller(store, { intervalMs, log, relay: () => relayOutbox(store) });
     const app = await buildApp({ bus, store, clock: systemClock, log, config, events: hub });
     await app.listen({ port: 0, host: '127.0.0.1' });
     const base = `http://127.0.0.1:${app.server.address().port}`;
@@ -129,7 +137,7 @@ export async function eventsSection(scope) {
     await app.close();
     await hub.close();
     results.jetstream = { p50: pct(lat, 50), p99: pct(lat, 99), n: lat.length };
-    rows.push(`| relay (outbox poll every 20 ms) → JetStream → gateway ordered consumer | ${STREAMS} | ${COMMITS} | ${lat.length} of ${STREAMS * COMMITS} | ${pct(lat, 50).toFixed(1)} | ${pct(lat, 99).toFixed(1)} |`);
+    rows.push(`| relay (outbox poll every 20 ms, numbering) → JetStream → gateway ordered consumer | ${STREAMS} | ${COMMITS} | ${lat.length} of ${STREAMS * COMMITS} | ${pct(lat, 50).toFixed(1)} | ${pct(lat, 99).toFixed(1)} |`);
   }
 
   // Feed page vs task detail: 1,000 more events about the caller's task, pages of 100.

@@ -5,7 +5,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Bus } from '@app/shared/bus';
 import type { Clock } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
-import { OutboxPoller, type EventHub } from '@app/shared/events';
+import { OutboxPoller, relayOutbox, type EventHub } from '@app/shared/events';
 import type { Logger } from '@app/shared/log';
 import { statusClass, type Metrics } from '@app/shared/observability';
 import type { DocumentStore } from '@app/shared/store';
@@ -65,17 +65,11 @@ export interface GatewayDeps {
 
 /**
  * Times every HTTP answer into `http_request_duration_seconds` by route template (`unmatched` when
- * no route matched), method and status class; histogram children are made once per label set.
+ * no route matched), method and status class.
  */
 function measureRequests(app: FastifyInstance, metrics: Metrics): void {
-  const children = new Map<string, ReturnType<Metrics['httpDuration']['labels']>>();
   app.addHook('onResponse', (req, reply, done) => {
-    const route = req.routeOptions.url ?? 'unmatched';
-    const cls = statusClass(reply.statusCode);
-    const key = `${req.method} ${cls} ${route}`;
-    let child = children.get(key);
-    if (!child) children.set(key, (child = metrics.httpDuration.labels(route, req.method, cls)));
-    child.observe(reply.elapsedTime / 1000);
+    metrics.httpDuration.labels(req.routeOptions.url ?? 'unmatched', req.method, statusClass(reply.statusCode)).observe(reply.elapsedTime / 1000);
     done();
   });
 }
@@ -152,7 +146,9 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   await store.ensureIndexes(authIndexes);
 
-  const hub = deps.events ?? new OutboxPoller(store, { log });
+  // The embedded default's poller also runs a relay pass before each read (numbering the outbox
+  // when no running relay holds the lease, e.g. a gateway built without background work).
+  const hub = deps.events ?? new OutboxPoller(store, { log, relay: () => relayOutbox(store) });
   const streams = new EventStreams(store, hub, { ...DEFAULT_STREAM_OPTIONS, perUser: config.EVENT_STREAMS_PER_USER, ...deps.streamOptions });
   app.addHook('preClose', async () => {
     streams.closeAll();

@@ -1,5 +1,5 @@
 import { FrozenJsonMemo } from '@app/shared/bus';
-import { toTask, type BoardDoc, type ColumnDef, type TaskDoc, type TaskView } from '@app/shared/domain';
+import { resolveFor, toTask, type BoardDoc, type ColumnDef, type Principal, type TaskDoc, type TaskView } from '@app/shared/domain';
 import { Collections, type Collection, type DocumentStore, type Filter, type Projection, type Sort } from '@app/shared/store';
 import { buildEffectiveQuery, compileQuery } from '@app/shared/query';
 
@@ -66,15 +66,24 @@ export interface CompiledColumn {
 /**
  * Assembles a column's effective query, `(column query) AND ('t' IN tags)… AND app.sprint = '<id>'
  * AND (filter) ORDER BY <column order or metadata.order ASC>` (DESIGN §7), and compiles it.
- * The column read and the board summary both use it. A bad `filter` is 400 `QUERY_SYNTAX` with
- * the position relative to the filter text.
+ * The column read and the board summary both use it. Function calls are resolved for `principal`
+ * on this board (`me()` = the reader, `activeSprint()` = the board's running sprint); `text` keeps
+ * them as written. A bad `filter` is 400 `QUERY_SYNTAX` with the position relative to the filter text.
  */
-export function compileColumn(board: BoardDoc, column: ColumnDef, sprintId: string | undefined, now: Date, filter?: string): CompiledColumn {
+export async function compileColumn(
+  store: DocumentStore,
+  principal: Principal,
+  board: BoardDoc,
+  column: ColumnDef,
+  sprintId: string | undefined,
+  now: Date,
+  filter?: string,
+): Promise<CompiledColumn> {
   const effective = buildEffectiveQuery({
     column: column.query,
     defaultTags: board.default_tags,
     ...(sprintId !== undefined ? { sprintId } : {}),
     ...(filter !== undefined ? { filter } : {}),
   });
-  return { column, text: effective.text, ...compileQuery(effective.query, { now }) };
+  return { column, text: effective.text, ...compileQuery(await resolveFor(store, principal, effective.query, { now, board }), { now }) };
 }

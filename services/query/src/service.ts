@@ -1,12 +1,14 @@
-import { EventsOps, QueryOps, WebhooksOps } from '@app/shared/contracts';
+import { EventsOps, QueryOps, ViewsOps, WebhooksOps } from '@app/shared/contracts';
 import { eventIndexes } from '@app/shared/events';
 import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, metadataPath, type IndexSpec } from '@app/shared/store';
 import { eventWork } from './events/background.js';
 import { boardSummary } from './handlers/board-summary.js';
 import { boardTasks } from './handlers/board-tasks.js';
+import { validateQueryText } from './handlers/validate.js';
 import { eventsFeed } from './handlers/events-feed.js';
 import { webhookHandlers } from './handlers/webhooks.js';
+import { viewHandlers, viewIndexes } from './handlers/views.js';
 import { webhookIndexes } from './webhooks/model.js';
 import { queryBoard } from './handlers/query-board.js';
 import { queryColumn } from './handlers/query-column.js';
@@ -24,9 +26,10 @@ const taskIndex = (keys: IndexSpec['keys']): IndexSpec => ({ collection: Collect
 export const queryService: ServiceDefinition = {
   name: 'query',
   bindings: (deps) => [
-    ...bindOps(deps, QueryOps, { tasks: queryTasks, board: queryBoard, column: queryColumn, summary: boardSummary, boardTasks }),
+    ...bindOps(deps, QueryOps, { tasks: queryTasks, board: queryBoard, column: queryColumn, summary: boardSummary, validate: validateQueryText, boardTasks }),
     ...bindOps(deps, EventsOps, { feed: eventsFeed }),
     ...bindOps(deps, WebhooksOps, webhookHandlers),
+    ...bindOps(deps, ViewsOps, viewHandlers),
   ],
   background: eventWork(),
   indexes: [
@@ -42,5 +45,6 @@ export const queryService: ServiceDefinition = {
     taskIndex({ [metadataPath('order')]: 1 }),
     ...eventIndexes,
     ...webhookIndexes,
+    ...viewIndexes,
   ],
 };

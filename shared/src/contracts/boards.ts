@@ -46,7 +46,7 @@ export const ColumnAction = Type.Object({
   field: Type.String({ description: '`status`, `assignee`, `path`, `kickoff`, `deadline`, `tags` or `metadata.<key>`' }),
   operation: StringEnum(['set', 'add', 'remove', 'clear'], { description: '`add`/`remove` only on `tags`; `clear` has no value' }),
   value: Type.Optional(Type.String({ description: '`set`: the value as text; `add`/`remove`: one tag' })),
-  value_type: Type.Optional(StringEnum(['number', 'boolean', 'json'], { description: 'present when a `set` value is not a string: how to read `value`' })),
+  value_type: Type.Optional(StringEnum(['number', 'boolean', 'json', 'function'], { description: 'present when a `set` value is not a string: how to read `value` (`function`: `me()`, the user who moves the card)' })),
   source: StringEnum(['query', 'manual'], { description: '`query` actions are regenerated from the column query on every board write' }),
 });
 export type ColumnAction = Static<typeof ColumnAction>;

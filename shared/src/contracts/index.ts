@@ -19,6 +19,7 @@ export {
 export {
   QueryOps, SortDTO, TasksQueryBody, TasksQueryResult, BoardQueryBody, BoardQueryResult, ColumnQueryBody,
   ColumnQueryResult, ColumnCard, SummaryQuerystring, ColumnSummary, BoardSummaryResult, BoardQueryParams, ColumnQueryParams,
+  QueryValidateBody, QueryValidateResult, QueryFault,
 } from './query.js';
 export { BoardTasksQuerystring, BoardTasksResult } from './query.js';
 export {
@@ -32,3 +33,4 @@ export {
   EventsOps, WebhooksOps, FeedQuerystring, StreamQuerystring, FeedPage, WebhookCreateBody, WebhookUpdateBody, Webhook, WebhookList,
   DeliveryAttempt, Delivery, DeliveryList, WebhookParams, DeliveryParams,
 } from './events.js';
+export { ViewsOps, ViewParams, ViewCreateBody, ViewUpdateBody, View, ViewList, ViewQueryBody, ViewQueryResult } from './views.js';

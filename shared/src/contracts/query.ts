@@ -159,6 +159,32 @@ const QUERY_TIMEOUT_MS = 10_000;
  * The query service's bus API (DESIGN §1: every read of task lists). Queue group `query`.
  * The caller's user id travels in the bus meta; every read is scoped to what it may read.
  */
+/** Body of `POST /api/v1/tasks/query/validate`: the text to check, and the board it would run on. */
+export const QueryValidateBody = Type.Object(
+  {
+    query: Type.String({ description: 'query language text to check (not run)' }),
+    board_id: Type.Optional(Type.String({ minLength: 1, description: 'the board the query would run on (allows `activeSprint()`); 404 when the caller cannot read it' })),
+  },
+  { additionalProperties: false },
+);
+export type QueryValidateBody = Static<typeof QueryValidateBody>;
+
+/** One fault of a checked query: where (0-based UTF-16 offset), how long, which error, and the nearest name. */
+export const QueryFault = Type.Object({
+  position: Type.Integer({ minimum: 0 }),
+  length: Type.Integer({ minimum: 0 }),
+  code: Type.String({ description: 'the error code running the query would answer, e.g. `QUERY_SYNTAX`' }),
+  message: Type.String(),
+  suggestion: Type.Optional(Type.String({ description: 'the nearest field or function, for an unknown one' })),
+});
+
+/** Reply of the validation: `canonical` is the canonical text of a valid query, else null. */
+export const QueryValidateResult = Type.Object({
+  valid: Type.Boolean(),
+  errors: Type.Array(QueryFault),
+  canonical: Type.Union([Type.String(), Type.Null()]),
+});
+
 export const QueryOps = {
   /** Global task query gate (`POST /api/v1/tasks/query`). */
   tasks: op({ subject: 'query.tasks', request: busRequest({}, TasksQueryBody.properties), response: TasksQueryResult, timeoutMs: QUERY_TIMEOUT_MS }),
@@ -170,4 +196,6 @@ export const QueryOps = {
   boardTasks: op({ subject: 'query.boardTasks', request: busRequest(BoardQueryParams.properties, BoardTasksQuerystring.properties), response: BoardTasksResult, timeoutMs: QUERY_TIMEOUT_MS }),
   /** Per-column counts and previews of a board (Draft). */
   summary: op({ subject: 'query.summary', request: busRequest(BoardQueryParams.properties, SummaryQuerystring.properties), response: BoardSummaryResult, timeoutMs: QUERY_TIMEOUT_MS }),
+  /** Checks query text without running it (`POST /api/v1/tasks/query/validate`, Draft). */
+  validate: op({ subject: 'query.validate', request: busRequest({}, QueryValidateBody.properties), response: QueryValidateResult }),
 } as const;

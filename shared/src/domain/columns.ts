@@ -1,7 +1,7 @@
 import type { BoardTaskCreateBody, ColumnAction as ColumnActionView, ColumnActionInput, ColumnInput } from '../contracts/boards.js';
 import type { TaskCreateBody } from '../contracts/tasks.js';
 import { AppError, invalidField } from '../errors/index.js';
-import { materializeActions, parseQuery } from '../query/index.js';
+import { isMoverValue, materializeActions, MOVER_VALUE, parseQuery } from '../query/index.js';
 import type { ColumnAction, ColumnDef } from './board.js';
 import { METADATA_FIELD, mergeMoveActions } from './move.js';
 import { checkMetadataEntry, distinct, normalizeDate, validatePath } from './task-write.js';
@@ -122,14 +122,18 @@ export function columnsAsRead(columns: readonly ColumnDef[]): ColumnDef[] {
  * An action as the API returns it: ud's `ColumnActionDTO`, `value` a string (SPEC: the published
  * Swagger wins for Live operations). A string value is sent as is; a number or boolean as its
  * text with `value_type` `number` / `boolean`; anything else (a metadata object, array or null)
- * as JSON with `value_type` `json`; a `clear` carries no value.
+ * as JSON with `value_type` `json`; the mover (`field = me()`) as `me()` with `value_type`
+ * `function`; a `clear` carries no value.
  */
 export function actionView(a: ColumnAction): ColumnActionView {
   const view: ColumnActionView = { trigger: a.trigger, field: a.field, operation: a.operation, source: a.source };
   const v = a.value;
   if (v === undefined) return view;
   if (typeof v === 'string') view.value = v;
-  else if (typeof v === 'number' || typeof v === 'boolean') {
+  else if (isMoverValue(v)) {
+    view.value = 'me()';
+    view.value_type = 'function';
+  } else if (typeof v === 'number' || typeof v === 'boolean') {
     view.value = String(v);
     view.value_type = typeof v === 'number' ? 'number' : 'boolean';
   } else {
@@ -141,7 +145,7 @@ export function actionView(a: ColumnAction): ColumnActionView {
 
 /**
  * The value a client sent with its `value_type` (as {@link actionView} writes it): `number` and
- * `boolean` text read back as such, `json` parsed; without `value_type` the value as sent. A
+ * `boolean` text read back as such, `json` parsed, `function` `me()` → the mover; without `value_type` the value as sent. A
  * `value_type` with a value that does not read as that type → 400 naming `at`.
  */
 function typedValue(value: unknown, valueType: string | undefined, at: string): unknown {
@@ -155,6 +159,10 @@ function typedValue(value: unknown, valueType: string | undefined, at: string): 
   if (valueType === 'boolean') {
     if (value !== 'true' && value !== 'false') throw invalidField(at, `"${value}" is not \`true\` or \`false\``, 'type');
     return value === 'true';
+  }
+  if (valueType === 'function') {
+    if (value.trim() !== 'me()') throw invalidField(at, `"${value}" is not a function a column action may set (only \`me()\`, the mover)`, 'type');
+    return { ...MOVER_VALUE };
   }
   try {
     return JSON.parse(value) as unknown;
@@ -228,13 +236,21 @@ export function normalizeColumns(columns: readonly ColumnInput[], previous: read
  * in a new card), explicitly sent fields win, tags are the union of sent tags, entered tags and
  * `defaultTags`, and `app.sprint` is stamped with `activeSprintId` unless the body's metadata
  * carries `app.sprint` (a value wins; `null` means no sprint). Without a column only default_tags
- * are merged and a `null` `app.sprint` is dropped.
+ * are merged and a `null` `app.sprint` is dropped. A `field = me()` action sets `creatorId` (the
+ * card's creator plays the mover: a card created in "My work" is the creator's).
  */
-export function cardCreateBody(body: Omit<BoardTaskCreateBody, 'column_id'>, column: ColumnDef | undefined, defaultTags: readonly string[], activeSprintId: string | undefined): TaskCreateBody {
+export function cardCreateBody(
+  body: Omit<BoardTaskCreateBody, 'column_id'>,
+  column: ColumnDef | undefined,
+  defaultTags: readonly string[],
+  activeSprintId: string | undefined,
+  creatorId: string,
+): TaskCreateBody {
   const entered = mergeMoveActions({ actions: [] }, column ?? { actions: [] });
   const fromColumn: Record<string, unknown> = {};
   const metadata: Record<string, unknown> = {};
-  for (const [field, value] of entered.set) {
+  for (const [field, set] of entered.set) {
+    const value = isMoverValue(set) ? creatorId : set;
     if (field.startsWith(METADATA_FIELD)) metadata[field.slice(METADATA_FIELD.length)] = value;
     else fromColumn[field] = value;
   }

@@ -4,18 +4,21 @@ import type { Doc, DocumentStore, IndexSpec, Session } from '../store/port.js';
 import { timeOrderedId, toTask, type TaskDoc } from './task.js';
 
 /**
- * The events outbox (issue 10, written here; read by the feed, stream, webhooks and burndown).
- * Every committed write appends its events to the `events` collection in the SAME store
- * transaction as the write, so a rolled-back write emits nothing and a committed one never loses
- * its event. `seq` comes from the counter document `{_id: 'events', seq}` in `counters`, `$inc`-ed
- * in that transaction: commit order is seq order on both backends (docs/concurrency.md).
+ * The events outbox (issue 10, written here; numbered by the relay, shared/src/events/relay.ts;
+ * read by the feed, stream, webhooks and burndown). Every committed write inserts ONE outbox
+ * document holding its events into the `outbox` collection in the SAME store transaction as the
+ * write, so a rolled-back write emits nothing and a committed one never loses its events. The
+ * write does not number them: no document is common to all writes (a counter would make any two
+ * concurrent writes conflict on MongoDB). The relay gives them their `seq` after the commit and
+ * moves them to `events` (docs/concurrency.md "The events outbox").
  */
 
 /** Every event type (issue 10 "Events"). */
 export type EventType =
   | 'task.created' | 'task.updated' | 'task.deleted' | 'task.restored' | 'card.moved'
   | 'board.created' | 'board.updated' | 'board.deleted' | 'board.shared' | 'board.unshared'
-  | 'sprint.closed' | 'note.created';
+  | 'sprint.closed' | 'note.created'
+  | 'view.created' | 'view.updated' | 'view.deleted';
 
 /** One field change of a `task.updated` event: `field` is the API field name or `metadata.<key>`; `to` absent when removed or cleared. */
 export interface FieldChange {
@@ -33,13 +36,9 @@ export interface NewEvent {
   data: Record<string, unknown>;
 }
 
-/**
- * An event as stored in `events`; the API envelope is the same with `_id` renamed `id`.
- * `seq` is strictly increasing per store; `occurred_at` is ISO 8601 UTC.
- */
-export interface EventDoc extends Doc {
+/** An event as the write stores it in its outbox document: everything but `seq`. */
+export interface PendingEvent extends Doc {
   _id: string;
-  seq: number;
   type: EventType;
   occurred_at: string;
   actor: string;
@@ -47,6 +46,25 @@ export interface EventDoc extends Doc {
   task_id?: string;
   board_id?: string;
   data: Record<string, unknown>;
+}
+
+/**
+ * An event as stored in `events` (numbered by the relay); the API envelope is the same with `_id`
+ * renamed `id`. `seq` is strictly increasing and gapless per store; `occurred_at` is ISO 8601 UTC.
+ */
+export interface EventDoc extends PendingEvent {
+  seq: number;
+}
+
+/**
+ * One outbox document: the events of one committed write, in the order the write emitted them.
+ * `_id` is a time-ordered UUID ({@link timeOrderedId}) made inside the transaction, after the
+ * write's reads; the relay takes entries in `_id` order (and keeps per-task and per-board order by
+ * version, shared/src/events/relay.ts).
+ */
+export interface OutboxDoc extends Doc {
+  _id: string;
+  events: PendingEvent[];
 }
 
 /** Who and when of the events of one write. */
@@ -58,31 +76,28 @@ export interface EventStamp {
   occurred_at: string;
 }
 
-/** Id of the counter document that numbers the events. */
+/** Id of the relay's state document in `counters`: `{_id: 'events', seq, holder, lease_until}` (seq = the last number given). */
 export const EVENTS_COUNTER = 'events';
 
-/** The index readers rely on: events by `seq`, unique. */
+/** The index readers rely on: events by `seq`, unique (a second relay pass numbering the same `seq` fails). */
 export const EVENT_INDEXES: IndexSpec[] = [{ collection: Collections.events, keys: { seq: 1 }, unique: true, name: 'events_seq' }];
 
 /**
- * Appends `events` in the transaction `session`: one `$inc` of the counter document by the number
- * of events (upserted on first use) gives their `seq` values in order, then one `insertMany`.
- * Ids are new time-ordered UUIDs ({@link timeOrderedId}). Nothing happens for an empty list. Errors are the store's (503, 409); the
- * caller's transaction then aborts with nothing written. Returns the stored documents.
+ * Appends `events` in the transaction `session`: ONE insert of an outbox document holding them
+ * (no counter, no document shared with another write). Event ids are new time-ordered UUIDs
+ * ({@link timeOrderedId}), fixed here so the relay, JetStream and webhooks see the same id. Nothing
+ * happens for an empty list. Errors are the store's (503, 409); the caller's transaction then
+ * aborts with nothing written. Returns the pending events (their `seq` is given by the relay).
  */
-export async function appendEvents(store: DocumentStore, session: Session, events: readonly NewEvent[], stamp: EventStamp): Promise<EventDoc[]> {
+export async function appendEvents(store: DocumentStore, session: Session, events: readonly NewEvent[], stamp: EventStamp): Promise<PendingEvent[]> {
   if (events.length === 0) return [];
-  const counter = await store
-    .collection<{ _id: string; seq: number }>(Collections.counters)
-    .findOneAndUpdate({ _id: EVENTS_COUNTER }, { $inc: { seq: events.length } }, { upsert: true, returnDocument: 'after', session });
-  const last = counter?.seq ?? events.length;
-  const docs = events.map((e, i): EventDoc => {
-    const doc: EventDoc = { _id: timeOrderedId(), seq: last - events.length + i + 1, type: e.type, occurred_at: stamp.occurred_at, actor: stamp.actor, request_id: stamp.request_id, data: e.data };
+  const docs = events.map((e): PendingEvent => {
+    const doc: PendingEvent = { _id: timeOrderedId(), type: e.type, occurred_at: stamp.occurred_at, actor: stamp.actor, request_id: stamp.request_id, data: e.data };
     if (e.task_id !== undefined) doc.task_id = e.task_id;
     if (e.board_id !== undefined) doc.board_id = e.board_id;
     return doc;
   });
-  await store.collection<EventDoc>(Collections.events).insertMany(docs, { session });
+  await store.collection<OutboxDoc>(Collections.outbox).insertOne({ _id: timeOrderedId(), events: docs }, { session });
   return docs;
 }
 

@@ -6,7 +6,7 @@ export {
   loadPrincipal, readableTasksFilter, canReadTask, canWriteTask, canReadBoard, canWriteBoard,
   type Principal, type GroupDoc, type GroupRole, type Shared,
 } from './access.js';
-export { bindOps, type ServiceDeps, type ServiceDefinition, type HandlerFactories, type BackgroundDeps, type BackgroundWork } from './service.js';
+export { bindOps, OutboxSignal, type ServiceDeps, type ServiceDefinition, type HandlerFactories, type BackgroundDeps, type BackgroundWork } from './service.js';
 export {
   isUuid, validateTitle, normalizeDate, validatePath, encodeMetadataInput, checkMetadataEntry, nullMetadataValue, distinct, newTaskDoc,
   taskPatchUpdate, metadataSetUpdate, newNoteDoc, checkNewTaskRefs, checkAssignee, checkTaskRefs,
@@ -16,10 +16,11 @@ export { mergeMoveActions, planMove, METADATA_FIELD, type MoveEffect, type MoveP
 export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, columnsAsRead, actionView, normalizeColumns, cardCreateBody } from './columns.js';
 export {
   appendEvents, taskChanges, EVENT_INDEXES, EVENTS_COUNTER, taskCreatedEvent, taskUpdatedEvent, taskDeletedEvent, taskRestoredEvent, boardEvent,
-  type EventDoc, type EventStamp, type EventType, type FieldChange, type NewEvent,
+  type EventDoc, type EventStamp, type EventType, type FieldChange, type NewEvent, type OutboxDoc, type PendingEvent,
 } from './events.js';
 export { parseIfMatch, noneMatchHits, versionOf, checkIfMatch, versionGuard, nextVersion, type IfMatch } from './versions.js';
 export {
   runWrite, WRITE_INDEXES, IDEMPOTENCY_INDEXES, IDEMPOTENCY_LEASE_MS, DEFAULT_IDEMPOTENCY_TTL_HOURS, type IdempotencyDoc, type WriteUnit,
 } from './write-unit.js';
 export { loadBoard, columnOf, type BoardNeed, type LoadedBoard } from './board-access.js';
+export { queryLookups, resolveFor } from './query-context.js';

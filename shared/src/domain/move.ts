@@ -3,6 +3,7 @@ import { escapeKey, metadataPath } from '../store/keys.js';
 import type { Update } from '../store/port.js';
 import type { ColumnAction, ColumnDef } from './board.js';
 import type { TaskDoc } from './task.js';
+import { isMoverValue } from '../query/materialize.js';
 
 /**
  * Card move as a pure computation (SPEC "States and transitions", "Applied action"; DESIGN §7):
@@ -117,7 +118,8 @@ export function planMove(task: TaskDoc, effect: MoveEffect, userId: string, now:
     else $set[storedPath(field)] = to;
     if (from !== to && JSON.stringify(from) !== JSON.stringify(to)) applied.push(setAction(field, from, to));
   };
-  for (const [field, value] of effect.set) write(field, value);
+  // `field = me()` column actions set the mover (docs/query-language.md "Functions")
+  for (const [field, value] of effect.set) write(field, isMoverValue(value) ? userId : value);
   for (const field of effect.clear) write(field, ALWAYS_PRESENT.has(field) ? '' : undefined);
 
   const removed = effect.removeTags.filter((t) => task.tags.includes(t));

@@ -6,6 +6,26 @@ import type { Metrics } from '../observability/metrics.js';
 import type { DocumentStore, IndexSpec } from '../store/port.js';
 import type { Clock } from './clock.js';
 
+/**
+ * In-process notice that a write committed events to the outbox (`runWrite` calls
+ * {@link committed}; the relay of the same process listens and numbers them at once instead of
+ * polling for them). One per `serveServices` call, shared by the services it serves.
+ */
+export class OutboxSignal {
+  private readonly listeners = new Set<() => void>();
+
+  /** Adds a listener; returns its remover. */
+  listen(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  /** A write committed events. */
+  committed(): void {
+    for (const l of this.listeners) l();
+  }
+}
+
 /** What every service's handlers are built from (DESIGN §10: typed deps, no env, no connect). */
 export interface ServiceDeps {
   store: DocumentStore;
@@ -15,6 +35,8 @@ export interface ServiceDeps {
   idempotencyTtlHours?: number;
   /** The process configuration, for settings a service reads (events: retention, webhook limits); defaults apply when absent. */
   config?: Readonly<CommonConfig>;
+  /** Told after each write that committed events (the outbox relay of this process listens). */
+  outbox?: OutboxSignal;
   /** The process's metrics (docs/observability.md); absent when metrics are off (tests, `METRICS_ENABLED=false`). */
   metrics?: Metrics;
 }

@@ -85,21 +85,29 @@ const CLAIM_WRITE = { awaitDurable: false } as const;
 export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: WriteUnit) => Promise<R>): Promise<R> {
   const userId = callerId(ctx);
   const { store, clock } = deps;
+  // events of the attempt that ran last (the committed one, when withTransaction returns)
+  let emitted = 0;
+  const signal = <T>(r: T): T => {
+    if (emitted > 0) deps.outbox?.committed();
+    return r;
+  };
   const inTransaction = (session: Session, record?: (r: R, session: Session) => Promise<void>) => async () => {
     const events: NewEvent[] = [];
+    emitted = 0;
     const now = clock.now();
     const rollbackWith = (r: unknown): never => {
       throw new RolledBack(r);
     };
     const result = await fn({ session, userId, now, emit: (...e) => void events.push(...e), rollbackWith });
     await appendEvents(store, session, events, { actor: userId, request_id: ctx.requestId, occurred_at: now.toISOString() });
+    emitted = events.length;
     if (record) await record(result, session);
     return result;
   };
   const idem = ctx.idempotency;
   if (!idem) {
     try {
-      return await store.withTransaction((session) => inTransaction(session)());
+      return signal(await store.withTransaction((session) => inTransaction(session)()));
     } catch (e) {
       if (e instanceof RolledBack) return e.result as R;
       throw e;
@@ -165,12 +173,14 @@ export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: W
   const mine = { _id: id, request_id: ctx.requestId, state: 'running' };
   const finish = (fields: Partial<IdempotencyDoc>) => ({ $set: { ...fields, state: 'done', expires_at: new Date(now.getTime() + ttlMs).toISOString() } });
   try {
-    return await store.withTransaction((session) =>
-      inTransaction(session, async (result, s) => {
-        const json = JSON.stringify(result ?? null);
-        await records.updateOne(mine, finish({ reply: json }), { session: s });
-        encoded(result, json);
-      })(),
+    return signal(
+      await store.withTransaction((session) =>
+        inTransaction(session, async (result, s) => {
+          const json = JSON.stringify(result ?? null);
+          await records.updateOne(mine, finish({ reply: json }), { session: s });
+          encoded(result, json);
+        })(),
+      ),
     );
   } catch (e) {
     if (e instanceof RolledBack) {

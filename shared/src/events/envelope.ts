@@ -17,6 +17,9 @@ export const EVENT_TYPES = [
   'board.unshared',
   'sprint.closed',
   'note.created',
+  'view.created',
+  'view.updated',
+  'view.deleted',
 ] as const;
 /** One event type name. */
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -16,9 +16,9 @@ export const SWEPT_COUNTER = 'events_swept';
 const SCAN_BUDGET = 5_000;
 
 /**
- * Indexes the readers need: the writers' `seq` index (unique; the feed and every cursor walk it),
- * `occurred_at` for the retention sweep, and `board_id` then `seq` for the feed and streams
- * filtered by board.
+ * Indexes the readers need: the `seq` index of `events` (unique: the relay numbers each `seq`
+ * once; the feed and every cursor walk it), `occurred_at` for the retention sweep, and
+ * `board_id` then `seq` for the feed and streams filtered by board.
  */
 export const eventIndexes: IndexSpec[] = [
   ...EVENT_INDEXES,
@@ -59,7 +59,7 @@ function storeFilter(after: number, f: EventFilter): Filter {
   return filter;
 }
 
-/** Up to `limit` stored events after `after` matching `f`, oldest first, as envelopes. */
+/** Up to `limit` numbered events (`events`) after `after` matching `f`, oldest first, as envelopes. */
 export async function readOutbox(store: DocumentStore, after: number, limit: number, f: EventFilter = {}): Promise<EventEnvelope[]> {
   const docs = await store.collection<EventDoc>(Collections.events).find(storeFilter(after, f), { sort: { seq: 1 }, limit });
   return docs.map(toEnvelope);

@@ -71,11 +71,18 @@ export interface OutboxPollerOptions {
   /** Events read per poll at most (default 500); a full read polls again at once. */
   batchSize?: number;
   log?: Logger;
+  /**
+   * Runs before each poll's read: a relay pass (`relayOutbox`), so that in one process with no
+   * running relay the outbox is still numbered while someone listens. Its failure is ignored
+   * (another relay holds the lease or won the pass; the read goes on).
+   */
+  relay?: () => Promise<unknown>;
 }
 
 /**
  * The embedded default's live source (issue 10): while at least one listener is subscribed, reads
- * the outbox after the last `seq` it handed out every `intervalMs` (default 20 ms; one indexed range read on the
+ * the numbered events after the last `seq` it handed out every `intervalMs` (after a relay pass,
+ * when given one) (default 20 ms; one indexed range read on the
  * in-memory store; nothing when no one listens). Chosen over a commit hook so the write path stays
  * untouched and the same code serves any store; docs/bench.md has its commit-to-SSE latency.
  */
@@ -83,6 +90,7 @@ export class OutboxPoller implements EventHub {
   private readonly listeners: Listeners;
   private readonly intervalMs: number;
   private readonly batchSize: number;
+  private readonly relay: (() => Promise<unknown>) | undefined;
   private cursor: number | undefined;
   private rewindTo: number | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -93,6 +101,7 @@ export class OutboxPoller implements EventHub {
     this.listeners = new Listeners(opts.log);
     this.intervalMs = opts.intervalMs ?? 20;
     this.batchSize = opts.batchSize ?? 500;
+    this.relay = opts.relay;
   }
 
   subscribe(listener: BatchListener): () => void {
@@ -128,6 +137,7 @@ export class OutboxPoller implements EventHub {
         this.rewindTo = undefined;
       }
       // The first poll after a quiet period starts at the current end: listeners fill their own past.
+      if (this.relay) await this.relay().catch(() => undefined);
       if (this.cursor === undefined) this.cursor = await lastSeq(this.store);
       else {
         const events = await readOutbox(this.store, this.cursor, this.batchSize);

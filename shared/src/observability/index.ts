@@ -1,4 +1,5 @@
 export { Metrics, outcomeOf, statusClass, type MetricsOptions } from './metrics.js';
+export { FastHistogram, HistogramSeries } from './histogram.js';
 export { InstrumentedBus, instrumentBus, type Instruments } from './instrumented-bus.js';
 export { InstrumentedStore, instrumentStore } from './instrumented-store.js';
 export { startTracing, traceIdOf, activeTraceId, traceparentOf, contextFrom, tracesUrl, TRACER_NAME, type Tracing, type TracingOptions } from './tracing.js';

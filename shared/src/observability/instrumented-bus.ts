@@ -1,5 +1,4 @@
 import { context, trace, type Tracer } from '@opentelemetry/api';
-import type { Histogram } from 'prom-client';
 import { ReplyBus, type Binding, type Bus, type BusReply, type CallMeta, type Served, type ServeOptions } from '../bus/bus.js';
 import { SprintsOps } from '../contracts/sprints.js';
 import type { AnyOp, In } from '../contracts/op.js';
@@ -11,20 +10,6 @@ import { contextFrom, failSpan, SpanKind, traceparentOf } from './tracing.js';
 export interface Instruments {
   metrics?: Metrics | undefined;
   tracer?: Tracer | undefined;
-}
-
-type Child = ReturnType<Histogram['labels']>;
-
-/** Histogram children by key, made once: `labels()` hashes its labels on every call. */
-class Children {
-  private readonly map = new Map<string, Child>();
-  constructor(private readonly make: (...labels: string[]) => Child) {}
-  get(...labels: string[]): Child {
-    const key = labels.join('\u0000');
-    let c = this.map.get(key);
-    if (!c) this.map.set(key, (c = this.make(...labels)));
-    return c;
-  }
 }
 
 const seconds = (t0: number) => (performance.now() - t0) / 1000;
@@ -40,14 +25,8 @@ const seconds = (t0: number) => (performance.now() - t0) / 1000;
  * Errors and replies pass through unchanged.
  */
 export class InstrumentedBus extends ReplyBus {
-  private readonly client: Children | undefined;
-  private readonly server: Children | undefined;
-
   constructor(readonly inner: Bus, private readonly tools: Instruments) {
     super();
-    const m = tools.metrics;
-    this.client = m && new Children((subject, outcome) => m.busDuration.labels('client', subject!, outcome!));
-    this.server = m && new Children((subject, outcome) => m.busDuration.labels('server', subject!, outcome!));
   }
 
   async requestReply<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<BusReply> {
@@ -69,7 +48,7 @@ export class InstrumentedBus extends ReplyBus {
       throw e;
     } finally {
       span?.end();
-      this.client?.get(op.subject, outcome).observe(seconds(t0));
+      this.tools.metrics?.busDuration.labels('client', op.subject, outcome).observe(seconds(t0));
     }
   }
 
@@ -104,7 +83,7 @@ export class InstrumentedBus extends ReplyBus {
       } finally {
         span?.end();
         const s = seconds(t0);
-        this.server?.get(subject, outcome).observe(s);
+        metrics?.busDuration.labels('server', subject, outcome).observe(s);
         closeSprint?.labels(outcome).observe(s);
       }
     };
@@ -117,4 +96,3 @@ export function instrumentBus(bus: Bus, tools: Instruments): Bus {
   return tools.metrics || tools.tracer ? new InstrumentedBus(bus, tools) : bus;
 }
 
-export { Children };

@@ -1,6 +1,6 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { Collection, Doc, DocumentStore, IndexSpec, Session, StoreStats } from '../store/port.js';
-import { Children, type Instruments } from './instrumented-bus.js';
+import type { Instruments } from './instrumented-bus.js';
 import { outcomeOf } from './metrics.js';
 import { inSpan, SpanKind } from './tracing.js';
 
@@ -22,12 +22,7 @@ const seconds = (t0: number) => (performance.now() - t0) / 1000;
  */
 export class InstrumentedStore implements DocumentStore {
   private readonly collections = new Map<string, Collection>();
-  private readonly calls: Children | undefined;
-
-  constructor(readonly inner: DocumentStore, private readonly tools: Instruments) {
-    const m = tools.metrics;
-    this.calls = m && new Children((collection, op, outcome) => m.storeDuration.labels(collection!, op!, outcome!));
-  }
+  constructor(readonly inner: DocumentStore, private readonly tools: Instruments) {}
 
   get stats(): StoreStats {
     return this.inner.stats;
@@ -80,11 +75,11 @@ export class InstrumentedStore implements DocumentStore {
   private wrapCollection(name: string): Collection {
     const inner = this.inner.collection(name);
     const { tracer } = this.tools;
-    const calls = this.calls;
+    const calls = this.tools.metrics?.storeDuration;
     const wrapped: Record<string, unknown> = { name: inner.name };
     for (const op of OPS) {
       const method = (inner[op] as (...a: unknown[]) => Promise<unknown>).bind(inner);
-      const ok = calls?.get(name, op, 'ok');
+      const ok = calls?.labels(name, op, 'ok');
       const timed = async (args: unknown[]) => {
         const t0 = performance.now();
         try {
@@ -92,7 +87,7 @@ export class InstrumentedStore implements DocumentStore {
           ok?.observe(seconds(t0));
           return r;
         } catch (e) {
-          calls?.get(name, op, outcomeOf(e)).observe(seconds(t0));
+          calls?.labels(name, op, outcomeOf(e)).observe(seconds(t0));
           throw e;
         }
       };

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { FastHistogram } from './histogram.js';
 import { AppError } from '../errors/index.js';
 
 /**
@@ -42,17 +43,17 @@ export interface MetricsOptions {
 export class Metrics {
   readonly registry = new Registry();
   /** HTTP requests at the gateway, by route template (`unmatched` for a 404 without a route), method and status class. */
-  readonly httpDuration: Histogram<'route' | 'method' | 'status_class'>;
+  readonly httpDuration: FastHistogram<'route' | 'method' | 'status_class'>;
   /** Bus requests by side (`client` at the caller, `server` at the service), subject (`tasks.get`) and outcome. */
-  readonly busDuration: Histogram<'side' | 'subject' | 'outcome'>;
+  readonly busDuration: FastHistogram<'side' | 'subject' | 'outcome'>;
   /** One store call by collection, operation and outcome (`ok` or the catalogue code). */
-  readonly storeDuration: Histogram<'collection' | 'op' | 'outcome'>;
+  readonly storeDuration: FastHistogram<'collection' | 'op' | 'outcome'>;
   /** A whole store transaction (every attempt) by outcome. */
-  readonly transactionDuration: Histogram<'outcome'>;
+  readonly transactionDuration: FastHistogram<'outcome'>;
   /** Transaction attempts beyond the first: write conflicts and transient errors the store retried. */
   readonly transactionRetries: Counter;
   /** Close-sprint requests at the sprint service, by outcome. */
-  readonly sprintCloseDuration: Histogram<'outcome'>;
+  readonly sprintCloseDuration: FastHistogram<'outcome'>;
   /** Webhook delivery attempts by outcome (`delivered`, `failed`, `retry`, …). */
   readonly webhookAttempts: Counter<'outcome'>;
   private readonly readers = new Map<string, Reader>();
@@ -61,33 +62,18 @@ export class Metrics {
     if (opts.labels) this.registry.setDefaultLabels(opts.labels);
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
     const registers = [this.registry];
-    this.httpDuration = new Histogram({
-      name: 'http_request_duration_seconds', help: 'HTTP requests at the gateway, by route template, method and status class',
-      labelNames: ['route', 'method', 'status_class'], buckets: REQUEST_BUCKETS, registers,
-    });
-    this.busDuration = new Histogram({
-      name: 'bus_request_duration_seconds', help: 'Bus request-reply calls, by side (client or server), subject and outcome',
-      labelNames: ['side', 'subject', 'outcome'], buckets: REQUEST_BUCKETS, registers,
-    });
-    this.storeDuration = new Histogram({
-      name: 'store_operation_duration_seconds', help: 'Document store calls, by collection, operation and outcome',
-      labelNames: ['collection', 'op', 'outcome'], buckets: STORE_BUCKETS, registers,
-    });
-    this.transactionDuration = new Histogram({
-      name: 'store_transaction_duration_seconds', help: 'Document store transactions (all attempts), by outcome',
-      labelNames: ['outcome'], buckets: REQUEST_BUCKETS, registers,
-    });
+    this.httpDuration = new FastHistogram('http_request_duration_seconds', 'HTTP requests at the gateway, by route template, method and status class', ['route', 'method', 'status_class'], REQUEST_BUCKETS, this.registry);
+    this.busDuration = new FastHistogram('bus_request_duration_seconds', 'Bus request-reply calls, by side (client or server), subject and outcome', ['side', 'subject', 'outcome'], REQUEST_BUCKETS, this.registry);
+    this.storeDuration = new FastHistogram('store_operation_duration_seconds', 'Document store calls, by collection, operation and outcome', ['collection', 'op', 'outcome'], STORE_BUCKETS, this.registry);
+    this.transactionDuration = new FastHistogram('store_transaction_duration_seconds', 'Document store transactions (all attempts), by outcome', ['outcome'], REQUEST_BUCKETS, this.registry);
     this.transactionRetries = new Counter({
       name: 'store_transaction_retries_total', help: 'Transaction attempts beyond the first (write conflicts, transient errors)', registers,
     });
-    this.sprintCloseDuration = new Histogram({
-      name: 'sprint_close_duration_seconds', help: 'Close-sprint at the sprint service, by outcome',
-      labelNames: ['outcome'], buckets: REQUEST_BUCKETS, registers,
-    });
+    this.sprintCloseDuration = new FastHistogram('sprint_close_duration_seconds', 'Close-sprint at the sprint service, by outcome', ['outcome'], REQUEST_BUCKETS, this.registry);
     this.webhookAttempts = new Counter({
       name: 'webhook_attempts_total', help: 'Webhook delivery attempts, by outcome', labelNames: ['outcome'], registers,
     });
-    this.scrapeGauge('events_outbox_lag', 'Events committed but not yet relayed or delivered: newest committed seq minus the newest relayed seq');
+    this.scrapeGauge('events_outbox_lag', 'Committed writes whose events the relay has not numbered yet (outbox entries waiting)');
     this.scrapeGauge('events_sse_streams_open', 'Open event streams (SSE) at this gateway');
     this.scrapeGauge('webhook_oldest_pending_age_seconds', 'Age of the oldest webhook delivery still waiting for an attempt (0 when none)');
   }

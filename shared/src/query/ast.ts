@@ -20,7 +20,22 @@ export type Value =
   | { type: 'date'; value: string }
   | { type: 'dateword'; value: 'today' | 'yesterday' | 'tomorrow' | 'now' }
   /** `now` shifted by `amount` (signed) days, weeks, months or years. */
-  | { type: 'relative'; amount: number; unit: 'd' | 'w' | 'm' | 'y' };
+  | { type: 'relative'; amount: number; unit: 'd' | 'w' | 'm' | 'y' }
+  /**
+   * A function call (`me()`, `activeSprint('b1')`, `startOfWeek(-1w)`), kept symbolic in the AST
+   * and in every stored or echoed form; `resolveQuery` replaces it by literals per request.
+   */
+  | { type: 'call'; name: FunctionName; args: Value[] };
+
+/** The query functions (docs/query-language.md "Functions"), in canonical spelling. */
+export const FUNCTION_NAMES = [
+  'me', 'activeSprint', 'openSprints', 'closedSprints',
+  'startOfDay', 'startOfWeek', 'startOfMonth', 'endOfDay', 'endOfWeek', 'endOfMonth',
+] as const;
+/** A query function name. */
+export type FunctionName = (typeof FUNCTION_NAMES)[number];
+/** Functions whose value is a list of ids (only after `IN`). */
+export const LIST_FUNCTIONS: ReadonlySet<FunctionName> = new Set(['openSprints', 'closedSprints']);
 
 /** Comparison operators of `field <op> value`. */
 export type CmpOp = '=' | '!=' | '<' | '<=' | '>' | '>=';

@@ -27,6 +27,7 @@ type Operand = { scalar: string | number | boolean } | { day: { start: string; e
 
 function operand(v: Value, now: Date): Operand {
   if (v.type === 'string' || v.type === 'number' || v.type === 'boolean') return { scalar: v.value };
+  if (v.type === 'call') throw new Error(`${v.name}() reached the compiler unresolved: call resolveQuery first`);
   const d = resolveDate(v, now)!;
   return d.kind === 'day' ? { day: d } : { scalar: d.iso };
 }
@@ -119,7 +120,8 @@ function compileSort(keys: OrderKey[]): Sort {
 }
 
 /**
- * Compiles a query to a store filter and sort (DESIGN §6). Dates resolve against `opts.now`
+ * Compiles a query to a store filter and sort (DESIGN §6). Function calls must have been replaced
+ * by `resolveQuery` first (an unresolved call is a programming error, thrown as such). Dates resolve against `opts.now`
  * (UTC). Every key of the filter is an operator of the store port's subset or a field path from
  * {@link fieldPath}; every value is a literal from the query (text reaches `$regex` escaped).
  * The sort always ends with `_id` (ascending, unless the query itself orders by `id`).

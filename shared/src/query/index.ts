@@ -3,10 +3,12 @@
  * store filter + sort, derive column actions, and assemble a column's effective query.
  * Reference: docs/query-language.md.
  */
-export type { BuiltinField, CmpOp, Expr, Field, OrderKey, Pred, Query, Value } from './ast.js';
-export { BUILTIN_FIELDS } from './ast.js';
-export { parseQuery, MAX_QUERY_LENGTH, MAX_DEPTH } from './parse.js';
+export type { BuiltinField, CmpOp, Expr, Field, FunctionName, OrderKey, Pred, Query, Value } from './ast.js';
+export { BUILTIN_FIELDS, FUNCTION_NAMES } from './ast.js';
+export { checkFunctionContext, hasCalls, NO_SPRINT, periodBoundary, resolveQuery, type FunctionLookups, type QueryContext } from './resolve.js';
+export { parseQuery, parseFilter, MAX_QUERY_LENGTH, MAX_DEPTH } from './parse.js';
 export { printQuery } from './print.js';
 export { compileQuery, queryMatches, fieldPath } from './compile.js';
-export { materializeActions } from './materialize.js';
+export { isMoverValue, materializeActions, MOVER_VALUE } from './materialize.js';
 export { andQueries, buildEffectiveQuery } from './compose.js';
+export { validateQuery, type QueryFault, type QueryValidation } from './validate.js';

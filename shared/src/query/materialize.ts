@@ -13,6 +13,17 @@ function actionField(field: Field, builtins: ReadonlySet<Field>): string | undef
   return key === undefined ? undefined : `metadata.${key}`;
 }
 
+/**
+ * The stored value of a `set` action from `field = me()`: the mover becomes the value when the
+ * move is applied (`planMove`), so a "My work" column assigns the card to whoever drags it there.
+ */
+export const MOVER_VALUE: Readonly<{ fn: 'me' }> = Object.freeze({ fn: 'me' });
+
+/** True for {@link MOVER_VALUE} (as stored, or read back from the store). */
+export function isMoverValue(v: unknown): v is { fn: 'me' } {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 1 && (v as { fn?: unknown }).fn === 'me';
+}
+
 /** A plain literal a write can store (dates are relative to the clock, so they yield no action). */
 function literal(v: Value): string | number | boolean | undefined {
   return v.type === 'string' || v.type === 'number' || v.type === 'boolean' ? v.value : undefined;
@@ -34,6 +45,9 @@ function actionsOf(e: Expr): ColumnAction[] {
       if (e.op !== '=') return [];
       if (e.field === 'tags') return tagActions([e.value]);
       const field = actionField(e.field, SETTABLE);
+      if (field !== undefined && e.value.type === 'call' && e.value.name === 'me') {
+        return [{ trigger: 'enter', field, operation: 'set', value: { ...MOVER_VALUE }, source: 'query' }];
+      }
       const value = literal(e.value);
       if (field === undefined || value === undefined || (!field.startsWith('metadata.') && typeof value !== 'string')) return [];
       return [{ trigger: 'enter', field, operation: 'set', value, source: 'query' }];
@@ -54,7 +68,8 @@ function actionsOf(e: Expr): ColumnAction[] {
 
 /**
  * The `source: 'query'` actions a column query implies (DESIGN §7), in query order. Walks the
- * top-level AND: `status|assignee|path = 'v'` → enter set; `<metadata field> = literal` → enter
+ * top-level AND: `status|assignee|path = 'v'` → enter set; `assignee = me()` (or a metadata
+ * field) → enter set to the mover ({@link MOVER_VALUE}); `<metadata field> = literal` → enter
  * set on `metadata.<key>`; `tags = 'x'`, `'x' IN tags`, `tags CONTAINS 'x'`,
  * `tags CONTAINS_ALL ('x', …)` → enter add + exit remove of each tag, one tag per action; `IS NULL` on assignee, kickoff,
  * deadline, path or a metadata key → enter clear. Everything else (OR, NOT, ranges, LIKE, `~`,

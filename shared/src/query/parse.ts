@@ -1,7 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors/index.js';
 import { deepFreeze } from '../util/index.js';
-import { BUILTIN_FIELDS, DATE_FIELDS, isBuiltin, metadataField, metadataKeyOf, type Expr, type Field, type OrderKey, type Query, type Value } from './ast.js';
+import {
+  BUILTIN_FIELDS, DATE_FIELDS, FUNCTION_NAMES, isBuiltin, LIST_FUNCTIONS, metadataField, metadataKeyOf,
+  type Expr, type Field, type FunctionName, type OrderKey, type Query, type Value,
+} from './ast.js';
 import { readIso } from './dates.js';
 import { parse, SyntaxError as PeggySyntaxError, type Expectation } from './gen/parser.js';
 
@@ -18,7 +21,8 @@ interface Hooks {
   junction(kind: 'and' | 'or', items: Expr[]): Expr;
   depthOk(depth: number, at: number): true;
   field(name: string, at: number): Field;
-  coerce(field: Field, v: At<Value>): Value;
+  coerce(field: Field, v: At<Value>, listOk?: boolean): Value;
+  call(name: string, args: Array<At<Value>>, at: number): Value;
   number(text: string, at: number): Value;
   isoDate(text: string, at: number): Value;
 }
@@ -36,6 +40,14 @@ export function parseQuery(text: string): Query {
 /** Parses a filter fragment: like {@link parseQuery} but without ORDER BY (DESIGN §7 column read). */
 export function parseFilter(text: string): Query {
   return cached('Filter', text);
+}
+
+/**
+ * Parses like {@link parseQuery} without the parse cache: for texts seen once (validation as the
+ * user types), which would only push useful entries out and keep garbage alive for the collector.
+ */
+export function parseQueryOnce(text: string): Query {
+  return parsed.get(`Query\u0000${text}`) ?? run(text, (h) => parse(text, { startRule: 'Query', hooks: h }) as Query);
 }
 
 /** Parsed texts (by start rule and text), least recently used dropped past 500. */
@@ -96,13 +108,24 @@ function hooks(text: string): Hooks {
       }
       throw unknownField(name, at);
     },
-    coerce: (field, { value, at }) => {
+    coerce: (field, { value, at }, listOk = false) => {
+      if (value.type === 'call' && LIST_FUNCTIONS.has(value.name) && !listOk) {
+        throw syntaxError(text, at, `${value.name}() is a list of ids; use it after IN (\`${field} IN ${value.name}()\`) at position ${at}`);
+      }
       if (!DATE_FIELDS.has(field) || value.type !== 'string') return value;
       try {
         return parse(value.value, { startRule: 'DateText', hooks: h });
       } catch {
         throw syntaxError(text, at, `${field} needs a date, not ${quote(tokenAt(text, at))} at position ${at}`);
       }
+    },
+    call: (name, args, at) => {
+      const fn = FUNCTIONS_BY_LOWER.get(name.toLowerCase());
+      if (!fn) throw unknownFunction(name, at);
+      const node: Value = { type: 'call', name: fn, args: checkArgs(text, fn, args, at) };
+      // the position rides along unseen (not part of the AST's equality or printed form) for resolution errors
+      Object.defineProperty(node, 'at', { value: at, enumerable: false });
+      return node;
     },
     number: (numText, at) => {
       const n = Number(numText);
@@ -164,6 +187,43 @@ export function unknownField(name: string, position: number): AppError {
   return new AppError('QUERY_UNKNOWN_FIELD', {
     message: `Unknown field "${name}" at position ${position}; did you mean "${suggestion}"?`,
     details: { field: name, position, suggestion },
+  });
+}
+
+/** Canonical function names by their lower-case spelling (names are matched case-insensitively). */
+const FUNCTIONS_BY_LOWER: ReadonlyMap<string, FunctionName> = new Map(FUNCTION_NAMES.map((n) => [n.toLowerCase(), n]));
+
+/** Functions taking one optional relative offset (`startOfWeek(-1w)`). */
+const PERIOD_FUNCTIONS: ReadonlySet<FunctionName> = new Set(['startOfDay', 'startOfWeek', 'startOfMonth', 'endOfDay', 'endOfWeek', 'endOfMonth']);
+
+/**
+ * The arguments of `fn` as its signature allows (docs/query-language.md "Functions"):
+ * `activeSprint(['<board id>'])`, a period function `([±N(d|w|m|y)])`, every other none.
+ * Anything else is `QUERY_SYNTAX` at the faulty argument (or the call).
+ */
+function checkArgs(text: string, fn: FunctionName, args: Array<At<Value>>, at: number): Value[] {
+  const usage = fn === 'activeSprint' ? "activeSprint() or activeSprint('<board id>')" : PERIOD_FUNCTIONS.has(fn) ? `${fn}() or ${fn}(-1w)` : `${fn}()`;
+  const bad = (where: number): AppError => syntaxError(text, where, `Bad arguments to ${fn} at position ${where}; write ${usage}`);
+  if (args.length > 1) throw bad(args[1]!.at);
+  const arg = args[0];
+  if (!arg) return [];
+  if (fn === 'activeSprint' && arg.value.type === 'string') return [arg.value];
+  if (PERIOD_FUNCTIONS.has(fn) && arg.value.type === 'relative') return [arg.value];
+  throw bad(arg.at);
+}
+
+/** 400 `QUERY_UNKNOWN_FUNCTION` naming `name`, its position and the nearest function (`currentSprint` → `activeSprint()`). */
+export function unknownFunction(name: string, position: number): AppError {
+  let best: string = FUNCTION_NAMES[0];
+  let bestDistance = Infinity;
+  for (const fn of FUNCTION_NAMES) {
+    const d = levenshtein(name.toLowerCase(), fn.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [fn, d];
+  }
+  const suggestion = `${best}()`;
+  return new AppError('QUERY_UNKNOWN_FUNCTION', {
+    message: `Unknown function "${name}()" at position ${position}; did you mean ${suggestion}?`,
+    details: { function: name, position, suggestion },
   });
 }
 

@@ -1,4 +1,4 @@
-import type { Expr, OrderKey, Pred, Query, Value } from './ast.js';
+import { LIST_FUNCTIONS, type Expr, type OrderKey, type Pred, type Query, type Value } from './ast.js';
 
 /**
  * Prints a query in canonical form (DESIGN §6; used for `effective_query`): upper-case
@@ -35,7 +35,10 @@ function printPred(p: Pred): string {
     case 'cmp':
       return `${p.field} ${p.op} ${printValue(p.value)}`;
     case 'in':
-      return `${p.field} ${not(p.not)}IN ${printList(p.values)}`;
+      // a list function alone is written without parentheses: `app.sprint IN openSprints()`
+      return p.values.length === 1 && p.values[0]!.type === 'call' && LIST_FUNCTIONS.has(p.values[0]!.name)
+        ? `${p.field} ${not(p.not)}IN ${printValue(p.values[0]!)}`
+        : `${p.field} ${not(p.not)}IN ${printList(p.values)}`;
     case 'has':
       return `${printValue(p.value)} IN ${p.field}`;
     case 'contains':
@@ -69,6 +72,8 @@ function printValue(v: Value): string {
       return String(v.value);
     case 'relative':
       return `${v.amount < 0 ? '-' : '+'}${Math.abs(v.amount)}${v.unit}`;
+    case 'call':
+      return `${v.name}(${v.args.map(printValue).join(', ')})`;
   }
 }
 

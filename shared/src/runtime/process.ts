@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { bind, MemoryBus, NatsBus, type Bus, type Served } from '../bus/index.js';
 import { HealthOps } from '../contracts/index.js';
 import { CommonConfig, ConfigError, loadConfig } from '../config/index.js';
-import { systemClock, type Clock, type ServiceDefinition } from '../domain/index.js';
+import { OutboxSignal, systemClock, type Clock, type ServiceDefinition } from '../domain/index.js';
 import { createLogger } from '../log/index.js';
 import { AppError } from '../errors/index.js';
 import { EmbeddedStore, MongoStore, StoreInUseError, type DocumentStore } from '../store/index.js';
@@ -123,6 +123,8 @@ export async function serveServices(
   },
 ): Promise<Served[]> {
   const served: Served[] = [];
+  // commits of these services' writes reach the relay of this process at once (docs/concurrency.md)
+  const outbox = new OutboxSignal();
   for (const def of defs) {
     await deps.store.ensureIndexes(def.indexes);
     const log = deps.log.child({ component: def.name });
@@ -132,7 +134,7 @@ export async function serveServices(
       return { status: 'ok' as const, service: def.name };
     });
     const serviceDeps = {
-      store, clock: deps.clock ?? systemClock, log,
+      store, clock: deps.clock ?? systemClock, log, outbox,
       ...(deps.config ? { config: deps.config } : {}),
       ...(deps.idempotencyTtlHours === undefined ? {} : { idempotencyTtlHours: deps.idempotencyTtlHours }),
       ...(deps.metrics ? { metrics: deps.metrics } : {}),

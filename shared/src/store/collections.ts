@@ -8,9 +8,20 @@ export const Collections = {
   refreshTokens: 'refresh_tokens',
   /** Frozen sprint start and close snapshots (issue 12; services/sprints/src/domain/snapshots.ts). */
   sprintSnapshots: 'sprint_snapshots',
-  /** The events outbox (issue 10): one document per event, written in the write's transaction. */
+  /**
+   * The numbered events (the feed): one document per event with its `seq`, written by the relay
+   * (shared/src/events/relay.ts) after the write committed; every reader reads only these.
+   */
   events: 'events',
-  /** Counter documents `{_id, seq}`; `{_id: 'events'}` numbers the events. */
+  /**
+   * The outbox: one document per committed write holding that write's events, not numbered yet,
+   * inserted in the write's own transaction (`appendEvents`); the relay numbers and removes them.
+   */
+  outbox: 'outbox',
+  /**
+   * Counter documents `{_id, seq}`. `{_id: 'events'}` is the relay's state (the last `seq` given
+   * and its lease); no write transaction touches a counter.
+   */
   counters: 'counters',
   /** Idempotency-Key records (issue 11), expired by a TTL index. */
   idempotency: 'idempotency',
@@ -20,4 +31,6 @@ export const Collections = {
   webhookDeliveries: 'webhook_deliveries',
   /** Pending sharing updates of a board's cards, one per board (docs/boards.md "Sharing a board with many cards"). */
   boardShareSync: 'board_share_sync',
+  /** Saved views: named queries, optionally shared through a board (docs/views.md). */
+  views: 'views',
 } as const;

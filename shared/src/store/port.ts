@@ -128,6 +128,18 @@ export interface IndexSpec {
   expireAfterSeconds?: number;
 }
 
+/**
+ * A transaction's deadline in ms, everything included: waiting for the embedded store's
+ * transaction lock, every attempt of `fn` and the retries of write conflicts, the commit. Past it
+ * `withTransaction` gives up with nothing written: `CONFLICT` (409) when it kept conflicting,
+ * `STORE_UNAVAILABLE` (503) otherwise. Shorter than every write op's bus timeout (5 s, the
+ * shortest; `shared/src/contracts`), which is shorter than the Idempotency-Key lease (60 s,
+ * `IDEMPOTENCY_LEASE_MS`): a client that got its 504 finds the write given up, not still running,
+ * and a retry with the same key never runs beside a first attempt that is still going
+ * (docs/concurrency.md "Deadlines").
+ */
+export const TRANSACTION_DEADLINE_MS = 4_000;
+
 /** Counts of round trips made to the backend, for benchmarks and tests. */
 export interface StoreStats {
   roundTrips: number;
@@ -138,8 +150,8 @@ export interface DocumentStore extends AsyncDisposable {
   collection<T extends Doc = Doc>(name: string): Collection<T>;
   /**
    * Runs `fn` in one all-or-nothing transaction; collection calls inside must pass `{session}`.
-   * Retries `fn` on transient write conflicts (as the driver's `withTransaction` does); a thrown
-   * error aborts and is rethrown with nothing written.
+   * Retries `fn` on transient write conflicts (as the driver's `withTransaction` does) until
+   * {@link TRANSACTION_DEADLINE_MS}; a thrown error aborts and is rethrown with nothing written.
    */
   withTransaction<R>(fn: (session: Session) => Promise<R>): Promise<R>;
   ensureIndexes(specs: IndexSpec[]): Promise<void>;

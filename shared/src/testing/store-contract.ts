@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeMetadata, encodeMetadata, metadataPath } from '../store/keys.js';
-import type { Collection, Doc, DocumentStore, Filter, IndexSpec, Sort } from '../store/port.js';
+import { TRANSACTION_DEADLINE_MS, type Collection, type Doc, type DocumentStore, type Filter, type IndexSpec, type Sort } from '../store/port.js';
 import { likeToRegex } from '../query/patterns.js';
 import { rejection } from './assertions.js';
 
@@ -435,6 +435,35 @@ export function storeContract(label: string, makeStore: () => Promise<DocumentSt
         await Promise.all([increment(), increment()]);
         expect((await c.findOne({ _id: 'ctr' }))?.n).toBe(2);
       });
+
+      it('a transaction kept from committing by another one holding its document gives up at TRANSACTION_DEADLINE_MS: 409 or 503, nothing written', async () => {
+        const c = coll('held');
+        await c.insertOne({ _id: 'x', n: 0 });
+        let release!: () => void;
+        const gate = new Promise<void>((r) => (release = r));
+        let wrote!: () => void;
+        const firstWrote = new Promise<void>((r) => (wrote = r));
+        const first = store.withTransaction(async (session) => {
+          await c.updateOne({ _id: 'x' }, { $inc: { n: 1 } }, { session });
+          wrote();
+          await gate;
+        });
+        await firstWrote;
+        const started = Date.now();
+        const err = await rejection(
+          store.withTransaction(async (session) => {
+            await c.updateOne({ _id: 'x' }, { $set: { by: 'second' } }, { session });
+          }),
+        );
+        const took = Date.now() - started;
+        release();
+        await first;
+        expect(['CONFLICT', 'STORE_UNAVAILABLE']).toContain(err.code);
+        // gave up at the deadline (MongoDB: the last backoff may end up to 500 ms before it), not at the driver's 120 s
+        expect(took).toBeGreaterThanOrEqual(TRANSACTION_DEADLINE_MS - 600);
+        expect(took).toBeLessThan(TRANSACTION_DEADLINE_MS + 2_000);
+        expect(await c.findOne({ _id: 'x' })).toEqual({ _id: 'x', n: 1 });
+      }, TRANSACTION_DEADLINE_MS + 10_000);
     });
 
     describe('metadata key escaping', () => {

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { MemoryBus, bind } from '@app/shared/bus';
 import { TasksOps } from '@app/shared/contracts';
 import { AppError } from '@app/shared/errors';
 import { silentLogger } from '@app/shared/log';
-import { instrumentBus, instrumentStore, Metrics, traceIdOf, tracesUrl } from '@app/shared/observability';
+import { FastHistogram, instrumentBus, instrumentStore, Metrics, traceIdOf, tracesUrl } from '@app/shared/observability';
 import { EmbeddedStore, type DocumentStore, type Session } from '@app/shared/store';
 
 const repo = new URL('../../../', import.meta.url);
@@ -19,6 +20,22 @@ async function sample(m: Metrics, name: string, labels: Record<string, string> =
   );
   return wanted.reduce((n, v) => n + v.value, 0);
 }
+
+describe('the fast histogram', () => {
+  it('exposes exactly what prom-client\'s Histogram exposes for the same observations', async () => {
+    const ours = new Registry();
+    const theirs = new Registry();
+    const buckets = [0.001, 0.01, 0.1, 1];
+    const fast = new FastHistogram('t_seconds', 'help text', ['a', 'b'], buckets, ours);
+    const reference = new Histogram({ name: 't_seconds', help: 'help text', labelNames: ['a', 'b'], buckets, registers: [theirs] });
+    const observations: Array<[string, string, number]> = [['x', 'y', 0.0005], ['x', 'y', 0.01], ['x', 'z "q"', 0.5], ['x', 'y', 3], ['w', 'y', 0.1]];
+    for (const [a, b, v] of observations) {
+      fast.labels(a, b).observe(v);
+      reference.labels(a, b).observe(v);
+    }
+    expect(await ours.metrics()).toBe(await theirs.metrics());
+  });
+});
 
 describe('the instrumented store', () => {
   it('times every call by collection, operation and outcome, and counts retried transaction attempts', async () => {

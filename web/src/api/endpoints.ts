@@ -53,6 +53,9 @@ export const endpoints = e({
   deleteMetadata: { method: 'DELETE', path: '/api/v1/tasks/{taskId}/metadata/{key}' },
   addNote: { method: 'POST', path: '/api/v1/tasks/{taskId}/notes', body: ['content'] },
   queryTasks: { method: 'POST', path: '/api/v1/tasks/query', body: ['query', 'pageSize', 'view'] },
+  validateQuery: { method: 'POST', path: '/api/v1/tasks/query/validate', body: ['query', 'board_id'] },
+  listViews: { method: 'GET', path: '/api/v1/views' },
+  createView: { method: 'POST', path: '/api/v1/views', body: ['name', 'query', 'board_id', 'shared'] },
   closeSprint: { method: 'POST', path: '/api/v1/tasks/{sprintId}/close-sprint', body: ['rollover'] },
 
   listGroups: { method: 'GET', path: '/api/v1/groups' },

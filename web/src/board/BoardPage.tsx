@@ -524,7 +524,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
       </div>
 
       <div className="toolbar">
-        <FilterBar applied={filter} onApply={applyFilters} />
+        <FilterBar applied={filter} onApply={applyFilters} api={api} boardId={board.id} />
         <label className="sprint-switch">
           Sprint
           <select name="sprint" value={sprint} onChange={(e) => void chooseSprint(e.target.value)}>

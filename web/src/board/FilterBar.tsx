@@ -1,4 +1,6 @@
 import { useState, type FormEvent } from 'react';
+import type { Api } from '../api/client.js';
+import { QueryInput } from './QueryInput.js';
 
 /** The filters a board page applies to its column reads (combined by `columnFilter` in state.ts). */
 export interface Filters {
@@ -25,7 +27,13 @@ export interface FilterError {
  * the one-click "assigned to me" toggle. `onApply` reads the columns with the new filters and
  * answers the error to show, or null when they were applied.
  */
-export function FilterBar(p: { applied: Filters; onApply: (f: Filters) => Promise<FilterError | null> }) {
+export function FilterBar(p: {
+  applied: Filters;
+  onApply: (f: Filters) => Promise<FilterError | null>;
+  /** With these, the query filter is checked as the user types and saved views are offered ({@link QueryInput}). */
+  api?: Api;
+  boardId?: string;
+}) {
   const [query, setQuery] = useState(p.applied.query);
   const [search, setSearch] = useState(p.applied.search);
   const [error, setError] = useState<FilterError | null>(null);
@@ -41,16 +49,20 @@ export function FilterBar(p: { applied: Filters; onApply: (f: Filters) => Promis
     <>
       <form className="filter" onSubmit={submit} role="search" aria-label="Filter cards">
         <label htmlFor="filter-input">Filter</label>
-        <input
-          id="filter-input"
-          name="filter"
-          placeholder="e.g. 'bug' IN tags AND cf.priority <= 2"
-          value={query}
-          onChange={(e) => setQuery(e.target.value)}
-          aria-invalid={error ? true : undefined}
-          aria-describedby={error ? 'filter-error' : undefined}
-          spellCheck={false}
-        />
+        {p.api && p.boardId !== undefined ? (
+          <QueryInput api={p.api} boardId={p.boardId} value={query} onChange={setQuery} applyErrorId={error ? 'filter-error' : undefined} />
+        ) : (
+          <input
+            id="filter-input"
+            name="filter"
+            placeholder="e.g. 'bug' IN tags AND cf.priority <= 2"
+            value={query}
+            onChange={(e) => setQuery(e.target.value)}
+            aria-invalid={error ? true : undefined}
+            aria-describedby={error ? 'filter-error' : undefined}
+            spellCheck={false}
+          />
+        )}
         <button type="submit">Apply</button>
         {(p.applied.query || error) && (
           <button

@@ -245,6 +245,27 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     await page.getByRole('button', { name: 'Clear' }).click();
     await filterAlert.waitFor({ state: 'detached' });
 
+    // While typing, the filter is checked (debounced) and the fault underlined with the nearest name.
+    const typed = 'app.sprint = currentSprint()';
+    await page.getByLabel('Filter', { exact: true }).fill(typed);
+    await poll(() => page.locator('.query-fault').textContent()).toBe('currentSprint');
+    expect(await page.locator('#filter-check').textContent()).toContain('did you mean activeSprint()');
+    expect(await page.getByLabel('Filter', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    // a valid text clears it and may be saved as a view (shared with the board's readers)
+    await page.getByLabel('Filter', { exact: true }).fill('app.sprint = activeSprint() AND assignee = me()');
+    await page.locator('#filter-check').waitFor({ state: 'detached' });
+    const answer = (d: { type(): string; accept(text?: string): Promise<void> }) => void d.accept(d.type() === 'prompt' ? 'Sprint, mine' : undefined);
+    page.on('dialog', answer); // the name, then "share it?"
+    const saved = page.waitForResponse((r) => r.url().endsWith('/api/v1/views') && r.request().method() === 'POST');
+    await page.getByRole('button', { name: 'Save view' }).click();
+    expect((await saved).status()).toBe(201);
+    page.off('dialog', answer);
+    await page.getByRole('status').filter({ hasText: 'Saved "Sprint, mine"' }).waitFor();
+    const views = await api('GET', '/api/v1/views');
+    expect(views.body.data).toMatchObject([{ name: 'Sprint, mine', query: 'app.sprint = activeSprint() AND assignee = me()', board_id: boardId, shared: true }]);
+    await page.getByRole('combobox', { name: 'Saved views' }).waitFor();
+    await page.getByLabel('Filter', { exact: true }).fill('');
+
     // The sprint switcher: a card outside the sprint shows only with "All cards (no sprint filter)".
     expect((await api('POST', `/api/v1/boards/${boardId}/tasks`, { title: 'Backlog idea', status: 'todo' })).status).toBe(201);
     const sprintSelect = page.getByRole('combobox', { name: 'Sprint' });

@@ -19,7 +19,7 @@ export function createBoardTask(deps: ServiceDeps): Handler<typeof BoardsOps.cre
   return async ({ boardId, column_id, ...fields }, ctx) => runWrite(deps, ctx, async (w) => {
     const { board, principal } = await loadBoard(store, callerId(ctx), boardId, 'write');
     const column = column_id === undefined ? undefined : columnOf(board, column_id);
-    const body = cardCreateBody(fields, column, board.default_tags, board.activeSprintId);
+    const body = cardCreateBody(fields, column, board.default_tags, board.activeSprintId, principal.userId);
     const doc: TaskDoc = { ...newTaskDoc(body, principal.userId, w.now), boardId: board._id };
     checkSprintWindow(doc);
     if (board.board_type === 'shared' && board.groupId !== undefined) {

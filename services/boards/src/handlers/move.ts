@@ -1,12 +1,13 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps, CardMoveResult } from '@app/shared/contracts';
 import {
-  boardScopeFilter, canReadTask, checkIfMatch, checkSprintChange, columnOf, loadBoard, canWriteTask, mergeMoveActions, nextVersion, planMove, runWrite, toTask,
+  boardScopeFilter, canReadTask, checkIfMatch, checkSprintChange, columnOf, loadBoard, canWriteTask, mergeMoveActions, nextVersion, planMove, resolveFor,
+  runWrite, toTask,
   versionGuard, versionOf,
   type BoardDoc, type ColumnDef, type MovePlan, type Principal, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
-import { buildEffectiveQuery, compileQuery, queryMatches } from '@app/shared/query';
+import { buildEffectiveQuery, compileQuery, queryMatches, type Query } from '@app/shared/query';
 import { Collections, type Collection, type Filter, type Session } from '@app/shared/store';
 
 /** Conditional writes tried before a card whose tags keep changing under us is reported as 409 `CONFLICT`. */
@@ -34,10 +35,12 @@ export function moveCard(deps: ServiceDeps): Handler<typeof BoardsOps.move> {
     const to = columnOf(board, to_column_id);
     return runWrite(deps, ctx, async (w) => {
       const { session, now } = w;
+      // column functions resolve for the mover on this board (`assignee = me()`: the mover's cards)
+      const resolve = (q: Query) => resolveFor(store, principal, q, { now, board, session });
+      const [source, target] = await Promise.all([resolve(columnQuery(board, from)), resolve(columnQuery(board, to))]);
       const inSource: Filter = {
-        $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(columnQuery(board, from), { now }).filter],
+        $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(source, { now }).filter],
       };
-      const target = columnQuery(board, to);
       const effect = mergeMoveActions(from, to);
 
       for (let attempt = 1; ; attempt++) {

@@ -76,14 +76,20 @@ describe('cardCreateBody', () => {
   };
 
   it('starts from enter actions, lets sent fields win and unions the tags', () => {
-    expect(cardCreateBody({ title: 't', status: 'mine', tags: ['x', 'wip'] }, column, ['team'], 'S1')).toEqual({
+    expect(cardCreateBody({ title: 't', status: 'mine', tags: ['x', 'wip'] }, column, ['team'], 'S1', 'u1')).toEqual({
       title: 't', status: 'mine', tags: ['x', 'wip', 'team'], metadata: { 'cf.size': 3, 'app.sprint': 'S1' },
     });
   });
 
   it('honours "app.sprint": null as an opt-out, and stamps nothing without a column or a sprint', () => {
-    expect(cardCreateBody({ title: 't', metadata: { 'app.sprint': null } }, column, [], 'S1').metadata).toEqual({ 'cf.size': 3 });
-    expect(cardCreateBody({ title: 't' }, undefined, [], 'S1')).toEqual({ title: 't', tags: [], metadata: {} });
-    expect(cardCreateBody({ title: 't' }, column, [], undefined).metadata).toEqual({ 'cf.size': 3 });
+    expect(cardCreateBody({ title: 't', metadata: { 'app.sprint': null } }, column, [], 'S1', 'u1').metadata).toEqual({ 'cf.size': 3 });
+    expect(cardCreateBody({ title: 't' }, undefined, [], 'S1', 'u1')).toEqual({ title: 't', tags: [], metadata: {} });
+    expect(cardCreateBody({ title: 't' }, column, [], undefined, 'u1').metadata).toEqual({ 'cf.size': 3 });
+  });
+
+  it('a "My work" column (assignee = me()) assigns a card created in it to its creator', () => {
+    const mine = { actions: [{ trigger: 'enter' as const, field: 'assignee', operation: 'set' as const, value: { fn: 'me' }, source: 'query' as const }] };
+    expect(cardCreateBody({ title: 't' }, mine as never, [], undefined, 'u1')).toMatchObject({ assignee: 'u1' });
+    expect(cardCreateBody({ title: 't', assignee: 'u2' }, mine as never, [], undefined, 'u1')).toMatchObject({ assignee: 'u2' });
   });
 });

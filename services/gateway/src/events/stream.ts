@@ -3,7 +3,7 @@ import type { StreamQuerystring } from '@app/shared/contracts';
 import { loadPrincipal, type Principal } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import {
-  assertNotExpired, lastSeq, parseCursor, matchesFilter, parseTypes, readOutbox, visibleTo, type EventBatch, type EventEnvelope,
+  assertNotExpired, catchUpOutbox, lastSeq, parseCursor, matchesFilter, parseTypes, readOutbox, visibleTo, type EventBatch, type EventEnvelope,
   type EventFilter, type EventHub,
 } from '@app/shared/events';
 import type { DocumentStore } from '@app/shared/store';
@@ -65,7 +65,8 @@ export class EventStreams {
   /**
    * Handles one stream request. Before the 200 head: 400 for a bad `types` or `Last-Event-ID`,
    * 410 `EVENTS_EXPIRED` for a resume point past retention, 429 `TOO_MANY_STREAMS` over the bound.
-   * Resume point: `Last-Event-ID`, else `?after=`, else the current end (live only). Events are
+   * Resume point: `Last-Event-ID`, else `?after=`, else the current end (live only); the writes
+   * committed before the request are numbered first (`catchUpOutbox`). Events are
    * written in `seq` order without gaps or repeats: the hub is subscribed first (live events
    * buffered), the store backlog up to its end is written, then buffered and live events past it;
    * a live batch that starts beyond the last seen `seq` has the gap read from the store first.
@@ -172,6 +173,8 @@ export class EventStreams {
         'x-request-id': req.id,
       });
       write(': connected\n\n');
+      // the writes committed before the request are numbered first (read-your-writes)
+      await catchUpOutbox(store);
       const end = await lastSeq(store);
       this.hub.rewind(end);
       lastSeen = resume ?? end;

@@ -1,6 +1,6 @@
 import {
   BoardQueryBody, BoardQueryParams, BoardQueryResult, BoardSummaryResult, ColumnQueryBody, ColumnQueryParams, ColumnQueryResult,
-  QueryOps, SummaryQuerystring, TasksQueryBody, TasksQueryResult,
+  QueryOps, QueryValidateBody, QueryValidateResult, SummaryQuerystring, TasksQueryBody, TasksQueryResult,
 } from '@app/shared/contracts';
 import { boardsAt, route, tasksAt, type RouteSpec } from './route.js';
 
@@ -21,6 +21,17 @@ export const queryRoutes: RouteSpec[] = [
     maturity: 'live',
     body: TasksQueryBody,
     response: TasksQueryResult,
+  }),
+  route({
+    method: 'POST',
+    url: '/api/v1/tasks/query/validate',
+    op: QueryOps.validate,
+    input: (req) => req.body as QueryValidateBody,
+    summary: 'Check query text without running it: faults with position, length and suggestion, and the canonical text',
+    tag: 'tasks',
+    maturity: 'draft',
+    body: QueryValidateBody,
+    response: QueryValidateResult,
   }),
   route({
     method: 'POST',

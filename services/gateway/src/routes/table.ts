@@ -7,12 +7,13 @@ import { queryRoutes } from './query.js';
 import type { RouteSpec } from './route.js';
 import { sprintRoutes } from './sprints.js';
 import { taskRoutes } from './tasks.js';
+import { viewRoutes } from './views.js';
 
 /**
  * The gateway's route table (DESIGN §9), as data: every bus-forwarded route of the four families.
  * Registration, Swagger and the route tests all read it.
  */
-export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes];
+export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes, ...viewRoutes];
 
 /** Routes the gateway answers itself: auth, health, version (public) and the event stream (authenticated). */
 export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes];

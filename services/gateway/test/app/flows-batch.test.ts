@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { Collections } from '@app/shared/store';
 import { expectError, system, type System } from './system.js';
+import { catchUpOutbox } from '@app/shared/events';
 
 /** Issue 11 "Batch writes" through HTTP: POST and PATCH /api/v1/tasks/batch, atomic and not. */
 
-const count = (sys: System, name: string, filter: Record<string, unknown> = {}) => sys.store.collection(name).countDocuments(filter);
+/** Documents of `name` matching `filter`; for `events`, once the committed writes are numbered (as a reader sees them). */
+const count = async (sys: System, name: string, filter: Record<string, unknown> = {}) => {
+  if (name === Collections.events) await catchUpOutbox(sys.store);
+  return sys.store.collection(name).countDocuments(filter);
+};
 const statuses = (res: { body: { results: Array<{ index: number; status: number }> } }) => res.body.results.map((r) => [r.index, r.status]);
 
 describe('POST /api/v1/tasks/batch', () => {
@@ -18,6 +23,7 @@ describe('POST /api/v1/tasks/batch', () => {
     expect(res.body.results[1].error).toMatchObject({ code: 'VALIDATION_FAILED', validationErrors: [{ field: '/title' }] });
     expect(res.body.results[1]).not.toHaveProperty('task');
     expect(await count(sys, Collections.tasks)).toBe(2);
+    await catchUpOutbox(sys.store);
     const events = await sys.store.collection(Collections.events).find({}, { sort: { seq: 1 } });
     expect(events.map((e) => [e.type, e.task_id])).toEqual([['task.created', res.body.results[0].task.id], ['task.created', res.body.results[2].task.id]]);
     // each is a normal task

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Collections } from '@app/shared/store';
 import { expectError, system, type System } from './system.js';
+import { catchUpOutbox } from '@app/shared/events';
 
 /**
  * Issue 11 "Idempotency-Key" through HTTP: the first answer is stored and replayed byte for byte
@@ -9,7 +10,11 @@ import { expectError, system, type System } from './system.js';
  */
 
 const key = (k: string) => ({ 'idempotency-key': k });
-const count = (sys: System, name: string, filter: Record<string, unknown> = {}) => sys.store.collection(name).countDocuments(filter);
+/** Documents of `name` matching `filter`; for `events`, once the committed writes are numbered (as a reader sees them). */
+const count = async (sys: System, name: string, filter: Record<string, unknown> = {}) => {
+  if (name === Collections.events) await catchUpOutbox(sys.store);
+  return sys.store.collection(name).countDocuments(filter);
+};
 
 /** The raw answer (text body), to compare replays byte for byte. */
 async function raw(sys: System, method: string, url: string, headers: Record<string, string>, body?: unknown) {

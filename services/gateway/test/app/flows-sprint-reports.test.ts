@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectError, NOW, system } from './system.js';
+import { catchUpOutbox } from '@app/shared/events';
 
 /**
  * Sprint lifecycle and reports through HTTP (issue 12): create and start a sprint on a board, work
@@ -167,6 +168,7 @@ describe('sprint reports through HTTP', () => {
     expect(after.body).toMatchObject({ activeSprintId: first.body.id, version: board.body.version + 1 });
     const list = await sys.call('GET', `/api/v1/boards/${boardId}/sprints`, alice);
     expect(list.body).toHaveLength(1);
+    await catchUpOutbox(sys.store);
     const events = await sys.store.collection('events').find({ request_id: { $exists: true } }, { sort: { seq: 1 } });
     expect(events.slice(-2).map((e) => [e.type, e.task_id ?? e.board_id])).toEqual([['task.created', first.body.id], ['board.updated', boardId]]);
   });

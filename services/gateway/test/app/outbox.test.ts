@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { EventDoc } from '@app/shared/domain';
+import { catchUpOutbox } from '@app/shared/events';
 import { Collections } from '@app/shared/store';
 import { NOW, system, type System } from './system.js';
 
 /**
- * Issue 10, the emitting half: every write route appends its events to the `events` outbox in
- * the write's transaction, with the envelope and `data` shapes of the brief's agreement. Read
- * straight from the store, by `seq`, as the feed, stream and webhooks do.
+ * Issue 10, the emitting half: every write route appends its events to the outbox in the write's
+ * transaction, with the envelope and `data` shapes of the brief's agreement. Numbered by the relay
+ * and read straight from the store, by `seq`, as the feed, stream and webhooks do.
  */
 
 const COLUMNS = [
@@ -14,13 +15,15 @@ const COLUMNS = [
   { name: 'Doing', query: "status = 'doing'", actions: [{ trigger: 'enter', field: 'tags', operation: 'add', value: ['wip'] }] },
 ];
 
-/** The events after `seq`, oldest first. */
+/** The events after `seq`, oldest first (the committed writes numbered first, as a reader does). */
 async function eventsAfter(sys: System, seq: number): Promise<EventDoc[]> {
+  await catchUpOutbox(sys.store);
   return sys.store.collection<EventDoc>(Collections.events).find({ seq: { $gt: seq } }, { sort: { seq: 1 } });
 }
 
 /** Runs `write` and returns the events it appended. */
 async function emitted(sys: System, write: () => Promise<unknown>): Promise<EventDoc[]> {
+  await catchUpOutbox(sys.store);
   const last = (await sys.store.collection<EventDoc>(Collections.events).find({}, { sort: { seq: -1 }, limit: 1 }))[0]?.seq ?? 0;
   await write();
   return eventsAfter(sys, last);

@@ -281,6 +281,35 @@ describe('webhook delivery', () => {
     expect(rx.received.map((r) => r.json.seq)).toEqual([5]);
   });
 
+  it("filters by a saved view's current query, its functions resolved for the owner", async () => {
+    const { sys, rx, alice, bob, taskId } = await start();
+    const view = await sys.call('POST', '/api/v1/views', alice, { name: 'Mine done', query: "assignee = me() AND status = 'done'" });
+    expect(view.status, JSON.stringify(view.body)).toBe(201);
+    expectError(await sys.call('POST', '/api/v1/webhooks', alice, { url: rx.url, events: ['*'], view_id: view.body.id, query: "status = 'x'" }), 400, 'VALIDATION_FAILED');
+    expectError(await sys.call('POST', '/api/v1/webhooks', bob, { url: rx.url, events: ['*'], view_id: view.body.id }), 404, 'VIEW_NOT_FOUND');
+    const { id } = await hook(sys, alice, { url: rx.url, events: ['task.updated'], view_id: view.body.id });
+    expect((await sys.call('GET', `/api/v1/webhooks/${id}`, alice)).body.view_id).toBe(view.body.id);
+    const task = (status: string, assignee: string) => ({ id: taskId, title: 't', status, path: '', tags: [], checkInCount: 0, metadata: {}, created_by: alice.id, assignee });
+    await appendTestEvents(sys.store, [
+      { type: 'task.updated', task_id: taskId, data: { task: task('done', bob.id) } },
+      { type: 'task.updated', task_id: taskId, data: { task: task('todo', alice.id) } },
+      { type: 'task.updated', task_id: taskId, data: { task: task('done', alice.id) } },
+    ]);
+    await rx.until(1);
+    await sleep(150);
+    expect(rx.received.map((r) => r.json.seq)).toEqual([4]); // seq 1 is the view's own view.created
+    // the deliveries follow the view as it is now
+    const changed = await sys.call('PATCH', `/api/v1/views/${view.body.id}`, alice, { query: "status = 'todo'" });
+    expect(changed.status).toBe(200);
+    await appendTestEvents(sys.store, [
+      { type: 'task.updated', task_id: taskId, data: { task: task('done', alice.id) } },
+      { type: 'task.updated', task_id: taskId, data: { task: task('todo', bob.id) } },
+    ]);
+    await rx.until(2);
+    await sleep(150);
+    expect(rx.received.map((r) => r.json.seq)).toEqual([4, 7]); // seq 5 is view.updated
+  });
+
   it('does not send an event whose task the owner can no longer read when the attempt is due', async () => {
     const { sys, rx, alice, bob } = await start();
     const group = aGroup(bob.id, [alice.id]);

@@ -5,11 +5,18 @@ import { tasksService } from '@app/tasks';
 import { NatsBus, type Served } from '@app/shared/bus';
 import { systemClock } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
+import { catchUpOutbox } from '@app/shared/events';
 import { Collections } from '@app/shared/store';
 import { startNatsServer, testStore, uniquePrefix, type NatsServer, type TransactionRulesStore } from '@app/shared/testing';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/index.js';
 import { bearer, login, register, testConfig } from '../app/helpers.js';
+
+/** Events of the feed matching `filter`, once the committed writes are numbered (as a reader sees them). */
+async function eventCount(filter: Record<string, unknown>): Promise<number> {
+  await catchUpOutbox(store);
+  return store.collection(Collections.events).countDocuments(filter);
+}
 
 /**
  * Issue 11 concurrency over a real nats-server: the gateway and TWO replicas of the tasks and
@@ -79,7 +86,7 @@ describe('concurrent writes over NATS with two service replicas', () => {
     // both replicas took part
     expect(perReplica[0]! - before[0]!).toBeGreaterThan(0);
     expect(perReplica[1]! - before[1]!).toBeGreaterThan(0);
-    expect(await store.collection(Collections.events).countDocuments({ type: 'task.updated', task_id: task.body!.id })).toBe(1);
+    expect(await eventCount({ type: 'task.updated', task_id: task.body!.id })).toBe(1);
   });
 
   it('20 concurrent creates with the same Idempotency-Key: one task; every success is the same answer', async () => {
@@ -93,7 +100,7 @@ describe('concurrent writes over NATS with two service replicas', () => {
     expect(ids.size).toBe(1);
     const replay = await call('POST', '/api/v1/tasks', { title: 'exactly once' }, { 'idempotency-key': 'nats-burst-1' });
     expect([replay.status, replay.headers.get('idempotency-replayed'), replay.body!.id]).toEqual([201, 'true', [...ids][0]]);
-    expect(await store.collection(Collections.events).countDocuments({ type: 'task.created', task_id: replay.body!.id })).toBe(1);
+    expect(await eventCount({ type: 'task.created', task_id: replay.body!.id })).toBe(1);
   });
 
   it('20 concurrent moves of one card with the same If-Match: one moves it, one card.moved', async () => {
@@ -107,6 +114,6 @@ describe('concurrent writes over NATS with two service replicas', () => {
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
     // the losers see the card gone from the source column (409) before the version (412)
     expect(answers.every((a) => a.status === 200 || a.status === 409 || a.status === 412)).toBe(true);
-    expect(await store.collection(Collections.events).countDocuments({ type: 'card.moved', task_id: card.body!.id })).toBe(1);
+    expect(await eventCount({ type: 'card.moved', task_id: card.body!.id })).toBe(1);
   });
 });

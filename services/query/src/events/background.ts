@@ -1,6 +1,8 @@
+import { NatsBus } from '@app/shared/bus';
 import type { BackgroundDeps, BackgroundWork } from '@app/shared/domain';
-import { DEFAULT_RETENTION_DAYS, lastSeq, readOutbox, sweepEvents } from '@app/shared/events';
+import { DEFAULT_RETENTION_DAYS, EventRelay, lastSeq, readOutbox, sweepEvents, type EventRelayOptions } from '@app/shared/events';
 import { Collections, type DocumentStore } from '@app/shared/store';
+import { InstrumentedBus } from '@app/shared/observability';
 import { DEFAULT_MAX_ATTEMPTS, WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { deliveriesOf } from '../webhooks/model.js';
 import { ATTEMPT_TIMEOUT_MS, httpSender, type Sender } from '../webhooks/send.js';
@@ -22,9 +24,11 @@ export interface EventWorkOptions {
   sender?: Sender;
   /** Jitter source in [0, 1) (default Math.random). */
   random?: () => number;
+  /** Options of the numbering relay (tests: a holder name per simulated process, a short lease). */
+  relay?: EventRelayOptions;
 }
 
-/** Fans the outbox out to webhooks from a cursor kept in `counters` (the embedded default: one process). */
+/** Fans the numbered events out to webhooks from a cursor kept in `counters` (the embedded default: one process). */
 async function fanOutFromStore(store: DocumentStore, dispatcher: WebhookDispatcher): Promise<void> {
   const counters = store.collection<{ _id: string; seq: number }>(Collections.counters);
   let cursor = (await counters.findOne({ _id: FANOUT_COUNTER }))?.seq;
@@ -45,6 +49,7 @@ async function fanOutFromStore(store: DocumentStore, dispatcher: WebhookDispatch
 
 /**
  * The query service's background work (issue 10), in every replica:
+ * - the outbox relay ({@link EventRelay}): numbers the committed writes' events while it holds the lease;
  * - the retention sweep of the outbox and of finished webhook deliveries (hourly; idempotent across replicas);
  * - the webhook dispatcher: on NATS, the outbox relay to JetStream and a durable JetStream
  *   consumer feeding the fan-out (`jetstream-work.ts`); on the in-process bus (the embedded
@@ -79,16 +84,25 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
       ...(opts.random ? { random: opts.random } : {}),
       metrics: deps.metrics,
     });
-    // scrape-time gauges (docs/observability.md): the oldest delivery still waiting, and the fan-out's lag
+    // scrape-time gauges (docs/observability.md): committed writes whose events the relay has not
+    // numbered yet, and the oldest delivery still waiting
     const stopGauges = deps.metrics
       ? [
+          deps.metrics.observe('events_outbox_lag', () => store.collection(Collections.outbox).countDocuments({})),
           deps.metrics.observe('webhook_oldest_pending_age_seconds', async () => {
             const [oldest] = await deliveriesOf(store).find({ status: 'pending' }, { sort: { created_at: 1 }, limit: 1, projection: { created_at: 1 } });
             return oldest ? Math.max(0, (clock.now().getTime() - Date.parse(oldest.created_at)) / 1000) : 0;
           }),
         ]
       : [];
-    const jet = await startJetStreamWork(deps, dispatcher);
+    // The numbering relay (shared/src/events/relay.ts): every replica runs one; the lease holder
+    // numbers. It passes right after each commit the services of this process signal; on NATS other
+    // processes write too, so it also polls every 20 ms; on the in-process bus every writer signals,
+    // and a poll each second is only a safety net (an idle all-in-one wakes up for nothing else).
+    const onNats = (deps.bus instanceof InstrumentedBus ? deps.bus.inner : deps.bus) instanceof NatsBus;
+    const numbering = new EventRelay(store, { log, ...(onNats ? {} : { pollMs: 1_000 }), ...opts.relay }).start();
+    const stopSignal = deps.outbox?.listen(() => numbering.nudge());
+    const jet = await startJetStreamWork(deps, dispatcher, numbering);
     const tickMs = opts.tickMs ?? 250;
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
@@ -115,6 +129,8 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
         await running;
         await sweeping;
         await jet?.close();
+        stopSignal?.();
+        await numbering.close();
       },
     };
   };

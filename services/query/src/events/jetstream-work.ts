@@ -1,6 +1,6 @@
 import { NatsBus } from '@app/shared/bus';
 import type { BackgroundDeps } from '@app/shared/domain';
-import { followDurable, OutboxRelay } from '@app/shared/events';
+import { followDurable, OutboxRelay, type EventRelay } from '@app/shared/events';
 import { InstrumentedBus } from '@app/shared/observability';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.js';
 
@@ -13,12 +13,13 @@ export interface JetStreamWork {
 }
 
 /**
- * On NATS (issue 10, distributed): starts this replica's outbox relay and its share of the durable
+ * On NATS (issue 10, distributed): starts this replica's publisher of numbered events to JetStream
+ * (nudged by `numbering`, this process's numbering relay, after each of its passes) and its share of the durable
  * webhook consumer, which fans each event out to webhook deliveries before acking it. Returns
  * undefined on the in-process bus, or when the NATS server has no JetStream (logged): the
  * dispatcher then fans out from a store cursor, as in the embedded default.
  */
-export async function startJetStreamWork(deps: BackgroundDeps, dispatcher: WebhookDispatcher): Promise<JetStreamWork | undefined> {
+export async function startJetStreamWork(deps: BackgroundDeps, dispatcher: WebhookDispatcher, numbering?: EventRelay): Promise<JetStreamWork | undefined> {
   // the transport under the metrics and traces wrapper, when there is one
   const bus = deps.bus instanceof InstrumentedBus ? deps.bus.inner : deps.bus;
   if (!(bus instanceof NatsBus)) return undefined;
@@ -34,6 +35,8 @@ export async function startJetStreamWork(deps: BackgroundDeps, dispatcher: Webho
     deps.log.warn({ err }, 'JetStream unavailable; webhooks fan out from the outbox in the store instead');
     return undefined;
   }
+  // what this process's relay numbers is published at once (the poll covers the other replicas' numbering)
+  const off = numbering?.onRelayed(() => relay.nudge());
   const consumer = await followDurable({
     nc, prefix, name: WEBHOOK_CONSUMER, log: deps.log,
     handle: async (event) => {
@@ -42,6 +45,7 @@ export async function startJetStreamWork(deps: BackgroundDeps, dispatcher: Webho
   });
   return {
     close: async () => {
+      off?.();
       await consumer.close();
       await relay.close();
     },

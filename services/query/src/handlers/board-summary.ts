@@ -27,7 +27,7 @@ export const boardSummary =
     const tasks = tasksOf(store);
     const columns = await Promise.all(
       board.columns.map(async (column) => {
-        const { filter, sort } = compileColumn(board, column, sprintId, now);
+        const { filter, sort } = await compileColumn(store, principal, board, column, sprintId, now);
         const { docs: first, total } = await findPage(tasks, { $and: [scope, filter] }, sort, 1, preview, { title: 1 });
         return {
           column_id: column.id,

@@ -28,8 +28,8 @@ export const boardTasks =
     const pageSize = input.page_size ?? DEFAULT_PAGE_SIZE;
     const tasks = tasksOf(store);
     const pages = await Promise.all(
-      board.columns.map((column) => {
-        const { filter, sort } = compileColumn(board, column, sprintId, now);
+      board.columns.map(async (column) => {
+        const { filter, sort } = await compileColumn(store, principal, board, column, sprintId, now);
         return findPage(tasks, { $and: [scope, filter] }, sort, 1, pageSize);
       }),
     );

@@ -1,20 +1,23 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { QueryOps } from '@app/shared/contracts';
-import { boardScopeFilter, loadBoard, toTask, type ServiceDeps } from '@app/shared/domain';
+import { boardScopeFilter, loadBoard, resolveFor, toTask, type ServiceDeps } from '@app/shared/domain';
 import { compileQuery, parseQuery } from '@app/shared/query';
 import { DEFAULT_PAGE_SIZE, findPage, tasksOf } from '../reads.js';
 
 /**
  * Free query within one board (SPEC "POST /api/v1/boards/{boardId}/query"): the board's
  * visibility scope (`boardScopeFilter`, DESIGN §5, including its default_tags) ANDed with the
- * compiled query; full task objects. Errors: 404 `BOARD_NOT_FOUND` (missing or unreadable),
+ * compiled query (its functions resolved for the caller, `activeSprint()` = this board's running
+ * sprint); full task objects. Errors: 404 `BOARD_NOT_FOUND` (missing or unreadable),
  * 400 query errors.
  */
 export const queryBoard =
   ({ store, clock }: ServiceDeps): Handler<typeof QueryOps.board> =>
   async (input, ctx) => {
-    const { filter, sort } = compileQuery(parseQuery(input.query ?? ''), { now: clock.now() });
+    const now = clock.now();
+    const parsed = parseQuery(input.query ?? '');
     const { board, principal } = await loadBoard(store, callerId(ctx), input.boardId, 'read');
+    const { filter, sort } = compileQuery(await resolveFor(store, principal, parsed, { now, board }), { now });
     const page = input.page ?? 1;
     const pageSize = input.page_size ?? DEFAULT_PAGE_SIZE;
     const { docs, total } = await findPage(tasksOf(store), { $and: [boardScopeFilter(board, principal), filter] }, sort, page, pageSize);

@@ -1,9 +1,9 @@
 import type { Static } from '@sinclair/typebox';
 import { callerId, jsonText, type Handler } from '@app/shared/bus';
 import type { QueryOps, SortDTO, TasksQueryResult } from '@app/shared/contracts';
-import { loadPrincipal, readableTasksFilter, type ServiceDeps } from '@app/shared/domain';
+import { loadPrincipal, readableTasksFilter, resolveFor, type ServiceDeps } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
-import { compileQuery, fieldPath, parseQuery } from '@app/shared/query';
+import { checkFunctionContext, compileQuery, fieldPath, parseQuery } from '@app/shared/query';
 import type { Sort } from '@app/shared/store';
 import { DEFAULT_PAGE_SIZE, findPage, taskJson, tasksOf } from '../reads.js';
 
@@ -28,16 +28,23 @@ function sortOverride(s: SortDTO): Sort {
  * Global task query gate (SPEC "POST /api/v1/tasks/query"). The caller's read scope
  * (`readableTasksFilter`, DESIGN §5) is ANDed with the compiled query, so the query text can only
  * narrow it. `sort` replaces the query's ORDER BY. `view: lite` omits `description` (not fetched).
- * Errors: 400 `QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD` / `QUERY_TOO_LONG` / `VALIDATION_FAILED`.
+ * Function calls (`me()`, `openSprints()`…) are resolved for the caller first; this query runs on
+ * no board, so a bare `activeSprint()` is 400 `QUERY_FUNCTION_CONTEXT`.
+ * Errors: 400 `QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD` / `QUERY_UNKNOWN_FUNCTION` / `QUERY_FUNCTION_CONTEXT` /
+ * `QUERY_TOO_LONG` / `VALIDATION_FAILED`; 404 `BOARD_NOT_FOUND` from `activeSprint('<board>')`.
  * The answer is assembled as JSON text from each task's memoized encoding ({@link taskJson}): the
  * same text `JSON.stringify` gives for `{data, total, page, pageSize, totalPages}`.
  */
 export const queryTasks =
   ({ store, clock }: ServiceDeps): Handler<typeof QueryOps.tasks> =>
   async (input, ctx) => {
-    const compiled = compileQuery(parseQuery(input.query ?? ''), { now: clock.now() });
-    const sort = input.sort ? sortOverride(input.sort) : compiled.sort;
+    const now = clock.now();
+    const parsed = parseQuery(input.query ?? '');
+    checkFunctionContext(parsed, { board: false });
+    const sortOver = input.sort ? sortOverride(input.sort) : undefined;
     const principal = await loadPrincipal(store, callerId(ctx));
+    const compiled = compileQuery(await resolveFor(store, principal, parsed, { now }), { now });
+    const sort = sortOver ?? compiled.sort;
     const page = input.page ?? 1;
     const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
     const view = input.view === 'lite' ? 'lite' : 'full';

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { callerId, type CallContext, type Handler } from '@app/shared/bus';
 import type { WebhooksOps } from '@app/shared/contracts';
-import { loadBoard, type HandlerFactories, type ServiceDeps } from '@app/shared/domain';
+import { loadBoard, loadPrincipal, type HandlerFactories, type ServiceDeps } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { isEventType, lastSeq } from '@app/shared/events';
-import { parseQuery } from '@app/shared/query';
+import { checkFunctionContext, parseQuery } from '@app/shared/query';
 import type { DocumentStore } from '@app/shared/store';
 import { deliveriesOf, newSecret, NO_LEASE, toDelivery, toWebhook, webhooksOf, type WebhookDoc } from '../webhooks/model.js';
 import { checkTarget, targetPolicy } from '../webhooks/ssrf.js';
+import { readableView } from './views.js';
 
 /** Deliveries listed per webhook (issue 10: the last 100). */
 export const DELIVERY_LOG_SIZE = 100;
@@ -20,9 +21,19 @@ function checkEvents(events: readonly string[]): string[] {
   return events.includes('*') ? ['*'] : [...new Set(events)];
 }
 
-/** Parses a webhook query (DESIGN §6): 400 `QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD` with the position. */
-function checkQuery(query: string): void {
-  parseQuery(query);
+/**
+ * Parses a webhook query (DESIGN §6): 400 `QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD` /
+ * `QUERY_UNKNOWN_FUNCTION` with the position; a bare `activeSprint()` needs the webhook's
+ * `board_id` (400 `QUERY_FUNCTION_CONTEXT`). Functions stay as written; each delivery check
+ * resolves them for the owner.
+ */
+function checkQuery(query: string, boardId: string | undefined): void {
+  checkFunctionContext(parseQuery(query), { board: boardId !== undefined && boardId !== '' });
+}
+
+/** 400 for a webhook that would filter by both a query and a saved view. */
+function bothQueryAndView(): AppError {
+  return invalidField('/view_id', 'a webhook filters by `query` or by `view_id`, not both (clear one with "")', 'exclusive');
 }
 
 /** The caller's webhook `id`, or 404 `WEBHOOK_NOT_FOUND` (also for another user's). */
@@ -35,7 +46,8 @@ async function ownWebhook(store: DocumentStore, ctx: CallContext, id: string): P
 /**
  * `POST /api/v1/webhooks` (issue 10): checks the URL (http(s); SSRF rules in production: 400
  * `WEBHOOK_URL_REFUSED`), the event types (400 naming `/events/<i>`), the board (404 when the
- * caller cannot read it) and the query (400 with its position); stores the webhook with a new
+ * caller cannot read it), the query (400 with its position) or the saved view (`view_id`, 404
+ * `VIEW_NOT_FOUND` unless the caller can read it; not together with a query); stores the webhook with a new
  * `whsec_` secret, returned this once. Only events committed after creation are delivered.
  */
 const create =
@@ -43,7 +55,9 @@ const create =
   async (input, ctx) => {
     const owner = callerId(ctx);
     const events = checkEvents(input.events);
-    if (input.query !== undefined) checkQuery(input.query);
+    if (input.query !== undefined && input.view_id !== undefined && input.query.trim() !== '') throw bothQueryAndView();
+    if (input.query !== undefined) checkQuery(input.query, input.board_id);
+    if (input.view_id !== undefined) await readableView(store, await loadPrincipal(store, owner), input.view_id);
     const url = (await checkTarget(input.url, targetPolicy(config))).href;
     if (input.board_id !== undefined) await loadBoard(store, owner, input.board_id, 'read');
     const iso = clock.now().toISOString();
@@ -52,6 +66,7 @@ const create =
       after_seq: await lastSeq(store), created_at: iso, updated_at: iso,
       ...(input.board_id !== undefined ? { board_id: input.board_id } : {}),
       ...(input.query !== undefined && input.query.trim() !== '' ? { query: input.query } : {}),
+      ...(input.view_id !== undefined ? { view_id: input.view_id } : {}),
     };
     await webhooksOf(store).insertOne(doc);
     return { ...toWebhook(doc), secret: doc.secret };
@@ -87,10 +102,20 @@ const update =
     if (input.query !== undefined) {
       if (input.query.trim() === '') unset.query = '';
       else {
-        checkQuery(input.query);
+        checkQuery(input.query, input.board_id ?? hook.board_id);
         set.query = input.query;
       }
     }
+    if (input.view_id !== undefined) {
+      if (input.view_id === '') unset.view_id = '';
+      else {
+        await readableView(store, await loadPrincipal(store, hook.owner_id), input.view_id);
+        set.view_id = input.view_id;
+      }
+    }
+    const query = set.query !== undefined || (hook.query !== undefined && unset.query === undefined);
+    const view = set.view_id !== undefined || (hook.view_id !== undefined && unset.view_id === undefined);
+    if (query && view) throw bothQueryAndView();
     if (input.board_id !== undefined) {
       if (input.board_id === '') unset.board_id = '';
       else {

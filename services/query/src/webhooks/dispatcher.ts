@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
-import { loadPrincipal, type Clock, type Principal, type TaskDoc } from '@app/shared/domain';
+import { loadPrincipal, queryLookups, type Clock, type Principal, type TaskDoc } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { AccessSnapshot, type EventEnvelope } from '@app/shared/events';
-import { parseQuery, queryMatches, type Query } from '@app/shared/query';
+import { parseQuery, queryMatches, resolveQuery, type Query } from '@app/shared/query';
 import { encodeMetadata, type DocumentStore } from '@app/shared/store';
 import { ATTEMPT_LOG_MAX, deliveriesOf, deliveryId, NO_LEASE, webhooksOf, type DeliveryDoc, type WebhookDoc } from './model.js';
 import type { Sender } from './send.js';
+import { readableView } from '../handlers/views.js';
 import type { Metrics } from '@app/shared/observability';
 
 /** A webhook failing this long without a success is disabled (issue 10). */
@@ -80,16 +81,41 @@ export class WebhookDispatcher {
     return q;
   }
 
-  /** True when webhook `w` wants event `e` (type, board, query on the task after the change). */
-  private wants(w: WebhookDoc, e: EventEnvelope, now: Date): boolean {
+  /**
+   * The webhook's query (or its saved view's current query) with its functions resolved for its
+   * owner (`me()` = the owner, `activeSprint()` = the running sprint of the view's or webhook's
+   * board); null when it has none, false when it no longer parses or resolves (the board or the
+   * view became unreadable, the view was deleted): then no task event matches.
+   */
+  private async resolvedQuery(w: WebhookDoc, owner: Principal, now: Date): Promise<Query | null | false> {
+    let text = w.query;
+    let boardId = w.board_id;
+    try {
+      if (w.view_id !== undefined) {
+        // the view's current query and board, as long as the owner can still read the view
+        const view = await readableView(this.deps.store, owner, w.view_id);
+        text = view.query;
+        boardId = view.board_id ?? w.board_id;
+      }
+      if (text === undefined || text.trim() === '') return null;
+      const ctx = { userId: owner.userId, now, ...(boardId !== undefined ? { boardId } : {}) };
+      return await resolveQuery(this.query(text), ctx, queryLookups(this.deps.store, owner));
+    } catch {
+      return false;
+    }
+  }
+
+  /** True when webhook `w` wants event `e` (type, board, its resolved query `q` on the task after the change). */
+  private wants(w: WebhookDoc, e: EventEnvelope, now: Date, q: Query | null | false): boolean {
     if (e.seq <= w.after_seq) return false;
     if (!w.events.includes('*') && !w.events.includes(e.type)) return false;
     if (w.board_id !== undefined && e.board_id !== w.board_id) return false;
-    if (w.query !== undefined && w.query.trim() !== '') {
+    if (q !== null) {
       const task = taskAfter(e);
       if (task) {
+        if (q === false) return false;
         try {
-          if (!queryMatches(this.query(w.query), task, now)) return false;
+          if (!queryMatches(q, task, now)) return false;
         } catch {
           return false;
         }
@@ -111,11 +137,13 @@ export class WebhookDispatcher {
     const access = await AccessSnapshot.load(store, events);
     const principals = new Map<string, Principal>();
     for (const owner of new Set(hooks.map((h) => h.owner_id))) principals.set(owner, await loadPrincipal(store, owner));
+    const queries = new Map<string, Query | null | false>();
+    for (const w of hooks) queries.set(w._id, await this.resolvedQuery(w, principals.get(w.owner_id)!, now));
     const iso = now.toISOString();
     const docs: DeliveryDoc[] = [];
     for (const e of events) {
       for (const w of hooks) {
-        if (!this.wants(w, e, now) || !access.visible(principals.get(w.owner_id)!, e)) continue;
+        if (!this.wants(w, e, now, queries.get(w._id)!) || !access.visible(principals.get(w.owner_id)!, e)) continue;
         docs.push({
           _id: deliveryId(w._id, e.id), webhook_id: w._id, event_id: e.id, event_type: e.type, seq: e.seq, event: e,
           status: 'pending', attempt: 0, next_attempt_at: iso, lease_until: NO_LEASE, attempts: [], created_at: iso, updated_at: iso,

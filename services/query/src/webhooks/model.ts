@@ -12,6 +12,8 @@ export interface WebhookDoc {
   events: string[];
   board_id?: string;
   query?: string;
+  /** A saved view whose current query filters the deliveries (instead of `query`). */
+  view_id?: string;
   /** `whsec_<base64>` (Standard Webhooks); never returned after create. */
   secret: string;
   active: boolean;
@@ -97,6 +99,7 @@ export function toWebhook(d: WebhookDoc): Webhook {
   const w: Webhook = { id: d._id, url: d.url, events: d.events, active: d.active, created_at: d.created_at, updated_at: d.updated_at };
   if (d.board_id !== undefined) w.board_id = d.board_id;
   if (d.query !== undefined) w.query = d.query;
+  if (d.view_id !== undefined) w.view_id = d.view_id;
   if (d.disabled_reason !== undefined) w.disabled_reason = d.disabled_reason;
   if (d.failing_since !== undefined) w.failing_since = d.failing_since;
   return w;

@@ -2,10 +2,11 @@ import { EVENTS_COUNTER, type EventDoc, type EventType } from '@app/shared/domai
 import { Collections, type DocumentStore, type Session } from '@app/shared/store';
 
 /*
- * Reading the events outbox (issue 10; written by `appendEvents` in shared/src/domain/events.ts):
- * collection `events`, one document per committed change, `seq` strictly increasing in commit
- * order, taken from the counter document `{_id: 'events', seq}` in `counters`. The burndown only
- * reads it.
+ * Reading the numbered events (issue 10; written to the outbox by `appendEvents` in
+ * shared/src/domain/events.ts and numbered after commit by the relay, shared/src/events/relay.ts):
+ * collection `events`, one document per committed change, `seq` strictly increasing, per task in
+ * commit order; the relay's last `seq` is in the state document `{_id: 'events', seq}` of
+ * `counters`. The burndown only reads them.
  */
 
 /** An outbox event (the writers' {@link EventDoc}) with the `data` fields the burndown reads; `data.task` is the API task after the write. */
@@ -21,9 +22,11 @@ export interface OutboxEvent extends EventDoc {
 const TASK_EVENT_TYPES: EventType[] = ['task.created', 'task.updated', 'task.deleted', 'task.restored', 'card.moved'];
 
 /**
- * The outbox counter now (the `seq` of the last event), read in `session` so that, on both
- * backends, every event with a higher `seq` was committed after what this transaction reads.
- * 0 when no event was ever written.
+ * The relay's last `seq` now (0 when no event was numbered yet), read in `session`. Every event
+ * numbered up to it was committed before this transaction's reads, so the state this transaction
+ * reads already holds it. An event numbered later may still be one committed before (the relay
+ * numbers after the commit): replaying it on top of that state changes nothing, since each event
+ * carries its task's state after the write and a task's events are numbered in commit order.
  */
 export async function currentEventsSeq(store: DocumentStore, session: Session): Promise<number> {
   const counter = await store.collection<{ _id: string; seq?: unknown }>(Collections.counters).findOne({ _id: EVENTS_COUNTER }, { session });

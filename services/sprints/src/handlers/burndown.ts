@@ -2,6 +2,7 @@ import { callerId, type Handler } from '@app/shared/bus';
 import type { SprintsOps } from '@app/shared/contracts';
 import type { ServiceDeps } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
+import { catchUpOutbox } from '@app/shared/events';
 import { burndownSeries } from '../domain/burndown.js';
 import { DONE } from '../domain/members.js';
 import { taskEventsSince } from '../domain/outbox.js';
@@ -12,8 +13,9 @@ import { loadSprint } from '../domain/sprint-access.js';
  * `sprints.burndown` — `GET /api/v1/tasks/{sprintId}/burndown` (issue 12): the daily series of
  * remaining points from the start snapshot to the close (or now, from the injected clock),
  * replaying the task events of the outbox recorded since the start; the last day is exactly the
- * close snapshot's (or today's) members. Only tasks the reader can read are counted. See
- * {@link burndownSeries} for the formulas.
+ * close snapshot's (or today's) members. Only tasks the reader can read are counted; writes
+ * committed before the request are numbered first (`catchUpOutbox`). See {@link burndownSeries}
+ * for the formulas.
  *
  * Errors: 404 `TASK_NOT_FOUND`, 400 `NOT_A_SPRINT`, 400 `SPRINT_NOT_STARTED` (open and never
  * started), 503 `STORE_UNAVAILABLE`.
@@ -30,6 +32,8 @@ export function sprintBurndown({ store, clock }: ServiceDeps): Handler<typeof Sp
       });
     }
     const end = closed ? close.taken_at : clock.now().toISOString();
+    // the writes committed before this read are numbered first (read-your-writes)
+    await catchUpOutbox(store);
     const [events, final] = await Promise.all([
       start.events_seq < 0 ? [] : taskEventsSince(store, start.events_seq, end),
       closed ? close.members : readMembers(store, sprintId),

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SprintsOps } from '@app/shared/contracts';
 import { Collections, type DocumentStore } from '@app/shared/store';
 import type { BoardDoc } from '@app/shared/domain';
+import { catchUpOutbox } from '@app/shared/events';
 import { FaultyStore, testStore, type StoreCall } from '@app/shared/testing';
 import { aBoard, aMember, aSprint, reads, seed, serveSprints, snapshot, users } from '../fixtures.js';
 
@@ -39,7 +40,7 @@ describe('close-sprint under store faults', () => {
     ['the retro note', (c: StoreCall) => c.collection === 'notes' && c.op === 'insertOne'],
     ['marking the sprint done', (c: StoreCall) => c.collection === 'tasks' && c.op === 'updateOne'],
     ['repointing the boards', (c: StoreCall) => c.collection === 'boards' && c.op === 'updateMany'],
-    ['appending the events (issue 10)', (c: StoreCall) => c.collection === 'events' && c.op === 'insertMany'],
+    ['appending the events (issue 10)', (c: StoreCall) => c.collection === 'outbox' && c.op === 'insertOne'],
   ])('a fault at %s, after the rollover write, leaves nothing changed; the retry succeeds', async (_, step) => {
     const w = await world();
     const before = await snapshot(inner);
@@ -58,7 +59,7 @@ describe('close-sprint under store faults', () => {
     expect((await r.board(w.board._id))?.activeSprintId).toBe(w.sprint._id);
     expect(await snapshot(inner)).toEqual(before);
     // a rolled-back close emits nothing
-    expect(await inner.collection('events').countDocuments({})).toBe(0);
+    expect(await inner.collection(Collections.outbox).countDocuments({})).toBe(0);
 
     const out = await svc.close(w.u.alice, w.sprint._id, { rollover: w.next._id });
 
@@ -70,6 +71,7 @@ describe('close-sprint under store faults', () => {
     expect(await r.membersOf(w.next._id)).toEqual(w.open.map((t) => t._id).sort());
     expect(await r.notesOf(w.sprint._id)).toHaveLength(1);
     expect((await r.board(w.board._id))?.activeSprintId).toBe(w.next._id);
+    await catchUpOutbox(inner);
     const events = await inner.collection('events').find({}, { sort: { seq: 1 } });
     expect(events.map((e) => e.type).sort()).toEqual(['sprint.closed', 'task.updated', 'task.updated']);
   });
@@ -106,7 +108,7 @@ describe('start-sprint under store faults', () => {
   it.each([
     ['writing the start snapshot', (c: StoreCall) => c.collection === 'sprint_snapshots' && c.op === 'insertOne' && c.inTransaction],
     ['pointing the boards', (c: StoreCall) => c.collection === 'boards' && c.op === 'bulkWrite' && c.inTransaction],
-    ['appending the board.updated event', (c: StoreCall) => c.collection === 'events' && c.op === 'insertMany' && c.inTransaction],
+    ['appending the board.updated event', (c: StoreCall) => c.collection === 'outbox' && c.op === 'insertOne' && c.inTransaction],
   ])('a fault at %s leaves no snapshot and no board pointer; the retry starts it', async (_, step) => {
     const w = await world();
     const board = aBoard({ owner: w.u.alice });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryBus } from '@app/shared/bus';
 import { TasksOps } from '@app/shared/contracts';
 import { fixedClock } from '@app/shared/domain';
+import { catchUpOutbox } from '@app/shared/events';
 import { silentLogger } from '@app/shared/log';
 import { Collections, type Doc } from '@app/shared/store';
 import { FaultyStore, testStore } from '@app/shared/testing';
@@ -19,7 +20,11 @@ async function faulty() {
   await bus.serve(tasksService.bindings({ store, clock: fixedClock(T0), log }), { queue: 'tasks', log });
   return {
     inner, store, bus,
-    events: () => inner.collection(Collections.events).find({}, { sort: { seq: 1 } }),
+    /** The numbered events (the committed writes numbered first, as a reader sees them). */
+    events: async () => {
+      await catchUpOutbox(inner);
+      return inner.collection(Collections.events).find({}, { sort: { seq: 1 } });
+    },
     async [Symbol.asyncDispose]() {
       await bus.close();
       await inner.close();
@@ -40,11 +45,11 @@ describe('outbox under store faults', () => {
 
   it('a fault on the event append: 503 and the write itself rolled back (never a write without its event)', async () => {
     await using f = await faulty();
-    f.store.failOn((c) => c.collection === 'events' && c.op === 'insertMany');
+    f.store.failOn((c) => c.collection === 'outbox' && c.op === 'insertOne');
     await expect(f.bus.request(TasksOps.create, { title: 'lost' }, { userId: ALICE })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     expect(await f.inner.collection(Collections.tasks).countDocuments({})).toBe(0);
     expect(await f.events()).toEqual([]);
-    // the counter did not move either: the next event is seq 1
+    // nothing reached the outbox either: the next event is seq 1
     const task = await f.bus.request(TasksOps.create, { title: 'kept' }, { userId: ALICE });
     expect((await f.events()).map((e) => [e.seq, e.type, e.task_id])).toEqual([[1, 'task.created', task.id]]);
   });

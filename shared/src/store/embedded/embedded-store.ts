@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { AppError } from '../../errors/index.js';
 import type { Collection, Doc, DocumentStore, IndexSpec, Session, StoreStats } from '../port.js';
+import { TRANSACTION_DEADLINE_MS } from '../port.js';
 import { EmbeddedCollection, type TxnRunner } from './collection.js';
 import { CollectionState } from './collection-state.js';
 import { HISTORY_COLLECTIONS, HistoryCollection } from './history.js';
@@ -95,9 +96,10 @@ function waiter(): Waiter {
 
 /**
  * Default of {@link EmbeddedStoreOptions.lockWaitMs}: how long a transaction waits for the one
- * before it to end before it is refused (longer than every op's bus timeout).
+ * before it to end before it is refused: the transaction deadline of the port (shorter than every
+ * write op's bus timeout; docs/concurrency.md "Deadlines").
  */
-export const LOCK_WAIT_MS = 20_000;
+export const LOCK_WAIT_MS = TRANSACTION_DEADLINE_MS;
 
 /** A transaction waiting for the store's transaction lock (see {@link EmbeddedStore.withTransaction}). */
 interface LockWaiter {

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { MongoClient, type AnyBulkWriteOperation, type ClientSession, type Collection as DriverCollection, type Db } from 'mongodb';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MongoClient, MongoError, type AnyBulkWriteOperation, type ClientSession, type Collection as DriverCollection, type Db } from 'mongodb';
 import type { Logger } from 'pino';
 import { AppError } from '../../errors/index.js';
 import type {
   BulkOp, BulkResult, Collection, Doc, DocumentStore, Filter, FindOneAndUpdateOptions, FindOptions, IndexSpec,
   Session, SessionOption, StoreStats, Update, UpdateOptions, UpdateResult, WriteOptions,
 } from '../port.js';
+import { TRANSACTION_DEADLINE_MS } from '../port.js';
 import { checkDocument, checkUpdate } from '../rules.js';
 import { isTransientTransactionError, mapMongoError } from './errors.js';
 import { TtlDates } from './ttl-dates.js';
@@ -17,12 +19,35 @@ export interface MongoStoreOptions {
   log?: Logger;
   /** How long an operation waits for a usable server before `STORE_UNAVAILABLE`; default 5000 ms. */
   serverSelectionTimeoutMS?: number;
+  /** A transaction's deadline, all attempts included (ms); default {@link TRANSACTION_DEADLINE_MS}. */
+  transactionDeadlineMs?: number;
 }
 
 class MongoSession implements Session {
   readonly __session = true as const;
-  constructor(readonly client: ClientSession) {}
+  constructor(
+    readonly client: ClientSession,
+    /** `performance.now()` past which no operation of the transaction starts. */
+    readonly deadline: number,
+  ) {}
 }
+
+/** The error of a commit that did not finish within the transaction's deadline. */
+function pastDeadline(ms: number, cause?: unknown): AppError {
+  return new AppError('STORE_UNAVAILABLE', {
+    message: `The store did not confirm the commit within the transaction's deadline (${ms} ms)`,
+    details: { deadline_ms: ms },
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+/** Backoff before the transaction's attempt `n` (n ≥ 1), as the driver's: jitter × min(5 ms × 1.5ⁿ, 500 ms). */
+const backoffMs = (n: number) => Math.random() * Math.min(5 * 1.5 ** n, 500);
+
+/** Server code `MaxTimeMSExpired` (the commit's `maxCommitTimeMS` ran out). */
+const MAX_TIME_EXPIRED = 50;
+
+const hasLabel = (e: unknown, label: string) => e instanceof MongoError && e.hasErrorLabel(label);
 
 function driverSession(session: Session | undefined): { session?: ClientSession } {
   if (!session) return {};
@@ -202,6 +227,8 @@ class MongoCollection<T extends Doc> implements Collection<T> {
   /** One round trip: `fn` with the driver session; errors mapped ({@link mapMongoError}; `update`: the call's update document). */
   private async call<R>(session: Session | undefined, fn: (s: { session?: ClientSession }) => Promise<R>, update?: Update): Promise<R> {
     this.enter();
+    // no operation of a transaction starts past its deadline (the transaction then aborts)
+    if (session instanceof MongoSession && performance.now() >= session.deadline) throw new AppError('STORE_UNAVAILABLE', { message: 'The transaction ran past its deadline; nothing was written' });
     try {
       return await fn(driverSession(session));
     } catch (e) {
@@ -245,6 +272,7 @@ export class MongoStore implements DocumentStore {
     private readonly client: MongoClient,
     private readonly db: Db,
     private readonly log: Logger | undefined,
+    private readonly deadlineMs = TRANSACTION_DEADLINE_MS,
   ) {}
 
   /** Connects (rejects with `STORE_UNAVAILABLE` when no server answers within the selection timeout). */
@@ -261,7 +289,7 @@ export class MongoStore implements DocumentStore {
       throw mapMongoError(e);
     }
     opts.log?.info({ db: opts.db }, 'mongo store connected');
-    return new MongoStore(client, client.db(opts.db), opts.log);
+    return new MongoStore(client, client.db(opts.db), opts.log, opts.transactionDeadlineMs ?? TRANSACTION_DEADLINE_MS);
   }
 
   collection<T extends Doc = Doc>(name: string): Collection<T> {
@@ -271,18 +299,55 @@ export class MongoStore implements DocumentStore {
     }, () => this.ttl.get(name));
   }
 
+  /**
+   * Runs `fn` in a transaction (snapshot reads, majority writes) and retries it as the driver's
+   * `withTransaction` does (a `TransientTransactionError` reruns `fn` after a jittered backoff of
+   * 5 ms × 1.5ⁿ up to 500 ms; an `UnknownTransactionCommitResult` retries the commit), but within
+   * the transaction's deadline ({@link TRANSACTION_DEADLINE_MS}, docs/concurrency.md "Deadlines")
+   * instead of the driver's fixed 120 s: no operation starts past it, the commit may take only what
+   * is left of it (`maxCommitTimeMS`), and no retry starts past it. Past the deadline a write
+   * conflict ends as `CONFLICT` (409) and anything else as `STORE_UNAVAILABLE` (503), the attempt
+   * aborted: nothing written. (A commit whose outcome stayed unknown at the deadline is reported
+   * as 503 too; MongoDB may still have applied it, which the Idempotency-Key of a retry covers.)
+   */
   async withTransaction<R>(fn: (session: Session) => Promise<R>): Promise<R> {
     this.assertOpen();
+    const deadline = performance.now() + this.deadlineMs;
+    const left = () => deadline - performance.now();
     const session = this.client.startSession();
+    // waits before the next attempt; false when the deadline would pass first
+    const backoff = async (attempt: number): Promise<boolean> => {
+      const wait = backoffMs(attempt + 1);
+      if (left() <= wait) return false;
+      await sleep(wait);
+      return true;
+    };
     try {
-      return await session.withTransaction(
-        async (s) => {
-          const result = await fn(new MongoSession(s));
-          this.stats.roundTrips++;
-          return result;
-        },
-        { readConcern: { level: 'snapshot' }, writeConcern: { w: 'majority' } },
-      );
+      for (let attempt = 0; ; attempt++) {
+        session.startTransaction({ readConcern: { level: 'snapshot' }, writeConcern: { w: 'majority' }, maxCommitTimeMS: Math.max(1, Math.floor(left())) });
+        let result: R;
+        try {
+          result = await fn(new MongoSession(session, deadline));
+        } catch (e) {
+          if (session.inTransaction()) await session.abortTransaction().catch(() => undefined);
+          if (hasLabel(e, 'TransientTransactionError') && (await backoff(attempt))) continue;
+          throw e;
+        }
+        this.stats.roundTrips++;
+        let retry = false;
+        while (!retry) {
+          try {
+            await session.commitTransaction();
+            return result;
+          } catch (e) {
+            const timedOut = e instanceof MongoError && e.code === MAX_TIME_EXPIRED;
+            if (hasLabel(e, 'UnknownTransactionCommitResult') && !timedOut && left() > 0) continue;
+            if (hasLabel(e, 'TransientTransactionError') && (await backoff(attempt))) retry = true;
+            else if (timedOut || hasLabel(e, 'UnknownTransactionCommitResult')) throw pastDeadline(this.deadlineMs, e);
+            else throw e;
+          }
+        }
+      }
     } catch (e) {
       this.log?.debug({ err: e }, 'mongo store: transaction failed');
       throw mapMongoError(e);

@@ -1,0 +1,56 @@
+import { resolveQuery, type FunctionLookups, type Query } from '../query/index.js';
+import { Collections } from '../store/collections.js';
+import { metadataPath } from '../store/keys.js';
+import type { DocumentStore, Filter, Session } from '../store/port.js';
+import { readableTasksFilter, type Principal } from './access.js';
+import { loadBoard } from './board-access.js';
+import type { BoardDoc } from './board.js';
+import type { TaskDoc } from './task.js';
+
+/**
+ * The look-ups of query functions (docs/query-language.md "Functions") under the caller's access
+ * rules (DESIGN §5): `activeSprint('<board>')` reads the board with `loadBoard` (missing or
+ * unreadable → 404 `BOARD_NOT_FOUND`, the same answer, so a sprint of an unreadable board never
+ * resolves); `openSprints()` / `closedSprints()` list the live sprint tasks (`app.type = sprint`)
+ * the caller can read; the time zone is the `timezone` the caller chose (read-only projection of
+ * its user record; absent → UTC). `board`, when given, answers `activeSprint()` for the board the
+ * query runs on without another read.
+ */
+export function queryLookups(store: DocumentStore, principal: Principal, opts: { board?: BoardDoc; session?: Session } = {}): FunctionLookups {
+  const s = opts.session ? { session: opts.session } : {};
+  return {
+    async activeSprint(boardId) {
+      if (opts.board && opts.board._id === boardId) return opts.board.activeSprintId;
+      return (await loadBoard(store, principal.userId, boardId, 'read', opts.session)).board.activeSprintId;
+    },
+    async sprints(state) {
+      const filter: Filter = {
+        $and: [readableTasksFilter(principal), { [metadataPath('app.type')]: 'sprint' }, state === 'open' ? { status: { $ne: 'done' } } : { status: 'done' }],
+      };
+      const docs = await store.collection<TaskDoc>(Collections.tasks).find(filter, { projection: { _id: 1 }, sort: { created_at: 1, _id: 1 }, ...s });
+      return docs.map((d) => d._id);
+    },
+    async timezone() {
+      const user = await store.collection<{ _id: string; timezone?: string }>(Collections.users).findOne({ _id: principal.userId }, { projection: { timezone: 1 }, ...s });
+      return typeof user?.timezone === 'string' ? user.timezone : undefined;
+    },
+  };
+}
+
+/**
+ * `q` with its function calls resolved for `principal` at `now`, on board `board` when the query
+ * runs on one (board query, column read, move); see `resolveQuery` for the rules and errors.
+ * A query without calls is returned as is, with no store read.
+ */
+export function resolveFor(
+  store: DocumentStore,
+  principal: Principal,
+  q: Query,
+  opts: { now: Date; board?: BoardDoc; session?: Session },
+): Promise<Query> {
+  return resolveQuery(
+    q,
+    { userId: principal.userId, now: opts.now, ...(opts.board ? { boardId: opts.board._id } : {}) },
+    queryLookups(store, principal, { ...(opts.board ? { board: opts.board } : {}), ...(opts.session ? { session: opts.session } : {}) }),
+  );
+}
