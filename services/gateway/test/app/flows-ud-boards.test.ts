@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { catchUpOutbox } from '@app/shared/events';
 import { Collections } from '@app/shared/store';
 import { expectDeprecated, expectError, system, type System, type User } from './system.js';
 
@@ -8,7 +9,11 @@ import { expectDeprecated, expectError, system, type System, type User } from '.
  * `BoardResponse` fields and `POST /auth/register` (docs/boards.md, docs/auth.md).
  */
 
-const count = (sys: System, name: string, filter: Record<string, unknown> = {}) => sys.store.collection(name).countDocuments(filter);
+/** Documents of `name` matching `filter`; for `events`, once the committed writes are numbered (as a reader sees them). */
+const count = async (sys: System, name: string, filter: Record<string, unknown> = {}) => {
+  if (name === Collections.events) await catchUpOutbox(sys.store);
+  return sys.store.collection(name).countDocuments(filter);
+};
 
 const COLUMNS = [
   { name: 'Todo', query: "status = 'todo'" },

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { catchUpOutbox } from '@app/shared/events';
 import { Collections } from '@app/shared/store';
 import { expectDeprecated, expectError, system, type System, type User } from './system.js';
 
@@ -13,8 +14,9 @@ const task = async (sys: System, as: User, body: Record<string, unknown> = {}) =
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body as { id: string; version: number; title: string };
 };
+/** Events of `type` in seq order, once the committed writes are numbered (as a reader sees them). */
 const eventsOf = async (sys: System, type: string) =>
-  (await sys.store.collection(Collections.events).find({ type }, { sort: { seq: 1 } })) as unknown as Array<{ task_id: string; data: any }>;
+  (await catchUpOutbox(sys.store), await sys.store.collection(Collections.events).find({ type }, { sort: { seq: 1 } })) as unknown as Array<{ task_id: string; data: any }>;
 
 /** alice shares a board with a group holding bob at `permission`; a card alice makes there is readable by bob. */
 async function sharedCard(sys: System, alice: User, bob: User, permission: 'r' | 'rw'): Promise<string> {
