@@ -1,7 +1,10 @@
 import { BoardsOps, GroupsOps } from '@app/shared/contracts';
 import { bindOps, WRITE_INDEXES, type ServiceDefinition } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
-import { boardMembers, createBoard, getBoard, listBoards, previewActions, removeBoard, shareBoard, unshareBoard, updateBoard } from './handlers/boards.js';
+import {
+  boardMembers, createBoard, ensureDefaultBoard, getBoard, listBoards, previewActions, previewCreateBoard, previewUpdateBoard, removeBoard,
+  shareBoard, unshareBoard, updateBoard,
+} from './handlers/boards.js';
 import { createBoardTask } from './handlers/create-task.js';
 import { addMember, createGroup, getGroup, listGroups, removeMember } from './handlers/groups.js';
 import { moveCard } from './handlers/move.js';
@@ -27,6 +30,9 @@ export const boardsService: ServiceDefinition = {
       share: shareBoard,
       unshare: unshareBoard,
       previewActions,
+      previewCreate: previewCreateBoard,
+      previewUpdate: previewUpdateBoard,
+      ensureDefault: ensureDefaultBoard,
       createTask: createBoardTask,
       move: moveCard,
     }),

@@ -4,6 +4,7 @@ import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, metadataPath, type IndexSpec } from '@app/shared/store';
 import { eventWork } from './events/background.js';
 import { boardSummary } from './handlers/board-summary.js';
+import { boardTasks } from './handlers/board-tasks.js';
 import { validateQueryText } from './handlers/validate.js';
 import { eventsFeed } from './handlers/events-feed.js';
 import { webhookHandlers } from './handlers/webhooks.js';
@@ -25,7 +26,7 @@ const taskIndex = (keys: IndexSpec['keys']): IndexSpec => ({ collection: Collect
 export const queryService: ServiceDefinition = {
   name: 'query',
   bindings: (deps) => [
-    ...bindOps(deps, QueryOps, { tasks: queryTasks, board: queryBoard, column: queryColumn, summary: boardSummary, validate: validateQueryText }),
+    ...bindOps(deps, QueryOps, { tasks: queryTasks, board: queryBoard, column: queryColumn, summary: boardSummary, validate: validateQueryText, boardTasks }),
     ...bindOps(deps, EventsOps, { feed: eventsFeed }),
     ...bindOps(deps, WebhooksOps, webhookHandlers),
     ...bindOps(deps, ViewsOps, viewHandlers),

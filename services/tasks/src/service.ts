@@ -2,12 +2,15 @@ import { TasksOps } from '@app/shared/contracts';
 import { bindOps, WRITE_INDEXES, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, type IndexSpec } from '@app/shared/store';
 import { createBatch, updateBatch } from './handlers/batch.js';
+import { deleteMany, getMany, transfer, updateEach, updateMany, upsert } from './handlers/batch-family.js';
+import { checkIn } from './handlers/check-in.js';
 import { create } from './handlers/create.js';
 import { deleteMetadata } from './handlers/delete-metadata.js';
 import { get } from './handlers/get.js';
 import { movePath } from './handlers/move-path.js';
 import { addNote, listNotes } from './handlers/notes.js';
 import { remove } from './handlers/remove.js';
+import { restore } from './handlers/restore.js';
 import { setMetadata } from './handlers/set-metadata.js';
 import { update } from './handlers/update.js';
 
@@ -15,12 +18,15 @@ const taskIndex = (field: string): IndexSpec => ({ collection: Collections.tasks
 
 /**
  * The tasks service (DESIGN §1): task create, the task detail family, metadata writes, folder
- * move and notes, on subjects `tasks.*`.
+ * move, notes, restore, check-in and the batch writes, on subjects `tasks.*`.
  */
 export const tasksService: ServiceDefinition = {
   name: 'tasks',
   bindings: (deps) =>
-    bindOps(deps, TasksOps, { create, get, update, remove, setMetadata, deleteMetadata, movePath, addNote, listNotes, createBatch, updateBatch }),
+    bindOps(deps, TasksOps, {
+      create, get, update, remove, setMetadata, deleteMetadata, movePath, addNote, listNotes, createBatch, updateBatch,
+      restore, checkIn, getMany, updateMany, updateEach, deleteMany, transfer, upsert,
+    }),
   indexes: [
     ...['created_by', 'groupId', 'deleted', 'status', 'tags', 'metadata.$**', 'created_at', 'updated_at', 'derivedFromId'].map(taskIndex),
     { collection: Collections.notes, keys: { task_id: 1, created_at: 1 } },

@@ -69,6 +69,7 @@ export const Column = Type.Object({
   query: Type.String({ description: 'column query (query language); may be empty or only an ORDER BY' }),
   actions: Type.Array(ColumnAction),
   wip_limit: Type.Optional(Type.Integer({ minimum: 1 })),
+  order: Type.Integer({ minimum: 0, description: 'the column\'s 0-based position on the board (reads only; the list order is the board order)' }),
 });
 
 /** A column as a client sends it: the id is backfilled when missing (`col-<slug of name>`). */
@@ -79,6 +80,7 @@ export const ColumnInput = Type.Object(
     query: Type.Optional(Type.String({ maxLength: 10_000, description: 'default empty (every task in the board scope)' })),
     actions: Type.Optional(Type.Array(ColumnActionInput, { description: 'manual actions; `query` actions are regenerated' })),
     wip_limit: Type.Optional(Type.Integer({ minimum: 1, description: 'work-in-progress limit; the summary flags columns over it' })),
+    order: Type.Optional(Type.Integer({ minimum: 0, description: 'accepted and ignored (a column read sent back): the list order is the board order' })),
   },
   { additionalProperties: false },
 );
@@ -96,8 +98,12 @@ export const Board = Type.Object({
   owner_id: Type.String(),
   group_id: Type.Optional(Type.String({ description: 'the group the board is shared with' })),
   permission: Type.Optional(Permission),
+  group_permission: Type.Optional(Permission),
   created_at: Timestamp,
+  created_by: Type.String(),
   updated_at: Timestamp,
+  updated_by: Type.String(),
+  is_active: Type.Boolean({ description: 'always true: a deleted board is gone, not inactive' }),
   version: Type.Integer({ minimum: 1, description: '1 on create, +1 on every committed change (columns, sharing, sprint pointer); the ETag' }),
   is_owner: Type.Boolean(),
 });
@@ -138,6 +144,19 @@ export const BoardUpdateBody = Type.Object(
   { additionalProperties: false },
 );
 export type BoardUpdateBody = Static<typeof BoardUpdateBody>;
+
+/** Query string of board create and update: `dry_run=true` computes the board and writes nothing. */
+export const BoardDryRunQuery = Type.Object(
+  { dry_run: Type.Optional(Type.Boolean({ default: false, description: 'true: answer 200 `{dry_run, board}` with the board as it would be; nothing written' })) },
+  { additionalProperties: false },
+);
+
+/** Reply of a dry run of board create or update (Swagger `BoardPreviewResponse`): the board as the write would leave it. */
+export const BoardPreview = Type.Object({
+  dry_run: Type.Boolean({ description: 'always true' }),
+  board: Board,
+});
+export type BoardPreview = Static<typeof BoardPreview>;
 
 /** Body of `POST /boards/{id}/share`. */
 export const BoardShareBody = Type.Object(
@@ -247,6 +266,12 @@ export const BoardsOps = {
   share: op({ subject: 'boards.share', request: busRequest(BoardPathParams.properties, BoardShareBody.properties), response: Board, versionOf: boardVersion }),
   /** Owner only; removes the group sharing (the board stays `shared`, visible to its owner only). */
   unshare: op({ subject: 'boards.unshare', request: BoardPathParams, response: Board, versionOf: boardVersion }),
+  /** The board `create` would make (same checks and errors), written nothing (`?dry_run=true`). */
+  previewCreate: op({ subject: 'boards.previewCreate', request: busRequest(BoardCreateBody.properties), response: BoardPreview }),
+  /** The board `update` would leave (same checks, owner only, If-Match), written nothing (`?dry_run=true`). */
+  previewUpdate: op({ subject: 'boards.previewUpdate', request: busRequest(BoardPathParams.properties, BoardUpdateBody.properties), response: BoardPreview }),
+  /** The caller's default board, created on first call with the default columns; one per user. */
+  ensureDefault: op({ subject: 'boards.ensureDefault', request: Empty, response: Board, versionOf: boardVersion }),
   /** The board's people: its owner and the members of its group; readers of the board only (404 `BOARD_NOT_FOUND`). */
   members: op({ subject: 'boards.members', request: BoardPathParams, response: BoardMembers }),
   /** Read-only: the actions a column query would materialize (the column query alone). */

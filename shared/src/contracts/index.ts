@@ -8,6 +8,10 @@ export {
   BatchItemError, BatchItemResult, TaskBatchResult,
 } from './tasks.js';
 export {
+  CheckInResult, TaskIdsBody, TaskItemsResult, BatchSameUpdateBody, UpdateEachItem, BatchUpdateEachBody, BatchDeleteBody,
+  BatchTransferBody, BatchOutcomeItem, BatchOutcome, UpsertItem, BatchUpsertBody, UpsertOutcomeItem, BatchUpsertResult,
+} from './tasks.js';
+export {
   SprintsOps, SprintParams, CloseSprintBody, CloseSprintRequest, CloseSprintResult, BACKLOG, NO_TARGET, SprintBoardParams,
   CreateSprintBody, ListSprintsQuerystring, SprintSummary, SprintList, StartSprintBody, StartSprintRequest, StartSprintResult,
   ReportItem, SprintReport, VelocityQuerystring, VelocityResult, Burndown, VELOCITY_LAST,
@@ -17,12 +21,14 @@ export {
   ColumnQueryResult, ColumnCard, SummaryQuerystring, ColumnSummary, BoardSummaryResult, BoardQueryParams, ColumnQueryParams,
   QueryValidateBody, QueryValidateResult, QueryFault,
 } from './query.js';
+export { BoardTasksQuerystring, BoardTasksResult } from './query.js';
 export {
   BoardsOps, GroupsOps, BoardPathParams, BoardTaskParams, GroupParams, GroupMemberParams, ColumnAction, ColumnActionInput,
   Column, ColumnInput, Board, BoardList, BoardCreateBody, BoardUpdateBody, BoardShareBody, PreviewActionsBody,
   PreviewActionsResult, BoardTaskCreateBody, CardMoveBody, AppliedAction, CardMoveResult, Group, GroupCreateBody, GroupMemberBody,
   BoardMember, BoardMembers,
 } from './boards.js';
+export { BoardDryRunQuery, BoardPreview } from './boards.js';
 export {
   EventsOps, WebhooksOps, FeedQuerystring, StreamQuerystring, FeedPage, WebhookCreateBody, WebhookUpdateBody, Webhook, WebhookList,
   DeliveryAttempt, Delivery, DeliveryList, WebhookParams, DeliveryParams,

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Task } from '../domain/task.js';
+import { Board } from './boards.js';
 import { op } from './op.js';
 import { busRequest, MetadataObject, Page, PageSize, PathId, StringEnum } from './schemas.js';
 
@@ -126,6 +127,26 @@ export const BoardSummaryResult = Type.Object({
   columns: Type.Array(ColumnSummary),
 });
 
+/** Query string of `GET /api/v1/boards/:boardId/tasks` (ud's board read). */
+export const BoardTasksQuerystring = Type.Object(
+  {
+    page_size: Type.Optional(Type.Integer({ minimum: 0, maximum: 200, default: 20, description: 'cards per column (the first page), 0..200; 0 = counts only' })),
+    sprint: Type.Optional(SprintChoice),
+  },
+  { additionalProperties: false },
+);
+export type BoardTasksQuerystring = Static<typeof BoardTasksQuerystring>;
+
+/**
+ * Reply of the board read (ud's `BoardTasksResponse`): the board, and per column id its full
+ * card count and the first page of its cards (full task objects) in column order.
+ */
+export const BoardTasksResult = Type.Object({
+  board: Board,
+  column_counts: Type.Object({}, { additionalProperties: Type.Integer(), description: 'column id → number of cards in the column' }),
+  column_tasks: Type.Object({}, { additionalProperties: Type.Array(Task), description: 'column id → its first `page_size` cards, in column order' }),
+});
+
 /** Path parameters of the board query and the summary. Any string: an unknown id is a 404. */
 export const BoardQueryParams = Type.Object({ boardId: PathId });
 /** Path parameters of the column read. */
@@ -171,6 +192,8 @@ export const QueryOps = {
   board: op({ subject: 'query.board', request: busRequest(BoardQueryParams.properties, BoardQueryBody.properties), response: BoardQueryResult, timeoutMs: QUERY_TIMEOUT_MS }),
   /** One column's cards with the server-built effective query (Draft). */
   column: op({ subject: 'query.column', request: busRequest(ColumnQueryParams.properties, ColumnQueryBody.properties), response: ColumnQueryResult, timeoutMs: QUERY_TIMEOUT_MS }),
+  /** The board with every column's count and first page of cards, in one request (ud's `GET /kanban/boards/{id}/tasks`). */
+  boardTasks: op({ subject: 'query.boardTasks', request: busRequest(BoardQueryParams.properties, BoardTasksQuerystring.properties), response: BoardTasksResult, timeoutMs: QUERY_TIMEOUT_MS }),
   /** Per-column counts and previews of a board (Draft). */
   summary: op({ subject: 'query.summary', request: busRequest(BoardQueryParams.properties, SummaryQuerystring.properties), response: BoardSummaryResult, timeoutMs: QUERY_TIMEOUT_MS }),
   /** Checks query text without running it (`POST /api/v1/tasks/query/validate`, Draft). */

@@ -196,6 +196,121 @@ export type BatchItemResult = Static<typeof BatchItemResult>;
 export const TaskBatchResult = Type.Object({ results: Type.Array(BatchItemResult) });
 export type TaskBatchResult = Static<typeof TaskBatchResult>;
 
+/** Reply of the check-in: the task's check-in count after it. */
+export const CheckInResult = Type.Object({ checkInCount: Type.Integer({ minimum: 1 }) });
+export type CheckInResult = Static<typeof CheckInResult>;
+
+/*
+ * The batch family of ud's clients (`/todolist/batch*`, Swagger `BatchGetTodolistItemsDTO` and
+ * friends): 1..100 ids or items, each checked as its single request would be; one item's failure
+ * is reported in its result and the others stand (docs/tasks.md "Batch family").
+ */
+
+/** 1..100 task ids; a repeated id counts once. */
+const BatchIds = Type.Array(Type.String(), { minItems: 1, maxItems: BATCH_MAX, description: '1..100 task ids' });
+
+/** Body of `POST /tasks/batch-get` (legacy `POST /todolist/batch`): read tasks by id. */
+export const TaskIdsBody = Type.Object({ ids: BatchIds }, { additionalProperties: false });
+export type TaskIdsBody = Static<typeof TaskIdsBody>;
+
+/** Reply of the batch read: the live tasks the caller can read, in the order of the ids; others left out. */
+export const TaskItemsResult = Type.Object({ items: Type.Array(Task) });
+export type TaskItemsResult = Static<typeof TaskItemsResult>;
+
+/** Body of `POST /tasks/batch-update`: the same changes (a task PATCH body) to every id. */
+export const BatchSameUpdateBody = Type.Object({ ids: BatchIds, updates: TaskUpdateBody }, { additionalProperties: false });
+export type BatchSameUpdateBody = Static<typeof BatchSameUpdateBody>;
+
+/** One item of `PATCH /tasks/batch-update-each`: a task's description and/or its links (wikilinks resolved by the client). */
+export const UpdateEachItem = Type.Object(
+  {
+    id: Type.String({ description: 'the task id' }),
+    description: Type.Optional(TaskCreateFields.description),
+    links_to: Type.Optional(Type.Array(Type.String(), { maxItems: 1000, description: 'replaces `linkedToIds`: ids of tasks the caller can read' })),
+  },
+  { additionalProperties: false },
+);
+export type UpdateEachItem = Static<typeof UpdateEachItem>;
+
+/** Body of `PATCH /tasks/batch-update-each`: 1..100 per-task updates. */
+export const BatchUpdateEachBody = Type.Object(
+  { items: Type.Array(UpdateEachItem, { minItems: 1, maxItems: BATCH_MAX }) },
+  { additionalProperties: false },
+);
+export type BatchUpdateEachBody = Static<typeof BatchUpdateEachBody>;
+
+/** Body of `POST /tasks/batch-delete`: soft-delete every id. */
+export const BatchDeleteBody = Type.Object({ ids: BatchIds }, { additionalProperties: false });
+export type BatchDeleteBody = Static<typeof BatchDeleteBody>;
+
+/** Body of `POST /tasks/batch-transfer`: give the caller's tasks to another user. */
+export const BatchTransferBody = Type.Object(
+  { ids: BatchIds, newOwnerId: Type.String({ minLength: 1, description: 'the id of an existing user' }) },
+  { additionalProperties: false },
+);
+export type BatchTransferBody = Static<typeof BatchTransferBody>;
+
+/** One result of the id batches, in input order: `success`, else `error` (the message) with its `code` and `status`. */
+export const BatchOutcomeItem = Type.Object({
+  id: Type.String(),
+  success: Type.Boolean(),
+  error: Type.Optional(Type.String({ description: 'what the single request would have answered: `CODE: message`' })),
+  code: Type.Optional(Type.String({ description: 'the error code (docs/errors.md)' })),
+  status: Type.Optional(Type.Integer({ description: 'the HTTP status the single request would have had' })),
+});
+export type BatchOutcomeItem = Static<typeof BatchOutcomeItem>;
+
+/** Reply of batch-update, batch-update-each, batch-delete and batch-transfer (Swagger `BatchUpdateResultDTO`). */
+export const BatchOutcome = Type.Object({
+  totalCount: Type.Integer(),
+  successCount: Type.Integer(),
+  failCount: Type.Integer(),
+  results: Type.Array(BatchOutcomeItem),
+});
+export type BatchOutcome = Static<typeof BatchOutcome>;
+
+/** One item of `POST /tasks/batch-upsert`: a create body whose `metadata.obsidianPath` identifies the task. */
+export const UpsertItem = Type.Object(
+  {
+    title: TaskCreateFields.title,
+    description: TaskCreateFields.description,
+    status: TaskCreateFields.status,
+    tags: TaskCreateFields.tags,
+    assignee: TaskCreateFields.assignee,
+    kickoff: Type.Optional(Instant('start')),
+    deadline: Type.Optional(Instant('due date')),
+    metadata: Type.Optional(MetadataObject('must carry `obsidianPath` (a non-empty string): the key the item is matched on')),
+  },
+  { additionalProperties: false },
+);
+export type UpsertItem = Static<typeof UpsertItem>;
+
+/** Body of `POST /tasks/batch-upsert`: 1..100 items. */
+export const BatchUpsertBody = Type.Object({ items: Type.Array(UpsertItem, { minItems: 1, maxItems: BATCH_MAX }) }, { additionalProperties: false });
+export type BatchUpsertBody = Static<typeof BatchUpsertBody>;
+
+/** One result of the upsert, in input order. */
+export const UpsertOutcomeItem = Type.Object({
+  action: Type.String({ description: '`created`, `updated`, `skipped` (nothing to change) or `failed` (see `error`)' }),
+  id: Type.Optional(Type.String({ description: 'the task created or matched' })),
+  obsidianPath: Type.Optional(Type.String()),
+  error: Type.Optional(Type.String({ description: '`CODE: message` of a failed item' })),
+  code: Type.Optional(Type.String()),
+  status: Type.Optional(Type.Integer()),
+});
+export type UpsertOutcomeItem = Static<typeof UpsertOutcomeItem>;
+
+/** Reply of the upsert (Swagger `BatchUpsertResultDTO`). */
+export const BatchUpsertResult = Type.Object({
+  totalCount: Type.Integer(),
+  createdCount: Type.Integer(),
+  updatedCount: Type.Integer(),
+  skippedCount: Type.Integer(),
+  failCount: Type.Integer(),
+  results: Type.Array(UpsertOutcomeItem),
+});
+export type BatchUpsertResult = Static<typeof BatchUpsertResult>;
+
 /** The ops of the tasks service, subjects `tasks.<verb>`. */
 export const TasksOps = {
   create: op({ subject: 'tasks.create', request: busRequest(TaskCreateBody.properties), response: Task, versionOf: (t) => t.version }),
@@ -209,4 +324,16 @@ export const TasksOps = {
   listNotes: op({ subject: 'tasks.listNotes', request: busRequest(TaskParams.properties), response: NoteList }),
   createBatch: op({ subject: 'tasks.createBatch', request: busRequest(TaskBatchCreateBody.properties), response: TaskBatchResult, timeoutMs: 15_000 }),
   updateBatch: op({ subject: 'tasks.updateBatch', request: busRequest(TaskBatchUpdateBody.properties), response: TaskBatchResult, timeoutMs: 15_000 }),
+  /** Makes a soft-deleted task live again (owner or `rw` group member; 404 otherwise). */
+  restore: op({ subject: 'tasks.restore', request: busRequest(TaskParams.properties), response: Task, versionOf: (t) => t.version }),
+  /** +1 check-in and `lastCheckedInAt` in one conditional write. */
+  checkIn: op({ subject: 'tasks.checkIn', request: busRequest(TaskParams.properties), response: CheckInResult }),
+  getMany: op({ subject: 'tasks.getMany', request: busRequest(TaskIdsBody.properties), response: TaskItemsResult }),
+  updateMany: op({ subject: 'tasks.updateMany', request: busRequest(BatchSameUpdateBody.properties), response: BatchOutcome, timeoutMs: 15_000 }),
+  updateEach: op({ subject: 'tasks.updateEach', request: busRequest(BatchUpdateEachBody.properties), response: BatchOutcome, timeoutMs: 15_000 }),
+  deleteMany: op({ subject: 'tasks.deleteMany', request: busRequest(BatchDeleteBody.properties), response: BatchOutcome, timeoutMs: 15_000 }),
+  /** Owner only per item; `newOwnerId` must be a user (400 naming it). */
+  transfer: op({ subject: 'tasks.transfer', request: busRequest(BatchTransferBody.properties), response: BatchOutcome, timeoutMs: 15_000 }),
+  /** Matched on `metadata.obsidianPath` among the caller's own live tasks. */
+  upsert: op({ subject: 'tasks.upsert', request: busRequest(BatchUpsertBody.properties), response: BatchUpsertResult, timeoutMs: 15_000 }),
 } as const;

@@ -15,7 +15,7 @@ import { timeOrderedId, toTask, type TaskDoc } from './task.js';
 
 /** Every event type (issue 10 "Events"). */
 export type EventType =
-  | 'task.created' | 'task.updated' | 'task.deleted' | 'card.moved'
+  | 'task.created' | 'task.updated' | 'task.deleted' | 'task.restored' | 'card.moved'
   | 'board.created' | 'board.updated' | 'board.deleted' | 'board.shared' | 'board.unshared'
   | 'sprint.closed' | 'note.created'
   | 'view.created' | 'view.updated' | 'view.deleted';
@@ -147,6 +147,11 @@ export function taskUpdatedEvent(before: TaskDoc, after: TaskDoc): NewEvent | nu
   const changes = taskChanges(toTask(before), task);
   if (changes.length === 0) return null;
   return { type: 'task.updated', ...aboutTask(after), data: { task, changes } };
+}
+
+/** `task.restored` `{task}`: a soft-deleted task made live again (the API task after the restore). */
+export function taskRestoredEvent(doc: TaskDoc): NewEvent {
+  return { type: 'task.restored', ...aboutTask(doc), data: { task: toTask(doc) } };
 }
 
 /** `task.deleted` `{task_id, task}` (the task as it was deleted). */

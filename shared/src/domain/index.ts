@@ -15,7 +15,7 @@ export {
 export { mergeMoveActions, planMove, METADATA_FIELD, type MoveEffect, type MovePlan } from './move.js';
 export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, columnsAsRead, actionView, normalizeColumns, cardCreateBody } from './columns.js';
 export {
-  appendEvents, taskChanges, EVENT_INDEXES, EVENTS_COUNTER, taskCreatedEvent, taskUpdatedEvent, taskDeletedEvent, boardEvent,
+  appendEvents, taskChanges, EVENT_INDEXES, EVENTS_COUNTER, taskCreatedEvent, taskUpdatedEvent, taskDeletedEvent, taskRestoredEvent, boardEvent,
   type EventDoc, type EventStamp, type EventType, type FieldChange, type NewEvent, type OutboxDoc, type PendingEvent,
 } from './events.js';
 export { parseIfMatch, noneMatchHits, versionOf, checkIfMatch, versionGuard, nextVersion, type IfMatch } from './versions.js';

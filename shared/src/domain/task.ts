@@ -24,6 +24,8 @@ export interface TaskDoc extends Doc {
   path: string;
   tags: string[];
   checkInCount: number;
+  /** Time of the last check-in (ISO UTC); absent until the first one. */
+  lastCheckedInAt?: string;
   metadata: Record<string, unknown>;
   created_at: string;
   created_by: string;
@@ -58,6 +60,7 @@ export const Task = Type.Object(
     path: Type.String(),
     tags: Type.Array(Type.String()),
     checkInCount: Type.Integer(),
+    lastCheckedInAt: Type.Optional(Type.String({ format: 'date-time', description: 'time of the last check-in; absent until the first' })),
     metadata: Type.Object({}, { additionalProperties: true }),
     created_at: Type.String({ format: 'date-time' }),
     created_by: Type.String(),
@@ -98,6 +101,7 @@ export function toTask(doc: TaskDoc, view: TaskView = 'full'): Task {
     version: doc.version ?? 1,
   };
   if (view === 'full') t.description = doc.description;
+  if (doc.lastCheckedInAt !== undefined) t.lastCheckedInAt = doc.lastCheckedInAt;
   if (doc.assignee !== undefined) t.assignee = doc.assignee;
   if (doc.kickoff !== undefined) t.kickoff = doc.kickoff;
   if (doc.deadline !== undefined) t.deadline = doc.deadline;

@@ -8,6 +8,7 @@ export const EVENT_TYPES = [
   'task.created',
   'task.updated',
   'task.deleted',
+  'task.restored',
   'card.moved',
   'board.created',
   'board.updated',

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
-import type { BoardsOps } from '@app/shared/contracts';
+import type { BoardCreateBody, BoardsOps, BoardUpdateBody } from '@app/shared/contracts';
 import {
   DEFAULT_COLUMNS, actionView, boardEvent, canReadTask, checkIfMatch, checkMetadataEntry, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
   runWrite, toBoard, versionGuard, versionOf,
@@ -19,35 +19,96 @@ function boardName(name: string): string {
 }
 
 /**
- * `boards.create` (SPEC "Board lifecycle"): the caller owns the new board. Without `columns` the
- * board gets {@link DEFAULT_COLUMNS}; column ids are backfilled and actions materialized.
- * Version 1; emits `board.created`.
+ * A new board document as `boards.create` stores it (SPEC "Board lifecycle"): the caller owns it;
+ * without `columns` it gets {@link DEFAULT_COLUMNS}; column ids are backfilled and actions
+ * materialized; version 1. Throws the 400s of the body (blank name, column rules) naming the field.
  */
+function newBoardDoc(input: BoardCreateBody, userId: string, now: Date, id: string = randomUUID()): BoardDoc {
+  const at = now.toISOString();
+  return {
+    _id: id,
+    name: boardName(input.name),
+    board_type: input.board_type,
+    owner_id: userId,
+    columns: normalizeColumns(input.columns ?? DEFAULT_COLUMNS),
+    default_tags: distinct(input.default_tags ?? []),
+    metadata: boardMetadata(input.metadata),
+    created_at: at,
+    created_by: userId,
+    updated_at: at,
+    updated_by: userId,
+    version: 1,
+  };
+}
+
+/** `boards.create` (SPEC "Board lifecycle"): stores {@link newBoardDoc}; emits `board.created`. */
 export function createBoard(deps: ServiceDeps): Handler<typeof BoardsOps.create> {
   const { store } = deps;
   return async (input, ctx) => runWrite(deps, ctx, async (w) => {
-    const userId = w.userId;
-    const at = w.now.toISOString();
-    const defaultTags = distinct(input.default_tags ?? []);
-    const doc: BoardDoc = {
-      _id: randomUUID(),
-      name: boardName(input.name),
-      board_type: input.board_type,
-      owner_id: userId,
-      columns: normalizeColumns(input.columns ?? DEFAULT_COLUMNS),
-      default_tags: defaultTags,
-      metadata: boardMetadata(input.metadata),
-      created_at: at,
-      created_by: userId,
-      updated_at: at,
-      updated_by: userId,
-      version: 1,
-    };
+    const doc = newBoardDoc(input, w.userId, w.now);
     await boardsOf(store).insertOne(doc, { session: w.session });
-    const board = toBoard(doc, userId);
+    const board = toBoard(doc, w.userId);
     w.emit(boardEvent('board.created', board));
     return board;
   });
+}
+
+/**
+ * `boards.previewCreate` (`POST /boards?dry_run=true`): the board `create` would make, with the
+ * same checks and errors (ids backfilled, actions materialized; the id is a fresh one that no
+ * later create will reuse). Nothing is written, no event.
+ */
+export function previewCreateBoard({ clock }: ServiceDeps): Handler<typeof BoardsOps.previewCreate> {
+  return async (input, ctx) => ({ dry_run: true, board: toBoard(newBoardDoc(input, callerId(ctx), clock.now()), callerId(ctx)) });
+}
+
+/** Name of the default board (`POST /boards/default`). */
+export const DEFAULT_BOARD_NAME = 'My Board';
+
+/**
+ * The id of `userId`'s default board: a UUID (version 8, RFC 9562 §5.8) made from a SHA-256 of
+ * the user id, so every replica derives the same one and the store's unique `_id` admits one
+ * default board per user however many calls race.
+ */
+export function defaultBoardId(userId: string): string {
+  const h = createHash('sha256').update(`default-board\n${userId}`).digest('hex');
+  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * `boards.ensureDefault` (`POST /boards/default`): the caller's default board, created on the
+ * first call as a private board named {@link DEFAULT_BOARD_NAME} with {@link DEFAULT_COLUMNS}
+ * (emits `board.created`), returned as it is on every later call (also after the owner changed
+ * it). Its id is {@link defaultBoardId}: concurrent first calls race on the unique `_id`, one
+ * insert wins and the others read the winner's board. Deleting it lets the next call create it
+ * again.
+ */
+export function ensureDefaultBoard(deps: ServiceDeps): Handler<typeof BoardsOps.ensureDefault> {
+  const { store } = deps;
+  return async (_input, ctx) => {
+    const userId = callerId(ctx);
+    const id = defaultBoardId(userId);
+    const existing = await boardsOf(store).findOne({ _id: id, owner_id: userId });
+    if (existing) return toBoard(existing, userId);
+    try {
+      return await runWrite(deps, ctx, async (w) => {
+        const found = await boardsOf(store).findOne({ _id: id, owner_id: userId }, { session: w.session });
+        if (found) return toBoard(found, userId);
+        const doc = newBoardDoc({ name: DEFAULT_BOARD_NAME, board_type: 'private' }, userId, w.now, id);
+        await boardsOf(store).insertOne(doc, { session: w.session });
+        const board = toBoard(doc, userId);
+        w.emit(boardEvent('board.created', board));
+        return board;
+      });
+    } catch (e) {
+      if (!AppError.is(e) || e.code !== 'CONFLICT') throw e;
+      // another call created it first (unique _id)
+      const winner = await boardsOf(store).findOne({ _id: id, owner_id: userId });
+      if (!winner) throw e;
+      return toBoard(winner, userId);
+    }
+  };
 }
 
 /** A board's metadata for storage: each entry storable ({@link checkMetadataEntry}; 400 naming `/metadata/<key>`), keys escaped. */
@@ -95,30 +156,55 @@ export function boardMembers({ store }: ServiceDeps): Handler<typeof BoardsOps.m
 }
 
 /**
- * `boards.update` (owner only; DESIGN §9): only carried fields change, `columns` replaces the
- * whole list and `metadata` the whole metadata, `activeSprintId: ""` clears the pointer. Columns
- * are re-materialized whenever `columns` or `default_tags` is carried. ONE conditional write pinned
- * at the version read in the same transaction (issue 11; `If-Match` → 412); emits `board.updated`.
+ * The change `boards.update` makes to `board` (owner only; DESIGN §9): only carried fields change,
+ * `columns` replaces the whole list and `metadata` the whole metadata, `activeSprintId: ""` clears
+ * the pointer. Columns are re-materialized whenever `columns` or `default_tags` is carried.
+ * Throws the body's 400s naming the field.
+ */
+async function boardChange(store: DocumentStore, board: BoardDoc, principal: Principal, body: BoardUpdateBody, userId: string, now: Date) {
+  const $set: Record<string, unknown> = { updated_at: now.toISOString(), updated_by: userId };
+  const $unset: Record<string, ''> = {};
+  if (body.name !== undefined) $set.name = boardName(body.name);
+  if (body.metadata !== undefined) $set.metadata = boardMetadata(body.metadata);
+  if (body.columns !== undefined || body.default_tags !== undefined) {
+    if (body.default_tags !== undefined) $set.default_tags = distinct(body.default_tags);
+    $set.columns = normalizeColumns(body.columns ?? board.columns, board.columns);
+  }
+  if (body.activeSprintId === '') $unset.activeSprintId = '';
+  else if (body.activeSprintId !== undefined) $set.activeSprintId = await openSprintId(store, principal, body.activeSprintId);
+  return { $set, $unset };
+}
+
+/**
+ * `boards.update` (owner only): {@link boardChange} as ONE conditional write pinned at the version
+ * read in the same transaction (issue 11; `If-Match` → 412); emits `board.updated`.
  */
 export function updateBoard(deps: ServiceDeps): Handler<typeof BoardsOps.update> {
   const { store } = deps;
   return async ({ boardId, ...body }, ctx) => runWrite(deps, ctx, async (w) => {
     const { board, principal } = await ownedBoard(w, deps, ctx, boardId);
-    const $set: Record<string, unknown> = { updated_at: w.now.toISOString(), updated_by: w.userId };
-    const $unset: Record<string, ''> = {};
-    if (body.name !== undefined) $set.name = boardName(body.name);
-    if (body.metadata !== undefined) $set.metadata = boardMetadata(body.metadata);
-    if (body.columns !== undefined || body.default_tags !== undefined) {
-      if (body.default_tags !== undefined) $set.default_tags = distinct(body.default_tags);
-      $set.columns = normalizeColumns(body.columns ?? board.columns, board.columns);
-    }
-    if (body.activeSprintId === '') $unset.activeSprintId = '';
-    else if (body.activeSprintId !== undefined) $set.activeSprintId = await openSprintId(store, principal, body.activeSprintId);
-
+    const { $set, $unset } = await boardChange(store, board, principal, body, w.userId, w.now);
     const out = await writeBoard(w, deps, board, Object.keys($unset).length > 0 ? { $set, $unset } : { $set });
     w.emit(boardEvent('board.updated', out));
     return out;
   });
+}
+
+/**
+ * `boards.previewUpdate` (`PUT /boards/{id}?dry_run=true`): the board `update` would leave, with
+ * the same checks and errors (owner only, `If-Match`, body rules) and the version it would get.
+ * Nothing is written, no event.
+ */
+export function previewUpdateBoard({ store, clock }: ServiceDeps): Handler<typeof BoardsOps.previewUpdate> {
+  return async ({ boardId, ...body }, ctx) => {
+    const userId = callerId(ctx);
+    const { board, principal } = await loadBoard(store, userId, boardId, 'owner');
+    checkIfMatch(ctx.ifMatch, versionOf(board), { boardId });
+    const { $set, $unset } = await boardChange(store, board, principal, body, userId, clock.now());
+    const after = { ...board, ...$set, ...nextVersion(board) } as BoardDoc & Record<string, unknown>;
+    for (const k of Object.keys($unset)) delete after[k];
+    return { dry_run: true, board: toBoard(after, userId) };
+  };
 }
 
 /** The caller's own board `boardId`, read in the unit's transaction and checked against `If-Match`. */

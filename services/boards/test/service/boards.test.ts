@@ -26,7 +26,7 @@ describe('boards.create', () => {
     });
     expect(board.columns.map((c) => c.id)).toEqual(['col-to-do', 'col-to-do-2', 'col-recent']);
     // actions come from the column query alone: default_tags give none, an ORDER BY only column has none (issue 14)
-    expect(board.columns[2]).toEqual({ id: 'col-recent', name: 'Recent', query: 'ORDER BY updated_at DESC', wip_limit: 5, actions: [] });
+    expect(board.columns[2]).toEqual({ id: 'col-recent', name: 'Recent', query: 'ORDER BY updated_at DESC', wip_limit: 5, actions: [], order: 2 });
     expect(board.columns[0]!.actions).toEqual([{ trigger: 'enter', field: 'status', operation: 'set', value: 'todo', source: 'query' }]);
     expect(board.columns[1]!.actions.filter((a) => a.operation === 'set')).toEqual([
       { trigger: 'enter', field: 'status', operation: 'set', value: 'todo', source: 'query' },

@@ -21,6 +21,24 @@ export const RegisterBody = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Body of `POST /auth/register` (ud's `RegisterRequest`): `inviteCode` is required by the schema
+ * (any string when `INVITE_CODE` is unset) and checked when it is set; `language` is accepted
+ * and not stored (the service has no per-user language yet).
+ */
+export const UdRegisterBody = Type.Object(
+  {
+    username: Username,
+    password: Password,
+    inviteCode: Type.String({ maxLength: 256, description: 'checked against `INVITE_CODE` when that is set; otherwise any value' }),
+    language: Type.Optional(Type.String({ maxLength: 16, description: 'e.g. `en`, `zh`; accepted, not stored' })),
+  },
+  { additionalProperties: false },
+);
+
+/** Answer of `POST /auth/register` (ud's `RegisterResponse`); `timezone` is `UTC` (no per-user time zone yet). */
+export const UdRegistered = Type.Object({ username: Type.String(), timezone: Type.String({ description: 'always `UTC`' }) });
+
 /** Body of `POST /auth/v2/login` (DESIGN §5). */
 export const LoginBody = Type.Object(
   { username: Type.String({ minLength: 1, maxLength: 64 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
@@ -102,6 +120,21 @@ export const authRoutes: LocalRoute[] = [
       assertMayRegister(deps.config, body.inviteCode);
       const user = await createUser(deps.store, deps.clock, body);
       return { userId: user._id, username: user.username };
+    },
+  },
+  {
+    method: 'POST',
+    ...authAt('/auth/register'),
+    summary: "Register a user (ud's form: 200 {username, timezone}); same rules as /auth/v2/register",
+    tag: 'auth',
+    body: UdRegisterBody,
+    response: UdRegistered,
+    rateLimited: true,
+    async handle(req, deps) {
+      const body = req.body as Static<typeof UdRegisterBody>;
+      assertMayRegister(deps.config, body.inviteCode);
+      const user = await createUser(deps.store, deps.clock, { username: body.username, password: body.password });
+      return { username: user.username, timezone: 'UTC' };
     },
   },
   {

@@ -87,6 +87,8 @@ interface RouteDescription {
   response?: TSchema | undefined;
   headers?: TSchema | undefined;
   status: number;
+  /** More success answers for Swagger (status → schema), e.g. a dry run's 200. */
+  alternatives?: Record<number, TSchema> | undefined;
   extra?: Record<string, unknown>;
 }
 
@@ -98,6 +100,7 @@ function schemaOf(d: RouteDescription): FastifySchema {
     tags: [d.tag],
     security: d.isPublic ? [] : [{ [BEARER]: [] }],
     response: {
+      ...Object.fromEntries(Object.entries(d.alternatives ?? {}).map(([code, schema]) => [code, { ...schema, description: 'Success (dry run: nothing written)' }])),
       [d.status]: { ...success, description: d.status === 204 ? 'No content' : 'Success' },
       default: { ...Type.Ref(ErrorBodySchema), description: 'Error (see docs/errors.md)' },
     },
@@ -126,6 +129,7 @@ function routeOptions(d: RouteDescription, handler: RouteOptions['handler'], onR
  * Each request: auth (onRequest) → schema validation → exactly one `bus.requestReply` → the reply
  * text passed through unparsed (204: no body). Legacy answers carry `Deprecation: true` and a
  * `Link` to the target path. Throws at start-up for a draft route with legacy paths.
+ * A row with `dryRun` sends a request carrying `?dry_run=true` to its dry-run op instead, answered 200.
  * Issue 11: `If-Match` and `Idempotency-Key` travel as bus headers (the key scoped to the method
  * and path); the reply's version becomes the `ETag`, and a GET whose `If-None-Match` names it
  * answers 304 with no body; a replayed answer carries `Idempotency-Replayed: true`.
@@ -150,9 +154,11 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
         const ifMatch = spec.conditional ? header(req, 'if-match') : undefined;
         if (ifMatch !== undefined) meta.ifMatch = ifMatch;
       }
-      const out = await bus.requestReply(spec.op, spec.input(toRouteRequest(req)), meta);
+      const dryRun = spec.dryRun !== undefined && (req.query as Record<string, unknown>).dry_run === true;
+      const out = await bus.requestReply(dryRun ? spec.dryRun!.op : spec.op, spec.input(toRouteRequest(req)), meta);
       applyMeta(reply, out.meta);
       if (!out.ok) return sendError(out.error, req, reply, out.meta.traceId);
+      if (dryRun) return reply.code(200).type('application/json').send(out.text);
       if (status === 204) return reply.code(204).send();
       if (!write && out.meta.version !== undefined) {
         const noneMatch = header(req, 'if-none-match');
@@ -172,6 +178,7 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
       response: spec.response,
       headers: headersOf(spec),
       status,
+      alternatives: spec.dryRun && status !== 200 ? { 200: spec.dryRun.response } : undefined,
       extra: { 'x-maturity': spec.maturity },
     };
     app.route(routeOptions(target, forward, [authenticate]));

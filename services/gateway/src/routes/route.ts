@@ -37,6 +37,12 @@ export interface RouteSpec<O extends AnyOp = AnyOp> {
   /** Success status; default 200. 204 sends no body. */
   status?: number;
   /**
+   * The op a request with `?dry_run=true` goes to instead of `op` (board create and update):
+   * same input, answered 200 with its reply (`dryRunResponse` in Swagger). The row's
+   * `querystring` must declare `dry_run`.
+   */
+  dryRun?: { op: AnyOp; response: TSchema };
+  /**
    * The row reads or writes ONE task or board (issue 11): a write honours `If-Match`, a GET
    * answers `If-None-Match` with 304. Every reply carrying a version gets its `ETag` regardless.
    */

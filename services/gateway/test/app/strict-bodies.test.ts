@@ -22,10 +22,10 @@ describe('request bodies: a field the contract does not accept', () => {
     expect(fieldsOf(task)).toEqual([['/colour', 'additionalProperties'], ['/priority', 'additionalProperties']]);
     expect(task.message).toContain('/colour');
     const nested = expectError(
-      await sys.call('POST', '/api/v1/boards', alice, { name: 'b', board_type: 'private', columns: [{ name: 'c', order: 1 }] }),
+      await sys.call('POST', '/api/v1/boards', alice, { name: 'b', board_type: 'private', columns: [{ name: 'c', colour: 'red' }] }),
       400, 'VALIDATION_FAILED',
     );
-    expect(fieldsOf(nested)).toEqual([['/columns/0/order', 'additionalProperties']]);
+    expect(fieldsOf(nested)).toEqual([['/columns/0/colour', 'additionalProperties']]);
     const batch = expectError(await sys.call('POST', '/api/v1/tasks/batch', alice, { tasks: [{ title: 'a' }, { title: 'b', owner: 'x' }] }), 400, 'VALIDATION_FAILED');
     expect(fieldsOf(batch)).toEqual([['/tasks/1/owner', 'additionalProperties']]);
     expect((await sys.call('POST', '/api/v1/tasks/query', alice, {})).body.total).toBe(0);

@@ -48,6 +48,7 @@ describe('route table', () => {
       'GET /metrics',
       'GET /version',
       'POST /auth/refresh-token',
+      'POST /auth/register',
       'POST /auth/v2/login',
       'POST /auth/v2/register',
     ]);

@@ -19,7 +19,7 @@ export interface OutboxEvent extends EventDoc {
 }
 
 /** The event types that change a task's membership, status or points. */
-const TASK_EVENT_TYPES: EventType[] = ['task.created', 'task.updated', 'task.deleted', 'card.moved'];
+const TASK_EVENT_TYPES: EventType[] = ['task.created', 'task.updated', 'task.deleted', 'task.restored', 'card.moved'];
 
 /**
  * The relay's last `seq` now (0 when no event was numbered yet), read in `session`. Every event

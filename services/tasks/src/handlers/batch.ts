@@ -61,3 +61,32 @@ export const updateBatch = (deps: ServiceDeps): Handler<typeof TasksOps.updateBa
       return updateTaskIn(deps, w, u.if_match, u.id, u.changes);
     }),
   );
+
+/** The outcome of one item of a batch: its value, or the 4xx it would have answered alone. */
+export type Settled<T> = { ok: true; value: T } | { ok: false; error: AppError };
+
+/**
+ * Runs `item(i)` for i in 0..count-1, in order, inside one unit of work: each item's checks come
+ * before its one write, so a failed item has written nothing and the others stand. A 4xx is that
+ * item's outcome; a 5xx (store fault) fails the whole batch (503) and a transient transaction
+ * error reruns it, as in {@link runItems}.
+ */
+export async function settleEach<T>(count: number, item: (i: number) => Promise<T>): Promise<Array<Settled<T>>> {
+  const out: Array<Settled<T>> = [];
+  for (let i = 0; i < count; i++) {
+    try {
+      out.push({ ok: true, value: await item(i) });
+    } catch (e) {
+      // only an item's own 4xx stays with the item; a store fault or a transient transaction
+      // error reaches withTransaction unchanged (503, or the whole batch rerun), as in runItems
+      if (!AppError.is(e) || e.status >= 500) throw e;
+      out.push({ ok: false, error: e });
+    }
+  }
+  return out;
+}
+
+/** `CODE: message` of a failed item, as the batch family's `error` strings carry it. */
+export function errorText(e: AppError): string {
+  return `${e.code}: ${e.message}`;
+}
