@@ -149,7 +149,7 @@ try {
     const create = m('create');
     const parts = [
       ...(detail === undefined ? [] : ['move', 'patch'].filter((n) => m(n) !== undefined).map((n) => `${n} ÷ detail ${(m(n) / detail).toFixed(2)}×`)),
-      // issue 11's targets in CPU: a keyed create ÷ a plain one (≤ 1.15×), a single create ÷ a batched task (≥ 5×)
+      // the writes targets in CPU: a keyed create ÷ a plain one (≤ 1.15×), a single create ÷ a batched task (≥ 5×)
       ...(create !== undefined && m('createKey') !== undefined ? [`createKey ÷ create ${(m('createKey') / create).toFixed(2)}×`] : []),
       ...(create !== undefined && m('batch') !== undefined ? [`create ÷ batched task ${(create / m('batch')).toFixed(2)}×`] : []),
     ];

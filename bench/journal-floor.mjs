@@ -1,4 +1,4 @@
-// The embedded journal's own CPU per created task (docs/bench.md "Eleventh session"): the real
+// The embedded journal's own CPU per created task (docs/bench.md): the real
 // `Journal` of the build (shared/dist) writing what a batched task create commits — the task's
 // row, its `task.created` event's row, the events counter — in groups of `GROUP` tasks (one sqlite
 // transaction each, as a batch request's group commit), then their FTS rows (the text index's

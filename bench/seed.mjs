@@ -109,7 +109,7 @@ export function groupDoc(name, owner, members) {
 }
 
 /**
- * Issue 3 data: 100 users × 1,000 tasks, plus 10,000 tasks of a group (created by 10 other
+ * Query section data: 100 users × 1,000 tasks, plus 10,000 tasks of a group (created by 10 other
  * members) that user 0 belongs to, so user 0's read scope is 11,000 tasks of 110,000.
  */
 async function seedQuery(store) {
@@ -136,7 +136,7 @@ async function seedQuery(store) {
   };
 }
 
-/** Issue 4 board: six status/tag-driven columns (ids fixed so the bench can name them). */
+/** Board section board: six status/tag-driven columns (ids fixed so the bench can name them). */
 export const BOARD_COLUMNS = [
   { id: 'backlog', name: 'Backlog', query: "status = 'todo' AND 'backlog' IN tags ORDER BY metadata.order ASC", cards: 2_000, status: 'todo', tag: 'backlog' },
   { id: 'ready', name: 'Ready', query: "status = 'todo' AND 'ready' IN tags ORDER BY metadata.order ASC", cards: 1_500, status: 'todo', tag: 'ready' },
@@ -147,7 +147,7 @@ export const BOARD_COLUMNS = [
 ];
 
 /**
- * Issue 4 data: a private board of one user with {@link BOARD_COLUMNS} (created through the boards
+ * Board section data: a private board of one user with {@link BOARD_COLUMNS} (created through the boards
  * service, so actions are materialized) and 10,000 cards owned by that user, spread over the
  * columns; plus 20 other users × 1,000 tasks around it. Returns the cards of Doing and Review
  * (the move benchmark moves them back and forth).
@@ -160,7 +160,7 @@ async function seedBoard(store) {
 }
 
 /**
- * Issue 14 scale data, `n` tasks in all: the board of {@link seedBoard} (10,000 cards of its owner),
+ * Scale data, `n` tasks in all: the board of {@link seedBoard} (10,000 cards of its owner),
  * the query scope of {@link seedQuery} (user 0: 1,000 own tasks + 10,000 of a group), and other users
  * with 1,000 tasks each up to `n`. The figures measured on it (the same board, the same scope) are
  * then comparable across sizes. Inserted in chunks of {@link CHUNK}; the documents are not kept.

@@ -1,4 +1,4 @@
-// Section `board` (issue 4): column read, board summary and card move on a 6-column board with
+// Section `board`: column read, board summary and card move on a 6-column board with
 // 10,000 cards, beside a task detail read from the same server.
 import { accessToken, measure, pairedRatio, row, target, TABLE_HEAD } from '../lib.mjs';
 import { seedDir } from './seeded.mjs';

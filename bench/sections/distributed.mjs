@@ -1,4 +1,4 @@
-// Section `distributed` (issue 2): gateway and tasks service as their own processes over a private
+// Section `distributed`: gateway and tasks service as their own processes over a private
 // nats-server, beside the transport floor (Fastify → NatsBus.requestText → echo responder).
 import { randomUUID } from 'node:crypto';
 import { accessToken, freePort, http, JWT_SECRET, measure, startNats, TABLE_HEAD, versusBase } from '../lib.mjs';
@@ -12,7 +12,7 @@ export async function distributedSection(scope) {
   const natsUrl = await startNats(scope);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  // each process on its own embedded store: the documented opt-in for separately started processes (issue 14)
+  // each process on its own embedded store: the documented opt-in for separately started processes
   const common = { NATS_URL: natsUrl, JWT_SECRET, HOST: '127.0.0.1', EMBEDDED_STANDALONE: '1' };
   await scope.process('services/gateway/dist/main.js', {
     env: { ...common, BUS_PREFIX: 'bench', PORT: String(port), DATA_DIR: scope.tempDir('bench-gw-') },

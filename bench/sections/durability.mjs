@@ -1,4 +1,4 @@
-// Section `durability` (issue 14): the embedded journal's `synchronous=FULL` (the default: a 2xx
+// Section `durability`: the embedded journal's `synchronous=FULL` (the default: a 2xx
 // means the write is on disk) against `EMBEDDED_SYNC=normal` (synced at checkpoints only), on the
 // write paths where the difference shows: task create and task PATCH.
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Section `events` (issue 10): commit-to-SSE latency with 100 connected streams (the embedded
+// Section `events`: commit-to-SSE latency with 100 connected streams (the embedded
 // default's outbox poller, which runs a relay pass before each read, at 50, 20 (the default) and
 // 10 ms; the distributed numbering relay → JetStream →
 // gateway path over a private nats-server), and a feed page of 100 events vs a

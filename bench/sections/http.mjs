@@ -1,4 +1,4 @@
-// Section `http` (issue 2): the all-in-one process vs a bare Fastify process returning the same JSON.
+// Section `http`: the all-in-one process vs a bare Fastify process returning the same JSON.
 import { randomUUID } from 'node:crypto';
 import { accessToken, http, JWT_SECRET, measure, row, TABLE_HEAD, versusBase } from '../lib.mjs';
 

@@ -1,4 +1,4 @@
-// Section `scale` (issue 14 "Scale of the embedded default"): the all-in-one server on stores of
+// Section `scale`: the all-in-one server on stores of
 // 100,000 and 1,000,000 tasks. Not in the default `npm run bench` set (seeding a million tasks takes
 // minutes): `node bench/run.mjs scale`, sizes from BENCH_SCALE_SIZES (default 100000,1000000).
 // BENCH_SCALE_DATA=<dir>: seeded stores are kept in <dir>/<tasks>/ (seed info in <dir>/<tasks>.json)

@@ -1,4 +1,4 @@
-// Section `sprint` (issues 5, 12): close-sprint in-process (MemoryBus + EmbeddedStore, no HTTP): time per
+// Section `sprint`: close-sprint in-process (MemoryBus + EmbeddedStore, no HTTP): time per
 // close and store round trips per close for 100 vs 1,000 members, beside a task detail read; then the
 // sprint report, velocity history and sprint list of a board with 50 closed sprints of 200 members.
 import { randomUUID } from 'node:crypto';
@@ -114,12 +114,12 @@ export async function sprintSection(scope) {
   ];
 }
 
-/** Closed sprints on the reports board, and members per sprint (issue 12's bench). */
+/** Closed sprints on the reports board, and members per sprint . */
 const REPORT_SPRINTS = 50;
 const REPORT_MEMBERS = 200;
 
 /**
- * Issue 12's fixture, seeded into `dir` (run in its own process, see the end of this file): one
+ * The reports fixture, seeded into `dir` (run in its own process, see the end of this file): one
  * board with {@link REPORT_SPRINTS} sprints of {@link REPORT_MEMBERS} members, each created on the
  * board, started, changed during the sprint (10 members leave, 10 join, 60 % done) and closed
  * through the real ops with its unfinished members rolled into the next sprint, among 20,000 other
@@ -167,7 +167,7 @@ async function seedReports(dir) {
 }
 
 /**
- * Issue 12: the {@link seedReports} fixture is written by this module run as its own process (as
+ * The {@link seedReports} fixture is written by this module run as its own process (as
  * the query and board sections seed theirs), so neither its documents nor its garbage stay in the
  * process that generates the load; then the all-in-one server starts on it and c=10 HTTP loads
  * read a task detail, the report of a closed sprint, the velocity history (`last=50`) and the
@@ -200,7 +200,7 @@ async function reportsPart(scope) {
   }, { interleave: false, duration: 3 });
   const times = (k) => m[k].p50 / m.detail.p50;
   return [
-    `Reports (issue 12): one board, ${REPORT_SPRINTS} sprints of ${REPORT_MEMBERS} members created, started, changed (10 leave, 10 join, 60 % done) ` +
+    `Reports: one board, ${REPORT_SPRINTS} sprints of ${REPORT_MEMBERS} members created, started, changed (10 leave, 10 join, 60 % done) ` +
       `and closed through the ops, unfinished work rolled into the next sprint (${seedS} s), among 20,000 other tasks; then the all-in-one server ` +
       'on that data. HTTP, c=10, 3 runs of 3 s each; ratio = req/s ÷ GET detail.',
     '',

@@ -1,8 +1,8 @@
-// Section `writes` (issues 10 and 11): the cost of safe writes on the all-in-one server. PATCH with
+// Section `writes`: the cost of safe writes on the all-in-one server. PATCH with
 // and without If-Match, create with and without Idempotency-Key, a 100-task batch create vs 100
 // single creates, and — when BENCH_WRITES_BASE names a built checkout of the commit before issues
 // 10/11 (docs/bench.md "writes") — PATCH, move and create on that build beside ours, to price the
-// events outbox and the versions every write now carries; issue 10's targets compare it with ours
+// events outbox and the versions every write now carries; the writes targets compare it with ours
 // at EMBEDDED_SYNC=normal (the durability that build had), ours at the default `full` is recorded.
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -83,9 +83,9 @@ function createRequests(headers, perRequest) {
 }
 
 /**
- * c=10, ratio = req/s ÷ the row named. Targets (issue 11): PATCH with If-Match and create with an
+ * c=10, ratio = req/s ÷ the row named. Targets: PATCH with If-Match and create with an
  * Idempotency-Key each cost ≤ 1.15× the plain request; a 100-task batch creates tasks ≥ 5× faster
- * than 100 single creates. Issue 10, with a base build: a PATCH and a move cost ≤ 1.2× before.
+ * than 100 single creates. With a base build: a PATCH and a move cost ≤ 1.2× before.
  */
 export async function writesSection(scope) {
   const baseRoot = process.env.BENCH_WRITES_BASE;
@@ -94,8 +94,8 @@ export async function writesSection(scope) {
   const headers = { authorization: `Bearer ${token}` };
   const ours = await server(scope, '');
   const before = baseRoot ? await server(scope, baseRoot) : undefined;
-  // the build before issues 10/11 acknowledged a write once SQLite had it (synchronous=NORMAL);
-  // ours in `normal` is the like-for-like write, the default `full` adds issue 14's WAL fsync
+  // the build before the outbox and versions acknowledged a write once SQLite had it (synchronous=NORMAL);
+  // ours in `normal` is the like-for-like write, the default `full` adds the WAL fsync
   const oursNormal = baseRoot ? await server(scope, '', 'normal') : undefined;
   const s = await seed(ours, token);
   const b = before ? await seed(before, token) : undefined;
@@ -144,9 +144,9 @@ export async function writesSection(scope) {
   ];
   if (b) {
     lines.push(
-      row('before issues 10/11: PATCH /tasks/{id} [PATCH]', w.basePatch, w.patch),
-      row('before issues 10/11: card move [move]', w.baseMove, w.move),
-      row('before issues 10/11: POST /tasks [POST]', c.baseCreate, c.create),
+      row('before the outbox and versions: PATCH /tasks/{id} [PATCH]', w.basePatch, w.patch),
+      row('before the outbox and versions: card move [move]', w.baseMove, w.move),
+      row('before the outbox and versions: POST /tasks [POST]', c.baseCreate, c.create),
       row('ours, EMBEDDED_SYNC=normal: PATCH /tasks/{id} [PATCH]', w.normalPatch, w.patch),
       row('ours, EMBEDDED_SYNC=normal: card move [move]', w.normalMove, w.move),
     );
@@ -158,7 +158,7 @@ export async function writesSection(scope) {
     target(batchGain.value >= 5, 'a 100-task batch creates ≥ 5× the tasks/s of single creates', batchGain.text),
   );
   if (b) {
-    // issue 10's price of events, like for like: ours at the durability the build before had (normal)
+    // the price of events, like for like: ours at the durability the build before had (normal)
     const patchCost = pairedRatio(w.basePatch, w.normalPatch);
     const moveCost = pairedRatio(w.baseMove, w.normalMove);
     const patchFull = pairedRatio(w.basePatch, w.patch);
@@ -166,7 +166,7 @@ export async function writesSection(scope) {
     lines.push(
       target(patchCost.value <= 1.2, 'a PATCH with versions and events costs ≤ 1.2× the PATCH before, both acknowledged at synchronous=NORMAL (before req/s ÷ ours)', patchCost.text),
       target(moveCost.value <= 1.2, 'a move with versions and events costs ≤ 1.2× the move before, both at NORMAL', moveCost.text),
-      `- recorded: with the default durable acknowledgement (full, issue 14) beside the build before: PATCH ${patchFull.text}, move ${moveFull.text}`,
+      `- recorded: with the default durable acknowledgement (full) beside the build before: PATCH ${patchFull.text}, move ${moveFull.text}`,
     );
   } else {
     lines.push('- (no BENCH_WRITES_BASE: the before-issue-10 rows are left out; see docs/bench.md "writes")');

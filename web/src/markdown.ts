@@ -19,7 +19,7 @@ const cardMarkdown = new Marked({
 });
 
 /**
- * Renders a card's markdown (description, notes) to HTML that is safe to insert (issue 13): marked
+ * Renders a card's markdown (description, notes) to HTML that is safe to insert: marked
  * renders it with raw HTML escaped, then DOMPurify removes anything active that markdown itself can
  * produce (`javascript:` links and images, unknown protocols). Links open in a new tab without an
  * opener. The page's Content-Security-Policy (`script-src 'self'`) is the third fence.

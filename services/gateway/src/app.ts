@@ -43,12 +43,12 @@ export interface GatewayDeps {
   /** The bus route table; default {@link allRoutes}. Tests pass small stub tables. */
   routes?: readonly RouteSpec[];
   /**
-   * Folder of the built web board served at `/` (issue 13, docs/web.md); default `web/dist` of
+   * Folder of the built web board served at `/` (docs/web.md); default `web/dist` of
    * this repository. `false` serves no board (every unmatched path is the JSON 404).
    */
   webRoot?: string | false;
   /**
-   * Live source of the event stream (issue 10): `main.ts` passes the JetStream feed when on NATS;
+   * Live source of the event stream: `main.ts` passes the JetStream feed when on NATS;
    * default an {@link OutboxPoller} on `store` (the embedded default), closed with the app.
    */
   events?: EventHub;

@@ -10,7 +10,7 @@ const packageVersion = (JSON.parse(readFileSync(new URL('../package.json', impor
  * - `JWT_SECRET` (required here; `main.ts` resolves the embedded default before loading),
  * - `RATE_LIMIT_AUTH_MAX`: login and register requests per client IP per minute (default 10),
  * - `APP_VERSION`: reported by `GET /version` and in Swagger (default: the package version),
- * - `EVENT_STREAMS_PER_USER`: open event streams per user at once (default 5; issue 10).
+ * - `EVENT_STREAMS_PER_USER`: open event streams per user at once (default 5).
  * Load with `loadConfig(GatewayConfig, env)` from `@app/shared/config`.
  */
 export const GatewayConfig = Type.Object({

@@ -14,7 +14,7 @@ import { createLogger } from '@app/shared/log';
 import { checkSeparateProcessStore, guardStartup, onShutdown, openConnections, resolveJwtSecret, serveServices, startObservability } from '@app/shared/runtime';
 import { buildApp, ensureAdmin, GatewayConfig } from './index.js';
 
-// Until it listens, a start-up failure is one line on stderr and exit code 1 (issue 14).
+// Until it listens, a start-up failure is one line on stderr and exit code 1.
 const started = guardStartup();
 const all = process.argv.includes('--all');
 const common = loadConfig(CommonConfig, process.env);
@@ -36,7 +36,7 @@ const served = all
     })
   : [];
 await ensureAdmin(store, config);
-// Event stream source (issue 10): the JetStream feed on NATS, else (or when the NATS server has no
+// Event stream source: the JetStream feed on NATS, else (or when the NATS server has no
 // JetStream) the outbox poller, buildApp's default.
 const events =
   connections.bus instanceof NatsBus

@@ -17,7 +17,7 @@ import { queryTasks } from './handlers/query-tasks.js';
 const taskIndex = (keys: IndexSpec['keys']): IndexSpec => ({ collection: Collections.tasks, keys });
 
 /**
- * The query service (DESIGN §1): every read of task lists, and the events of issue 10 (the change
+ * The query service (DESIGN §1): every read of task lists, and the events (the change
  * feed, webhook subscriptions; in the background the outbox relay, the webhook dispatcher and the
  * retention sweep, docs/events.md). Queue group `query`; run N replicas and NATS spreads requests
  * across them. Reads only; the indexes serve the scope filters

@@ -31,7 +31,7 @@ export interface Loaded {
  * The task is read first; the caller's groups only when the caller is not its owner (an owner
  * may read and write its tasks whatever its groups) or when a handler asks for `principal()`.
  * A write passes its transaction `session` and is then also checked against the request's
- * `If-Match` (412 `PRECONDITION_FAILED`, issue 11).
+ * `If-Match` (412 `PRECONDITION_FAILED`).
  */
 export async function loadTask(
   store: DocumentStore, ctx: Pick<CallContext, 'userId' | 'ifMatch'>, taskId: string, need: 'read' | 'write', session?: Session,
@@ -54,7 +54,7 @@ export async function loadTask(
 
 /**
  * Applies `update` to live task `task` (as loaded in this unit's transaction) as ONE conditional
- * write pinned at the loaded version (`{_id, deleted:false, version}`, issue 11), bumping the
+ * write pinned at the loaded version (`{_id, deleted:false, version}`), bumping the
  * version, and returns the task after it. A miss means the task changed under the transaction:
  * 409 `CONFLICT` (retry), nothing written.
  * Every write to an existing task passes here, so this is where the sprint rule is enforced: an

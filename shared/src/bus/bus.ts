@@ -12,18 +12,18 @@ export interface CallMeta {
   /** W3C `traceparent`, passed through. */
   traceparent?: string;
   /**
-   * `if-match`: the HTTP `If-Match` the gateway checked for form (issue 11): `*` or a comma list of
+   * `if-match`: the HTTP `If-Match` the gateway checked for form: `*` or a comma list of
    * quoted versions (`"3"`, `W/"3"`). The write handlers compare it with the stored version.
    */
   ifMatch?: string;
-  /** `idempotency-key`: the HTTP `Idempotency-Key` (1..255 visible ASCII characters; issue 11). */
+  /** `idempotency-key`: the HTTP `Idempotency-Key` (1..255 visible ASCII characters). */
   idempotencyKey?: string;
-  /** `x-idempotency-scope`: `<METHOD> <path>` of the HTTP request the key is scoped to (issue 11). */
+  /** `x-idempotency-scope`: `<METHOD> <path>` of the HTTP request the key is scoped to. */
   idempotencyScope?: string;
 }
 
 /**
- * What a service tells the caller beside the reply body; carried as reply headers (issue 11).
+ * What a service tells the caller beside the reply body; carried as reply headers.
  * Set by the handler through {@link CallContext.reply} or by the dispatch step.
  */
 export interface ReplyMeta {
@@ -59,7 +59,7 @@ export interface CallContext {
   reply: ReplyMeta;
   /**
    * A reply value the handler's code already serialized, with its JSON text (an Idempotency-Key
-   * record's reply, issue 11): when the handler returns that very object, the dispatch sends
+   * record's reply): when the handler returns that very object, the dispatch sends
    * `json` instead of serializing it again (a replay is then the stored text itself).
    */
   encoded?: { value: unknown; json: string };

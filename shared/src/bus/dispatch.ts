@@ -140,7 +140,7 @@ export async function dispatch(binding: Binding, payload: string, meta: CallMeta
  * {@link dispatch} with the reply's {@link ReplyMeta}: the version of the returned task or board
  * (`op.versionOf`), and what the handler set on `ctx.reply` (the idempotent replay flag). The
  * Idempotency-Key reaches the handler with the SHA-256 of the payload, to tell a repeat with the
- * same body from one with another (issue 11).
+ * same body from one with another.
  */
 export async function dispatchReply(
   binding: Binding, payload: string, meta: CallMeta, subject: string, log: Logger,

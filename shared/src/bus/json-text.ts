@@ -3,7 +3,7 @@
  * op's response type `T`. A handler may return one instead of the value; the dispatch step
  * ({@link encodeOk} in dispatch.ts) puts `json` into the reply envelope as it is, where it would
  * otherwise run `JSON.stringify` on the value. For replies serialized once and stored (a closed
- * sprint's report and velocity entries, issue 12) or assembled from memoized pieces (a task detail,
+ * sprint's report and velocity entries) or assembled from memoized pieces (a task detail,
  * a query page: the per-document JSON memo of the tasks and query services). Transport-free: it is
  * the reply's data, as text.
  *

@@ -135,7 +135,7 @@ export class NatsBus extends ReplyBus {
   }
 
   /**
-   * The NATS connection, for work beside request-reply that needs JetStream (issue 10: the outbox
+   * The NATS connection, for work beside request-reply that needs JetStream (the outbox
    * relay, the stream feed, the webhook consumer). Handlers never see it (DESIGN §10).
    */
   get connection(): NatsConnection {

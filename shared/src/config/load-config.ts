@@ -65,24 +65,24 @@ export const CommonConfig = Type.Object({
   ),
   NODE_ENV: Type.String({ default: 'development' }),
   /**
-   * Embedded store durability (issue 14; docs/store.md "Durability"): `full` (default) syncs every
+   * Embedded store durability (docs/store.md "Durability"): `full` (default) syncs every
    * commit before it is acknowledged; `normal` trades the last writes before an OS crash for speed.
    */
   EMBEDDED_SYNC: Type.Union([Type.Literal('full'), Type.Literal('normal')], { default: 'full' }),
   /**
    * Opt-in for a separately started process (`node services/<name>/dist/main.js`, the gateway
    * without `--all`) to open its own embedded store in `DATA_DIR` when `MONGO_URL` is unset
-   * (issue 14): such a process then sees only its own data. Without it, such a process refuses
+   *: such a process then sees only its own data. Without it, such a process refuses
    * to start. Benchmarks and single-service experiments only.
    */
   EMBEDDED_STANDALONE: Type.Boolean({ default: false }),
-  /** How long an Idempotency-Key's answer is replayed, in hours (issue 11; docs/concurrency.md). */
+  /** How long an Idempotency-Key's answer is replayed, in hours (docs/concurrency.md). */
   IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 1, maximum: 720, default: 24 }),
-  /** Days the events outbox keeps an event (issue 10); older cursors answer 410. */
+  /** Days the events outbox keeps an event; older cursors answer 410. */
   EVENT_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 3650, default: 7 }),
-  /** Attempts per webhook delivery before it is marked failed (issue 10). */
+  /** Attempts per webhook delivery before it is marked failed. */
   WEBHOOK_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 30, default: 6 }),
-  /** Comma-separated host names or IP addresses webhooks may target despite the SSRF rules (issue 10). */
+  /** Comma-separated host names or IP addresses webhooks may target despite the SSRF rules. */
   WEBHOOK_ALLOWED_HOSTS: Type.String({ default: '' }),
   /** Prometheus metrics (docs/observability.md): `false` measures nothing and serves no `/metrics`. */
   METRICS_ENABLED: Type.Boolean({ default: true }),

@@ -173,7 +173,7 @@ export const PreviewActionsBody = Type.Object(
   { additionalProperties: false },
 );
 export type PreviewActionsBody = Static<typeof PreviewActionsBody>;
-/** Reply of preview-actions: the `source: query` actions the column query materializes (default_tags never give actions, issue 14). */
+/** Reply of preview-actions: the `source: query` actions the column query materializes (default_tags never give actions). */
 export const PreviewActionsResult = Type.Object({ actions: Type.Array(ColumnAction) });
 
 /** Body of `POST /boards/{boardId}/tasks` (SPEC "Board day-to-day"). */
@@ -250,7 +250,7 @@ export type BoardMember = Static<typeof BoardMember>;
 export const BoardMembers = Type.Array(BoardMember);
 
 const Empty = Type.Object({});
-/** The version of a board reply (its ETag, issue 11). */
+/** The version of a board reply (its ETag). */
 const boardVersion = (b: Board) => b.version;
 
 /** The boards service's bus API, subjects `boards.<verb>`; the caller's user id travels in the bus meta. */

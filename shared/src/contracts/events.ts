@@ -6,7 +6,7 @@ import { op } from './op.js';
 import { busRequest, PathId, StringEnum, Timestamp } from './schemas.js';
 
 /*
- * Contracts of the events family (issue 10): the change feed and the webhook subscriptions.
+ * Contracts of the events family: the change feed and the webhook subscriptions.
  * Served by the query service (DESIGN §1: it owns reads; the webhook dispatcher runs beside it,
  * see docs/events.md). Subjects live under `query.` and `webhooks.`, never under `events.`, which
  * is the JetStream subject space of the events themselves.
@@ -130,7 +130,7 @@ export const WebhookParams = Type.Object({ webhookId: PathId });
 /** Path parameters of one delivery. */
 export const DeliveryParams = Type.Object({ webhookId: PathId, deliveryId: PathId });
 
-/** The change feed (issue 10). Queue group `query`. */
+/** The change feed. Queue group `query`. */
 export const EventsOps = {
   /** `GET /api/v1/events`: one page of visible events after a cursor. */
   feed: op({
@@ -141,7 +141,7 @@ export const EventsOps = {
   }),
 } as const;
 
-/** Webhook subscriptions (issue 10). Served by the query service beside its dispatcher. */
+/** Webhook subscriptions. Served by the query service beside its dispatcher. */
 export const WebhooksOps = {
   create: op({ subject: 'webhooks.create', request: busRequest({}, WebhookCreateBody.properties), response: Webhook }),
   list: op({ subject: 'webhooks.list', request: Type.Object({}), response: WebhookList }),

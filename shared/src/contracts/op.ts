@@ -13,7 +13,7 @@ export interface Op<Req extends TSchema = TSchema, Res extends TSchema = TSchema
   /** Caller's upper bound in milliseconds; a reply later than this is a 504. */
   readonly timeoutMs: number;
   /**
-   * Where the reply carries the version of the ONE task or board it returns (issue 11): the
+   * Where the reply carries the version of the ONE task or board it returns: the
    * dispatch step reads it from the handler's result and sends it as the `x-version` reply header,
    * which the gateway answers as `ETag: "<version>"`. Absent for ops without such a reply.
    */

@@ -78,7 +78,7 @@ export type ColumnQueryBody = Static<typeof ColumnQueryBody>;
 
 /**
  * A card as the column read returns it. Metadata keys are the API keys (`app.sprint`). `assignee`
- * is absent when unset (issue 13: the web board shows it on the card).
+ * is absent when unset (the web board shows it on the card).
  */
 export const ColumnCard = Type.Object({
   id: Type.String(),

@@ -28,9 +28,9 @@ export const PathId = Type.String({ minLength: 1 });
 /** Tags as a client sends them: non-empty strings; duplicates are dropped by the write. */
 export const Tags = Type.Array(Type.String({ minLength: 1 }), { description: 'duplicates are dropped' });
 
-/** Deepest nesting of one metadata value (issue 14): a scalar is 0 levels, `{"a":{"b":1}}` is 2. */
+/** Deepest nesting of one metadata value: a scalar is 0 levels, `{"a":{"b":1}}` is 2. */
 export const METADATA_MAX_DEPTH = 32;
-/** Longest metadata value, as the bytes (UTF-8) of its JSON text (issue 14). */
+/** Longest metadata value, as the bytes (UTF-8) of its JSON text. */
 export const METADATA_VALUE_MAX_BYTES = 64 * 1024;
 /**
  * Schema keyword carrying the metadata limits ({@link METADATA_MAX_DEPTH},

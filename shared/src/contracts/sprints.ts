@@ -52,7 +52,7 @@ export type CloseSprintResult = Static<typeof CloseSprintResult>;
 export const SprintBoardParams = Type.Object({ boardId: PathId });
 
 /**
- * HTTP body of `POST /api/v1/boards/{boardId}/sprints` (issue 12): the sprint task to create on the
+ * HTTP body of `POST /api/v1/boards/{boardId}/sprints`: the sprint task to create on the
  * board. `goal` is kept as metadata `app.goal`; `kickoff`/`deadline` as on any task (date or RFC 3339
  * with offset). `start: true` also starts it (start snapshot + the board's `activeSprintId`) in the
  * same transaction.
@@ -76,7 +76,7 @@ export const ListSprintsQuerystring = Type.Object(
 );
 export type ListSprintsQuerystring = Static<typeof ListSprintsQuerystring>;
 
-/** One sprint of a board's sprint list (issue 12). Points are sums of numeric `app.points`. */
+/** One sprint of a board's sprint list. Points are sums of numeric `app.points`. */
 export const SprintSummary = Type.Object({
   id: Type.String(),
   title: Type.String(),
@@ -98,7 +98,7 @@ export const SprintList = Type.Array(SprintSummary);
 export type SprintList = Static<typeof SprintList>;
 
 /**
- * HTTP body of `POST /api/v1/tasks/{sprintId}/start-sprint` (issue 12). `board_ids` default: the
+ * HTTP body of `POST /api/v1/tasks/{sprintId}/start-sprint`. `board_ids` default: the
  * board the sprint was created on, if any. Each id must be a board the caller can read.
  */
 export const StartSprintBody = Type.Object(
@@ -149,7 +149,7 @@ export const SnapshotHeader = Type.Object({
 });
 
 /**
- * Reply of `GET /api/v1/tasks/{sprintId}/report` (issue 12; formulas in docs/sprints.md). A closed
+ * Reply of `GET /api/v1/tasks/{sprintId}/report` (formulas in docs/sprints.md). A closed
  * sprint's report is read from its frozen snapshots only; an open sprint's (`live: true`) is computed
  * now against its start snapshot (or, not started, its members now).
  */
@@ -177,7 +177,7 @@ export const SprintReport = Type.Object({
 });
 export type SprintReport = Static<typeof SprintReport>;
 
-/** `last` of the velocity history: default and maximum (issue 12). */
+/** `last` of the velocity history: default and maximum. */
 export const VELOCITY_LAST = { default: 6, max: 50 } as const;
 
 /** Query string of `GET /api/v1/boards/{boardId}/velocity`. */
@@ -219,7 +219,7 @@ export const BurndownDay = Type.Object({
   ideal: Type.Number({ description: 'the ideal line: start remaining falling linearly to 0 at the deadline (or the last day)' }),
 });
 
-/** Reply of `GET /api/v1/tasks/{sprintId}/burndown` (issue 12; computed from the events outbox). */
+/** Reply of `GET /api/v1/tasks/{sprintId}/burndown` (computed from the events outbox). */
 export const Burndown = Type.Object({
   sprint_id: Type.String(),
   started_at: Timestamp,
@@ -229,7 +229,7 @@ export const Burndown = Type.Object({
 });
 export type Burndown = Static<typeof Burndown>;
 
-/** Ops of the sprints service (DESIGN §1: sprints = close-sprint; issue 12: lifecycle and reports). */
+/** Ops of the sprints service (DESIGN §1: sprints = close-sprint; lifecycle and reports). */
 export const SprintsOps = {
   /**
    * Closes a sprint in one transaction (DESIGN §8). Errors: 404 `TASK_NOT_FOUND`, 403 `FORBIDDEN`,
@@ -238,21 +238,21 @@ export const SprintsOps = {
    */
   close: op({ subject: 'sprints.close', request: CloseSprintRequest, response: CloseSprintResult, timeoutMs: 15_000 }),
   /**
-   * Creates a sprint task on a board (issue 12), optionally started. Errors: 404 `BOARD_NOT_FOUND`,
+   * Creates a sprint task on a board, optionally started. Errors: 404 `BOARD_NOT_FOUND`,
    * 403 `FORBIDDEN` (board not writable), 400 `VALIDATION_FAILED`, 503.
    */
   create: op({ subject: 'sprints.create', request: busRequest(SprintBoardParams.properties, CreateSprintBody.properties), response: Task }),
-  /** The board's sprints with state and figures (issue 12). Errors: 404 `BOARD_NOT_FOUND`, 503. */
+  /** The board's sprints with state and figures. Errors: 404 `BOARD_NOT_FOUND`, 503. */
   list: op({ subject: 'sprints.list', request: busRequest(SprintBoardParams.properties, ListSprintsQuerystring.properties), response: SprintList }),
   /**
-   * Starts a sprint: start snapshot + boards' `activeSprintId` (issue 12). Errors: 404
+   * Starts a sprint: start snapshot + boards' `activeSprintId`. Errors: 404
    * `TASK_NOT_FOUND` | `BOARD_NOT_FOUND`, 403 `FORBIDDEN`, 400 `NOT_A_SPRINT` | `SPRINT_ALREADY_CLOSED`, 503.
    */
   start: op({ subject: 'sprints.start', request: StartSprintRequest, response: StartSprintResult, timeoutMs: 15_000 }),
-  /** The sprint report (issue 12). Errors: 404 `TASK_NOT_FOUND`, 400 `NOT_A_SPRINT`, 503. */
+  /** The sprint report. Errors: 404 `TASK_NOT_FOUND`, 400 `NOT_A_SPRINT`, 503. */
   report: op({ subject: 'sprints.report', request: SprintParams, response: SprintReport }),
-  /** Velocity history of a board (issue 12). Errors: 404 `BOARD_NOT_FOUND`, 400 `VALIDATION_FAILED` (`last`), 503. */
+  /** Velocity history of a board. Errors: 404 `BOARD_NOT_FOUND`, 400 `VALIDATION_FAILED` (`last`), 503. */
   velocity: op({ subject: 'sprints.velocity', request: busRequest(SprintBoardParams.properties, VelocityQuerystring.properties), response: VelocityResult }),
-  /** Burndown series (issue 12). Errors: 404 `TASK_NOT_FOUND`, 400 `NOT_A_SPRINT` | `SPRINT_NOT_STARTED`, 503. */
+  /** Burndown series. Errors: 404 `TASK_NOT_FOUND`, 400 `NOT_A_SPRINT` | `SPRINT_NOT_STARTED`, 503. */
   burndown: op({ subject: 'sprints.burndown', request: SprintParams, response: Burndown }),
 } as const;

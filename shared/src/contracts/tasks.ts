@@ -142,7 +142,7 @@ export const TaskDetail = Type.Object(
 );
 export type TaskDetail = Static<typeof TaskDetail>;
 
-/** Most items of one batch write (issue 11 "Batch writes"); more → 400. */
+/** Most items of one batch write; more → 400. */
 export const BATCH_MAX = 100;
 
 const Atomic = Type.Optional(Type.Boolean({ default: false, description: 'true: all items or none, in one transaction; false (default): each item on its own' }));

@@ -48,7 +48,7 @@ export interface BoardDoc extends Doc {
   created_by: string;
   updated_at: string;
   updated_by: string;
-  /** 1 on create, +1 on every committed change (issue 11); absent on older data, which counts as 1. */
+  /** 1 on create, +1 on every committed change; absent on older data, which counts as 1. */
   version?: number;
 }
 

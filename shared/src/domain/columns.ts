@@ -9,7 +9,7 @@ import { checkMetadataEntry, distinct, normalizeDate, validatePath } from './tas
 /**
  * Column rules of every board write (SPEC "Column definition"; DESIGN §7): ids backfilled and kept
  * stable, column queries validated, `source: query` actions regenerated from the column query
- * alone (issue 14: default_tags are merged into column *queries* and card tags, never into
+ * alone (default_tags are merged into column *queries* and card tags, never into
  * actions), `source: manual` actions checked and kept. Also the initial values of a card created
  * in a column. Errors name the column by index (`/columns/2/query`).
  */
@@ -66,7 +66,7 @@ export function backfillColumnIds(columns: ReadonlyArray<Pick<ColumnInput, 'id' 
 /**
  * The `source: query` actions of a column query (DESIGN §7), as `preview-actions` returns them.
  * They come from the column query alone: the board's default_tags are part of the column's
- * effective query (move checks, column read) and of a new card's tags, never actions (issue 14);
+ * effective query (move checks, column read) and of a new card's tags, never actions;
  * a query that is empty or only an ORDER BY has none. Throws the query's 400 (`QUERY_SYNTAX` /
  * `QUERY_UNKNOWN_FIELD` / `QUERY_TOO_LONG`) with `details.field` = `field` and its message
  * prefixed by it.

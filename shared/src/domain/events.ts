@@ -4,7 +4,7 @@ import type { Doc, DocumentStore, IndexSpec, Session } from '../store/port.js';
 import { timeOrderedId, toTask, type TaskDoc } from './task.js';
 
 /**
- * The events outbox (issue 10, written here; numbered by the relay, shared/src/events/relay.ts;
+ * The events outbox (written here; numbered by the relay, shared/src/events/relay.ts;
  * read by the feed, stream, webhooks and burndown). Every committed write inserts ONE outbox
  * document holding its events into the `outbox` collection in the SAME store transaction as the
  * write, so a rolled-back write emits nothing and a committed one never loses its events. The
@@ -13,7 +13,7 @@ import { timeOrderedId, toTask, type TaskDoc } from './task.js';
  * moves them to `events` (docs/concurrency.md "The events outbox").
  */
 
-/** Every event type (issue 10 "Events"). */
+/** Every event type. */
 export type EventType =
   | 'task.created' | 'task.updated' | 'task.deleted' | 'task.restored' | 'card.moved'
   | 'board.created' | 'board.updated' | 'board.deleted' | 'board.shared' | 'board.unshared'
@@ -32,7 +32,7 @@ export interface NewEvent {
   type: EventType;
   task_id?: string;
   board_id?: string;
-  /** The type's payload (issue 10; brief "Events outbox"): `{task}`, `{task, changes}`, `{board}`, … */
+  /** The type's payload (brief "Events outbox"): `{task}`, `{task, changes}`, `{board}`, … */
   data: Record<string, unknown>;
 }
 

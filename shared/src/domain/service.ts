@@ -31,7 +31,7 @@ export interface ServiceDeps {
   store: DocumentStore;
   clock: Clock;
   log: Logger;
-  /** `IDEMPOTENCY_TTL_HOURS`: how long an Idempotency-Key's answer is replayed (default 24; issue 11). */
+  /** `IDEMPOTENCY_TTL_HOURS`: how long an Idempotency-Key's answer is replayed (default 24). */
   idempotencyTtlHours?: number;
   /** The process configuration, for settings a service reads (events: retention, webhook limits); defaults apply when absent. */
   config?: Readonly<CommonConfig>;
@@ -60,7 +60,7 @@ export interface ServiceDefinition {
   bindings(deps: ServiceDeps): Binding[];
   indexes: IndexSpec[];
   /**
-   * Work that runs beside the bindings in every replica (issue 10: the query service's outbox
+   * Work that runs beside the bindings in every replica (the query service's outbox
    * relay, webhook dispatcher and retention sweep). Started by `serveServices` when asked.
    */
   background?(deps: BackgroundDeps): Promise<BackgroundWork>;

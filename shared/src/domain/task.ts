@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { decodeMetadata } from '../store/keys.js';
 import type { Doc } from '../store/port.js';
 
-/** Maximum title length in characters (issue 2). */
+/** Maximum title length in characters. */
 export const TITLE_MAX = 500;
 /** Maximum description length in characters. */
 export const DESCRIPTION_MAX = 200_000;
@@ -44,7 +44,7 @@ export interface TaskDoc extends Doc {
   boardId?: string;
   deleted: boolean;
   deleted_at?: string;
-  /** 1 on create, +1 on every committed change (issue 11); absent on older data, which counts as 1. */
+  /** 1 on create, +1 on every committed change; absent on older data, which counts as 1. */
   version?: number;
   /** Close outcome recorded on a sprint task by close-sprint (DESIGN §8). */
   sprintClose?: Record<string, unknown>;

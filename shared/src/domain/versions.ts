@@ -2,9 +2,9 @@ import { AppError } from '../errors/index.js';
 import type { Filter } from '../store/port.js';
 
 /**
- * Versions of tasks and boards (issue 11 "Versions and conditional requests"): an integer, 1 on
+ * Versions of tasks and boards: an integer, 1 on
  * create, +1 on every committed change. A stored document without `version` (data written before
- * issue 11) counts as version 1. See docs/concurrency.md.
+ * versions existed) counts as version 1. See docs/concurrency.md.
  */
 
 /** A parsed `If-Match`: `*` (the resource exists) or the listed strong versions. */

@@ -7,7 +7,7 @@ import { appendEvents, EVENT_INDEXES, type NewEvent } from './events.js';
 import type { ServiceDeps } from './service.js';
 
 /**
- * The one unit of work of every write handler (issues 10 and 11; docs/concurrency.md):
+ * The one unit of work of every write handler (docs/concurrency.md):
  *
  * 1. With an `Idempotency-Key`: the key is claimed (a `running` record, one insert). When the key
  *    already has a record, that record answers: a finished one the stored reply

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 /**
- * Every event type the outbox records (issue 10, BRIEF "Events outbox"). Webhooks and the
+ * Every event type the outbox records (BRIEF "Events outbox"). Webhooks and the
  * `types` filter accept these names (and `*` on webhooks for all of them).
  */
 export const EVENT_TYPES = [
@@ -33,7 +33,7 @@ export function isEventType(t: string): t is EventType {
 export type { EventDoc } from '../domain/events.js';
 import type { EventDoc } from '../domain/events.js';
 
-/** The API envelope of one event: the stored document with `_id` renamed `id` (issue 10). */
+/** The API envelope of one event: the stored document with `_id` renamed `id`. */
 export const EventEnvelope = Type.Object(
   {
     id: Type.String({ description: 'event id (UUID); the `webhook-id` of its deliveries' }),

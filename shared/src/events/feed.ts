@@ -5,10 +5,10 @@ import type { DocumentStore, Filter, IndexSpec } from '../store/port.js';
 import { isEventType, toEnvelope, type EventDoc, type EventEnvelope } from './envelope.js';
 import { visibleTo } from './visibility.js';
 
-/** Default and bounds of the feed's `limit` (issue 10: 1..500, default 100). */
+/** Default and bounds of the feed's `limit` (1..500, default 100). */
 export const FEED_DEFAULT_LIMIT = 100;
 export const FEED_MAX_LIMIT = 500;
-/** Default retention of the outbox in days (`EVENT_RETENTION_DAYS`, issue 10). */
+/** Default retention of the outbox in days (`EVENT_RETENTION_DAYS`). */
 export const DEFAULT_RETENTION_DAYS = 7;
 /** `_id` of the counter document holding the highest `seq` the retention sweep removed. */
 export const SWEPT_COUNTER = 'events_swept';
@@ -79,7 +79,7 @@ export async function sweptSeq(store: DocumentStore): Promise<number> {
 
 /**
  * Throws 410 `EVENTS_EXPIRED` when a cursor `after` points before the retention window: events
- * after it were removed by the sweep, so reading on would silently skip them (issue 10).
+ * after it were removed by the sweep, so reading on would silently skip them.
  */
 export async function assertNotExpired(store: DocumentStore, after: number): Promise<void> {
   const swept = await sweptSeq(store);
@@ -88,7 +88,7 @@ export async function assertNotExpired(store: DocumentStore, after: number): Pro
   }
 }
 
-/** A feed page (issue 10): visible events oldest first and the cursor of the next page. */
+/** A feed page: visible events oldest first and the cursor of the next page. */
 export interface FeedPage {
   data: EventEnvelope[];
   /** Pass as `after` to read on; equals the last event scanned (also when visibility hid it). */
@@ -96,7 +96,7 @@ export interface FeedPage {
 }
 
 /**
- * One page of the change feed for user `userId` (issue 10, `GET /api/v1/events`): events after
+ * One page of the change feed for user `userId` (`GET /api/v1/events`): events after
  * `after` (default: the start of the retained outbox) matching `filter`, only those the user can
  * read now (DESIGN §5, `visibleTo`), oldest first, at most `limit`. Hidden events are skipped, and
  * `next_after` moves past them, so paging never stalls or repeats. Throws 410 `EVENTS_EXPIRED`
@@ -129,7 +129,7 @@ export async function readFeed(
 const SWEEP_CHUNK = 5_000;
 
 /**
- * Retention sweep (issue 10, `EVENT_RETENTION_DAYS`): removes events that occurred more than
+ * Retention sweep (`EVENT_RETENTION_DAYS`): removes events that occurred more than
  * `days` days before `now`. The highest removed `seq` is recorded first (`counters`,
  * `{_id: 'events_swept'}`), so a cursor before it answers 410 before its events disappear; the
  * events then go in chunks of 5,000 by `seq` (no large transaction). Idempotent and safe to run

@@ -18,7 +18,7 @@ export interface EventBatch {
 export type BatchListener = (batch: EventBatch) => void;
 
 /**
- * The live side of event delivery in one process (issue 10): hands every committed event, once,
+ * The live side of event delivery in one process: hands every committed event, once,
  * in `seq` order, to each subscribed listener, from the moment it subscribed. Two sources:
  * {@link OutboxPoller} (the embedded default: a short poll of the outbox by `seq`) and the
  * JetStream feed (`jetstream.ts`, distributed). Gaps between the subscription point and a
@@ -80,7 +80,7 @@ export interface OutboxPollerOptions {
 }
 
 /**
- * The embedded default's live source (issue 10): while at least one listener is subscribed, reads
+ * The embedded default's live source: while at least one listener is subscribed, reads
  * the numbered events after the last `seq` it handed out every `intervalMs` (after a relay pass,
  * when given one) (default 20 ms; one indexed range read on the
  * in-memory store; nothing when no one listens). Chosen over a commit hook so the write path stays

@@ -7,7 +7,7 @@ import { DEFAULT_RETENTION_DAYS, readOutbox } from './feed.js';
 import { Listeners, makeBatch, type BatchListener, type EventHub } from './hub.js';
 
 /*
- * The distributed deployment's event transport (issue 10): a relay moves the outbox to a JetStream
+ * The distributed deployment's event transport: a relay moves the outbox to a JetStream
  * stream (subjects `<BUS_PREFIX>.events.<type>`, message id = event id so a repeated publish is
  * dropped by the stream's duplicate window), each gateway follows it with an ordered consumer for
  * its SSE streams, and the webhook dispatcher follows it with one durable consumer shared by
@@ -60,7 +60,7 @@ export async function ensureEventsStream(nc: NatsConnection, prefix: string, ret
 
 /**
  * Moves the numbered events (`events`, numbered by the relay, relay.ts) to the events stream, in
- * `seq` order (issue 10). Every replica may run one: each
+ * `seq` order. Every replica may run one: each
  * starts from the last event in the stream, publishes with the event id as message id (the stream
  * drops a repeat within its duplicate window) and waits for each ack, so the stream holds every
  * committed event once, in `seq` order. Polls the outbox every `intervalMs` (default 20 ms; an idle poll is one store read).
@@ -162,7 +162,7 @@ export class OutboxRelay {
 }
 
 /**
- * The gateway's live source on NATS (issue 10): an ordered JetStream consumer from the stream's
+ * The gateway's live source on NATS: an ordered JetStream consumer from the stream's
  * current end, started before the gateway listens; every replica gets every event. Messages
  * arriving together are handed out as one batch.
  */
@@ -227,7 +227,7 @@ export class JetStreamHub implements EventHub {
 
 /**
  * Follows the events stream with the durable consumer `name`, shared by every replica that calls
- * this (issue 10: the webhook dispatcher): each event goes to one replica; `max_ack_pending: 1`
+ * this (the webhook dispatcher): each event goes to one replica; `max_ack_pending: 1`
  * keeps them in `seq` order across replicas. `handle` runs before the ack; when it throws, the
  * event is redelivered after a second.
  */

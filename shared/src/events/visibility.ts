@@ -11,7 +11,7 @@ type BoardAccess = Pick<BoardDoc, 'owner_id' | 'groupId'>;
 
 /**
  * The current access fields of the tasks and boards a batch of events is about, read once per
- * batch (issue 10: visibility is decided at delivery time, on the documents as they are now).
+ * batch (visibility is decided at delivery time, on the documents as they are now).
  * A task or board that no longer exists (hard-deleted) falls back to the snapshot in the event.
  */
 export class AccessSnapshot {
@@ -36,7 +36,7 @@ export class AccessSnapshot {
   }
 
   /**
-   * True when `p` may see `e` (DESIGN §5 applied to events, issue 10):
+   * True when `p` may see `e` (DESIGN §5 applied to events):
    * - an event about a task (`task_id`: task.*, card.moved, note.created, sprint.closed) needs the
    *   task readable now (owner or member of its group), also for `task.deleted`;
    * - an event about a board only (`board.*`) needs the board readable now;

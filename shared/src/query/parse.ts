@@ -8,7 +8,7 @@ import {
 import { readIso } from './dates.js';
 import { parse, SyntaxError as PeggySyntaxError, type Expectation } from './gen/parser.js';
 
-/** Longest accepted query text, in characters (issue 3). */
+/** Longest accepted query text, in characters. */
 export const MAX_QUERY_LENGTH = 10_000;
 /** Deepest accepted nesting of parentheses and NOT (deeper input is a 400, never a stack overflow). */
 export const MAX_DEPTH = 64;

@@ -21,7 +21,7 @@ export interface Connections {
 }
 
 /**
- * A start-up refusal the operator can act on (issue 14): the process prints its message as one
+ * A start-up refusal the operator can act on: the process prints its message as one
  * line on stderr, without a stack, and exits with code 1 ({@link exitOnStartupError}).
  */
 export class StartupError extends Error {
@@ -54,7 +54,7 @@ export function exitOnStartupError(err: unknown): never {
 }
 
 /**
- * Guards an entry point's start-up (issue 14): until the returned function is called (once the
+ * Guards an entry point's start-up: until the returned function is called (once the
  * process serves), an uncaught error, including a rejected top-level await, ends the process
  * through {@link exitOnStartupError}. After it, graceful shutdown ({@link onShutdown}) handles them.
  */
@@ -68,7 +68,7 @@ export function guardStartup(): () => void {
 
 /**
  * The store rule of a separately started process (the gateway without `--all`, or
- * `node services/<name>/dist/main.js`; issue 14): the embedded store is single-process, so such a
+ * `node services/<name>/dist/main.js`): the embedded store is single-process, so such a
  * process needs `MONGO_URL` to share data with the others, unless `EMBEDDED_STANDALONE=1` says it
  * runs alone on its own `DATA_DIR`. Throws a {@link StartupError} otherwise.
  */
@@ -112,7 +112,7 @@ async function openEmbedded(config: CommonConfig, log: Logger): Promise<Embedded
 
 /**
  * Ensures each service's indexes and serves its bindings on the bus with queue group = service
- * name (DESIGN §3), and with `background: true` starts each service's background work (issue 10).
+ * name (DESIGN §3), and with `background: true` starts each service's background work.
  * Returns one handle per service; disposing it stops taking requests, then its background work.
  */
 export async function serveServices(
@@ -238,7 +238,7 @@ export function onShutdown(log: Logger, closers: Array<() => Promise<unknown>>):
  * `env` (passed in by main.ts), requires NATS, requires `MONGO_URL` unless `EMBEDDED_STANDALONE`
  * ({@link checkSeparateProcessStore}), opens the store, serves the service and shuts down
  * gracefully. A start-up failure (bad variables, the store rule, a `DATA_DIR` in use, an
- * unreachable store) ends the process with one line on stderr and exit code 1 (issue 14).
+ * unreachable store) ends the process with one line on stderr and exit code 1.
  */
 export async function runServiceProcess(def: ServiceDefinition, env: Record<string, string | undefined>): Promise<void> {
   const started = guardStartup();

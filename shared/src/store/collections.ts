@@ -6,7 +6,7 @@ export const Collections = {
   groups: 'groups',
   users: 'users',
   refreshTokens: 'refresh_tokens',
-  /** Frozen sprint start and close snapshots (issue 12; services/sprints/src/domain/snapshots.ts). */
+  /** Frozen sprint start and close snapshots (services/sprints/src/domain/snapshots.ts). */
   sprintSnapshots: 'sprint_snapshots',
   /**
    * The numbered events (the feed): one document per event with its `seq`, written by the relay
@@ -23,11 +23,11 @@ export const Collections = {
    * and its lease); no write transaction touches a counter.
    */
   counters: 'counters',
-  /** Idempotency-Key records (issue 11), expired by a TTL index. */
+  /** Idempotency-Key records, expired by a TTL index. */
   idempotency: 'idempotency',
-  /** Webhook subscriptions (issue 10). */
+  /** Webhook subscriptions. */
   webhooks: 'webhooks',
-  /** One document per (webhook, event) delivery with its attempt log (issue 10). */
+  /** One document per (webhook, event) delivery with its attempt log. */
   webhookDeliveries: 'webhook_deliveries',
   /** Pending sharing updates of a board's cards, one per board (docs/boards.md "Sharing a board with many cards"). */
   boardShareSync: 'board_share_sync',

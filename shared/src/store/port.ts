@@ -49,7 +49,7 @@ export interface FindOptions extends SessionOption {
  * Options of a single write (`insertOne`, `updateOne`). `awaitDurable: false` (outside a
  * transaction only) lets the call resolve once the write is applied and visible, before it is
  * durable: for a write whose loss in a crash is harmless and that a later durable write of the
- * same unit covers, such as the Idempotency-Key claim (issue 11; docs/concurrency.md). The
+ * same unit covers, such as the Idempotency-Key claim (docs/concurrency.md). The
  * embedded store then does not wait for its journal sync (the journal syncs in order, so the
  * next acknowledged write makes it durable too); MongoDB ignores it (the write concern stays).
  * Default: durable before the promise resolves (docs/store.md "Durability").

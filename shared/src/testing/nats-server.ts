@@ -34,7 +34,7 @@ function track(child: ChildProcess): void {
 /**
  * Spawns `nats-server -a 127.0.0.1 -p -1 --ports_file_dir <tmp>` (a free port chosen by the
  * server) and resolves once its ports file names the client URL. `jetstream: true` adds `-js` with
- * its store in the same temporary directory (issue 10). Rejects with a clear message when
+ * its store in the same temporary directory. Rejects with a clear message when
  * nats-server is missing, exits early, or is not ready within 10 s.
  */
 export async function startNatsServer(opts: { jetstream?: boolean } = {}): Promise<NatsServer> {

@@ -344,7 +344,7 @@ export function storeContract(label: string, makeStore: () => Promise<DocumentSt
         expect(await users.countDocuments({ username: 'alice' })).toBe(1);
       });
 
-      it('keeps a TTL index field as the ISO string it was given, and filters and updates on it as one (issue 11)', async () => {
+      it('keeps a TTL index field as the ISO string it was given, and filters and updates on it as one', async () => {
         const c = coll('ttl');
         await store.ensureIndexes([{ collection: c.name, keys: { expires_at: 1 }, expireAfterSeconds: 0, name: `${c.name}_ttl` }]);
         const soon = '2999-01-01T00:00:00.000Z';

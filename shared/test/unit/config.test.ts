@@ -34,7 +34,7 @@ describe('loadConfig(CommonConfig, env)', () => {
     });
   });
 
-  it('takes EMBEDDED_SYNC=normal and EMBEDDED_STANDALONE=1, and refuses anything else (issue 14)', () => {
+  it('takes EMBEDDED_SYNC=normal and EMBEDDED_STANDALONE=1, and refuses anything else', () => {
     expect(loadConfig(CommonConfig, { EMBEDDED_SYNC: 'normal', EMBEDDED_STANDALONE: '1' })).toMatchObject({ EMBEDDED_SYNC: 'normal', EMBEDDED_STANDALONE: true });
     const problems = problemsOf({ EMBEDDED_SYNC: 'off', EMBEDDED_STANDALONE: 'yes' });
     expect(problems).toContain('EMBEDDED_SYNC: Expected one of full, normal (got "off")');

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Production files against the workspace list (issue 14): the Dockerfile's build stage must copy
+ * Production files against the workspace list: the Dockerfile's build stage must copy
  * every workspace's package.json before `npm ci`, or the image's install silently misses a
  * workspace (its dependencies, its `bin` links). The workspace list is read from the root
  * package.json at test time, so a workspace added later is checked too. docker-compose.yml itself

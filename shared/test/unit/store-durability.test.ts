@@ -8,7 +8,7 @@ import { lastPerRow } from '../../src/store/embedded/journal.js';
 import type { Change } from '../../src/store/embedded/txn.js';
 
 /**
- * The embedded store's durability modes (issue 14; docs/store.md "One process, durable
+ * The embedded store's durability modes (docs/store.md "One process, durable
  * acknowledgements"): `full` (default) acknowledges a write once its WAL is synced, concurrent
  * writes sharing one sync (group commit); `normal` acknowledges at once. Both keep every
  * acknowledged write across a reopen; transactions and failing bulk writes too.

@@ -63,7 +63,7 @@ export function fillPath(path: string, params: Record<string, string> = {}): str
 }
 
 /**
- * The web board's API client (issue 13): calls only the operations of {@link endpoints} (checked
+ * The web board's API client: calls only the operations of {@link endpoints} (checked
  * against the Swagger document by a test), sends the bearer token, and rotates the refresh token
  * as a real client does: refreshed shortly before expiry, and once more on a 401; a failed refresh
  * ends the session (`onSessionEnd`), which returns the page to the login form.

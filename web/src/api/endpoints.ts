@@ -1,5 +1,5 @@
 /**
- * Every HTTP operation the web board calls, as data (issue 13): method, path (Swagger syntax,
+ * Every HTTP operation the web board calls, as data: method, path (Swagger syntax,
  * `{param}`), and the body and query-string fields the client may send. The client can only call
  * what is listed here, and `web/test/api-contract.test.ts` checks every row against the gateway's
  * own Swagger document (`GET /api/v1/swagger.json`): a path, method or field Swagger does not have
@@ -65,5 +65,5 @@ export const endpoints = e({
 
 export type EndpointName = keyof typeof endpoints;
 
-/** The live event stream (issue 10), used when the gateway has it; not required to exist. */
+/** The live event stream, used when the gateway has it; not required to exist. */
 export const EVENTS_STREAM_PATH = '/api/v1/events/stream';

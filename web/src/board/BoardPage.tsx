@@ -25,7 +25,7 @@ interface SprintOption {
 }
 
 /**
- * The board page (issue 13): lanes with counts and WIP state, per-column pages, filter, sprint
+ * The board page: lanes with counts and WIP state, per-column pages, filter, sprint
  * switcher, card create, drag-and-drop and keyboard moves with dry-run previews, optimistic moves
  * with rollback, card detail, column editor, close-sprint dialog, and live updates (the event
  * stream when the gateway has one, else the summary re-read every {@link POLL_MS}).

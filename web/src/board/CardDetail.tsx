@@ -6,7 +6,7 @@ import { describe } from '../LoginPage.js';
 import { renderMarkdown } from '../markdown.js';
 
 /**
- * Card detail (issue 13): title, sanitized markdown description, status, tags, assignee, metadata,
+ * Card detail: title, sanitized markdown description, status, tags, assignee, metadata,
  * notes (add one), edit (PATCH, plus `cf.priority` / `app.points` through the metadata PATCH) and
  * delete (two steps).
  */

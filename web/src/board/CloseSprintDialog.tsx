@@ -5,7 +5,7 @@ import { Dialog } from '../Dialog.js';
 import { describe } from '../LoginPage.js';
 
 /**
- * Close the active sprint (issue 13): lists the unfinished members, asks for the rollover target
+ * Close the active sprint: lists the unfinished members, asks for the rollover target
  * (the backlog or another open sprint), then shows the close-sprint answer (velocity, rolled over).
  */
 export function CloseSprintDialog(p: {

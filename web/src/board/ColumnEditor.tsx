@@ -31,7 +31,7 @@ export function actionText(a: BoardColumn['actions'][number]): string {
 }
 
 /**
- * The column editor (issue 13): name, query and WIP limit of each column, add / remove / reorder,
+ * The column editor: name, query and WIP limit of each column, add / remove / reorder,
  * "Preview actions" through `POST /boards/preview-actions`, saved with one board PUT (`columns`
  * replaces the list; ids are kept, manual actions are sent back unchanged).
  */

@@ -14,7 +14,7 @@ export function pollInterval(): number {
   return Number.isFinite(v) && v >= 1000 ? v : POLL_MS;
 }
 
-/** One event envelope of the stream (issue 10: `{id, seq, type, occurred_at, actor, task_id?, board_id?, data}`). */
+/** One event envelope of the stream (`{id, seq, type, occurred_at, actor, task_id?, board_id?, data}`). */
 export interface BoardEvent {
   id?: string;
   seq?: number;
@@ -24,7 +24,7 @@ export interface BoardEvent {
 }
 
 /**
- * Opens the live event stream (`GET /api/v1/events/stream`, issue 10) with the bearer token in a
+ * Opens the live event stream (`GET /api/v1/events/stream`) with the bearer token in a
  * header, which EventSource cannot send, so it is read with fetch streaming and framed by
  * `eventsource-parser`. Resolves `'absent'` when the gateway has no stream (404, or not
  * `text/event-stream`), `'failed'` when it could not be opened, and `'ended'` when an open stream

@@ -1,5 +1,5 @@
 /**
- * Pure state rules of the board page (issue 13), kept apart from React so vitest can check them:
+ * Pure state rules of the board page, kept apart from React so vitest can check them:
  * per-column pages, the optimistic move and its rollback, WIP states, the summary signature the
  * periodic refresh compares, and the wording of applied actions.
  */

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiAs, ROOT, startServer, userToken, WEB_DIST, type RunningServer } from './server.js';
 
 /**
- * The web board in a real browser (issue 13): Debian's Chromium driven by playwright-core against
+ * The web board in a real browser: Debian's Chromium driven by playwright-core against
  * the built all-in-one server on a free port with a temp data dir. Screenshots and the render
  * figures go to web/test-artifacts/ (gitignored).
  */

@@ -177,7 +177,7 @@ async function boardChange(store: DocumentStore, board: BoardDoc, principal: Pri
 
 /**
  * `boards.update` (owner only): {@link boardChange} as ONE conditional write pinned at the version
- * read in the same transaction (issue 11; `If-Match` → 412); emits `board.updated`.
+ * read in the same transaction (`If-Match` → 412); emits `board.updated`.
  */
 export function updateBoard(deps: ServiceDeps): Handler<typeof BoardsOps.update> {
   const { store } = deps;

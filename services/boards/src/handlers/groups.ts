@@ -31,7 +31,7 @@ async function memberView(deps: ServiceDeps, groupId: string, userId: string, se
 
 /**
  * `groups.create`: a new group whose only member is the caller, as `owner`. Group writes run
- * through {@link runWrite} for the Idempotency-Key (issue 11); they emit no events.
+ * through {@link runWrite} for the Idempotency-Key; they emit no events.
  */
 export function createGroup(deps: ServiceDeps): Handler<typeof GroupsOps.create> {
   return async ({ name }, ctx) => runWrite(deps, ctx, async ({ session, userId, now }) => {

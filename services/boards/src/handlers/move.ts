@@ -21,10 +21,10 @@ const MAX_ATTEMPTS = 3;
  * the caller cannot read it at all). The merged actions are applied to that read; if the result
  * would not match the target column (query + default_tags) → 422, nothing written. `dry_run`
  * stops there. Otherwise ONE `findOneAndUpdate` with the same source filter plus the card's
- * version as read (issue 11: the `If-Match` check, made on that read, and the source-column check
+ * version as read (the `If-Match` check, made on that read, and the source-column check
  * are one conditional write) writes it and bumps the version; if it no longer matches, the card is
  * read again and the move re-planned or refused. The card read, the write and its one
- * `card.moved` event (issue 10) are one transaction ({@link runWrite}).
+ * `card.moved` event are one transaction ({@link runWrite}).
  */
 export function moveCard(deps: ServiceDeps): Handler<typeof BoardsOps.move> {
   const { store } = deps;

@@ -25,7 +25,7 @@ describe('boards.create', () => {
       owner_id: ALICE, created_at: T0, updated_at: T0, is_owner: true,
     });
     expect(board.columns.map((c) => c.id)).toEqual(['col-to-do', 'col-to-do-2', 'col-recent']);
-    // actions come from the column query alone: default_tags give none, an ORDER BY only column has none (issue 14)
+    // actions come from the column query alone: default_tags give none, an ORDER BY only column has none
     expect(board.columns[2]).toEqual({ id: 'col-recent', name: 'Recent', query: 'ORDER BY updated_at DESC', wip_limit: 5, actions: [], order: 2 });
     expect(board.columns[0]!.actions).toEqual([{ trigger: 'enter', field: 'status', operation: 'set', value: 'todo', source: 'query' }]);
     expect(board.columns[1]!.actions.filter((a) => a.operation === 'set')).toEqual([
@@ -183,7 +183,7 @@ describe('boards.update', () => {
     expect((await t.boards.findOne({ _id: board.id }))!.columns[0]!.actions).toEqual(updated.columns[0]!.actions);
   });
 
-  it('reads a board stored with default-tag actions (before issue 14) with the column query\'s actions only', async () => {
+  it('reads a board stored with default-tag actions (the older form) with the column query\'s actions only', async () => {
     await using t = await buildBoards();
     const manual = { trigger: 'enter' as const, field: 'tags', operation: 'add' as const, value: 'team', source: 'manual' as const };
     // a manual tag action as stored before tag actions carried one tag: a list

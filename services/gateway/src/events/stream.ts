@@ -8,7 +8,7 @@ import {
 } from '@app/shared/events';
 import type { DocumentStore } from '@app/shared/store';
 
-/** Limits and timing of the event stream (issue 10); `main.ts` fills them from the config. */
+/** Limits and timing of the event stream; `main.ts` fills them from the config. */
 export interface StreamOptions {
   /** Open streams per user at most (`EVENT_STREAMS_PER_USER`, default 5); one more is 429. */
   perUser: number;
@@ -32,7 +32,7 @@ export function sseFrame(e: EventEnvelope): string {
 }
 
 /**
- * Serves `GET /api/v1/events/stream` (issue 10) for every connection of one gateway: per-user
+ * Serves `GET /api/v1/events/stream` for every connection of one gateway: per-user
  * connection bound, resume point, backlog from the store, then live batches from the
  * {@link EventHub}, each event filtered by the request's filters and by what the user can read now.
  */

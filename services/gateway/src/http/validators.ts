@@ -23,20 +23,20 @@ export function isLegacyPath(url: string): boolean {
 }
 
 /**
- * Deepest nesting of objects and arrays in any JSON body (issue 14; docs/http.md "Limits"): the
+ * Deepest nesting of objects and arrays in any JSON body (docs/http.md "Limits"): the
  * body object itself is level 1. Deeper bodies are a 400 before schema validation, so no later
  * step (validation, the bus's JSON encoding, the store) ever walks an unbounded tree.
  */
 export const MAX_BODY_DEPTH = 64;
 
 /**
- * Request validators (DESIGN §9, issue 2 "wrong types → 400"): JSON bodies are checked without
+ * Request validators (DESIGN §9, "wrong types → 400"): JSON bodies are checked without
  * type coercion, so `{"title": 5}` is a 400 naming `/title`; path and query-string values, which
  * are always text on the wire, are coerced (`?preview=3` → 3). A body field the schema does not
  * accept (`additionalProperties: false`, as the Swagger says) is a 400 naming it on the target
  * paths; the legacy paths ({@link LEGACY_PREFIXES}) drop it instead, as ud did. Unknown
  * query-string parameters are dropped everywhere. Defaults are applied.
- * Limits (issue 14): a body nested deeper than {@link MAX_BODY_DEPTH} is a 400 `VALIDATION_FAILED`
+ * Limits: a body nested deeper than {@link MAX_BODY_DEPTH} is a 400 `VALIDATION_FAILED`
  * naming its first two levels (`/metadata/a`); schemas marked with the metadata-limits keyword
  * refuse values nested deeper than `METADATA_MAX_DEPTH` or longer than `METADATA_VALUE_MAX_BYTES`
  * with a 400 naming `/metadata/<key>` (or the value's own field).

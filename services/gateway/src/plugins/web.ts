@@ -4,13 +4,13 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /**
- * Where `npm run build` puts the web board (issue 13): `<repo>/web/dist`. The same relative path
+ * Where `npm run build` puts the web board: `<repo>/web/dist`. The same relative path
  * works from `services/gateway/src/plugins` (vitest) and `services/gateway/dist/plugins` (built).
  */
 export const DEFAULT_WEB_ROOT = fileURLToPath(new URL('../../../../web/dist/', import.meta.url));
 
 /**
- * Path prefixes the SPA fallback never answers (issue 13): an unknown path below one of them is the
+ * Path prefixes the SPA fallback never answers: an unknown path below one of them is the
  * JSON 404 of the error catalogue, never the board's index.html.
  */
 export const RESERVED_PREFIXES = ['/api', '/auth', '/health', '/docs', '/version'] as const;
@@ -48,7 +48,7 @@ export function isReservedPath(path: string): boolean {
 export type SpaFallback = (req: FastifyRequest, reply: FastifyReply) => boolean;
 
 /**
- * Serves the built web board (issue 13, docs/web.md) from `root` with `@fastify/static`:
+ * Serves the built web board (docs/web.md) from `root` with `@fastify/static`:
  * every built file gets its own GET/HEAD route (`wildcard: false`, so no catch-all route exists to
  * shadow the API), hashed `/assets/*` files are cached for a year, everything else (index.html)
  * is `no-cache`; `/` and client-side routes answer index.html through the returned

@@ -8,7 +8,7 @@ import type { LocalRoute } from './local.js';
 import { route, type RouteSpec } from './route.js';
 
 /**
- * Bus routes of the events family (issue 10): the change feed and webhook subscriptions, served
+ * Bus routes of the events family: the change feed and webhook subscriptions, served
  * by the query service. The stream is the gateway-local {@link eventStreamRoutes}.
  */
 export const eventRoutes: RouteSpec[] = [
@@ -62,7 +62,7 @@ export const eventRoutes: RouteSpec[] = [
   }),
 ];
 
-/** The event stream: answered by the gateway itself from its live event source (issue 10). */
+/** The event stream: answered by the gateway itself from its live event source. */
 export const eventStreamRoutes: LocalRoute[] = [
   {
     method: 'GET',

@@ -25,7 +25,7 @@ export interface LocalDeps {
   config: GatewayConfig;
   /** Signs an access token (HS256, `JWT_EXPIRATION_MINUTES`). */
   signAccessToken(claims: AccessClaims): string;
-  /** The event stream server (issue 10). */
+  /** The event stream server. */
   streams: EventStreams;
   /** The process's metrics, served by `GET /metrics`; absent when metrics are off. */
   metrics?: Metrics;
@@ -33,7 +33,7 @@ export interface LocalDeps {
 
 /**
  * One row of the gateway's local table: routes answered by the gateway itself, without the bus
- * (auth, health, version: public, DESIGN §5; the event stream: authenticated, issue 10). Listed
+ * (auth, health, version: public, DESIGN §5; the event stream: authenticated). Listed
  * in Swagger like the bus routes.
  */
 export interface LocalRoute {

@@ -36,10 +36,10 @@ async function defaultBody(req: FastifyRequest): Promise<void> {
   if (req.body === undefined || req.body === null) req.body = {};
 }
 
-/** Methods that write: they accept `Idempotency-Key` (issue 11). */
+/** Methods that write: they accept `Idempotency-Key`. */
 const WRITES = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** `Idempotency-Key`: 1..255 visible ASCII characters (issue 11). */
+/** `Idempotency-Key`: 1..255 visible ASCII characters. */
 const IdempotencyKey = Type.String({
   minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$',
   description: 'makes a retry safe: the first answer (not a 5xx) is stored 24 h per user, method and path, and replayed byte for byte with `Idempotency-Replayed: true`; another body with the same key → 422',
@@ -130,7 +130,7 @@ function routeOptions(d: RouteDescription, handler: RouteOptions['handler'], onR
  * text passed through unparsed (204: no body). Legacy answers carry `Deprecation: true` and a
  * `Link` to the target path. Throws at start-up for a draft route with legacy paths.
  * A row with `dryRun` sends a request carrying `?dry_run=true` to its dry-run op instead, answered 200.
- * Issue 11: `If-Match` and `Idempotency-Key` travel as bus headers (the key scoped to the method
+ * `If-Match` and `Idempotency-Key` travel as bus headers (the key scoped to the method
  * and path); the reply's version becomes the `ETag`, and a GET whose `If-None-Match` names it
  * answers 304 with no body; a replayed answer carries `Idempotency-Replayed: true`.
  */

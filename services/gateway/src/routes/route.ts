@@ -43,7 +43,7 @@ export interface RouteSpec<O extends AnyOp = AnyOp> {
    */
   dryRun?: { op: AnyOp; response: TSchema };
   /**
-   * The row reads or writes ONE task or board (issue 11): a write honours `If-Match`, a GET
+   * The row reads or writes ONE task or board: a write honours `If-Match`, a GET
    * answers `If-None-Match` with 304. Every reply carrying a version gets its `ETag` regardless.
    */
   conditional?: boolean;

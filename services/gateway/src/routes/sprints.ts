@@ -10,7 +10,7 @@ const BOARDS = '/api/v1/boards';
 const TASKS = '/api/v1/tasks';
 
 /**
- * Routes of the sprints family (SPEC "Sprint rhythm"; issue 12: lifecycle, report, velocity,
+ * Routes of the sprints family (SPEC "Sprint rhythm"; lifecycle, report, velocity,
  * burndown). The issue-12 routes are Draft: target paths only. One bus request each.
  */
 export const sprintRoutes: RouteSpec[] = [

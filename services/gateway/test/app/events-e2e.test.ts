@@ -6,7 +6,7 @@ import { system, type System } from './system.js';
 import { Receiver } from './webhook-receiver.js';
 
 /*
- * Issue 10 end to end: real writes through HTTP (task create and PATCH, board create, card move)
+ * The events end to end: real writes through HTTP (task create and PATCH, board create, card move)
  * arrive on the feed, on the stream and at a webhook, each only for who may read them.
  */
 

@@ -4,7 +4,7 @@ import { aBoard, aGroup, appendTestEvents, aTask, insert } from '@app/shared/tes
 import { expectError, NOW, system, type System, type User } from './system.js';
 
 /*
- * The change feed `GET /api/v1/events` (issue 10) through HTTP on the whole system. Events are put
+ * The change feed `GET /api/v1/events` through HTTP on the whole system. Events are put
  * in the outbox by `appendTestEvents` (exactly the agreed envelope), so paging, filters,
  * visibility and retention are tested apart from which write emits what.
  */

@@ -6,7 +6,7 @@ import { SseClient } from './sse-client.js';
 import { system, type System, type User } from './system.js';
 
 /*
- * The event stream `GET /api/v1/events/stream` (issue 10) over a real HTTP connection to the whole
+ * The event stream `GET /api/v1/events/stream` over a real HTTP connection to the whole
  * system listening on 127.0.0.1. Events are put in the outbox with `appendTestEvents`.
  */
 

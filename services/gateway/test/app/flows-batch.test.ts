@@ -3,7 +3,7 @@ import { Collections } from '@app/shared/store';
 import { expectError, system, type System } from './system.js';
 import { catchUpOutbox } from '@app/shared/events';
 
-/** Issue 11 "Batch writes" through HTTP: POST and PATCH /api/v1/tasks/batch, atomic and not. */
+/** Batch writes through HTTP: POST and PATCH /api/v1/tasks/batch, atomic and not. */
 
 /** Documents of `name` matching `filter`; for `events`, once the committed writes are numbered (as a reader sees them). */
 const count = async (sys: System, name: string, filter: Record<string, unknown> = {}) => {

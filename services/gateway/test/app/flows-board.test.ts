@@ -48,7 +48,7 @@ describe('board lifecycle through HTTP', () => {
     expect(f.board.columns.map((c: { id: string }) => c.id)).toEqual(IDS);
     expect(f.board.columns.map((c: { name: string; query: string }) => [c.name, c.query])).toEqual(COLUMNS.map((c) => [c.name, c.query]));
     const [todo, doing, done] = f.board.columns;
-    // each column query gives its enter/exit actions; default_tags give none (issue 14, DESIGN §7)
+    // each column query gives its enter/exit actions; default_tags give none (DESIGN §7)
     expect(actionLines(todo)).toEqual(['enter set status "todo" query']);
     expect(actionLines(done)).toEqual(['enter set status "done" query']);
     expect(actionLines(doing)).toEqual(['enter add tags "wip" query', 'enter set status "doing" query', 'exit remove tags "wip" query']);

@@ -4,7 +4,7 @@ import { expectError, system, type System } from './system.js';
 import { catchUpOutbox } from '@app/shared/events';
 
 /**
- * Issue 11 "Idempotency-Key" through HTTP: the first answer is stored and replayed byte for byte
+ * Idempotency-Key through HTTP: the first answer is stored and replayed byte for byte
  * with `Idempotency-Replayed: true`, nothing runs again, another body is 422, a concurrent repeat
  * is 409, keys are scoped per user, method and path, and a malformed key is 400.
  */

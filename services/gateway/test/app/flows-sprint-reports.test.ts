@@ -3,7 +3,7 @@ import { expectError, NOW, system } from './system.js';
 import { catchUpOutbox } from '@app/shared/events';
 
 /**
- * Sprint lifecycle and reports through HTTP (issue 12): create and start a sprint on a board, work
+ * Sprint lifecycle and reports through HTTP: create and start a sprint on a board, work
  * on its cards, close it, then read the frozen report, the board's sprints, the velocity history
  * and the burndown.
  */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { expectError, system, type Answer, type System, type User } from './system.js';
 
 /**
- * Issue 11 "Versions and conditional requests" through HTTP: every write of one task or board
+ * Versions and conditional requests through HTTP: every write of one task or board
  * answers an increasing `ETag`, a stale `If-Match` is 412 with `details.current_version` and
  * nothing written, `If-Match: *` means "exists", and GET answers `If-None-Match` with 304.
  */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError, system, type Answer, type System, type User } from './system.js';
 
 /**
- * Input limits through HTTP (issue 14; docs/http.md "Limits"): a body nested thousands of levels
+ * Input limits through HTTP (docs/http.md "Limits"): a body nested thousands of levels
  * deep is a 400 naming the field, never a 500; metadata values are capped in depth (32) and size
  * (64 KiB) on every route that takes them; nothing refused is written.
  */

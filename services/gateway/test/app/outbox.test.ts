@@ -5,7 +5,7 @@ import { Collections } from '@app/shared/store';
 import { NOW, system, type System } from './system.js';
 
 /**
- * Issue 10, the emitting half: every write route appends its events to the outbox in the write's
+ * The events outbox, its emitting half: every write route appends its events to the outbox in the write's
  * transaction, with the envelope and `data` shapes of the brief's agreement. Numbered by the relay
  * and read straight from the store, by `seq`, as the feed, stream and webhooks do.
  */

@@ -56,7 +56,7 @@ export interface System extends AsyncDisposable {
  * Builds the real gateway (`buildApp` with the real route table) on a `MemoryBus` and the suite's
  * test store (`testStore`: the leg's store under MongoDB's transaction rules), with the tasks,
  * boards, sprints and query services served on the same bus through `serveServices`, all on one fixed clock. Dispose with `await using`. `streamOptions` and
- * `env` (config variables of the gateway and the services) tune events (issue 10); `webhooks` runs
+ * `env` (config variables of the gateway and the services) tune events; `webhooks` runs
  * the query service's background work (dispatcher, sweep) with those options; `clockAt` starts
  * the clock elsewhere than {@link NOW}.
  */

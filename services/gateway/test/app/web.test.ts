@@ -6,7 +6,7 @@ import { HASHED_CACHE, NO_CACHE, RESERVED_PREFIXES } from '../../src/plugins/web
 import { allRoutes } from '../../src/index.js';
 import { testApp } from './helpers.js';
 
-/** The web board's static serving (issue 13): a fake built board in a temp folder. */
+/** The web board's static serving: a fake built board in a temp folder. */
 let root: string;
 const INDEX = '<!doctype html><title>board</title><div id="root"></div>';
 const ASSET = 'assets/index-AbC123.js';

@@ -6,7 +6,7 @@ import { expectError, system, type System, type User } from './system.js';
 import { Receiver } from './webhook-receiver.js';
 
 /*
- * Webhooks (issue 10) end to end on the whole system: CRUD over HTTP, the query service's
+ * Webhooks end to end on the whole system: CRUD over HTTP, the query service's
  * dispatcher (fast tick, short attempt timeout, a clock the test moves) POSTing to a local
  * receiver on 127.0.0.1. Events are put in the outbox with `appendTestEvents`.
  */

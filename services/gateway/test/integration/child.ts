@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 /**
- * Built entry points run as child processes (issue 14: start-up refusals, the crash test). Needs
+ * Built entry points run as child processes (start-up refusals, the crash test). Needs
  * `npm run build` first (`npm test` builds). Every child is killed when the test process exits.
  */
 

@@ -19,7 +19,7 @@ async function eventCount(filter: Record<string, unknown>): Promise<number> {
 }
 
 /**
- * Issue 11 concurrency over a real nats-server: the gateway and TWO replicas of the tasks and
+ * Concurrency over a real nats-server: the gateway and TWO replicas of the tasks and
  * boards services (queue groups, four more NATS connections) share one store; requests go over
  * real HTTP. Conditional writes and Idempotency-Keys must hold whichever replica serves a request.
  */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { entry, freePort, startChild, tempDir, waitReady, type Child } from './child.js';
 
 /**
- * Crash test (issue 14; docs/store.md "One process, durable acknowledgements"): the built
+ * Crash test (docs/store.md "One process, durable acknowledgements"): the built
  * all-in-one on a temporary DATA_DIR takes concurrent task creates, card moves and close-sprints
  * over loopback; it is SIGKILLed at a random moment, restarted on the same folder, and then:
  * every acknowledged write is there, every card is in exactly one column (a move is all or

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { entry, freePort, startChild, tempDir, waitReady, type Child } from './child.js';
 
 /**
- * Issue 10: a committed write never loses its event, also across a crash right after the commit
+ * A committed write never loses its event, also across a crash right after the commit
  * or in the middle of the relay numbering the outbox. The all-in-one process
  * (`services/gateway/dist/main.js --all`, built by `npm test`) on a temp DATA_DIR acknowledges
  * task creates, is killed with SIGKILL, and the restarted process's feed has every acknowledged

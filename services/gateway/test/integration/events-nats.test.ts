@@ -16,7 +16,7 @@ import { SseClient } from '../app/sse-client.js';
 import { Receiver } from '../app/webhook-receiver.js';
 
 /**
- * The distributed event path over a real nats-server with JetStream (issue 10): two query-service
+ * The distributed event path over a real nats-server with JetStream: two query-service
  * replicas (each with its outbox relay and its share of the durable webhook consumer) and two
  * gateway replicas (each following the events stream for SSE), all separate NATS connections on one
  * store, as separate processes sharing MongoDB would be. Events are committed with `appendTestEvents`.

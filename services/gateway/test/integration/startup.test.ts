@@ -4,7 +4,7 @@ import { startNatsServer, type NatsServer } from '@app/shared/testing';
 import { entry, freePort, startChild, tempDir, waitReady, type Child } from './child.js';
 
 /**
- * Start-up refusals of the built entry points (issue 14), as an operator sees them: one line on
+ * Start-up refusals of the built entry points, as an operator sees them: one line on
  * stderr, no stack, a non-zero exit code, and nothing else started.
  */
 

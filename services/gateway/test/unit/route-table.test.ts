@@ -54,7 +54,7 @@ describe('route table', () => {
     ]);
   });
 
-  it('serves the event stream itself, authenticated, as text/event-stream (issue 10)', () => {
+  it('serves the event stream itself, authenticated, as text/event-stream', () => {
     expect(localRoutes.filter((r) => r.authenticated).map((r) => `${r.method} ${r.url} ${r.produces?.join()}`)).toEqual([
       'GET /api/v1/events/stream text/event-stream',
     ]);

@@ -48,7 +48,7 @@ async function fanOutFromStore(store: DocumentStore, dispatcher: WebhookDispatch
 }
 
 /**
- * The query service's background work (issue 10), in every replica:
+ * The query service's background work, in every replica:
  * - the outbox relay ({@link EventRelay}): numbers the committed writes' events while it holds the lease;
  * - the retention sweep of the outbox and of finished webhook deliveries (hourly; idempotent across replicas);
  * - the webhook dispatcher: on NATS, the outbox relay to JetStream and a durable JetStream

@@ -13,7 +13,7 @@ export interface JetStreamWork {
 }
 
 /**
- * On NATS (issue 10, distributed): starts this replica's publisher of numbered events to JetStream
+ * On NATS (distributed): starts this replica's publisher of numbered events to JetStream
  * (nudged by `numbering`, this process's numbering relay, after each of its passes) and its share of the durable
  * webhook consumer, which fans each event out to webhook deliveries before acking it. Returns
  * undefined on the in-process bus, or when the NATS server has no JetStream (logged): the

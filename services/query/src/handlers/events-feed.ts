@@ -4,7 +4,7 @@ import type { ServiceDeps } from '@app/shared/domain';
 import { catchUpOutbox, parseTypes, readFeed, type EventFilter } from '@app/shared/events';
 
 /**
- * `GET /api/v1/events` (issue 10): one page of the change feed for the caller — events after
+ * `GET /api/v1/events`: one page of the change feed for the caller — events after
  * `after`, filtered by `types` and `board_id`, only about tasks and boards the caller can read
  * now (DESIGN §5), oldest first, with `next_after`. Errors: 400 `VALIDATION_FAILED` naming
  * `types` for an unknown type; 410 `EVENTS_EXPIRED` for an `after` past the retention window.

@@ -10,7 +10,7 @@ import { deliveriesOf, newSecret, NO_LEASE, toDelivery, toWebhook, webhooksOf, t
 import { checkTarget, targetPolicy } from '../webhooks/ssrf.js';
 import { readableView } from './views.js';
 
-/** Deliveries listed per webhook (issue 10: the last 100). */
+/** Deliveries listed per webhook (the last 100). */
 export const DELIVERY_LOG_SIZE = 100;
 
 /** `events` of a webhook: known type names or `*`; 400 naming `/events/<i>` otherwise. Duplicates dropped. */
@@ -44,7 +44,7 @@ async function ownWebhook(store: DocumentStore, ctx: CallContext, id: string): P
 }
 
 /**
- * `POST /api/v1/webhooks` (issue 10): checks the URL (http(s); SSRF rules in production: 400
+ * `POST /api/v1/webhooks`: checks the URL (http(s); SSRF rules in production: 400
  * `WEBHOOK_URL_REFUSED`), the event types (400 naming `/events/<i>`), the board (404 when the
  * caller cannot read it), the query (400 with its position) or the saved view (`view_id`, 404
  * `VIEW_NOT_FOUND` unless the caller can read it; not together with a query); stores the webhook with a new

@@ -9,7 +9,7 @@ import type { Sender } from './send.js';
 import { readableView } from '../handlers/views.js';
 import type { Metrics } from '@app/shared/observability';
 
-/** A webhook failing this long without a success is disabled (issue 10). */
+/** A webhook failing this long without a success is disabled. */
 export const DISABLE_AFTER_MS = 24 * 60 * 60 * 1000;
 /** Default attempts per delivery (`WEBHOOK_MAX_ATTEMPTS`). */
 export const DEFAULT_MAX_ATTEMPTS = 6;
@@ -21,7 +21,7 @@ export const FIRST_RETRY_MS = 10_000;
 /**
  * Delay in ms before the attempt after failed attempt `attempt` (1-based): exponential backoff
  * with ±20 % jitter, `10 s · 4^(attempt-1)`: ~10 s, 40 s, 2.7 min, 11 min, 43 min, so the
- * default 6 attempts span about an hour and the first retry comes within 12 s (issue 10).
+ * default 6 attempts span about an hour and the first retry comes within 12 s.
  * `random` is in [0, 1).
  */
 export function backoffMs(attempt: number, random: () => number = Math.random): number {
@@ -53,7 +53,7 @@ function taskAfter(e: EventEnvelope): TaskDoc | undefined {
 }
 
 /**
- * The webhook dispatcher (issue 10), store-backed so any number of replicas can run it:
+ * The webhook dispatcher, store-backed so any number of replicas can run it:
  * `fanOut` turns committed events into one delivery document per matching webhook (idempotent:
  * the delivery id is derived from webhook and event), and `deliverDue` makes the attempts that
  * are due — per webhook strictly in `seq` order (a delivery waiting for its retry holds back the
@@ -221,7 +221,7 @@ export class WebhookDispatcher {
     return made;
   }
 
-  /** Visibility at delivery time (DESIGN §5, issue 10): the owner must still be able to read what the event is about. */
+  /** Visibility at delivery time (DESIGN §5): the owner must still be able to read what the event is about. */
   private async stillVisible(hook: WebhookDoc, d: DeliveryDoc): Promise<boolean> {
     const [principal, access] = await Promise.all([loadPrincipal(this.deps.store, hook.owner_id), AccessSnapshot.load(this.deps.store, [d.event])]);
     return access.visible(principal, d.event);

@@ -3,7 +3,7 @@ import type { Delivery, Webhook } from '@app/shared/contracts';
 import type { EventEnvelope } from '@app/shared/events';
 import { Collections, type Collection, type DocumentStore, type IndexSpec } from '@app/shared/store';
 
-/** A webhook subscription as stored in `webhooks` (issue 10). */
+/** A webhook subscription as stored in `webhooks`. */
 export interface WebhookDoc {
   _id: string;
   owner_id: string;

@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { addressRefusal, guardedLookup, type TargetPolicy } from './ssrf.js';
 
-/** Timeout of one delivery attempt (issue 10): 10 s from connect to the end of the answer. */
+/** Timeout of one delivery attempt: 10 s from connect to the end of the answer. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 
 /** Outcome of one attempt: the answer's status (absent when none came), its duration and the error. */
@@ -26,7 +26,7 @@ export interface SignedPost {
 }
 
 /**
- * The Standard Webhooks headers of a delivery (issue 10): `webhook-id`, `webhook-timestamp` (unix
+ * The Standard Webhooks headers of a delivery: `webhook-id`, `webhook-timestamp` (unix
  * seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">` made with the
  * `standardwebhooks` package from the `whsec_…` secret.
  */

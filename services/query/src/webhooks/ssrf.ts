@@ -4,7 +4,7 @@ import ipaddr from 'ipaddr.js';
 import { AppError } from '@app/shared/errors';
 
 /**
- * Where webhooks may POST (issue 10, SSRF rules): http(s) only, always; with `NODE_ENV=production`
+ * Where webhooks may POST (SSRF rules): http(s) only, always; with `NODE_ENV=production`
  * no private, loopback, link-local, unspecified, CGNAT or multicast address unless the host (name
  * or IP) is listed in `WEBHOOK_ALLOWED_HOSTS`. The embedded default (not production) allows
  * loopback so a developer can receive on localhost.

@@ -77,7 +77,7 @@ describe('POST /boards/:boardId/columns/:columnId/query: cards', () => {
     expect(res.data[0]).toEqual({
       id: cards.first._id, title: 'first', status: 'todo', tags: ['web'], assignee: 'user-bob', metadata: { order: 1, 'app.sprint': SPRINT },
     });
-    // A card without an assignee has no assignee key (issue 13: the web board shows it when set).
+    // A card without an assignee has no assignee key (the web board shows it when set).
     expect(res.data[1]).not.toHaveProperty('assignee');
   });
 

@@ -8,7 +8,7 @@ import { Collections } from '@app/shared/store';
 import { appendTestEvents, testStore } from '@app/shared/testing';
 import { eventWork } from '../../src/events/background.js';
 
-/** The query service's background retention sweep (issue 10): old events and finished deliveries go, the rest stays. */
+/** The query service's background retention sweep: old events and finished deliveries go, the rest stays. */
 describe('event retention sweep (background work)', () => {
   it('removes events and finished deliveries older than EVENT_RETENTION_DAYS when it starts', async () => {
     await using store = await testStore();

@@ -61,7 +61,7 @@ function after(e: OutboxEvent, sprintId: string, was: Tracked | undefined): Trac
 }
 
 /**
- * The daily burndown of a sprint (issue 12; formulas in docs/sprints.md "Burndown"). One entry per
+ * The daily burndown of a sprint (formulas in docs/sprints.md "Burndown"). One entry per
  * UTC day from the start day to the end day. `remaining` = points of the members not `done` at the
  * end of that day, `scope` = points of all members then, replaying the outbox events from the start
  * snapshot; the last day is exactly `final`. The ideal line falls linearly from the first day's

@@ -2,7 +2,7 @@ import { EVENTS_COUNTER, type EventDoc, type EventType } from '@app/shared/domai
 import { Collections, type DocumentStore, type Session } from '@app/shared/store';
 
 /*
- * Reading the numbered events (issue 10; written to the outbox by `appendEvents` in
+ * Reading the numbered events (written to the outbox by `appendEvents` in
  * shared/src/domain/events.ts and numbered after commit by the relay, shared/src/events/relay.ts):
  * collection `events`, one document per committed change, `seq` strictly increasing, per task in
  * commit order; the relay's last `seq` is in the state document `{_id: 'events', seq}` of

@@ -4,7 +4,7 @@ import { Collections, type BulkOp, type Doc, type DocumentStore, type Session } 
 import { DONE, StoredKeys, toMember, type Member } from './members.js';
 
 /*
- * Sprint snapshots (issue 12; rules and formulas in docs/sprints.md "Snapshots"). Two kinds of
+ * Sprint snapshots (rules and formulas in docs/sprints.md "Snapshots"). Two kinds of
  * documents in the `sprint_snapshots` collection, written through the DocumentStore port in the
  * same transaction as the write they record, and never changed afterwards:
  * - the START snapshot (`_id` `<sprintId>:start`), by start-sprint, or by the first close of a
@@ -26,7 +26,7 @@ export interface SnapMember {
   points?: number;
 }
 
-/** The start snapshot of a sprint (issue 12). `events_seq`: the outbox counter when it was taken. */
+/** The start snapshot of a sprint. `events_seq`: the outbox counter when it was taken. */
 export interface StartSnapshotDoc extends Doc {
   kind: 'start';
   sprint_id: string;
@@ -44,7 +44,7 @@ export interface StartSnapshotDoc extends Doc {
   by_close?: true;
 }
 
-/** The lists and figures of a report (issue 12), computed by {@link outcomeOf}. */
+/** The lists and figures of a report, computed by {@link outcomeOf}. */
 export interface Outcome {
   committed: ReportItem[];
   added: ReportItem[];
@@ -69,7 +69,7 @@ export type Figures = Omit<Outcome, 'committed' | 'added' | 'removed' | 'complet
 export type FrozenReport = Omit<SprintReport, 'sprint_id' | 'title' | 'state' | 'live'>;
 
 /**
- * A close snapshot (issue 12): the members at close, the figures of the close's {@link Outcome}
+ * A close snapshot: the members at close, the figures of the close's {@link Outcome}
  * (the sprint list and the velocity history read them), and the frozen report as JSON text.
  */
 export interface CloseSnapshotDoc extends Doc, Figures {
@@ -127,7 +127,7 @@ const item = (m: SnapMember, extra: Partial<ReportItem> = {}): ReportItem =>
   m.points === undefined ? { id: m.id, title: m.title, ...extra } : { id: m.id, title: m.title, points: m.points, ...extra };
 
 /**
- * The report figures (issue 12; formulas in docs/sprints.md): `start` members (with their points at
+ * The report figures (formulas in docs/sprints.md): `start` members (with their points at
  * start) against `now` members (at close, or now for an open sprint). `target` is given for a close:
  * the unfinished members are then `rolled_over` to it; without it they are `remaining`.
  * - committed = start members; added = now members not at start; removed = start members not now;
@@ -257,7 +257,7 @@ export function visibleSnapshot<T extends { members: SnapMember[]; member_count:
   return { ...snap, members, member_count: members.length, total_points: pointsOf(members) };
 }
 
-/** The start snapshot of `sprintId` taken now from `members` (issue 12). */
+/** The start snapshot of `sprintId` taken now from `members`. */
 export function startSnapshot(o: {
   sprintId: string;
   members: readonly SnapMember[];
@@ -297,7 +297,7 @@ export interface ClosingSprint {
 }
 
 /**
- * Records the close of a sprint (issue 12), inside close-sprint's transaction `session`: reads the
+ * Records the close of a sprint, inside close-sprint's transaction `session`: reads the
  * start snapshot (writing one from the members at close when the sprint was never started), writes
  * the close snapshot with its figures, its frozen report and its velocity entry serialized once
  * ({@link CloseSnapshotDoc.report}, {@link CloseSnapshotDoc.velocity_entry}), and adds 1 to

@@ -10,7 +10,7 @@ import { latestSnapshots, readableIds, readMembers } from '../domain/snapshots.j
 import { loadSprint } from '../domain/sprint-access.js';
 
 /**
- * `sprints.burndown` — `GET /api/v1/tasks/{sprintId}/burndown` (issue 12): the daily series of
+ * `sprints.burndown` — `GET /api/v1/tasks/{sprintId}/burndown`: the daily series of
  * remaining points from the start snapshot to the close (or now, from the injected clock),
  * replaying the task events of the outbox recorded since the start; the last day is exactly the
  * close snapshot's (or today's) members. Only tasks the reader can read are counted; writes

@@ -25,7 +25,7 @@ const CARRIED_PATH = `metadata.${StoredKeys.carried}`;
  * round trips are constant: the members are read with one find and rolled over with one
  * updateMany, and the boards are repointed with one updateMany. The same transaction bumps the
  * versions of every task and board it changes and appends `sprint.closed` `{result}` plus one
- * `task.updated` per rolled-over member (issues 10, 11; through {@link runWrite}).
+ * `task.updated` per rolled-over member (through {@link runWrite}).
  *
  * Only members the closer may write are rolled over (docs/sprints.md "Who may put a task into a
  * sprint"): unfinished members it can read but not write are left unchanged and listed in
@@ -144,7 +144,7 @@ export function closeSprint(deps: ServiceDeps): Handler<typeof SprintsOps.close>
 }
 
 /**
- * Gives documents stored before versions existed (issue 11) their implicit version 1, so the
+ * Gives documents stored before versions existed their implicit version 1, so the
  * `$inc` that follows makes it 2; nothing when every one has a version.
  */
 async function withVersions<T extends TaskDoc | BoardDoc>(coll: Collection<T>, docs: ReadonlyArray<{ _id: string; version?: unknown }>, session: Session) {

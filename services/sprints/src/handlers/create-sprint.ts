@@ -10,11 +10,11 @@ import { currentEventsSeq } from '../domain/outbox.js';
 import { snapshotsOf, startSnapshot } from '../domain/snapshots.js';
 
 /**
- * `sprints.create` — `POST /api/v1/boards/{boardId}/sprints` (issue 12): creates the sprint task on
+ * `sprints.create` — `POST /api/v1/boards/{boardId}/sprints`: creates the sprint task on
  * the board's scope (metadata `app.type = sprint`, `goal` as `app.goal`, the board's `default_tags`;
  * the board recorded; on a shared board the board's group and permission), status `todo`. With
  * `start: true` the start snapshot (no members yet) and the board's `activeSprintId` are written in
- * the same transaction. Emits `task.created`, and `board.updated` when started (issue 10).
+ * the same transaction. Emits `task.created`, and `board.updated` when started.
  *
  * Errors: 404 `BOARD_NOT_FOUND`, 403 `FORBIDDEN` (board not writable), 400 `VALIDATION_FAILED`
  * (`/title`, `/kickoff`, `/deadline`, `/goal`; `/kickoff` also when it is after the deadline),

@@ -8,7 +8,7 @@ import { MEMBER_PROJECTION, membersFilter, pointsOf, snapMember, snapshotsOf, ty
 const TYPE_PATH = `metadata.${StoredKeys.type}`;
 
 /**
- * `sprints.list` — `GET /api/v1/boards/{boardId}/sprints?state=open|closed|all` (issue 12). The
+ * `sprints.list` — `GET /api/v1/boards/{boardId}/sprints?state=open|closed|all`. The
  * board's sprints are the live sprint tasks the caller can read that were created on the board, are
  * its `activeSprintId`, or were started on it or closed while it pointed at them (their snapshots
  * name the board). Oldest first (`created_at`, then id). Figures of a closed sprint come from its

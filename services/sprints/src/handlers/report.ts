@@ -8,7 +8,7 @@ import {
 import { loadSprint } from '../domain/sprint-access.js';
 
 /**
- * `sprints.report` — `GET /api/v1/tasks/{sprintId}/report` (issue 12; formulas in docs/sprints.md).
+ * `sprints.report` — `GET /api/v1/tasks/{sprintId}/report` (formulas in docs/sprints.md).
  * A closed sprint with a close snapshot is answered from its frozen snapshots only, so nothing done
  * later (finishing carried-over work, editing members) changes it: the close serialized the frozen
  * part once, and the reply is that text behind the sprint's id, title (now) and state, never

@@ -25,13 +25,13 @@ function resultOf(s: StartSnapshotDoc, replayed: boolean): StartSprintResult {
 }
 
 /**
- * `sprints.start` — `POST /api/v1/tasks/{sprintId}/start-sprint` (issue 12), in ONE transaction:
+ * `sprints.start` — `POST /api/v1/tasks/{sprintId}/start-sprint`, in ONE transaction:
  * writes the start snapshot (members with status and `app.points`, total points, time, the outbox
  * counter) and points the named boards' `activeSprintId` at the sprint (`board_ids`, default the
  * board the sprint was created on). Boards the caller can read but not write are skipped and listed,
  * like close-sprint's. A started sprint replays its recorded start (200, `replayed: true`, nothing
  * written, whatever `board_ids` says). The sprint's status is left as it is. Each board whose pointer
- * changes gets its version bumped and a `board.updated` event (issues 10, 11), in one bulk write.
+ * changes gets its version bumped and a `board.updated` event, in one bulk write.
  *
  * Errors (in this order): 404 `TASK_NOT_FOUND`, 403 `FORBIDDEN` (sprint not writable), 400
  * `NOT_A_SPRINT`, 400 `SPRINT_ALREADY_CLOSED` (status `done`), 404 `BOARD_NOT_FOUND` (a named board

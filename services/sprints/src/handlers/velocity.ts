@@ -20,7 +20,7 @@ const ROW_PROJECTION = { _id: 1, sprint_id: 1, velocity: 1, velocity_entry: 1 } 
 const ENTRY_PROJECTION = { _id: 1, sprint_id: 1, sprint_title: 1, taken_at: 1, committed_points: 1, completed_points: 1, velocity: 1 } as const;
 
 /**
- * `sprints.velocity` — `GET /api/v1/boards/{boardId}/velocity?last=N` (issue 12; `last` 1..50,
+ * `sprints.velocity` — `GET /api/v1/boards/{boardId}/velocity?last=N` (`last` 1..50,
  * default 6, checked by the contract: out of range → 400 `VALIDATION_FAILED` naming `last`). The
  * board's closed sprints are the close snapshots that name the board (its own sprints, the sprints
  * started on it, and those it pointed at when they closed) whose sprint is still live and `done`;

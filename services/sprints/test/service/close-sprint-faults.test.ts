@@ -40,7 +40,7 @@ describe('close-sprint under store faults', () => {
     ['the retro note', (c: StoreCall) => c.collection === 'notes' && c.op === 'insertOne'],
     ['marking the sprint done', (c: StoreCall) => c.collection === 'tasks' && c.op === 'updateOne'],
     ['repointing the boards', (c: StoreCall) => c.collection === 'boards' && c.op === 'updateMany'],
-    ['appending the events (issue 10)', (c: StoreCall) => c.collection === 'outbox' && c.op === 'insertOne'],
+    ['appending the events', (c: StoreCall) => c.collection === 'outbox' && c.op === 'insertOne'],
   ])('a fault at %s, after the rollover write, leaves nothing changed; the retry succeeds', async (_, step) => {
     const w = await world();
     const before = await snapshot(inner);

@@ -121,7 +121,7 @@ describe('velocity history', () => {
 });
 
 describe('burndown from the events outbox, with an injected clock', () => {
-  /** Appends an outbox event as a write does (issue 10: `appendEvents`, in a transaction, seq from the counter). */
+  /** Appends an outbox event as a write does (`appendEvents`, in a transaction, seq from the counter). */
   async function event(type: EventType, at: string, taskId: string, data: Record<string, unknown>) {
     await store.withTransaction((session) => appendEvents(store, session, [{ type, task_id: taskId, data }], { actor: u.alice, request_id: randomUUID(), occurred_at: at }));
   }

@@ -6,7 +6,7 @@ import { createTaskIn } from './create.js';
 import { updateTaskIn } from './update.js';
 
 /**
- * Batch writes (issue 11 "Batch writes"; docs/concurrency.md): every item obeys the rules and
+ * Batch writes (docs/concurrency.md): every item obeys the rules and
  * access checks of its single request and answers what that request would have (status, task or
  * error body), in input order. The whole batch is ONE unit of work (one transaction, one
  * Idempotency-Key record): an item's checks all come before its one write, so a failed item has

@@ -21,7 +21,7 @@ export async function createTaskIn(deps: ServiceDeps, w: WriteUnit, input: TaskC
 
 /**
  * `tasks.create`: a task not on a board, private to its creator (SPEC "Task"), version 1; emits
- * `task.created` in the same transaction (issue 10). Honours an Idempotency-Key (issue 11).
+ * `task.created` in the same transaction. Honours an Idempotency-Key.
  */
 export const create = (deps: ServiceDeps): Handler<typeof TasksOps.create> => async (input, ctx) =>
   runWrite(deps, ctx, (w) => createTaskIn(deps, w, input));

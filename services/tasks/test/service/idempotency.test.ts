@@ -11,7 +11,7 @@ import { FaultyStore, testStore } from '@app/shared/testing';
 import { tasksService } from '../../src/index.js';
 import { ALICE, T0 } from './fixture.js';
 
-/** Issue 11: Idempotency-Key records live in the store: across a restart, after a 5xx, and under the TTL sweep. */
+/** Idempotency-Key records live in the store: across a restart, after a 5xx, and under the TTL sweep. */
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -9,7 +9,7 @@ import { FaultyStore, testStore } from '@app/shared/testing';
 import { tasksService } from '../../src/index.js';
 import { ALICE, T0 } from './fixture.js';
 
-/** The tasks service on a FaultyStore (issue 10: a rolled-back write emits nothing; a failed event append writes nothing). */
+/** The tasks service on a FaultyStore (a rolled-back write emits nothing; a failed event append writes nothing). */
 async function faulty() {
   const inner = await testStore();
   const store = new FaultyStore(inner);

@@ -45,7 +45,7 @@ export interface EmbeddedStoreOptions {
   /** Folder of `store.sqlite`; created when missing. */
   dir: string;
   log?: Logger;
-  /** Journal durability (issue 14; default `full`: a commit is synced before it is acknowledged). */
+  /** Journal durability (default `full`: a commit is synced before it is acknowledged). */
   sync?: JournalSync;
   /**
    * Collection size from which near-unique indexes are filled on first use and sort indexes built

@@ -26,7 +26,7 @@ function unavailable(message: string, cause: unknown): AppError {
 }
 
 /**
- * How far a commit is on disk before the write is acknowledged (issue 14; docs/store.md
+ * How far a commit is on disk before the write is acknowledged (docs/store.md
  * "Durability"): `full` (the default) acknowledges a write only once the WAL holding it is synced
  * (fsync, shared by concurrent commits: {@link WalSync}), so an acknowledged write survives an OS
  * crash or power loss; `normal` syncs only at checkpoints, so a process crash keeps every

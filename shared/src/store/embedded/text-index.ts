@@ -1,5 +1,5 @@
 /**
- * The embedded store's text index (issue 14 "Text search with an index", docs/store.md "Text
+ * The embedded store's text index (docs/store.md "Text
  * search"): substring conditions (`$regex` filters, as the query language compiles `~`, LIKE and
  * ILIKE) on the text fields of {@link TEXT_FIELDS} are narrowed by an SQLite FTS5 table with the
  * `trigram` tokenizer, kept in the same sqlite transaction as the document write. The index only

@@ -105,7 +105,7 @@ export function applyUpdate(doc: Doc, spec: Update): { after: Doc; modified: boo
       }
       const last = path[path.length - 1]!;
       if (op === '$inc') {
-        // the event counter's `$inc` (issue 10) on every write: MongoDB semantics, missing = 0
+        // the event counter's `$inc` on every write: MongoDB semantics, missing = 0
         const next = ((parent[last] as number | undefined) ?? 0) + (value as number);
         if (parent[last] !== next) {
           parent[last] = next;

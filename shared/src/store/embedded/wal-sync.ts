@@ -19,7 +19,7 @@ function batch(): Batch {
 }
 
 /**
- * Group commit for the embedded journal's `full` durability (issue 14; docs/store.md
+ * Group commit for the embedded journal's `full` durability (docs/store.md
  * "Durability"). SQLite runs with `synchronous=NORMAL`, so a commit only hands its WAL frames to
  * the OS; {@link flush} then resolves once an fsync of the WAL file that started after the call
  * has completed. Commits that arrive while one fsync runs share the next one, so N concurrent

@@ -4,7 +4,7 @@ import type { Doc, Filter, Update } from '../port.js';
  * MongoDB expires documents only on BSON dates, while the port's documents are JSON (ISO 8601
  * UTC strings). For a collection with a TTL index (`IndexSpec.expireAfterSeconds`), the backend
  * keeps that one top-level field as a BSON date in the database and hands it out as the ISO
- * string again: the conversion stays inside the store package (docs/store.md, issue 11).
+ * string again: the conversion stays inside the store package (docs/store.md).
  */
 export class TtlDates {
   constructor(readonly field: string) {}
