@@ -1,19 +1,13 @@
 import { Type } from '@sinclair/typebox';
-import { AppError, type FieldError } from '@app/shared/errors';
+import { AppError, type ErrorEnvelope, type FieldError } from '@app/shared/errors';
 
 /**
- * The body of every error answer (DESIGN §4). AppError `extra` fields are spread at the top level
- * (the 409 move body's `task`) without ever replacing the fields below.
+ * The body of every error answer (DESIGN §4): the catalogue's envelope, which the legacy paths fold
+ * with `legacyErrorBody`. AppError `extra` fields are spread at the top level (the 409 move body's
+ * `task`) without ever replacing its fields; `traceId` is the request id (`x-request-id`), also
+ * found on every log line of the request.
  */
-export interface ErrorBody {
-  code: string;
-  message: string;
-  details?: Record<string, unknown>;
-  validationErrors?: FieldError[];
-  /** The request id (`x-request-id`), also found on every log line of the request. */
-  traceId: string;
-  [extra: string]: unknown;
-}
+export type ErrorBody = ErrorEnvelope;
 
 /** {@link ErrorBody} as a schema, for Swagger's `default` response of every operation. */
 export const ErrorBodySchema = Type.Object(

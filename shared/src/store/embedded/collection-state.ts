@@ -1,6 +1,6 @@
 import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Sort } from '../port.js';
-import { compileFilter, type Matcher } from './matcher.js';
+import { compileFilter, plainJson, type Matcher } from './matcher.js';
 import { andAll, hasSlot, orSlots, Posting, type Slots } from './slots.js';
 import { SortIndex } from './sort-index.js';
 import type { TextCandidates } from './text-index.js';
@@ -234,40 +234,12 @@ export const KEPT_PAGES = 64;
 const MAX_KEPT_FILTER_VALUES = 512;
 
 /**
- * True for JSON data only (plain objects, arrays, strings, finite numbers, booleans, null) of at
- * most {@link MAX_KEPT_FILTER_VALUES} values, 32 levels deep; `budget.left` counts them down.
- */
-function plainData(v: unknown, budget: { left: number }, depth = 0): boolean {
-  if (--budget.left < 0) return false;
-  switch (typeof v) {
-    case 'string':
-    case 'boolean':
-      return true;
-    case 'number':
-      return Number.isFinite(v);
-    case 'object':
-      break;
-    default:
-      return false;
-  }
-  if (v === null) return true;
-  if (depth > 32) return false;
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) if (!plainData(v[i], budget, depth + 1)) return false;
-    return true;
-  }
-  if (Object.getPrototypeOf(v) !== Object.prototype) return false;
-  for (const key in v) if (!plainData((v as Record<string, unknown>)[key], budget, depth + 1)) return false;
-  return true;
-}
-
-/**
  * The key of a sorted page request: the filter's and sort's JSON text and `n`, or `undefined` when
  * the filter holds anything but JSON data (a RegExp, a Date, `undefined`), whose text would not
  * tell two filters apart, or more than {@link MAX_KEPT_FILTER_VALUES} values (a long `$in`).
  */
 export function pageKey(filter: Filter, sort: Sort, n: number): string | undefined {
-  return plainData(filter, { left: MAX_KEPT_FILTER_VALUES }) ? `${n}\u0000${JSON.stringify(sort)}\u0000${JSON.stringify(filter)}` : undefined;
+  return plainJson(filter, { left: MAX_KEPT_FILTER_VALUES }) ? `${n}\u0000${JSON.stringify(sort)}\u0000${JSON.stringify(filter)}` : undefined;
 }
 
 /**

@@ -63,8 +63,13 @@ function mingoByValue(filter: Filter): Matcher {
   return known;
 }
 
-/** True for plain JSON data (objects, arrays, strings, finite numbers, booleans, null) of at most `budget.left` values, 32 levels deep. */
-function plainJson(v: unknown, budget: { left: number }, depth: number): boolean {
+/**
+ * True for plain JSON data (objects, arrays, strings, finite numbers, booleans, null) of at most
+ * `budget.left` values, 32 levels deep; `budget.left` counts them down. Filters that pass have a
+ * JSON text that identifies them (compiled-filter and kept-page keys); a RegExp, a Date or
+ * `undefined` would not.
+ */
+export function plainJson(v: unknown, budget: { left: number }, depth = 0): boolean {
   if (--budget.left < 0) return false;
   switch (typeof v) {
     case 'string':
