@@ -73,9 +73,10 @@ export class InstrumentedBus extends ReplyBus {
     const handler: Binding['handler'] = async (input, ctx) => {
       const t0 = performance.now();
       let outcome = 'ok';
-      const span = tracer?.startSpan(`bus ${subject} process`, { kind: SpanKind.SERVER, attributes: { 'messaging.destination.name': subject } }, contextFrom(ctx.traceparent));
+      const parent = tracer ? contextFrom(ctx.traceparent) : undefined;
+      const span = tracer?.startSpan(`bus ${subject} process`, { kind: SpanKind.SERVER, attributes: { 'messaging.destination.name': subject } }, parent);
       try {
-        return span ? await context.with(trace.setSpan(contextFrom(ctx.traceparent), span), () => inner(input, ctx)) : await inner(input, ctx);
+        return span ? await context.with(trace.setSpan(parent!, span), () => inner(input, ctx)) : await inner(input, ctx);
       } catch (e) {
         outcome = outcomeOf(e);
         if (span) failSpan(span, e);

@@ -1,12 +1,13 @@
 import {
-  DndContext, DragOverlay, KeyboardSensor, PointerSensor, pointerWithin, rectIntersection, useSensor, useSensors,
-  type Announcements, type CollisionDetection, type DragEndEvent, type DragOverEvent, type DragStartEvent, type KeyboardCoordinateGetter,
+  DndContext, DragOverlay,
+  type Announcements, type DragEndEvent, type DragOverEvent, type DragStartEvent,
 } from '@dnd-kit/core';
-import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { createPortal } from 'react-dom';
 import { ApiError, type Api } from '../api/client.js';
 import type { Board, BoardMember, Summary, Task } from '../api/types.js';
 import { describe } from '../LoginPage.js';
+import { useLaneDrag } from './drag.js';
 import { CardDetail } from './CardDetail.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
 import { ColumnEditor } from './ColumnEditor.js';
@@ -14,7 +15,7 @@ import { FilterBar, NO_FILTERS, type FilterError, type Filters } from './FilterB
 import { CardFace, Lane } from './Lane.js';
 import { openEventStream, pollInterval, POLL_MS, sleep, type BoardEvent } from './live.js';
 import {
-  applyOptimisticMove, columnFilter, statusChoices, columnOf, describeActions, userPosition, emptyColumn, neighbourColumn, PAGE_SIZE, restoreColumns, summarySignature,
+  applyOptimisticMove, columnFilter, statusChoices, columnOf, describeActions, userPosition, emptyColumn, PAGE_SIZE, restoreColumns, summarySignature,
   type Columns, type ColumnState, type MovePreview,
 } from './state.js';
 
@@ -368,34 +369,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   );
 
   // ---- drag and drop (pointer and keyboard) ---------------------------------------------------------
-  const lanesOrder = useRef(order);
-  lanesOrder.current = order;
-  /** Arrow keys jump the held card to the neighbouring lane (dnd-kit keyboard sensor). */
-  /** The lane a keyboard drag is aimed at (set by the arrow keys; cleared when a drag starts or ends). */
-  const keyboardTarget = useRef<string | null>(null);
-  const keyboardCoordinates: KeyboardCoordinateGetter = useCallback((event, { context }) => {
-    const { active, droppableRects } = context;
-    if (!active) return undefined;
-    const current = keyboardTarget.current ?? (active.data.current?.from as string);
-    const step = event.code === 'ArrowRight' || event.code === 'ArrowDown' ? 1 : event.code === 'ArrowLeft' || event.code === 'ArrowUp' ? -1 : 0;
-    if (step === 0) return undefined;
-    event.preventDefault();
-    const target = neighbourColumn(lanesOrder.current, current, step);
-    const rect = target ? droppableRects.get(target) : undefined;
-    if (!target || !rect) return undefined;
-    keyboardTarget.current = target;
-    return { x: rect.left + 8, y: rect.top + 48 };
-  }, []);
-
-  const sensors = useSensors(
-    useSensor(PointerSensor, { activationConstraint: { distance: 6 } }),
-    useSensor(KeyboardSensor, { coordinateGetter: keyboardCoordinates }),
-  );
-
-  const collision: CollisionDetection = useCallback((args) => {
-    const hits = pointerWithin(args);
-    return hits.length ? hits : rectIntersection(args);
-  }, []);
+  const { sensors, collision, keyboardTarget } = useLaneDrag(order, 48);
 
   const onDragStart = (e: DragStartEvent) => {
     keyboardTarget.current = null;

@@ -1,13 +1,14 @@
 import {
-  DndContext, DragOverlay, KeyboardSensor, PointerSensor, pointerWithin, rectIntersection, useDraggable, useDroppable, useSensor, useSensors,
-  type Announcements, type CollisionDetection, type DragEndEvent, type KeyboardCoordinateGetter,
+  DndContext, DragOverlay, useDraggable, useDroppable,
+  type Announcements, type DragEndEvent,
 } from '@dnd-kit/core';
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { createPortal } from 'react-dom';
 import { ApiError, type Api } from '../api/client.js';
 import type { Board, SprintSummary, Task, Velocity } from '../api/types.js';
 import { describe } from '../LoginPage.js';
-import { BACKLOG, neighbourColumn, planCards, planningQuery, pointsOf, sumPoints } from './state.js';
+import { useLaneDrag } from './drag.js';
+import { BACKLOG, planCards, planningQuery, pointsOf, sumPoints } from './state.js';
 
 /**
  * The backlog and planning view of a board (`/boards/<id>/plan`): the board's cards in no open
@@ -113,30 +114,7 @@ export function PlanningPage({ api, boardId, navigate }: { api: Api; boardId: st
   }
 
   // ---- drag and drop: mouse, and keyboard (arrows jump group by group) --------------------------------
-  const groupsRef = useRef(groups);
-  groupsRef.current = groups;
-  const keyboardTarget = useRef<string | null>(null);
-  const keyboardCoordinates: KeyboardCoordinateGetter = useCallback((event, { context }) => {
-    const { active, droppableRects } = context;
-    if (!active) return undefined;
-    const current = keyboardTarget.current ?? (active.data.current?.from as string);
-    const step = event.code === 'ArrowRight' || event.code === 'ArrowDown' ? 1 : event.code === 'ArrowLeft' || event.code === 'ArrowUp' ? -1 : 0;
-    if (step === 0) return undefined;
-    event.preventDefault();
-    const target = neighbourColumn(groupsRef.current, current, step);
-    const rect = target ? droppableRects.get(target) : undefined;
-    if (!target || !rect) return undefined;
-    keyboardTarget.current = target;
-    return { x: rect.left + 8, y: rect.top + 8 };
-  }, []);
-  const sensors = useSensors(
-    useSensor(PointerSensor, { activationConstraint: { distance: 6 } }),
-    useSensor(KeyboardSensor, { coordinateGetter: keyboardCoordinates }),
-  );
-  const collision: CollisionDetection = useCallback((args) => {
-    const hits = pointerWithin(args);
-    return hits.length ? hits : rectIntersection(args);
-  }, []);
+  const { sensors, collision, keyboardTarget } = useLaneDrag(groups, 8);
   const announcements: Announcements = {
     onDragStart: ({ active }) => `Picked up “${titleOf(active.id)}”. Use the arrow keys to choose the backlog or a sprint, space to drop.`,
     onDragOver: ({ active, over }) => (over ? `“${titleOf(active.id)}” is over ${groupName(String(over.id))}.` : `“${titleOf(active.id)}” is over nothing.`),

@@ -1,0 +1,48 @@
+import {
+  KeyboardSensor, PointerSensor, pointerWithin, rectIntersection, useSensor, useSensors,
+  type CollisionDetection, type KeyboardCoordinateGetter, type SensorDescriptor, type SensorOptions,
+} from '@dnd-kit/core';
+import { useCallback, useRef, type MutableRefObject } from 'react';
+import { neighbourColumn } from './state.js';
+
+/** What {@link useLaneDrag} gives a page's `DndContext`. */
+export interface LaneDrag {
+  sensors: SensorDescriptor<SensorOptions>[];
+  collision: CollisionDetection;
+  /** The lane a keyboard drag is aimed at (set by the arrow keys); pages clear it when a drag starts or ends. */
+  keyboardTarget: MutableRefObject<string | null>;
+}
+
+/**
+ * Drag and drop between lanes with the mouse (after 6 px) and the keyboard: the arrow keys jump
+ * the held card to the neighbouring lane of `order` (lane ids, left to right), aiming `offsetY` px
+ * below the lane's top. Collision: the lane under the pointer, else the most overlapped one. Used
+ * by the board (its columns) and the planning view (backlog and sprints).
+ */
+export function useLaneDrag(order: readonly string[], offsetY: number): LaneDrag {
+  const lanes = useRef(order);
+  lanes.current = order;
+  const keyboardTarget = useRef<string | null>(null);
+  const keyboardCoordinates: KeyboardCoordinateGetter = useCallback((event, { context }) => {
+    const { active, droppableRects } = context;
+    if (!active) return undefined;
+    const current = keyboardTarget.current ?? (active.data.current?.from as string);
+    const step = event.code === 'ArrowRight' || event.code === 'ArrowDown' ? 1 : event.code === 'ArrowLeft' || event.code === 'ArrowUp' ? -1 : 0;
+    if (step === 0) return undefined;
+    event.preventDefault();
+    const target = neighbourColumn(lanes.current, current, step);
+    const rect = target ? droppableRects.get(target) : undefined;
+    if (!target || !rect) return undefined;
+    keyboardTarget.current = target;
+    return { x: rect.left + 8, y: rect.top + offsetY };
+  }, [offsetY]);
+  const sensors = useSensors(
+    useSensor(PointerSensor, { activationConstraint: { distance: 6 } }),
+    useSensor(KeyboardSensor, { coordinateGetter: keyboardCoordinates }),
+  );
+  const collision: CollisionDetection = useCallback((args) => {
+    const hits = pointerWithin(args);
+    return hits.length ? hits : rectIntersection(args);
+  }, []);
+  return { sensors, collision, keyboardTarget };
+}
