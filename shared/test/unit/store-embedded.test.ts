@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EmbeddedStore, MAX_TRANSACTION_ATTEMPTS, encodeMetadata, metadataPath, type Doc, type Filter, type IndexSpec, type Session } from '@app/shared/store';
 import { historyContract, rejection, storeContract } from '@app/shared/testing';
+import { HISTORY_CACHE_DOCS } from '../../src/store/embedded/history.js';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -523,6 +524,7 @@ describe('EmbeddedStore transactions', () => {
 describe('EmbeddedStore history collections', () => {
   const event = (seq: number, at = '2026-01-01T00:00:00.000Z') => ({ _id: `e${String(seq).padStart(6, '0')}`, seq, type: 'task.updated', occurred_at: at, task_id: 't1', data: { n: seq } });
   const sqlite = (dir: string) => new Database(join(dir, 'store.sqlite'));
+  const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
   it('opens a data folder without reading its events, keys or deliveries', async () => {
     const dir = tempDir();
@@ -563,6 +565,53 @@ describe('EmbeddedStore history collections', () => {
     expect(db.prepare("SELECT count(*) FROM docs WHERE coll IN ('events', 'idempotency')").pluck().get()).toBe(0);
     expect(db.prepare('SELECT count(*) FROM "hist:events"').pluck().get()).toBe(4);
     db.close();
+  });
+
+  it('pages through more rows than the matcher takes and more documents than the cache holds, as a store holding them in memory does', async () => {
+    const dir = tempDir();
+    const kinds = ['task.updated', 'task.updated', 'task.updated', 'card.moved', 'task.created'];
+    // type is not indexed: SQL reads by seq, the matcher turns most rows down
+    const docs = Array.from({ length: 3_000 }, (_, i) => ({ ...event(i + 1), type: kinds[(i * 7) % kinds.length]!, task_id: `t${i % 11}` }));
+    const first = await EmbeddedStore.open({ dir });
+    await first.ensureIndexes([{ collection: 'events', keys: { seq: 1 }, unique: true }]);
+    await first.collection('events').insertMany(docs);
+    await first.close();
+    await using memory = EmbeddedStore.memory();
+    await memory.collection('events').insertMany(docs);
+    // reopened: nothing cached, so the first reads parse every row they use
+    await using store = await EmbeddedStore.open({ dir });
+    const reads: [Record<string, unknown>, Record<string, 1 | -1>, number][] = [
+      [{ seq: { $gt: 10 } }, { seq: 1 }, 2_000],
+      [{ seq: { $gt: 10 }, type: 'task.created' }, { seq: 1 }, 150],
+      [{ seq: { $lte: 2_900 }, type: 'card.moved', task_id: { $in: ['t3', 't4'] } }, { seq: -1 }, 40],
+      [{ type: 'none' }, { seq: 1 }, 10],
+      [{ seq: { $gt: 100 } }, { seq: 1 }, 100],
+    ];
+    for (const [filter, sort, limit] of reads) {
+      const want = (await memory.collection('events').find(filter, { sort, limit })).map((e) => e.seq);
+      expect((await store.collection('events').find(filter, { sort, limit })).map((e) => e.seq)).toEqual(want);
+      // again, now partly from the cache, and with a write in between (no kept result)
+      await store.collection('events').insertOne({ ...event(10_000 + want.length), type: 'other' });
+      await memory.collection('events').insertOne({ ...event(10_000 + want.length), type: 'other' });
+      expect((await store.collection('events').find(filter, { sort, limit })).map((e) => e.seq)).toEqual((await memory.collection('events').find(filter, { sort, limit })).map((e) => e.seq));
+    }
+  });
+
+  it('reads a page whose newest documents are cached and whose older ones, parsed first, push them out of the cache', async () => {
+    const dir = tempDir();
+    const size = HISTORY_CACHE_DOCS;
+    const first = await EmbeddedStore.open({ dir });
+    await first.ensureIndexes([{ collection: 'events', keys: { seq: 1 }, unique: true }]);
+    await first.collection('events').insertMany(Array.from({ length: 3 * size }, (_, i) => event(i + 1)));
+    await first.close();
+    await using store = await EmbeddedStore.open({ dir });
+    const events = store.collection('events');
+    const newest = range(2 * size + 1, 3 * size);
+    // the newest third read twice: cached, and the second read finds all of it in the cache
+    expect((await events.find({ seq: { $gt: 2 * size } }, { sort: { seq: 1 }, limit: size })).map((e) => e.seq)).toEqual(newest);
+    expect((await events.find({ seq: { $gt: 2 * size } }, { sort: { seq: 1 }, limit: size })).map((e) => e.seq)).toEqual(newest);
+    // then every event: the older two thirds are parsed before the cached third is reached
+    expect((await events.find({ seq: { $gt: 0 } }, { sort: { seq: 1 }, limit: 3 * size })).map((e) => e.seq)).toEqual(range(1, 3 * size));
   });
 
   it('deletes swept events from SQLite, and later writes reuse the freed pages', async () => {

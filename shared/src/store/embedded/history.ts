@@ -38,6 +38,15 @@ const KEPT_RESULT_DOCS = 500;
 /** Prepared statements kept per table (one per distinct query shape). */
 const STATEMENTS_KEPT = 64;
 
+/** Most ids a paged read asks SQL for at once (see {@link HistoryCollection.readPage}). */
+const MAX_BATCH = 4_096;
+
+/**
+ * A paged read whose batch missed more than one in this many documents in the cache reads the next
+ * batch's rows with their bodies (see {@link HistoryCollection.readPage}).
+ */
+const COLD_SHARE = 4;
+
 /** Most `$in` values pushed into SQL (longer lists are tested by the matcher only). */
 const MAX_SQL_IN = 500;
 
@@ -133,17 +142,48 @@ export class HistoryTable {
     else this.deleteStmt.run(id);
   }
 
-  /** Rows `[id, body]` of `sql`'s shape (`WHERE`/`ORDER BY` text), lazily. */
-  rows(where: string, orderBy: string, params: readonly unknown[]): IterableIterator<[string, string]> {
-    const sql = `SELECT id, body FROM ${this.table}${where ? ` WHERE ${where}` : ''}${orderBy ? ` ORDER BY ${orderBy}` : ''}`;
+  /** The prepared statement of `sql` (kept by text, at most {@link STATEMENTS_KEPT}). */
+  private statement(sql: string, prepare: (sql: string) => Database.Statement): Database.Statement {
     let stmt = this.statements.get(sql);
     if (!stmt) {
-      stmt = this.db.prepare(sql).raw(true);
+      stmt = prepare(sql);
       if (this.statements.size >= STATEMENTS_KEPT) this.statements.delete(this.statements.keys().next().value!);
       this.statements.set(sql, stmt);
     }
-    return stmt.iterate(...params) as IterableIterator<[string, string]>;
+    return stmt;
   }
+
+  /** Rows `[id, body]` of `sql`'s shape (`WHERE`/`ORDER BY` text), lazily. */
+  rows(where: string, orderBy: string, params: readonly unknown[]): IterableIterator<[string, string]> {
+    const sql = `SELECT id, body FROM ${this.table}${where ? ` WHERE ${where}` : ''}${orderBy ? ` ORDER BY ${orderBy}` : ''}`;
+    return this.statement(sql, (text) => this.db.prepare(text).raw(true)).iterate(...params) as IterableIterator<[string, string]>;
+  }
+
+  /**
+   * Rows `offset + 1 … offset + limit` of `sql`'s shape (`WHERE`/`ORDER BY` text), in one call (one
+   * `all()` costs less than a step of an iterator per row): their ids only (a reader finds most of
+   * the documents it pages through in the cache: no body is copied out of SQLite), or with
+   * `bodies`, `[id, body]` rows.
+   */
+  page(where: string, orderBy: string, params: readonly unknown[], limit: number, offset: number, bodies: true): [string, string][];
+  page(where: string, orderBy: string, params: readonly unknown[], limit: number, offset: number, bodies: false): string[];
+  page(where: string, orderBy: string, params: readonly unknown[], limit: number, offset: number, bodies: boolean): string[] | [string, string][] {
+    const sql = `SELECT ${bodies ? 'id, body' : 'id'} FROM ${this.table}${where ? ` WHERE ${where}` : ''}${orderBy ? ` ORDER BY ${orderBy}` : ''} LIMIT ? OFFSET ?`;
+    const stmt = this.statement(sql, (text) => (bodies ? this.db.prepare(text).raw(true) : this.db.prepare(text).pluck()));
+    return stmt.all(...params, limit, offset) as string[] | [string, string][];
+  }
+
+  /** The bodies of the rows of `ids` that exist, by id (one statement for any number of ids). */
+  bodies(ids: readonly string[]): Map<string, string> {
+    if (ids.length === 1) {
+      const body = this.body(ids[0]!);
+      return new Map(body === undefined ? [] : [[ids[0]!, body]]);
+    }
+    this.bodiesStmt ??= this.db.prepare(`SELECT id, body FROM ${this.table} WHERE id IN (SELECT value FROM json_each(?))`).raw(true);
+    return new Map(this.bodiesStmt.all(JSON.stringify(ids)) as [string, string][]);
+  }
+
+  private bodiesStmt: Database.Statement | undefined;
 
   /** How many rows the table holds. */
   count(): number {
@@ -187,6 +227,8 @@ export class HistoryCollection {
   private keptAt = 0;
   /** Declared indexes: fields, and whether unique (a {@link HashIndex} computes their keys; it holds none). */
   private readonly declared: { fields: string[]; index: HashIndex }[] = [];
+  /** The last paged read found most of its documents missing from the cache (see {@link readPage}). */
+  private coldPages = false;
   /** Fields with an SQL index whose stored values SQL compares as the store does. */
   private readonly plain = new Set<string>();
   /** Fields with an SQL index, some of whose stored values SQL does not compare as the store does. */
@@ -309,6 +351,14 @@ export class HistoryCollection {
    */
   scan(filter: Filter, sort: Sort | undefined, n: number, skip: ReadonlyMap<string, unknown> | undefined, stats: { docsExamined: number }): Doc[] {
     if (n <= 0) return [];
+    // a read by `_id` (an Idempotency-Key record's claim and finish, a delivery's update) is one lookup
+    const id = filter._id;
+    if (typeof id === 'string') {
+      const doc = skip?.has(id) ? undefined : this.get(id);
+      if (!doc) return [];
+      stats.docsExamined++;
+      return lazyMatcher(filter)(doc) ? [doc] : [];
+    }
     // the same read of an unchanged collection (a feed page, a poll finding nothing new) is answered
     // from the result kept for it (filters of plain JSON data only: pageKey)
     if (skip && skip.size > 0) return this.read(filter, sort, n, skip, stats);
@@ -338,21 +388,83 @@ export class HistoryCollection {
     for (const [id, p] of this.pending) {
       if (p.doc && !skip?.has(id) && test(p.doc)) out.push(p.doc);
     }
+    const fromMemory = out.length;
     const where: SqlWhere = { terms: [], params: [], ranged: new Set() };
     this.conditions(filter, where);
     const orderBy = sort ? this.orderBy(sort, where) : '';
     const ordered = !sort || orderBy !== undefined;
-    // rows in sort order (or any order without a sort): the first n matches are the page
-    let fromTable = 0;
-    for (const [id, body] of this.table.rows(where.terms.join(' AND '), orderBy ?? '', where.params)) {
-      if (this.pending.has(id) || skip?.has(id)) continue;
-      const doc = this.parse(id, body);
-      if (!test(doc)) continue;
-      out.push(doc);
-      if (ordered && ++fromTable >= n) break;
+    const whereSql = where.terms.join(' AND ');
+    if (ordered && Number.isFinite(n)) {
+      this.readPage(whereSql, orderBy ?? '', where.params, n, skip, test, out);
+      // rows alone come in the sort's order already (of plain fields; `_id` may hold any string)
+      if (fromMemory === 0 && !(sort && '_id' in sort)) return out;
+    } else {
+      // every match (no page, or a sort SQL does not make): the rows one by one
+      for (const [id, body] of this.table.rows(whereSql, orderBy ?? '', where.params)) {
+        if (this.pending.has(id) || skip?.has(id)) continue;
+        const doc = this.parse(id, body);
+        if (test(doc)) out.push(doc);
+      }
     }
     if (sort) return sortDocs(out, sort, n);
     return out.length > n ? out.slice(0, n) : out;
+  }
+
+  /**
+   * Adds to `out` the first `n` matches among the table's rows in SQL's order (the sort's, or any
+   * without a sort), skipping the ids pending or in `skip` (those are read from memory). Rows come
+   * in batches of about the page's size (a batch is what the page needs unless the matcher turns
+   * rows down: then the next, twice as large), each in one statement, and a document is parsed
+   * only when the cache does not hold it. A batch reads the ids alone while the cache held most of
+   * the last batch's documents (the newest events, which the feed's first pages and the stream
+   * read: a page is then one index range read of 100 ids, with no JSON), and the bodies of the
+   * few it lacks by id; otherwise (older pages, after a restart) the rows with their bodies.
+   */
+  private readPage(where: string, orderBy: string, params: readonly unknown[], n: number, skip: ReadonlyMap<string, unknown> | undefined, test: (doc: Doc) => boolean, out: Doc[]): void {
+    let found = 0;
+    let offset = 0;
+    let batch = n + this.pending.size + (skip?.size ?? 0);
+    const take = (doc: Doc): boolean => {
+      if (!test(doc)) return false;
+      out.push(doc);
+      return ++found >= n;
+    };
+    for (;;) {
+      let count: number;
+      let missed = 0;
+      if (this.coldPages) {
+        const rows = this.table.page(where, orderBy, params, batch, offset, true);
+        count = rows.length;
+        for (const [id, body] of rows) {
+          if (this.pending.has(id) || skip?.has(id)) continue;
+          if (!this.cache.has(id)) missed++;
+          if (take(this.parse(id, body))) break;
+        }
+      } else {
+        const ids = this.table.page(where, orderBy, params, batch, offset, false);
+        count = ids.length;
+        // the batch's documents: the cached ones taken before any parse below may evict them
+        const docs = ids.map((id) => (this.pending.has(id) || skip?.has(id) ? null : this.cache.get(id)));
+        const missing = ids.filter((_, i) => docs[i] === undefined);
+        missed = missing.length;
+        const bodies = missed > 0 ? this.table.bodies(missing) : undefined;
+        for (let i = 0; i < ids.length; i++) {
+          let doc = docs[i];
+          if (doc === null) continue;
+          if (doc === undefined) {
+            const body = bodies?.get(ids[i]!);
+            if (body === undefined) continue;
+            doc = this.parse(ids[i]!, body);
+          }
+          if (take(doc)) break;
+        }
+      }
+      // reading ids first pays while the cache holds most of what a batch reads
+      this.coldPages = missed * COLD_SHARE > count;
+      if (found >= n || count < batch) return;
+      offset += count;
+      batch = Math.min(batch * 2, MAX_BATCH);
+    }
   }
 
   /**
