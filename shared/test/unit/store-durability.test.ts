@@ -171,6 +171,15 @@ describe('journal: one write per row and group', () => {
     expect(lastPerRow(alone)).toBe(alone);
   });
 
+  it('writes a history collection\'s record (addressed by collection and _id, no rowid) once per group, as its last version', () => {
+    const claim: Change = { collection: 'idempotency', id: 'k', doc: { _id: 'k', state: 'running' } };
+    const sameIdElsewhere: Change = { collection: 'outbox', id: 'k', doc: { _id: 'k', events: [] } };
+    const finished: Change = { collection: 'idempotency', id: 'k', doc: { _id: 'k', state: 'done', reply: '{}' } };
+    expect(lastPerRow([claim, sameIdElsewhere, finished])).toEqual([sameIdElsewhere, finished]);
+    const dropped: Change = { collection: 'idempotency', id: 'k', doc: null };
+    expect(lastPerRow([claim, dropped])).toEqual([dropped]);
+  });
+
   it('keeps the last version of a document written twice before one sync, across a reopen', async () => {
     const dir = tempDir();
     {

@@ -64,24 +64,26 @@ export class StoreInUseError extends AppError {
  * Idempotency-Key claim and its finished record, a card moved twice) is written once, as its last
  * version. The survivor is an insert when an earlier one was, and its text fields to index are
  * its own changed fields and every earlier one's (its `textChanged` compares with a version never written).
- * Rowids are unique across the store's collections, so a row is its rowid.
+ * Rowids are unique across the store's collections, so a row is its rowid; a change without one (a
+ * history collection's, whose table row is written by `_id`: history.ts) is its collection and id.
  */
 export function lastPerRow(changes: Change[]): Change[] {
   if (changes.length < 2) return changes;
-  const last = new Map<number, Change>();
+  const last = new Map<number | string, Change>();
+  const rowOf = (c: Change): number | string => c.rowid ?? `${c.collection}\u0000${c.id}`;
   let superseded = false;
   for (const c of changes) {
-    if (c.rowid === undefined) continue;
-    const earlier = last.get(c.rowid);
+    const row = rowOf(c);
+    const earlier = last.get(row);
     if (earlier) {
       superseded = true;
       if (earlier.inserted) c.inserted = true;
       if (earlier.doc === null && c.doc !== null) c.textChanged = undefined; // a new row: every field
       else if (earlier.textChanged !== 0) c.textChanged = unionOfFields(earlier.textChanged, c.textChanged);
     }
-    last.set(c.rowid, c);
+    last.set(row, c);
   }
-  return superseded ? changes.filter((c) => c.rowid === undefined || last.get(c.rowid) === c) : changes;
+  return superseded ? changes.filter((c) => last.get(rowOf(c)) === c) : changes;
 }
 
 /**

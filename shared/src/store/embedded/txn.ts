@@ -369,8 +369,9 @@ export class Txn {
 
   /** The pending writes, in order of first write per document. */
   changes(): Change[] {
-    if (!this.writes) return [];
-    return [...this.writes].flatMap(([collection, docs]) => [...docs].map(([id, doc]) => ({ collection, id, doc })));
+    const out: Change[] = [];
+    if (this.writes) for (const [collection, docs] of this.writes) for (const [id, doc] of docs) out.push({ collection, id, doc });
+    return out;
   }
 
   /** True when no document this unit read or wrote has been written by someone else since. */
