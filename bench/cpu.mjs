@@ -6,10 +6,13 @@
 //   node bench/cpu.mjs <writes|board> <runs> <label>=<checkout>[:<EMBEDDED_SYNC>|:<VAR>=<value>]... ...
 //   node bench/cpu.mjs writes 5 after=. after-normal=.:normal base=/tmp/writes-base-79b95a9
 //   ONLY=detail,move node bench/cpu.mjs writes 5 off=.:METRICS_ENABLED=false on=. traced=.:BENCH_TRACING=memory
+//   node bench/cpu.mjs events 5 after=. base=/tmp/base
 //
 // `writes`: a fresh data dir per server with the writes section's 200 tasks and Doing/Review board
 // of 200 cards (seeded over HTTP); specs GET detail, PATCH (a new title each), move. `board`: the
-// board section's seeded store (bench/seed.mjs board, 30,000 tasks); specs GET detail, move.
+// board section's seeded store (bench/seed.mjs board, 30,000 tasks); specs GET detail, move. `events`: a
+// fresh data dir with 100 tasks given 1,000 PATCHes over HTTP (1,100 events of the caller); specs
+// GET detail and the feed page `GET /api/v1/events?after=100&limit=100` (the events section's page).
 // Env: N (requests per run, default 4000), ONLY (comma-separated specs). Loopback only, bounded
 // (autocannon `amount`, 10 s timeout per request); every process and temp dir is removed at the end.
 import autocannon from 'autocannon';
@@ -23,8 +26,8 @@ import { CREATE_BODY } from './sections/http.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const [kind, runsArg, ...pairs] = process.argv.slice(2);
-if (!['writes', 'board'].includes(kind) || !(Number(runsArg) > 0) || pairs.length === 0) {
-  console.error('usage: node bench/cpu.mjs <writes|board> <runs> <label>=<checkout>[:normal|full][:VAR=value]... ...');
+if (!['writes', 'board', 'events'].includes(kind) || !(Number(runsArg) > 0) || pairs.length === 0) {
+  console.error('usage: node bench/cpu.mjs <writes|board|events> <runs> <label>=<checkout>[:normal|full][:VAR=value]... ...');
   process.exit(2);
 }
 const RUNS = Number(runsArg);
@@ -71,6 +74,15 @@ async function prepare(scope, checkout, extra) {
   const s = await start(scope, checkout, extra, scope.tempDir('bench-cpu-writes-'));
   const token = accessToken(randomUUID());
   const headers = { authorization: `Bearer ${token}` };
+  if (kind === 'events') {
+    const ids = [];
+    for (let i = 0; i < 100; i++) ids.push((await http(s.base, 'POST', '/api/v1/tasks', { token, body: { ...CREATE_BODY, title: `feed ${i}` } })).json.id);
+    for (let i = 0; i < 1_000; i++) await http(s.base, 'PATCH', `/api/v1/tasks/${ids[i % ids.length]}`, { token, body: { title: `feed title ${i}` } });
+    return { ...s, specs: {
+      detail: { url: `${s.base}/api/v1/tasks/${ids[0]}`, headers },
+      feed: { url: `${s.base}/api/v1/events?after=100&limit=100`, headers },
+    } };
+  }
   const tasks = [];
   for (let i = 0; i < 200; i++) tasks.push((await http(s.base, 'POST', '/api/v1/tasks', { token, body: { ...CREATE_BODY, title: `patch ${i}` } })).json);
   const columns = [{ id: 'doing', name: 'Doing', query: "status = 'doing'" }, { id: 'review', name: 'Review', query: "status = 'review'" }];
@@ -144,14 +156,19 @@ try {
   console.log(`| server, request (${kind}) | CPU µs per request, median | runs |\n| --- | ---: | --- |`);
   for (const [key, runs] of results) console.log(`| ${key} | ${median(runs).toFixed(0)} | ${runs.map((r) => r.toFixed(0)).join(' ')} |`);
   for (const s of servers) {
-    const m = (name) => (results.has(`${s.label} ${name}`) ? median(results.get(`${s.label} ${name}`)) : undefined);
-    const detail = m('detail');
-    const create = m('create');
+    const runsOf = (name) => results.get(`${s.label} ${name}`);
+    // paired: the ratio of the i-th runs of the two specs (taken one after the other), median (spread),
+    // so a machine whose speed drifts between runs moves both sides of each ratio alike
+    const ratio = (top, bottom, label) => {
+      if (!runsOf(top) || !runsOf(bottom)) return [];
+      const rs = runsOf(top).map((t, i) => t / runsOf(bottom)[i]);
+      return [`${label} ${median(rs).toFixed(2)}× (${Math.min(...rs).toFixed(2)}–${Math.max(...rs).toFixed(2)})`];
+    };
     const parts = [
-      ...(detail === undefined ? [] : ['move', 'patch'].filter((n) => m(n) !== undefined).map((n) => `${n} ÷ detail ${(m(n) / detail).toFixed(2)}×`)),
+      ...['move', 'patch', 'feed'].flatMap((n) => ratio(n, 'detail', `${n} ÷ detail`)),
       // the writes targets in CPU: a keyed create ÷ a plain one (≤ 1.15×), a single create ÷ a batched task (≥ 5×)
-      ...(create !== undefined && m('createKey') !== undefined ? [`createKey ÷ create ${(m('createKey') / create).toFixed(2)}×`] : []),
-      ...(create !== undefined && m('batch') !== undefined ? [`create ÷ batched task ${(create / m('batch')).toFixed(2)}×`] : []),
+      ...ratio('createKey', 'create', 'createKey ÷ create'),
+      ...ratio('create', 'batch', 'create ÷ batched task'),
     ];
     if (parts.length > 0) console.log(`${s.label}: ${parts.join(', ')}`);
   }
