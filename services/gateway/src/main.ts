@@ -32,7 +32,7 @@ const { kinds } = connections;
 const { bus, store } = obs.instrument(connections);
 const served = all
   ? await serveServices([tasksService, boardsService, sprintsService, queryService], {
-      bus, store, log, config, background: true, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS, metrics: obs.metrics,
+      bus, store, log, config, background: true, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS, metrics: obs.metrics, tracer: obs.tools.tracer,
     })
   : [];
 await ensureAdmin(store, config);

@@ -59,9 +59,15 @@ function storeFilter(after: number, f: EventFilter): Filter {
   return filter;
 }
 
-/** Up to `limit` numbered events (`events`) after `after` matching `f`, oldest first, as envelopes. */
-export async function readOutbox(store: DocumentStore, after: number, limit: number, f: EventFilter = {}): Promise<EventEnvelope[]> {
+/**
+ * Up to `limit` numbered events (`events`) after `after` matching `f`, oldest first, as envelopes.
+ * With `traces` (the relays and the webhook fan-out, when tracing is on), the write's
+ * `traceparent` of each event that has one is put there under the event id: it is not part of the
+ * envelope, and the same read brings it.
+ */
+export async function readOutbox(store: DocumentStore, after: number, limit: number, f: EventFilter = {}, traces?: Map<string, string>): Promise<EventEnvelope[]> {
   const docs = await store.collection<EventDoc>(Collections.events).find(storeFilter(after, f), { sort: { seq: 1 }, limit });
+  if (traces) for (const d of docs) if (d.traceparent !== undefined) traces.set(d._id, d.traceparent);
   return docs.map(toEnvelope);
 }
 

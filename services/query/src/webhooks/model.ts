@@ -62,6 +62,11 @@ export interface DeliveryDoc {
   /** Attempts made through the retry route while pending; they do not count against the attempt limit. */
   extra_attempts?: number;
   attempts: AttemptLog[];
+  /**
+   * The W3C trace context of the write that emitted the event, when it was traced and this
+   * dispatcher traces: each attempt's span links to it (docs/observability.md). Never sent or listed.
+   */
+  traceparent?: string;
   created_at: string;
   updated_at: string;
   [key: string]: unknown;
