@@ -6,14 +6,14 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { createPortal } from 'react-dom';
 import { ApiError, errorText, type Api } from '../api/client.js';
 import type { Board, BoardMember, Summary, Task } from '../api/types.js';
-import { useLaneDrag } from './drag.js';
-import { Notice, type NoticeMessage } from './Notice.js';
 import { CardDetail } from './CardDetail.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
 import { ColumnEditor } from './ColumnEditor.js';
+import { useLaneDrag } from './drag.js';
 import { FilterBar, NO_FILTERS, type FilterError, type Filters } from './FilterBar.js';
 import { CardFace, Lane } from './Lane.js';
 import { openEventStream, pollInterval, POLL_MS, sleep, type BoardEvent } from './live.js';
+import { Notice, type NoticeMessage } from './Notice.js';
 import {
   applyOptimisticMove, columnFilter, statusChoices, columnOf, describeActions, userPosition, emptyColumn, PAGE_SIZE, restoreColumns, summarySignature,
   type Columns, type ColumnState, type MovePreview,
