@@ -11,7 +11,7 @@ const TASKS = '/api/v1/tasks';
 
 /**
  * Routes of the sprints family (SPEC "Sprint rhythm"; lifecycle, report, velocity,
- * burndown). The issue-12 routes are Draft: target paths only. One bus request each.
+ * burndown). All but close-sprint are Draft: target paths only. One bus request each.
  */
 export const sprintRoutes: RouteSpec[] = [
   route({
