@@ -36,7 +36,7 @@ const ColumnId = Type.String({
 
 /**
  * One enter or exit action of a column as returned: ud's `ColumnActionDTO`, whose `value` is a
- * string (DESIGN §7; `ColumnAction` in domain/board.ts is the stored form, `actionView` maps it).
+ * string (DESIGN §7; the stored `ColumnAction` is in query/materialize.ts, `actionView` maps it).
  * A tag action carries one tag. A `set` of a metadata value that is not a string sends its text
  * (`3`, `true`, JSON for the rest) and says which in `value_type`, so a client that sends the
  * action back unchanged keeps the type (docs/boards.md).
