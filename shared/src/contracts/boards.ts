@@ -1,8 +1,7 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
-import { Task } from '../domain/task.js';
 import { op } from './op.js';
 import { busRequest, MetadataObject, MetadataValue, PathId, StringEnum, Tags, Timestamp } from './schemas.js';
-import { TaskCreateFields } from './tasks.js';
+import { Task, TaskCreateFields } from './tasks.js';
 
 /**
  * Contracts of the boards service (SPEC "Board", "Column definition", "Applied action", board

@@ -1,3 +1,4 @@
+import { FEED_DEFAULT_LIMIT } from '../contracts/events.js';
 import { EVENT_INDEXES } from '../domain/events.js';
 import { AppError, invalidField } from '../errors/index.js';
 import { Collections } from '../store/collections.js';
@@ -5,9 +6,6 @@ import type { DocumentStore, Filter, IndexSpec } from '../store/port.js';
 import { isEventType, toEnvelope, type EventDoc, type EventEnvelope } from './envelope.js';
 import { visibleTo } from './visibility.js';
 
-/** Default and bounds of the feed's `limit` (1..500, default 100). */
-export const FEED_DEFAULT_LIMIT = 100;
-export const FEED_MAX_LIMIT = 500;
 /** Default retention of the outbox in days (`EVENT_RETENTION_DAYS`). */
 export const DEFAULT_RETENTION_DAYS = 7;
 /** `_id` of the counter document holding the highest `seq` the retention sweep removed. */

@@ -30,9 +30,9 @@ import type {
   SprintList as SprintListSchema,
   SprintReport as SprintReportSchema,
   StartSprintResult as StartSprintResultSchema,
+  Task as TaskType,
   VelocityResult as VelocityResultSchema,
 } from '@app/shared/contracts';
-import type { Task as TaskType } from '@app/shared/domain';
 
 export type Board = Static<typeof BoardSchema>;
 export type BoardList = Static<typeof BoardListSchema>;

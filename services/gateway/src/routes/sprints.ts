@@ -1,8 +1,7 @@
 import {
   Burndown, CloseSprintBody, CloseSprintResult, CreateSprintBody, ListSprintsQuerystring, SprintBoardParams, SprintList, SprintParams,
-  SprintReport, SprintsOps, StartSprintBody, StartSprintResult, VelocityQuerystring, VelocityResult,
+  SprintReport, SprintsOps, StartSprintBody, StartSprintResult, Task, VelocityQuerystring, VelocityResult,
 } from '@app/shared/contracts';
-import { Task } from '@app/shared/domain';
 import { route, tasksAt, type RouteSpec } from './route.js';
 
 const draft = { tag: 'sprints', maturity: 'draft' } as const;

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
+import type { EventEnvelope } from '@app/shared/contracts';
 import { loadPrincipal, queryLookups, type Clock, type Principal, type TaskDoc } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
-import { AccessSnapshot, type EventEnvelope } from '@app/shared/events';
+import { AccessSnapshot } from '@app/shared/events';
 import { parseQuery, queryMatches, resolveQuery, type Query } from '@app/shared/query';
 import { encodeMetadata, type DocumentStore } from '@app/shared/store';
 import { ATTEMPT_LOG_MAX, deliveriesOf, deliveryId, NO_LEASE, webhooksOf, type DeliveryDoc, type WebhookDoc } from './model.js';

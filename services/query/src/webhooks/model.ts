@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Delivery, Webhook } from '@app/shared/contracts';
-import type { EventEnvelope } from '@app/shared/events';
+import type { Delivery, EventEnvelope, Webhook } from '@app/shared/contracts';
 import { Collections, type Collection, type DocumentStore, type IndexSpec } from '@app/shared/store';
 
 /** A webhook subscription as stored in `webhooks`. */
