@@ -39,7 +39,7 @@ const traced = instrumentStore(rawStore, tools);
 const served = await serveServices([tasksService, boardsService, sprintsService, queryService], {
   bus, store: traced, log, metrics, background: true, tracer: tools.tracer,
 });
-const app = await buildApp({ bus, store: traced, clock: systemClock, log, config, metrics, traced: tracing !== undefined });
+const app = await buildApp({ bus, store: traced, clock: systemClock, log, config, metrics, tracer: tools.tracer });
 await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(`READY ${JSON.stringify({ port: app.server.address().port, loadMs })}`);
 

@@ -48,7 +48,7 @@ const events =
       )
     : undefined;
 const app = await buildApp({
-  bus, store, clock: systemClock, log, config, ...(events ? { events } : {}), metrics: obs.metrics, traced: obs.tracing !== undefined,
+  bus, store, clock: systemClock, log, config, ...(events ? { events } : {}), metrics: obs.metrics, tracer: obs.tools.tracer,
 });
 await app.listen({ port: config.PORT, host: config.HOST });
 const metricsServer = await obs.serve(log);

@@ -82,7 +82,8 @@ let suppress: ((ctx: Context) => Context) | undefined;
 /**
  * Runs `fn` where the store and bus wrappers make no spans (the SDK's suppressed context), when
  * `tracer` is set; else just runs it. For background polling (the relays' "anything new?"
- * reads, the dispatcher's tick): without it every poll, 50 a second, would be a trace of its own.
+ * reads, the stream poller's reads, the dispatcher's tick): without it every poll, 50 a second,
+ * would be a trace of its own.
  * The background spans themselves ({@link inRootSpan}) start from the root context and are made.
  */
 export function untraced<R>(tracer: Tracer | undefined, fn: () => R): R {

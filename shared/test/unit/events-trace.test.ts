@@ -3,7 +3,7 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallContext } from '@app/shared/bus';
 import { runWrite, systemClock, type EventDoc, type OutboxDoc, type ServiceDeps } from '@app/shared/domain';
-import { readOutbox, relayOutbox } from '@app/shared/events';
+import { OutboxPoller, readOutbox, relayOutbox } from '@app/shared/events';
 import { silentLogger } from '@app/shared/log';
 import { instrumentStore, linksTo, MAX_SPAN_LINKS, spanContextOf, startTracing, type Tracing } from '@app/shared/observability';
 import { Collections, EmbeddedStore, type DocumentStore } from '@app/shared/store';
@@ -24,6 +24,15 @@ const write = (deps: ServiceDeps) =>
     w.emit({ type: 'task.updated', task_id: 't1', data: { task: { id: 't1', version: 2 }, changes: [] } });
     return 'ok';
   });
+
+/** Waits until `done()` holds (or fails after `ms`). */
+async function until(done: () => boolean, ms = 3_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
 
 const outboxDocs = (store: DocumentStore) => store.collection<OutboxDoc>(Collections.outbox).find({});
 const eventDocs = (store: DocumentStore) => store.collection<EventDoc>(Collections.events).find({}, { sort: { seq: 1 } });
@@ -99,6 +108,44 @@ describe('with tracing on', () => {
     await relayOutbox(store, { holder: 'p1', hold: true, leaseUntil: pass.leaseUntil, tracer });
     await relayOutbox(store, { holder: 'p1', hold: true, tracer });
     expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual([]);
+  });
+
+  it('an open event stream’s idle polls (the outbox poller and its relay pass) export no spans; the poll that numbers a write is one events.relay trace linked to it', async () => {
+    await using inner = EmbeddedStore.memory();
+    const { tracer } = tracing;
+    const store = instrumentStore(inner, { tracer });
+    let passes = 0;
+    const poller = new OutboxPoller(store, {
+      intervalMs: 2,
+      tracer,
+      relay: () => {
+        passes++;
+        return relayOutbox(store, { tracer });
+      },
+    });
+    const seen: number[] = [];
+    exporter.reset();
+    const off = poller.subscribe((batch) => seen.push(...batch.events.map((e) => e.seq)));
+    try {
+      await until(() => passes >= 10);
+      expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual([]);
+
+      const writeTrace = await tracer.startActiveSpan('bus tasks.update process', async (span) => {
+        await write({ store, clock: systemClock, log: silentLogger(), tracer });
+        span.end();
+        return span.spanContext().traceId;
+      });
+      await until(() => seen.length === 1);
+      expect(seen).toEqual([1]);
+      // outside the write's trace: one trace, the relay pass's (its span and its store calls), linked to the write
+      const others = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId !== writeTrace);
+      const relay = others.find((s) => s.name === 'events.relay');
+      expect(relay?.links.map((l) => l.context.traceId)).toEqual([writeTrace]);
+      expect(new Set(others.map((s) => s.spanContext().traceId))).toEqual(new Set([relay!.spanContext().traceId]));
+    } finally {
+      off();
+      await poller.close();
+    }
   });
 
   it('a write in an unsampled trace stores nothing', async () => {

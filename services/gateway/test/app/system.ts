@@ -79,7 +79,7 @@ export async function system(
   });
   const app = await buildApp({
     bus, store, clock, log, config: testConfig({ RATE_LIMIT_AUTH_MAX: '1000', ...opts.env }),
-    ...(opts.streamOptions ? { streamOptions: opts.streamOptions } : {}), metrics: opts.metrics, traced: opts.tracer !== undefined,
+    ...(opts.streamOptions ? { streamOptions: opts.streamOptions } : {}), metrics: opts.metrics, tracer: opts.tracer,
   });
 
   const call = async (method: string, url: string, as?: User, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> => {

@@ -61,7 +61,7 @@ beforeAll(async () => {
   );
   app = await buildApp({
     bus: instrumentBus(gatewayBus, tools), store: traced, clock: systemClock, log: silentLogger(),
-    config: testConfig({ RATE_LIMIT_AUTH_MAX: '1000' }), traced: true, webRoot: false,
+    config: testConfig({ RATE_LIMIT_AUTH_MAX: '1000' }), tracer: tracing.tracer, webRoot: false,
   });
 });
 
