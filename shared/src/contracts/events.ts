@@ -23,6 +23,19 @@ export const CURSOR_PATTERN = '^[0-9]+$';
 /** The HTTP schema of a cursor parameter (a string, so nothing coerces `0x10` or `1e3` into a number first). */
 export const CursorText = (description: string) => Type.String({ pattern: CURSOR_PATTERN, maxLength: 16, description });
 
+/**
+ * Every event type the outbox records (docs/events.md "Types"). Webhooks and the feed's
+ * `types` filter accept these names (and `*` on webhooks for all of them).
+ */
+export const EVENT_TYPES = [
+  'task.created', 'task.updated', 'task.deleted', 'task.restored', 'card.moved',
+  'board.created', 'board.updated', 'board.deleted', 'board.shared', 'board.unshared',
+  'sprint.closed', 'note.created',
+  'view.created', 'view.updated', 'view.deleted',
+] as const;
+/** One event type name. */
+export type EventType = (typeof EVENT_TYPES)[number];
+
 /** The API envelope of one event: the stored document with `_id` renamed `id` (`toEnvelope`, events/envelope.ts). */
 export const EventEnvelope = Type.Object(
   {

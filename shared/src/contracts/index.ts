@@ -30,7 +30,7 @@ export {
 } from './boards.js';
 export { BoardDryRunQuery, BoardPreview } from './boards.js';
 export {
-  FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, CURSOR_PATTERN, CursorText, EventEnvelope, EventsOps, WebhooksOps, FeedQuerystring, StreamQuerystring,
+  EVENT_TYPES, type EventType, FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, CURSOR_PATTERN, CursorText, EventEnvelope, EventsOps, WebhooksOps, FeedQuerystring, StreamQuerystring,
   FeedPage, WebhookCreateBody, WebhookUpdateBody, Webhook, WebhookList, DeliveryAttempt, Delivery, DeliveryList, WebhookParams, DeliveryParams,
 } from './events.js';
 export { ViewsOps, ViewParams, ViewCreateBody, ViewUpdateBody, View, ViewList, ViewQueryBody, ViewQueryResult } from './views.js';

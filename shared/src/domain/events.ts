@@ -13,12 +13,9 @@ import { timeOrderedId, toTask, type TaskDoc } from './task.js';
  * moves them to `events` (docs/concurrency.md "The events outbox").
  */
 
-/** Every event type. */
-export type EventType =
-  | 'task.created' | 'task.updated' | 'task.deleted' | 'task.restored' | 'card.moved'
-  | 'board.created' | 'board.updated' | 'board.deleted' | 'board.shared' | 'board.unshared'
-  | 'sprint.closed' | 'note.created'
-  | 'view.created' | 'view.updated' | 'view.deleted';
+/** Every event type (contracts/events.ts). */
+export type { EventType } from '../contracts/events.js';
+import type { EventType } from '../contracts/events.js';
 
 /** One field change of a `task.updated` event: `field` is the API field name or `metadata.<key>`; `to` absent when removed or cleared. */
 export interface FieldChange {

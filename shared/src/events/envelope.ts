@@ -1,27 +1,7 @@
+import { EVENT_TYPES, type EventType } from '../contracts/events.js';
 
-/**
- * Every event type the outbox records (BRIEF "Events outbox"). Webhooks and the
- * `types` filter accept these names (and `*` on webhooks for all of them).
- */
-export const EVENT_TYPES = [
-  'task.created',
-  'task.updated',
-  'task.deleted',
-  'task.restored',
-  'card.moved',
-  'board.created',
-  'board.updated',
-  'board.deleted',
-  'board.shared',
-  'board.unshared',
-  'sprint.closed',
-  'note.created',
-  'view.created',
-  'view.updated',
-  'view.deleted',
-] as const;
-/** One event type name. */
-export type EventType = (typeof EVENT_TYPES)[number];
+/** Every event type the outbox records, and its name type (contracts/events.ts, docs/events.md). */
+export { EVENT_TYPES, type EventType };
 
 /** True when `t` is a known event type. */
 export function isEventType(t: string): t is EventType {
