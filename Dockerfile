@@ -23,7 +23,7 @@ FROM node:22-bookworm-slim
 ENV NODE_ENV=production
 # V8's young generation, as `npm start` runs the service (package.json; docs/store.md "Memory and
 # garbage collection"): fewer scavenges per request and a faster load of a large embedded store
-ENV NODE_OPTIONS=--max-semi-space-size=64
+ENV NODE_OPTIONS=--max-semi-space-size=32
 WORKDIR /app
 COPY --from=build --chown=node:node /app /app
 USER node

@@ -149,7 +149,7 @@ const PROFILE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir
 
 /**
  * The node flags `npm start` runs the service with (the root package.json's `start` script, e.g.
- * `--max-semi-space-size=64`; the Dockerfile sets the same in NODE_OPTIONS): every spawned
+ * `--max-semi-space-size=32`; the Dockerfile sets the same in NODE_OPTIONS): every spawned
  * process gets them, so the bench measures the runtime a deployment runs.
  */
 export const NODE_FLAGS = (() => {

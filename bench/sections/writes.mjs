@@ -1,8 +1,8 @@
 // Section `writes`: the cost of safe writes on the all-in-one server. PATCH with
 // and without If-Match, create with and without Idempotency-Key, a 100-task batch create vs 100
-// single creates, and — when BENCH_WRITES_BASE names a built checkout of the commit before issues
-// 10/11 (docs/bench.md "writes") — PATCH, move and create on that build beside ours, to price the
-// events outbox and the versions every write now carries; the writes targets compare it with ours
+// single creates, and — when BENCH_WRITES_BASE names a built checkout from before the events outbox
+// and document versions (docs/bench.md "writes") — PATCH, move and create on that build beside ours,
+// to price the events outbox and the versions every write carries; the writes targets compare it with ours
 // at EMBEDDED_SYNC=normal (the durability that build had), ours at the default `full` is recorded.
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -169,7 +169,7 @@ export async function writesSection(scope) {
       `- recorded: with the default durable acknowledgement (full) beside the build before: PATCH ${patchFull.text}, move ${moveFull.text}`,
     );
   } else {
-    lines.push('- (no BENCH_WRITES_BASE: the before-issue-10 rows are left out; see docs/bench.md "writes")');
+    lines.push('- (no BENCH_WRITES_BASE: the rows of the build without events and versions are left out; see docs/bench.md "writes")');
   }
   return lines;
 }

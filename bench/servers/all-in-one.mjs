@@ -34,9 +34,12 @@ if (process.env.BENCH_TRACING === 'memory') {
 const tools = { metrics, tracer: tracing?.tracer };
 const bus = instrumentBus(new MemoryBus(), tools);
 const traced = instrumentStore(rawStore, tools);
-// with the services' background work, as `npm start` runs them (the query service's outbox relay numbers the events)
-const served = await serveServices([tasksService, boardsService, sprintsService, queryService], { bus, store: traced, log, metrics, background: true });
-const app = await buildApp({ bus, store: traced, clock: systemClock, log, config, metrics, traced: tracing !== undefined });
+// with the services' background work, as `npm start` runs them (the query service's outbox relay numbers the
+// events; traced, its passes link to the writes)
+const served = await serveServices([tasksService, boardsService, sprintsService, queryService], {
+  bus, store: traced, log, metrics, background: true, tracer: tools.tracer,
+});
+const app = await buildApp({ bus, store: traced, clock: systemClock, log, config, metrics, tracer: tools.tracer });
 await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(`READY ${JSON.stringify({ port: app.server.address().port, loadMs })}`);
 

@@ -1,7 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { ApiError, type Api } from './api/client.js';
+import { errorText, type Api } from './api/client.js';
 import type { Board, BoardList } from './api/types.js';
-import { describe } from './LoginPage.js';
 
 /** The caller's boards (owned and shared) and a form to create one with the default columns. */
 export function BoardsPage({ api, navigate }: { api: Api; navigate: (path: string) => void }) {
@@ -11,7 +10,7 @@ export function BoardsPage({ api, navigate }: { api: Api; navigate: (path: strin
   const [type, setType] = useState<'private' | 'shared'>('private');
 
   useEffect(() => {
-    api.listBoards().then(setList, (e: unknown) => setError(e instanceof ApiError ? describe(e) : String(e)));
+    api.listBoards().then(setList, (e: unknown) => setError(errorText(e)));
   }, [api]);
 
   async function create(e: FormEvent) {
@@ -21,7 +20,7 @@ export function BoardsPage({ api, navigate }: { api: Api; navigate: (path: strin
       const board = await api.createBoard(name.trim(), type);
       navigate(`/boards/${encodeURIComponent(board.id)}`);
     } catch (err) {
-      setError(err instanceof ApiError ? describe(err) : String(err));
+      setError(errorText(err));
     }
   }
 

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { ApiError, type Api } from './api/client.js';
+import { errorText, type Api } from './api/client.js';
 
 /** Log in, or register then log in (docs/auth.md). Server messages are shown as they come. */
 export function LoginPage({ api, onLoggedIn }: { api: Api; onLoggedIn: (userName: string) => void }) {
@@ -18,7 +18,7 @@ export function LoginPage({ api, onLoggedIn }: { api: Api; onLoggedIn: (userName
       const s = await api.login(username, password);
       onLoggedIn(s.userName);
     } catch (err) {
-      setError(err instanceof ApiError ? describe(err) : String(err));
+      setError(errorText(err));
     } finally {
       setBusy(false);
     }
@@ -59,10 +59,4 @@ export function LoginPage({ api, onLoggedIn }: { api: Api; onLoggedIn: (userName
       </form>
     </section>
   );
-}
-
-/** The server's message, plus the first field at fault when validation failed. */
-export function describe(err: ApiError): string {
-  const first = err.body.validationErrors?.[0];
-  return first ? `${err.message} (${first.field}: ${first.message})` : err.message;
 }

@@ -4,7 +4,7 @@ import {
   applyOptimisticMove, BACKLOG, burnPoints, cardBadges, planCards, planningQuery, pointsOf, sumPoints, columnFilter, columnOf, describeActions, initials, menuPosition, neighbourColumn, quote, restoreColumns, searchClause,
   statusChoices, summarySignature, userPosition, wipState, type Columns,
 } from '../src/board/state.js';
-import { fillPath } from '../src/api/client.js';
+import { ApiError, errorText, fillPath } from '../src/api/client.js';
 
 const card = (id: string, extra: Partial<Card> = {}): Card => ({ id, title: `Card ${id}`, status: 'todo', tags: [], metadata: {}, ...extra });
 const cols = (): Columns => ({
@@ -67,6 +67,20 @@ describe('board state rules', () => {
     expect(cardBadges(card('q', { metadata: { 'cf.priority': { deep: true } } }))).toEqual({});
     expect(fillPath('/api/v1/boards/{boardId}/tasks/{taskId}', { boardId: 'a b', taskId: 't/1' })).toBe('/api/v1/boards/a%20b/tasks/t%2F1');
     expect(() => fillPath('/api/v1/tasks/{taskId}', {})).toThrow(/taskId/);
+  });
+
+  it('shows a failed call as the server message with the first field at fault, anything else as its text', () => {
+    const invalid = new ApiError(400, {
+      code: 'VALIDATION_ERROR',
+      message: 'Invalid request',
+      validationErrors: [
+        { field: '/name', code: 'minLength', message: 'must not be empty' },
+        { field: '/columns', code: 'type', message: 'must be array' },
+      ],
+    });
+    expect(errorText(invalid)).toBe('Invalid request (/name: must not be empty)');
+    expect(errorText(new ApiError(404, { code: 'NOT_FOUND', message: 'Board not found' }))).toBe('Board not found');
+    expect(errorText(new TypeError('Failed to fetch'))).toBe('TypeError: Failed to fetch');
   });
 });
 

@@ -7,7 +7,7 @@ import type { Clock } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { OutboxPoller, relayOutbox, type EventHub } from '@app/shared/events';
 import type { Logger } from '@app/shared/log';
-import { statusClass, type Metrics } from '@app/shared/observability';
+import { statusClass, type Metrics, type Tracer } from '@app/shared/observability';
 import type { DocumentStore } from '@app/shared/store';
 import { authIndexes } from './auth/users.js';
 import { APP_NAME, type GatewayConfig } from './config.js';
@@ -59,8 +59,12 @@ export interface GatewayDeps {
    * and `GET /metrics` on `PORT` unless `METRICS_PORT` moves it. Absent: nothing is measured.
    */
   metrics?: Metrics | undefined;
-  /** HTTP requests become spans (@fastify/otel) of the tracer provider the process registered. */
-  traced?: boolean;
+  /**
+   * The process's tracer when tracing is on (docs/observability.md "Traces"): HTTP requests then
+   * become spans (@fastify/otel, of the tracer provider the process registered), and the default
+   * outbox poller's polls make none (a relay pass of it that numbers writes is an `events.relay` span).
+   */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -121,7 +125,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
       sendError(err, req, reply);
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as FastifyInstance;
-  if (deps.traced) {
+  if (deps.tracer) {
     // before every route and hook, so that each request's span covers them (the SDK is loaded only when tracing)
     const { FastifyOtelInstrumentation } = await import('@fastify/otel');
     await app.register(new FastifyOtelInstrumentation({ instrumentHooks: false }).plugin());
@@ -148,7 +152,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   // The embedded default's poller also runs a relay pass before each read (numbering the outbox
   // when no running relay holds the lease, e.g. a gateway built without background work).
-  const hub = deps.events ?? new OutboxPoller(store, { log, relay: () => relayOutbox(store) });
+  const { tracer } = deps;
+  const hub = deps.events ?? new OutboxPoller(store, { log, tracer, relay: () => relayOutbox(store, { tracer }) });
   const streams = new EventStreams(store, hub, { ...DEFAULT_STREAM_OPTIONS, perUser: config.EVENT_STREAMS_PER_USER, ...deps.streamOptions });
   app.addHook('preClose', async () => {
     streams.closeAll();

@@ -32,7 +32,7 @@ const { kinds } = connections;
 const { bus, store } = obs.instrument(connections);
 const served = all
   ? await serveServices([tasksService, boardsService, sprintsService, queryService], {
-      bus, store, log, config, background: true, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS, metrics: obs.metrics,
+      bus, store, log, config, background: true, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS, metrics: obs.metrics, tracer: obs.tools.tracer,
     })
   : [];
 await ensureAdmin(store, config);
@@ -48,7 +48,7 @@ const events =
       )
     : undefined;
 const app = await buildApp({
-  bus, store, clock: systemClock, log, config, ...(events ? { events } : {}), metrics: obs.metrics, traced: obs.tracing !== undefined,
+  bus, store, clock: systemClock, log, config, ...(events ? { events } : {}), metrics: obs.metrics, tracer: obs.tools.tracer,
 });
 await app.listen({ port: config.PORT, host: config.HOST });
 const metricsServer = await obs.serve(log);

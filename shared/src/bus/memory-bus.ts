@@ -30,7 +30,14 @@ export const TIMEOUT_SWEEP_MS = 20;
 export class MemoryBus extends ReplyBus {
   private readonly subjects = new Map<string, Entry[]>();
   private readonly rr = new Map<string, number>();
-  private readonly pending = new Set<Pending>();
+  /**
+   * The requests waiting for a reply; a new set at every sweep. A set that lives long while
+   * entries come and go rebuilds its table now and then, and V8 keeps a link from the old table to
+   * the new one: once a table has been promoted to the old generation, every later request (and
+   * all it refers to) would stay alive until the next full GC (docs/store.md "Memory and garbage
+   * collection").
+   */
+  private pending = new Set<Pending>();
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private closed = false;
 
@@ -101,12 +108,13 @@ export class MemoryBus extends ReplyBus {
   /** Fails the requests past their deadline; stops the interval once nothing is pending. */
   private sweep(): void {
     const now = performance.now();
+    const waiting = new Set<Pending>();
     for (const p of this.pending) {
-      if (p.deadline > now) continue;
-      this.pending.delete(p);
-      p.timeOut();
+      if (p.deadline > now) waiting.add(p);
+      else p.timeOut();
     }
-    if (this.pending.size === 0) {
+    this.pending = waiting;
+    if (waiting.size === 0) {
       clearInterval(this.sweeper);
       this.sweeper = undefined;
     }

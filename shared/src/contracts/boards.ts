@@ -1,8 +1,7 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
-import { Task } from '../domain/task.js';
 import { op } from './op.js';
 import { busRequest, MetadataObject, MetadataValue, PathId, StringEnum, Tags, Timestamp } from './schemas.js';
-import { TaskCreateFields } from './tasks.js';
+import { Task, TaskCreateFields } from './tasks.js';
 
 /**
  * Contracts of the boards service (SPEC "Board", "Column definition", "Applied action", board
@@ -36,7 +35,7 @@ const ColumnId = Type.String({
 
 /**
  * One enter or exit action of a column as returned: ud's `ColumnActionDTO`, whose `value` is a
- * string (DESIGN §7; `ColumnAction` in domain/board.ts is the stored form, `actionView` maps it).
+ * string (DESIGN §7; the stored `ColumnAction` is in query/materialize.ts, `actionView` maps it).
  * A tag action carries one tag. A `set` of a metadata value that is not a string sends its text
  * (`3`, `true`, JSON for the rest) and says which in `value_type`, so a client that sends the
  * action back unchanged keeps the type (docs/boards.md).

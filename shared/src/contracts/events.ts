@@ -1,7 +1,4 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { EventEnvelope } from '../events/envelope.js';
-import { CursorText } from '../events/cursor.js';
-import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT } from '../events/feed.js';
 import { op } from './op.js';
 import { busRequest, PathId, StringEnum, Timestamp } from './schemas.js';
 
@@ -11,6 +8,51 @@ import { busRequest, PathId, StringEnum, Timestamp } from './schemas.js';
  * see docs/events.md). Subjects live under `query.` and `webhooks.`, never under `events.`, which
  * is the JetStream subject space of the events themselves.
  */
+
+/** Default and bounds of the feed's `limit` (1..500, default 100). */
+export const FEED_DEFAULT_LIMIT = 100;
+export const FEED_MAX_LIMIT = 500;
+
+/**
+ * The event cursor as text (docs/events.md "Cursors"): an event `seq`, written in decimal digits
+ * only, at most `Number.MAX_SAFE_INTEGER`. The feed's `?after`, the stream's `?after` and its
+ * `Last-Event-ID` header all take this form, read by `parseCursor` (events/cursor.ts).
+ */
+export const CURSOR_PATTERN = '^[0-9]+$';
+
+/** The HTTP schema of a cursor parameter (a string, so nothing coerces `0x10` or `1e3` into a number first). */
+export const CursorText = (description: string) => Type.String({ pattern: CURSOR_PATTERN, maxLength: 16, description });
+
+/**
+ * Every event type the outbox records (docs/events.md "Types"). Webhooks and the feed's
+ * `types` filter accept these names (and `*` on webhooks for all of them).
+ */
+export const EVENT_TYPES = [
+  'task.created', 'task.updated', 'task.deleted', 'task.restored', 'card.moved',
+  'board.created', 'board.updated', 'board.deleted', 'board.shared', 'board.unshared',
+  'sprint.closed', 'note.created',
+  'view.created', 'view.updated', 'view.deleted',
+] as const;
+/** One event type name. */
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The API envelope of one event: the stored document with `_id` renamed `id` (`toEnvelope`, events/envelope.ts). */
+export const EventEnvelope = Type.Object(
+  {
+    id: Type.String({ description: 'event id (UUID); the `webhook-id` of its deliveries' }),
+    seq: Type.Integer({ description: 'strictly increasing per store; the feed cursor and the SSE `id:`' }),
+    type: Type.String({ description: 'event type, e.g. `card.moved`' }),
+    occurred_at: Type.String({ format: 'date-time' }),
+    actor: Type.String({ description: 'user id of the caller whose write emitted the event' }),
+    request_id: Type.String(),
+    task_id: Type.Optional(Type.String()),
+    board_id: Type.Optional(Type.String()),
+    data: Type.Object({}, { additionalProperties: true, description: 'type-specific payload (docs/events.md)' }),
+  },
+  { additionalProperties: true },
+);
+/** The API envelope of one event. */
+export type EventEnvelope = Static<typeof EventEnvelope>;
 
 /** Query string of `GET /api/v1/events` and of the stream. */
 export const FeedQuerystring = Type.Object(

@@ -3,8 +3,8 @@ export { HealthOps } from './health.js';
 export { StringEnum, MAX_PAGE, Page, PageSize, PathId, Tags, MetadataObject, MetadataValue, Timestamp, busRequest,
   METADATA_MAX_DEPTH, METADATA_VALUE_MAX_BYTES, METADATA_LIMITS_KEYWORD } from './schemas.js';
 export {
-  TasksOps, TaskParams, MetadataKeyParams, TaskCreateFields, TaskCreateBody, TaskUpdateBody, MetadataSetBody, TaskMoveBody,
-  NoteCreateBody, Note, NoteList, LinkedItem, TaskDetail, BATCH_MAX, TaskBatchCreateBody, TaskBatchUpdateItem, TaskBatchUpdateBody,
+  TITLE_MAX, DESCRIPTION_MAX, Task, TasksOps, TaskParams, MetadataKeyParams, TaskCreateFields, TaskCreateBody, TaskUpdateBody, MetadataSetBody,
+  TaskMoveBody, NoteCreateBody, Note, NoteList, LinkedItem, TaskDetail, BATCH_MAX, TaskBatchCreateBody, TaskBatchUpdateItem, TaskBatchUpdateBody,
   BatchItemError, BatchItemResult, TaskBatchResult,
 } from './tasks.js';
 export {
@@ -12,7 +12,7 @@ export {
   BatchTransferBody, BatchOutcomeItem, BatchOutcome, UpsertItem, BatchUpsertBody, UpsertOutcomeItem, BatchUpsertResult,
 } from './tasks.js';
 export {
-  SprintsOps, SprintParams, CloseSprintBody, CloseSprintRequest, CloseSprintResult, BACKLOG, NO_TARGET, SprintBoardParams,
+  SPRINT_GOAL_MAX, SprintsOps, SprintParams, CloseSprintBody, CloseSprintRequest, CloseSprintResult, BACKLOG, NO_TARGET, SprintBoardParams,
   CreateSprintBody, ListSprintsQuerystring, SprintSummary, SprintList, StartSprintBody, StartSprintRequest, StartSprintResult,
   ReportItem, SprintReport, VelocityQuerystring, VelocityResult, Burndown, VELOCITY_LAST,
 } from './sprints.js';
@@ -30,7 +30,7 @@ export {
 } from './boards.js';
 export { BoardDryRunQuery, BoardPreview } from './boards.js';
 export {
-  EventsOps, WebhooksOps, FeedQuerystring, StreamQuerystring, FeedPage, WebhookCreateBody, WebhookUpdateBody, Webhook, WebhookList,
-  DeliveryAttempt, Delivery, DeliveryList, WebhookParams, DeliveryParams,
+  EVENT_TYPES, type EventType, FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, CURSOR_PATTERN, CursorText, EventEnvelope, EventsOps, WebhooksOps, FeedQuerystring, StreamQuerystring,
+  FeedPage, WebhookCreateBody, WebhookUpdateBody, Webhook, WebhookList, DeliveryAttempt, Delivery, DeliveryList, WebhookParams, DeliveryParams,
 } from './events.js';
 export { ViewsOps, ViewParams, ViewCreateBody, ViewUpdateBody, View, ViewList, ViewQueryBody, ViewQueryResult } from './views.js';

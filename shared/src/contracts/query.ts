@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Task } from '../domain/task.js';
 import { Board } from './boards.js';
 import { op } from './op.js';
 import { busRequest, MetadataObject, Page, PageSize, PathId, StringEnum } from './schemas.js';
+import { Task } from './tasks.js';
 
 /** Query text in the query language (DESIGN §6). */
 const QueryText = Type.String({ description: 'query language text, e.g. `status = \'todo\' ORDER BY metadata.order ASC`' });

@@ -1,8 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { op } from './op.js';
 import { PathId, StringEnum, Timestamp, busRequest } from './schemas.js';
-import { Task, TITLE_MAX } from '../domain/task.js';
-import { SPRINT_GOAL_MAX } from '../domain/task-write.js';
+import { Task, TITLE_MAX } from './tasks.js';
 
 /** The rollover target meaning "take the unfinished members out of any sprint" (SPEC "Sprint rhythm"). */
 export const BACKLOG = 'backlog';
@@ -47,6 +46,9 @@ export const CloseSprintResult = Type.Object({
   velocity: Type.Number({ description: 'sum of the numeric `app.points` of the finished members' }),
 });
 export type CloseSprintResult = Static<typeof CloseSprintResult>;
+
+/** Longest sprint goal (`goal` of a sprint create, kept as metadata `app.goal`), in characters (docs/http.md "Limits"). */
+export const SPRINT_GOAL_MAX = 2_000;
 
 /** Path parameter `boardId` of the board-scoped sprint routes. Unknown or unreadable → 404 `BOARD_NOT_FOUND`. */
 export const SprintBoardParams = Type.Object({ boardId: PathId });

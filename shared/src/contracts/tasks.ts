@@ -1,5 +1,4 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
-import { DESCRIPTION_MAX, Task } from '../domain/task.js';
 import { op } from './op.js';
 import { busRequest, MetadataObject, MetadataValue, Tags, Timestamp } from './schemas.js';
 
@@ -14,6 +13,42 @@ import { busRequest, MetadataObject, MetadataValue, Tags, Timestamp } from './sc
  * Semantic rules (title trim and length, dates, folder paths, metadata nulls, references) live in
  * `domain/task-write.ts`; wrong JSON types are rejected here.
  */
+
+/** Maximum title length in characters. */
+export const TITLE_MAX = 500;
+/** Maximum description length in characters. */
+export const DESCRIPTION_MAX = 200_000;
+
+/**
+ * The task object of the API (SPEC "Task (card)"). Cleared optional fields are absent.
+ * `toTask` (domain/task.ts) maps a stored task to it.
+ */
+export const Task = Type.Object(
+  {
+    id: Type.String(),
+    title: Type.String(),
+    description: Type.Optional(Type.String()),
+    status: Type.String(),
+    path: Type.String(),
+    tags: Type.Array(Type.String()),
+    checkInCount: Type.Integer(),
+    lastCheckedInAt: Type.Optional(Type.String({ format: 'date-time', description: 'time of the last check-in; absent until the first' })),
+    metadata: Type.Object({}, { additionalProperties: true }),
+    created_at: Type.String({ format: 'date-time' }),
+    created_by: Type.String(),
+    updated_at: Type.String({ format: 'date-time' }),
+    updated_by: Type.String(),
+    version: Type.Integer({ minimum: 1, description: '1 on create, +1 on every committed change; the ETag' }),
+    assignee: Type.Optional(Type.String()),
+    kickoff: Type.Optional(Type.String({ format: 'date-time' })),
+    deadline: Type.Optional(Type.String({ format: 'date-time' })),
+    derivedFromId: Type.Optional(Type.String()),
+    linkedToIds: Type.Optional(Type.Array(Type.String())),
+    resourceIds: Type.Optional(Type.Array(Type.String())),
+  },
+  { $id: 'Task', additionalProperties: true },
+);
+export type Task = Static<typeof Task>;
 
 /** Path parameter `taskId`. Any string: a non-UUID id is a 404 `TASK_NOT_FOUND`, not a 400. */
 export const TaskParams = Type.Object({ taskId: Type.String() });

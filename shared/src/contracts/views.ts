@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Task } from '../domain/task.js';
 import { op } from './op.js';
 import { SortDTO } from './query.js';
 import { busRequest, Page, PageSize } from './schemas.js';
+import { Task } from './tasks.js';
 
 /*
  * Saved views (docs/views.md): a named query, optionally on a board and shared with the board's

@@ -1,24 +1,13 @@
+import type { ColumnAction } from '../query/materialize.js';
 import type { Doc, Filter } from '../store/port.js';
 import type { Permission } from './task.js';
 import type { Principal } from './access.js';
 
 /**
- * One enter or exit action of a column (DESIGN §7).
- * `field` is an API field name: `status`, `assignee`, `path`, `tags`, `kickoff`, `deadline`, or
- * `metadata.<key>` for a metadata key (`metadata.cf.priority`, `metadata.app.sprint`, `metadata.order`).
- * `operation`: `set` (value), `add`/`remove` (value: ONE tag, a string), `clear` (no value).
- * Boards stored before tag actions carried one tag may hold a list of tags in `value`; reads split
- * them (`columnsAsRead`) and the next board write stores them split.
- * `source`: `query` actions are regenerated from the column query on every board write;
- * `manual` actions are kept as the client sent them.
+ * One enter or exit action of a column, as stored (DESIGN §7). Defined beside
+ * `materializeActions` (query/materialize.ts), which derives a column's actions from its query.
  */
-export interface ColumnAction {
-  trigger: 'enter' | 'exit';
-  field: string;
-  operation: 'set' | 'add' | 'remove' | 'clear';
-  value?: unknown;
-  source: 'query' | 'manual';
-}
+export type { ColumnAction };
 
 /** A column definition as stored and returned (DESIGN §7). */
 export interface ColumnDef {

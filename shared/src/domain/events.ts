@@ -13,12 +13,9 @@ import { timeOrderedId, toTask, type TaskDoc } from './task.js';
  * moves them to `events` (docs/concurrency.md "The events outbox").
  */
 
-/** Every event type. */
-export type EventType =
-  | 'task.created' | 'task.updated' | 'task.deleted' | 'task.restored' | 'card.moved'
-  | 'board.created' | 'board.updated' | 'board.deleted' | 'board.shared' | 'board.unshared'
-  | 'sprint.closed' | 'note.created'
-  | 'view.created' | 'view.updated' | 'view.deleted';
+/** Every event type (contracts/events.ts). */
+export type { EventType } from '../contracts/events.js';
+import type { EventType } from '../contracts/events.js';
 
 /** One field change of a `task.updated` event: `field` is the API field name or `metadata.<key>`; `to` absent when removed or cleared. */
 export interface FieldChange {
@@ -50,10 +47,17 @@ export interface PendingEvent extends Doc {
 
 /**
  * An event as stored in `events` (numbered by the relay); the API envelope is the same with `_id`
- * renamed `id`. `seq` is strictly increasing and gapless per store; `occurred_at` is ISO 8601 UTC.
+ * renamed `id` and without `traceparent`. `seq` is strictly increasing and gapless per store;
+ * `occurred_at` is ISO 8601 UTC.
  */
 export interface EventDoc extends PendingEvent {
   seq: number;
+  /**
+   * The W3C trace context of the write that emitted it (its outbox document's), present only when
+   * that write was traced. Internal: the envelope (feed, stream, JetStream, webhook bodies) leaves
+   * it out; the relay, the JetStream publisher and webhook deliveries link their spans to it.
+   */
+  traceparent?: string;
 }
 
 /**
@@ -65,6 +69,8 @@ export interface EventDoc extends PendingEvent {
 export interface OutboxDoc extends Doc {
   _id: string;
   events: PendingEvent[];
+  /** The write's W3C `traceparent` when it ran in a sampled span (docs/observability.md "Links to the write"); absent otherwise. */
+  traceparent?: string;
 }
 
 /** Who and when of the events of one write. */
@@ -74,6 +80,8 @@ export interface EventStamp {
   request_id: string;
   /** The write's time (the service clock). */
   occurred_at: string;
+  /** The write's W3C `traceparent`, when it is traced: stored on the outbox document, never in the envelope. */
+  traceparent?: string;
 }
 
 /** Id of the relay's state document in `counters`: `{_id: 'events', seq, holder, lease_until}` (seq = the last number given). */
@@ -84,8 +92,8 @@ export const EVENT_INDEXES: IndexSpec[] = [{ collection: Collections.events, key
 
 /**
  * Appends `events` in the transaction `session`: ONE insert of an outbox document holding them
- * (no counter, no document shared with another write). Event ids are new time-ordered UUIDs
- * ({@link timeOrderedId}), fixed here so the relay, JetStream and webhooks see the same id. Nothing
+ * (no counter, no document shared with another write), with the stamp's `traceparent` when given.
+ * Event ids are new time-ordered UUIDs ({@link timeOrderedId}), fixed here so the relay, JetStream and webhooks see the same id. Nothing
  * happens for an empty list. Errors are the store's (503, 409); the caller's transaction then
  * aborts with nothing written. Returns the pending events (their `seq` is given by the relay).
  */
@@ -97,7 +105,9 @@ export async function appendEvents(store: DocumentStore, session: Session, event
     if (e.board_id !== undefined) doc.board_id = e.board_id;
     return doc;
   });
-  await store.collection<OutboxDoc>(Collections.outbox).insertOne({ _id: timeOrderedId(), events: docs }, { session });
+  const entry: OutboxDoc = { _id: timeOrderedId(), events: docs };
+  if (stamp.traceparent !== undefined) entry.traceparent = stamp.traceparent;
+  await store.collection<OutboxDoc>(Collections.outbox).insertOne(entry, { session });
   return docs;
 }
 

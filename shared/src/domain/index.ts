@@ -1,5 +1,5 @@
 export { systemClock, fixedClock, type Clock } from './clock.js';
-export { Task, toTask, timeOrderedId, TITLE_MAX, DESCRIPTION_MAX, type TaskDoc, type TaskView, type Permission } from './task.js';
+export { toTask, timeOrderedId, type TaskDoc, type TaskView, type Permission } from './task.js';
 export { toBoard } from './board-view.js';
 export { boardScopeFilter, type BoardDoc, type ColumnDef, type ColumnAction } from './board.js';
 export {
@@ -10,7 +10,7 @@ export { bindOps, OutboxSignal, type ServiceDeps, type ServiceDefinition, type H
 export {
   isUuid, validateTitle, normalizeDate, validatePath, encodeMetadataInput, checkMetadataEntry, nullMetadataValue, distinct, newTaskDoc,
   taskPatchUpdate, metadataSetUpdate, newNoteDoc, checkNewTaskRefs, checkAssignee, checkTaskRefs,
-  SPRINT_KEY, SPRINT_GOAL_MAX, checkSprintAssignment, checkSprintChange, checkSprintWindow, type NoteDoc,
+  SPRINT_KEY, checkSprintAssignment, checkSprintChange, checkSprintWindow, type NoteDoc,
 } from './task-write.js';
 export { mergeMoveActions, planMove, METADATA_FIELD, type MoveEffect, type MovePlan } from './move.js';
 export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, columnsAsRead, actionView, normalizeColumns, cardCreateBody } from './columns.js';

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { bind, type Binding, type Bus, type Handler } from '../bus/bus.js';
 import type { CommonConfig } from '../config/load-config.js';
@@ -39,6 +40,12 @@ export interface ServiceDeps {
   outbox?: OutboxSignal;
   /** The process's metrics (docs/observability.md); absent when metrics are off (tests, `METRICS_ENABLED=false`). */
   metrics?: Metrics;
+  /**
+   * The process's tracer when tracing is on (docs/observability.md "Traces"): writes then store
+   * their trace context with their events, and the background work (relay, JetStream publisher,
+   * webhook deliveries) makes spans linked to it. Absent: none of that is read, stored or made.
+   */
+  tracer?: Tracer;
 }
 
 /** What a service's background work is started with: its deps plus the bus (NATS gives JetStream). */

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { TaskCreateBody, TaskUpdateBody } from '../contracts/tasks.js';
+import { TITLE_MAX, type TaskCreateBody, type TaskUpdateBody } from '../contracts/tasks.js';
 import { AppError, invalidField, type FieldError } from '../errors/index.js';
 import { Collections } from '../store/collections.js';
 import { encodeMetadata, escapeKey, metadataPath } from '../store/keys.js';
 import type { Doc, DocumentStore, Session, Update } from '../store/port.js';
 import { canReadTask, canWriteTask, loadPrincipal, readableTasksFilter, type Principal } from './access.js';
-import { timeOrderedId, TITLE_MAX, type TaskDoc } from './task.js';
+import { timeOrderedId, type TaskDoc } from './task.js';
 
 /**
  * Task-writing rules shared by every service that creates or changes tasks (SPEC "Task",
@@ -240,9 +240,6 @@ export async function checkNewTaskRefs(
   const sprint = (body.metadata as Record<string, unknown> | undefined)?.[SPRINT_KEY];
   if (sprint !== undefined) await checkSprintAssignment(store, p, sprint, `/metadata/${SPRINT_KEY}`, session);
 }
-
-/** Longest sprint goal (`goal` of a sprint create, kept as metadata `app.goal`), in characters (docs/http.md "Limits"). */
-export const SPRINT_GOAL_MAX = 2_000;
 
 /**
  * The sprint window rule (docs/sprints.md): a sprint task (metadata `app.type` = `sprint`) with

@@ -1,12 +1,7 @@
 import { randomFillSync } from 'node:crypto';
-import { Type, type Static } from '@sinclair/typebox';
+import type { Task } from '../contracts/tasks.js';
 import { decodeMetadata } from '../store/keys.js';
 import type { Doc } from '../store/port.js';
-
-/** Maximum title length in characters. */
-export const TITLE_MAX = 500;
-/** Maximum description length in characters. */
-export const DESCRIPTION_MAX = 200_000;
 
 /** Group permission on a shared resource: read or read-write (SPEC "Other shapes"). */
 export type Permission = 'r' | 'rw';
@@ -49,34 +44,6 @@ export interface TaskDoc extends Doc {
   /** Close outcome recorded on a sprint task by close-sprint (DESIGN §8). */
   sprintClose?: Record<string, unknown>;
 }
-
-/** The task object of the API (SPEC "Task (card)"). Cleared optional fields are absent. */
-export const Task = Type.Object(
-  {
-    id: Type.String(),
-    title: Type.String(),
-    description: Type.Optional(Type.String()),
-    status: Type.String(),
-    path: Type.String(),
-    tags: Type.Array(Type.String()),
-    checkInCount: Type.Integer(),
-    lastCheckedInAt: Type.Optional(Type.String({ format: 'date-time', description: 'time of the last check-in; absent until the first' })),
-    metadata: Type.Object({}, { additionalProperties: true }),
-    created_at: Type.String({ format: 'date-time' }),
-    created_by: Type.String(),
-    updated_at: Type.String({ format: 'date-time' }),
-    updated_by: Type.String(),
-    version: Type.Integer({ minimum: 1, description: '1 on create, +1 on every committed change; the ETag' }),
-    assignee: Type.Optional(Type.String()),
-    kickoff: Type.Optional(Type.String({ format: 'date-time' })),
-    deadline: Type.Optional(Type.String({ format: 'date-time' })),
-    derivedFromId: Type.Optional(Type.String()),
-    linkedToIds: Type.Optional(Type.Array(Type.String())),
-    resourceIds: Type.Optional(Type.Array(Type.String())),
-  },
-  { $id: 'Task', additionalProperties: true },
-);
-export type Task = Static<typeof Task>;
 
 /** Which fields a list read returns: `full`, or `lite` without description, notes and share links. */
 export type TaskView = 'full' | 'lite';

@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { callerId, type CallContext } from '../bus/bus.js';
 import { AppError } from '../errors/index.js';
+import { activeTraceparent } from '../observability/tracing.js';
 import { Collections } from '../store/collections.js';
 import type { Doc, DocumentStore, IndexSpec, Session } from '../store/port.js';
 import { appendEvents, EVENT_INDEXES, type NewEvent } from './events.js';
@@ -16,6 +17,8 @@ import type { ServiceDeps } from './service.js';
  * 2. `fn` runs in ONE `store.withTransaction`: its reads and conditional writes, then the events
  *    it emitted ({@link appendEvents}) and the key's finished record with the reply, so a
  *    committed write never lacks its events or its record, and a rolled-back one has neither.
+ *    With a tracer (`deps.tracer`), the outbox document also records the active span's
+ *    `traceparent`, which the relay and webhook delivery spans link to (docs/observability.md).
  * 3. A 4xx from `fn` is recorded after the rollback (the same error is replayed); a 5xx drops the
  *    claim, so a retry runs again.
  */
@@ -99,7 +102,9 @@ export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: W
       throw new RolledBack(r);
     };
     const result = await fn({ session, userId, now, emit: (...e) => void events.push(...e), rollbackWith });
-    await appendEvents(store, session, events, { actor: userId, request_id: ctx.requestId, occurred_at: now.toISOString() });
+    // traced: the active span (the store transaction's, in the service's request span) becomes the write's trace context
+    const traceparent = deps.tracer && events.length > 0 ? activeTraceparent() : undefined;
+    await appendEvents(store, session, events, { actor: userId, request_id: ctx.requestId, occurred_at: now.toISOString(), ...(traceparent ? { traceparent } : {}) });
     emitted = events.length;
     if (record) await record(result, session);
     return result;

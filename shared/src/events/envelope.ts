@@ -1,28 +1,7 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { EVENT_TYPES, type EventType } from '../contracts/events.js';
 
-/**
- * Every event type the outbox records (BRIEF "Events outbox"). Webhooks and the
- * `types` filter accept these names (and `*` on webhooks for all of them).
- */
-export const EVENT_TYPES = [
-  'task.created',
-  'task.updated',
-  'task.deleted',
-  'task.restored',
-  'card.moved',
-  'board.created',
-  'board.updated',
-  'board.deleted',
-  'board.shared',
-  'board.unshared',
-  'sprint.closed',
-  'note.created',
-  'view.created',
-  'view.updated',
-  'view.deleted',
-] as const;
-/** One event type name. */
-export type EventType = (typeof EVENT_TYPES)[number];
+/** Every event type the outbox records, and its name type (contracts/events.ts, docs/events.md). */
+export { EVENT_TYPES, type EventType };
 
 /** True when `t` is a known event type. */
 export function isEventType(t: string): t is EventType {
@@ -33,23 +12,9 @@ export function isEventType(t: string): t is EventType {
 export type { EventDoc } from '../domain/events.js';
 import type { EventDoc } from '../domain/events.js';
 
-/** The API envelope of one event: the stored document with `_id` renamed `id`. */
-export const EventEnvelope = Type.Object(
-  {
-    id: Type.String({ description: 'event id (UUID); the `webhook-id` of its deliveries' }),
-    seq: Type.Integer({ description: 'strictly increasing per store; the feed cursor and the SSE `id:`' }),
-    type: Type.String({ description: 'event type, e.g. `card.moved`' }),
-    occurred_at: Type.String({ format: 'date-time' }),
-    actor: Type.String({ description: 'user id of the caller whose write emitted the event' }),
-    request_id: Type.String(),
-    task_id: Type.Optional(Type.String()),
-    board_id: Type.Optional(Type.String()),
-    data: Type.Object({}, { additionalProperties: true, description: 'type-specific payload (docs/events.md)' }),
-  },
-  { additionalProperties: true },
-);
-/** The API envelope of one event. */
-export type EventEnvelope = Static<typeof EventEnvelope>;
+/** The API envelope of one event (contracts/events.ts), as the readers of this folder hand it out. */
+export type { EventEnvelope } from '../contracts/events.js';
+import type { EventEnvelope } from '../contracts/events.js';
 
 /** The API envelope of a stored event (`_id` → `id`; absent optionals stay absent). */
 export function toEnvelope(doc: EventDoc): EventEnvelope {

@@ -1,3 +1,4 @@
+import { FEED_DEFAULT_LIMIT } from '../contracts/events.js';
 import { EVENT_INDEXES } from '../domain/events.js';
 import { AppError, invalidField } from '../errors/index.js';
 import { Collections } from '../store/collections.js';
@@ -5,9 +6,6 @@ import type { DocumentStore, Filter, IndexSpec } from '../store/port.js';
 import { isEventType, toEnvelope, type EventDoc, type EventEnvelope } from './envelope.js';
 import { visibleTo } from './visibility.js';
 
-/** Default and bounds of the feed's `limit` (1..500, default 100). */
-export const FEED_DEFAULT_LIMIT = 100;
-export const FEED_MAX_LIMIT = 500;
 /** Default retention of the outbox in days (`EVENT_RETENTION_DAYS`). */
 export const DEFAULT_RETENTION_DAYS = 7;
 /** `_id` of the counter document holding the highest `seq` the retention sweep removed. */
@@ -59,9 +57,15 @@ function storeFilter(after: number, f: EventFilter): Filter {
   return filter;
 }
 
-/** Up to `limit` numbered events (`events`) after `after` matching `f`, oldest first, as envelopes. */
-export async function readOutbox(store: DocumentStore, after: number, limit: number, f: EventFilter = {}): Promise<EventEnvelope[]> {
+/**
+ * Up to `limit` numbered events (`events`) after `after` matching `f`, oldest first, as envelopes.
+ * With `traces` (the relays and the webhook fan-out, when tracing is on), the write's
+ * `traceparent` of each event that has one is put there under the event id: it is not part of the
+ * envelope, and the same read brings it.
+ */
+export async function readOutbox(store: DocumentStore, after: number, limit: number, f: EventFilter = {}, traces?: Map<string, string>): Promise<EventEnvelope[]> {
   const docs = await store.collection<EventDoc>(Collections.events).find(storeFilter(after, f), { sort: { seq: 1 }, limit });
+  if (traces) for (const d of docs) if (d.traceparent !== undefined) traces.set(d._id, d.traceparent);
   return docs.map(toEnvelope);
 }
 

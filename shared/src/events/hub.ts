@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { untraced, type Tracer } from '../observability/tracing.js';
 import type { DocumentStore } from '../store/port.js';
 import type { EventEnvelope } from './envelope.js';
 import { lastSeq, readOutbox } from './feed.js';
@@ -77,6 +78,13 @@ export interface OutboxPollerOptions {
    * (another relay holds the lease or won the pass; the read goes on).
    */
   relay?: () => Promise<unknown>;
+  /**
+   * The process's tracer when tracing is on: each poll's store work (the relay pass and the read)
+   * then makes no spans, as the running relay's idle reads make none (docs/observability.md
+   * "Traces"); without it a stream's polls, 50 a second, would each be a trace. A relay pass that
+   * numbers writes still makes its own `events.relay` span when `relay` is given the tracer.
+   */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -91,6 +99,7 @@ export class OutboxPoller implements EventHub {
   private readonly intervalMs: number;
   private readonly batchSize: number;
   private readonly relay: (() => Promise<unknown>) | undefined;
+  private readonly tracer: Tracer | undefined;
   private cursor: number | undefined;
   private rewindTo: number | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -102,6 +111,7 @@ export class OutboxPoller implements EventHub {
     this.intervalMs = opts.intervalMs ?? 20;
     this.batchSize = opts.batchSize ?? 500;
     this.relay = opts.relay;
+    this.tracer = opts.tracer;
   }
 
   subscribe(listener: BatchListener): () => void {
@@ -136,16 +146,11 @@ export class OutboxPoller implements EventHub {
         this.cursor = Math.min(this.cursor ?? this.rewindTo, this.rewindTo);
         this.rewindTo = undefined;
       }
-      // The first poll after a quiet period starts at the current end: listeners fill their own past.
-      if (this.relay) await this.relay().catch(() => undefined);
-      if (this.cursor === undefined) this.cursor = await lastSeq(this.store);
-      else {
-        const events = await readOutbox(this.store, this.cursor, this.batchSize);
-        if (events.length > 0) {
-          this.cursor = events[events.length - 1]!.seq;
-          this.listeners.emit(makeBatch(this.store, events));
-          again = events.length === this.batchSize;
-        }
+      const events = await untraced(this.tracer, () => this.read());
+      if (events.length > 0) {
+        this.cursor = events[events.length - 1]!.seq;
+        this.listeners.emit(makeBatch(this.store, events));
+        again = events.length === this.batchSize;
       }
     } catch {
       // Store fault: try again on the next tick (streams stay open; nothing is skipped, the cursor did not move).
@@ -154,6 +159,20 @@ export class OutboxPoller implements EventHub {
       if (!this.closed && this.listeners.size > 0) this.schedule(again ? 0 : this.intervalMs);
       else this.timer = undefined;
     }
+  }
+
+  /**
+   * One poll's store work: a relay pass (when given one; its failure is ignored), then the numbered
+   * events after the cursor. The first poll after a quiet period only starts the cursor at the
+   * current end and reads none: listeners fill their own past.
+   */
+  private async read(): Promise<readonly EventEnvelope[]> {
+    if (this.relay) await this.relay().catch(() => undefined);
+    if (this.cursor === undefined) {
+      this.cursor = await lastSeq(this.store);
+      return [];
+    }
+    return readOutbox(this.store, this.cursor, this.batchSize);
   }
 
   async close(): Promise<void> {

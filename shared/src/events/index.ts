@@ -1,6 +1,6 @@
-export { EVENT_TYPES, isEventType, EventEnvelope, toEnvelope, type EventType, type EventDoc } from './envelope.js';
+export { EVENT_TYPES, isEventType, toEnvelope, type EventType, type EventDoc } from './envelope.js';
 export {
-  FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, DEFAULT_RETENTION_DAYS, SWEPT_COUNTER, eventIndexes, parseTypes, matchesFilter,
+  DEFAULT_RETENTION_DAYS, SWEPT_COUNTER, eventIndexes, parseTypes, matchesFilter,
   readOutbox, lastSeq, sweptSeq, assertNotExpired, readFeed, sweepEvents, type EventFilter, type FeedPage,
 } from './feed.js';
 export { AccessSnapshot, visibleTo } from './visibility.js';
@@ -10,4 +10,4 @@ export {
   relayOutbox, catchUpOutbox, causalOrder, EventRelay, PROCESS_HOLDER, RELAY_LEASE_MS, RELAY_INTERVAL_MS, RELAY_BATCH, CATCH_UP_WAIT_MS,
   type RelayOptions, type RelayPass, type EventRelayOptions,
 } from './relay.js';
-export { CURSOR_PATTERN, CursorText, parseCursor } from './cursor.js';
+export { parseCursor } from './cursor.js';

@@ -1,6 +1,9 @@
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { Headers } from '../bus/bus.js';
+import { inRootSpan, linksTo, SpanKind, untraced } from '../observability/tracing.js';
 import type { DocumentStore } from '../store/port.js';
 import type { EventEnvelope } from './envelope.js';
 import { DEFAULT_RETENTION_DAYS, readOutbox } from './feed.js';
@@ -11,7 +14,8 @@ import { Listeners, makeBatch, type BatchListener, type EventHub } from './hub.j
  * stream (subjects `<BUS_PREFIX>.events.<type>`, message id = event id so a repeated publish is
  * dropped by the stream's duplicate window), each gateway follows it with an ordered consumer for
  * its SSE streams, and the webhook dispatcher follows it with one durable consumer shared by
- * every replica.
+ * every replica. An event whose write was traced travels with that write's `traceparent` as a
+ * message header (the body is the public envelope), so the fan-out can link its deliveries to it.
  */
 
 const MS = 1_000_000; // nanoseconds per millisecond (JetStream durations)
@@ -80,12 +84,18 @@ export class OutboxRelay {
     private readonly names: EventsStreamNames,
     private readonly log: Logger,
     private readonly intervalMs: number,
+    private readonly tracer: Tracer | undefined,
   ) {}
 
-  /** Ensures the stream and starts relaying. */
-  static async start(opts: { store: DocumentStore; nc: NatsConnection; prefix: string; log: Logger; retentionDays?: number; intervalMs?: number }): Promise<OutboxRelay> {
+  /**
+   * Ensures the stream and starts relaying. With `tracer`, each batch published is an
+   * `events.publish` span linked to the writes of its events ({@link publishTraced}).
+   */
+  static async start(opts: {
+    store: DocumentStore; nc: NatsConnection; prefix: string; log: Logger; retentionDays?: number; intervalMs?: number; tracer?: Tracer | undefined;
+  }): Promise<OutboxRelay> {
     const jsm = await ensureEventsStream(opts.nc, opts.prefix, opts.retentionDays);
-    const relay = new OutboxRelay(opts.store, opts.nc, jsm, eventsStreamNames(opts.prefix), opts.log, opts.intervalMs ?? 20);
+    const relay = new OutboxRelay(opts.store, opts.nc, jsm, eventsStreamNames(opts.prefix), opts.log, opts.intervalMs ?? 20, opts.tracer);
     relay.running = relay.tick();
     return relay;
   }
@@ -107,7 +117,10 @@ export class OutboxRelay {
     let published = 0;
     let synced = false;
     for (;;) {
-      let events = await readOutbox(this.store, this.relayed, 500);
+      // with a tracer, the same read brings each event's write trace context
+      const traces = this.tracer ? new Map<string, string>() : undefined;
+      // the poll is no span of its own (with a tracer): a batch published is one, publishTraced
+      let events = await untraced(this.tracer, () => readOutbox(this.store, this.relayed, 500, {}, traces));
       if (events.length === 0) return published;
       if (!synced) {
         this.relayed = Math.max(this.relayed, await this.streamLast());
@@ -115,13 +128,33 @@ export class OutboxRelay {
         events = events.filter((e) => e.seq > this.relayed);
         if (events.length === 0) continue;
       }
-      for (const e of events) {
-        await js.publish(this.names.subject(e.type), JSON.stringify(e), { msgID: e.id });
-        this.relayed = e.seq;
-        published++;
-      }
+      const send = async () => {
+        for (const e of events) {
+          const tp = traces?.get(e.id);
+          await js.publish(this.names.subject(e.type), JSON.stringify(e), tp === undefined ? { msgID: e.id } : { msgID: e.id, headers: traceHeaders(tp) });
+          this.relayed = e.seq;
+          published++;
+        }
+      };
+      await (this.tracer ? this.publishTraced(this.tracer, events, traces!, send) : send());
       if (events.length < 500) return published;
     }
+  }
+
+  /**
+   * Runs `send` (the publishing of `events`) in an `events.publish` span (PRODUCER), the root of a
+   * new trace, linked to the writes of the events (distinct trace contexts, at most
+   * `MAX_SPAN_LINKS`; `events.links_dropped` counts the rest), with the stream as
+   * `messaging.destination.name`, the number of messages and the first and last `seq`.
+   */
+  private async publishTraced(tracer: Tracer, events: readonly EventEnvelope[], traces: ReadonlyMap<string, string>, send: () => Promise<void>): Promise<void> {
+    const { links, dropped } = linksTo(events.map((e) => traces.get(e.id)));
+    const attributes = {
+      'messaging.system': 'nats', 'messaging.operation.type': 'send', 'messaging.destination.name': this.names.stream,
+      'messaging.batch.message_count': events.length, 'events.seq.first': events[0]!.seq, 'events.seq.last': events[events.length - 1]!.seq,
+      'events.links_dropped': dropped,
+    };
+    await inRootSpan(tracer, 'events.publish', { kind: SpanKind.PRODUCER, links, attributes }, send);
   }
 
   /**
@@ -159,6 +192,13 @@ export class OutboxRelay {
     if (this.timer) clearTimeout(this.timer);
     await this.running;
   }
+}
+
+/** The NATS headers of an event message whose write was traced: its `traceparent`. */
+function traceHeaders(traceparent: string) {
+  const h = natsHeaders();
+  h.set(Headers.traceparent, traceparent);
+  return h;
 }
 
 /**
@@ -228,15 +268,15 @@ export class JetStreamHub implements EventHub {
 /**
  * Follows the events stream with the durable consumer `name`, shared by every replica that calls
  * this (the webhook dispatcher): each event goes to one replica; `max_ack_pending: 1`
- * keeps them in `seq` order across replicas. `handle` runs before the ack; when it throws, the
- * event is redelivered after a second.
+ * keeps them in `seq` order across replicas. `handle` runs before the ack, with the write's
+ * `traceparent` when the message carries one; when it throws, the event is redelivered after a second.
  */
 export async function followDurable(opts: {
   nc: NatsConnection;
   prefix: string;
   name: string;
   log: Logger;
-  handle(event: EventEnvelope): Promise<void>;
+  handle(event: EventEnvelope, traceparent?: string): Promise<void>;
 }): Promise<{ close(): Promise<void> }> {
   const names = eventsStreamNames(opts.prefix);
   const jsm = await jetstreamManager(opts.nc);
@@ -257,7 +297,7 @@ export async function followDurable(opts: {
   const done = (async () => {
     for await (const m of messages) {
       try {
-        await opts.handle(m.json<EventEnvelope>());
+        await opts.handle(m.json<EventEnvelope>(), m.headers?.get(Headers.traceparent) || undefined);
         m.ack();
       } catch (err) {
         opts.log.warn({ err, seq: m.seq }, 'event handling failed; redelivering');

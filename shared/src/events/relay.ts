@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { EVENTS_COUNTER, type EventDoc, type OutboxDoc } from '../domain/events.js';
 import { AppError } from '../errors/index.js';
+import { inRootSpan, linksTo, SpanKind, untraced } from '../observability/tracing.js';
 import { Collections } from '../store/collections.js';
 import type { Doc, DocumentStore } from '../store/port.js';
 import { toEnvelope, type EventEnvelope } from './envelope.js';
@@ -68,6 +70,12 @@ export interface RelayOptions {
   leaseUntil?: number;
   /** Wall clock in ms (default `Date.now`; tests move it). */
   now?: () => number;
+  /**
+   * The process's tracer (the running relay's, when tracing is on): a pass that finds writes
+   * pending is then an `events.relay` span, the root of its own trace, linked to the writes it
+   * numbers ({@link relaySpan}). Without it no span is made and no trace context is read.
+   */
+  tracer?: Tracer | undefined;
 }
 
 /** Outcome of one relay pass. */
@@ -138,8 +146,9 @@ export function causalOrder(entries: readonly OutboxDoc[]): OutboxDoc[] {
  * One relay pass (see the file comment): numbers up to `batch` outbox documents, oldest first
  * ({@link causalOrder}), in one store transaction, when this holder may (the lease is free, expired
  * or its own). An idle pass (nothing pending, no lease to renew) is one read of `outbox` and no
- * transaction. Returns what it numbered. Errors: the store's (503); `CONFLICT` (409) when another
- * pass committed first (nothing written; the next pass goes on from there).
+ * transaction. Each numbered event keeps its write's `traceparent` (stored, not in the envelope).
+ * Returns what it numbered. Errors: the store's (503); `CONFLICT` (409) when another pass
+ * committed first (nothing written; the next pass goes on from there).
  */
 export async function relayOutbox(store: DocumentStore, opts: RelayOptions = {}): Promise<RelayPass> {
   const holder = opts.holder ?? PROCESS_HOLDER;
@@ -158,11 +167,16 @@ export async function relayOutbox(store: DocumentStore, opts: RelayOptions = {})
   const known = hold && (opts.leaseUntil ?? 0) - now() > leaseMs / 2;
   // `find` with a limit, no projection: the cheapest "is anything there" on both stores (an idle
   // relay asks it 50 times a second; a pending document is one write's events)
-  const anyPending = (await outbox.find({}, { limit: 1 })).length > 0;
+  // With a tracer these reads make no spans: only a pass that numbers is one (relaySpan).
+  const { tracer } = opts;
+  const anyPending = (await untraced(tracer, () => outbox.find({}, { limit: 1 }))).length > 0;
   if (!anyPending && (!hold || known)) return idle(known ? opts.leaseUntil : 0);
-  if (!known && heldByOther(await counters.findOne({ _id: EVENTS_COUNTER }), now())) return { busy: true, numbered: [], more: false, leaseUntil: 0 };
+  if (!known && heldByOther(await untraced(tracer, () => counters.findOne({ _id: EVENTS_COUNTER })), now())) return { busy: true, numbered: [], more: false, leaseUntil: 0 };
 
-  return store.withTransaction(async (session) => {
+  // the outbox documents the committed attempt numbered (for the span's links)
+  let carried: readonly OutboxDoc[] = [];
+  const pass = () => store.withTransaction(async (session): Promise<RelayPass> => {
+    carried = [];
     const t = now();
     const state = await counters.findOne({ _id: EVENTS_COUNTER }, { session });
     if (heldByOther(state, t)) return { busy: true, numbered: [], more: false, leaseUntil: 0 };
@@ -174,7 +188,10 @@ export async function relayOutbox(store: DocumentStore, opts: RelayOptions = {})
     const leaseUntil = renew ? t + leaseMs : ownLease;
     let seq = state?.seq ?? 0;
     const numbered: EventDoc[] = [];
-    for (const entry of causalOrder(pending)) for (const e of entry.events) numbered.push({ ...e, seq: ++seq });
+    // the write's trace context goes with each of its events (internal; the envelope leaves it out)
+    for (const entry of causalOrder(pending)) {
+      for (const e of entry.events) numbered.push(entry.traceparent === undefined ? { ...e, seq: ++seq } : { ...e, seq: ++seq, traceparent: entry.traceparent });
+    }
     if (numbered.length > 0) await events.insertMany(numbered, { session });
     if (pending.length > 0) {
       const { deletedCount } = await outbox.deleteMany({ _id: { $in: pending.map((p) => p._id) } }, { session });
@@ -194,7 +211,31 @@ export async function relayOutbox(store: DocumentStore, opts: RelayOptions = {})
     } else {
       await counters.insertOne({ _id: EVENTS_COUNTER, ...next }, { session });
     }
+    carried = pending;
     return { busy: false, numbered: numbered.map(toEnvelope), more: pending.length === batch, leaseUntil };
+  });
+  // a pass that only renews the lease is no span (it would be one every lease half-life while idle)
+  return tracer && anyPending ? relaySpan(tracer, pass, () => carried) : untraced(tracer, pass);
+}
+
+/**
+ * Runs one relay pass in an `events.relay` span (INTERNAL), the root of a new trace (a background
+ * job, not part of any request), whose store calls are its children. After the pass it links to
+ * the writes it numbered: one link per outbox document with a trace context, at most
+ * `MAX_SPAN_LINKS` (128; `events.links_dropped` counts the rest), with `events.count` (events
+ * numbered), `events.write_count` (outbox documents) and the first and last `seq`.
+ */
+async function relaySpan(tracer: Tracer, pass: () => Promise<RelayPass>, carried: () => readonly OutboxDoc[]): Promise<RelayPass> {
+  return inRootSpan(tracer, 'events.relay', { kind: SpanKind.INTERNAL }, async (span) => {
+    const r = await pass();
+    // links known only once the pass has read (and committed) the outbox documents
+    const writes = carried();
+    const { links, dropped } = linksTo(writes.map((w) => w.traceparent));
+    span.addLinks(links);
+    span.setAttributes({ 'events.count': r.numbered.length, 'events.write_count': writes.length, 'events.links_dropped': dropped });
+    if (r.numbered.length > 0) span.setAttributes({ 'events.seq.first': r.numbered[0]!.seq, 'events.seq.last': r.numbered[r.numbered.length - 1]!.seq });
+    if (r.busy) span.setAttribute('events.busy', true);
+    return r;
   });
 }
 
@@ -243,6 +284,8 @@ export interface EventRelayOptions {
   /** Outbox documents per pass (default {@link RELAY_BATCH}). */
   batch?: number;
   log?: Logger;
+  /** The process's tracer: each pass that numbers events is an `events.relay` span linked to the writes ({@link RelayOptions.tracer}). */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -300,7 +343,9 @@ export class EventRelay {
 
   /** One pass now, holding the lease (also what the poll runs). */
   async pass(): Promise<RelayPass> {
-    const r = await relayOutbox(this.store, { holder: this.holder, hold: true, leaseMs: this.leaseMs, batch: this.batch, leaseUntil: this.leaseUntil });
+    const r = await relayOutbox(this.store, {
+      holder: this.holder, hold: true, leaseMs: this.leaseMs, batch: this.batch, leaseUntil: this.leaseUntil, tracer: this.opts.tracer,
+    });
     this.leaseUntil = r.leaseUntil;
     if (r.numbered.length > 0) {
       for (const l of this.listeners) {

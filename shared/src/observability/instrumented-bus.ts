@@ -4,7 +4,7 @@ import { SprintsOps } from '../contracts/sprints.js';
 import type { AnyOp, In } from '../contracts/op.js';
 import type { Metrics } from './metrics.js';
 import { outcomeOf } from './metrics.js';
-import { contextFrom, failSpan, SpanKind, traceparentOf } from './tracing.js';
+import { contextFrom, failSpan, SpanKind, traceparentOf, type Span } from './tracing.js';
 
 /** What a bus is instrumented with; either may be absent (nothing is measured or traced then). */
 export interface Instruments {
@@ -12,7 +12,33 @@ export interface Instruments {
   tracer?: Tracer | undefined;
 }
 
-const seconds = (t0: number) => (performance.now() - t0) / 1000;
+/**
+ * Runs one bus call, client or server side, and accounts for it: `observe` gets its outcome (`ok`,
+ * or `outcomeOf` the error) and its duration in seconds; `span`, when tracing, is marked failed
+ * with the error and ended. A thrown error counts and is rethrown; `fn` reports an error reply,
+ * which is returned, not thrown, through `failed`.
+ */
+async function measured<R>(
+  span: Span | undefined,
+  observe: (outcome: string, seconds: number) => void,
+  fn: (failed: (err: unknown) => void) => Promise<R>,
+): Promise<R> {
+  const t0 = performance.now();
+  let outcome = 'ok';
+  const failed = (err: unknown) => {
+    outcome = outcomeOf(err);
+    if (span) failSpan(span, err);
+  };
+  try {
+    return await fn(failed);
+  } catch (e) {
+    failed(e);
+    throw e;
+  } finally {
+    span?.end();
+    observe(outcome, (performance.now() - t0) / 1000);
+  }
+}
 
 /**
  * A {@link Bus} that measures and traces the one it wraps (docs/observability.md):
@@ -29,27 +55,20 @@ export class InstrumentedBus extends ReplyBus {
     super();
   }
 
-  async requestReply<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<BusReply> {
-    const t0 = performance.now();
-    const { tracer } = this.tools;
-    const span = tracer?.startSpan(`bus ${op.subject}`, { kind: SpanKind.CLIENT, attributes: { 'messaging.destination.name': op.subject } });
+  requestReply<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<BusReply> {
+    const { tracer, metrics } = this.tools;
+    const subject = op.subject;
+    const span = tracer?.startSpan(`bus ${subject}`, { kind: SpanKind.CLIENT, attributes: { 'messaging.destination.name': subject } });
     const sent = span ? { ...meta, traceparent: traceparentOf(trace.setSpan(context.active(), span)) } : meta;
-    let outcome = 'ok';
-    try {
-      const reply = await this.inner.requestReply(op, input, sent);
-      if (!reply.ok) {
-        outcome = outcomeOf(reply.error);
-        if (span) failSpan(span, reply.error);
-      }
-      return reply;
-    } catch (e) {
-      outcome = outcomeOf(e);
-      if (span) failSpan(span, e);
-      throw e;
-    } finally {
-      span?.end();
-      this.tools.metrics?.busDuration.labels('client', op.subject, outcome).observe(seconds(t0));
-    }
+    return measured(
+      span,
+      (outcome, s) => metrics?.busDuration.labels('client', subject, outcome).observe(s),
+      async (failed) => {
+        const reply = await this.inner.requestReply(op, input, sent);
+        if (!reply.ok) failed(reply.error);
+        return reply;
+      },
+    );
   }
 
   serve(bindings: readonly Binding[], opts: ServeOptions): Promise<Served> {
@@ -70,23 +89,17 @@ export class InstrumentedBus extends ReplyBus {
     const subject = binding.op.subject;
     const closeSprint = subject === SprintsOps.close.subject ? metrics?.sprintCloseDuration : undefined;
     const inner = binding.handler;
-    const handler: Binding['handler'] = async (input, ctx) => {
-      const t0 = performance.now();
-      let outcome = 'ok';
+    const handler: Binding['handler'] = (input, ctx) => {
       const parent = tracer ? contextFrom(ctx.traceparent) : undefined;
       const span = tracer?.startSpan(`bus ${subject} process`, { kind: SpanKind.SERVER, attributes: { 'messaging.destination.name': subject } }, parent);
-      try {
-        return span ? await context.with(trace.setSpan(parent!, span), () => inner(input, ctx)) : await inner(input, ctx);
-      } catch (e) {
-        outcome = outcomeOf(e);
-        if (span) failSpan(span, e);
-        throw e;
-      } finally {
-        span?.end();
-        const s = seconds(t0);
-        metrics?.busDuration.labels('server', subject, outcome).observe(s);
-        closeSprint?.labels(outcome).observe(s);
-      }
+      return measured(
+        span,
+        (outcome, s) => {
+          metrics?.busDuration.labels('server', subject, outcome).observe(s);
+          closeSprint?.labels(outcome).observe(s);
+        },
+        () => (span ? context.with(trace.setSpan(parent!, span), () => inner(input, ctx)) : inner(input, ctx)),
+      );
     };
     return { op: binding.op, handler };
   }

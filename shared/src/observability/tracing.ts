@@ -1,4 +1,6 @@
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  context, isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Link, type Span, type SpanContext, type Tracer,
+} from '@opentelemetry/api';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { traceIdOf } from '../bus/dispatch.js';
 import { AppError } from '../errors/index.js';
@@ -38,12 +40,14 @@ export interface TracingOptions {
  * Called by entry points when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, and by tests.
  */
 export async function startTracing(opts: TracingOptions): Promise<Tracing> {
-  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor, SimpleSpanProcessor }, { NodeTracerProvider }] = await Promise.all([
+  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor, SimpleSpanProcessor }, { NodeTracerProvider }, { suppressTracing }] = await Promise.all([
     import('@opentelemetry/exporter-trace-otlp-http'),
     import('@opentelemetry/resources'),
     import('@opentelemetry/sdk-trace-base'),
     import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/core'),
   ]);
+  suppress = suppressTracing;
   const processor =
     typeof opts.exporter === 'string'
       ? new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl(opts.exporter) }))
@@ -60,6 +64,7 @@ export async function startTracing(opts: TracingOptions): Promise<Tracing> {
       trace.disable();
       context.disable();
       propagation.disable();
+      suppress = undefined;
     },
   };
 }
@@ -69,6 +74,20 @@ export function tracesUrl(endpoint: string): string {
   const url = new URL(endpoint);
   if (url.pathname === '/' || url.pathname === '') url.pathname = '/v1/traces';
   return url.toString();
+}
+
+/** The SDK's "suppress tracing" context marker, once {@link startTracing} loaded the SDK. */
+let suppress: ((ctx: Context) => Context) | undefined;
+
+/**
+ * Runs `fn` where the store and bus wrappers make no spans (the SDK's suppressed context), when
+ * `tracer` is set; else just runs it. For background polling (the relays' "anything new?"
+ * reads, the stream poller's reads, the dispatcher's tick): without it every poll, 50 a second,
+ * would be a trace of its own.
+ * The background spans themselves ({@link inRootSpan}) start from the root context and are made.
+ */
+export function untraced<R>(tracer: Tracer | undefined, fn: () => R): R {
+  return tracer && suppress ? context.with(suppress(ROOT_CONTEXT), fn) : fn();
 }
 
 /** The trace id of the active span (for log lines), or undefined outside a traced request. */
@@ -92,6 +111,56 @@ export function contextFrom(traceparent: string | undefined): Context {
 }
 
 /**
+ * Span links a background span (the events relay, the JetStream publisher) makes at most, one per
+ * write it carries; the writes beyond are counted in an attribute but not linked. The SDK's own
+ * default link limit per span is the same.
+ */
+export const MAX_SPAN_LINKS = 128;
+
+/**
+ * The W3C `traceparent` of the active span when it is valid and sampled (`00-<trace id>-<span
+ * id>-<flags>`), else undefined. A write stores it with its events, so the background work that
+ * carries them on (relay, JetStream, webhook deliveries) can link to it (docs/observability.md
+ * "Links to the write"). Callers ask only when a tracer is set: without one there is nothing to read.
+ */
+export function activeTraceparent(): string | undefined {
+  const sc = trace.getSpanContext(context.active());
+  if (!sc || (sc.traceFlags & TraceFlags.SAMPLED) === 0 || !isSpanContextValid(sc)) return undefined;
+  return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+}
+
+/**
+ * The span context a stored `traceparent` names (remote, version `00`), or undefined when it is
+ * absent or malformed (an all-zero trace or span id included).
+ */
+export function spanContextOf(traceparent: string | undefined): SpanContext | undefined {
+  if (traceparent === undefined) return undefined;
+  const m = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(traceparent);
+  if (!m) return undefined;
+  const sc: SpanContext = { traceId: m[1]!, spanId: m[2]!, traceFlags: parseInt(m[3]!, 16), isRemote: true };
+  return isSpanContextValid(sc) ? sc : undefined;
+}
+
+/**
+ * Span links to the writes whose `traceparent`s are given, in order: each distinct valid one once,
+ * at most {@link MAX_SPAN_LINKS}. `dropped` counts the distinct ones left out by the cap.
+ */
+export function linksTo(traceparents: Iterable<string | undefined>): { links: Link[]; dropped: number } {
+  const seen = new Set<string>();
+  const links: Link[] = [];
+  let dropped = 0;
+  for (const tp of traceparents) {
+    if (tp === undefined || seen.has(tp)) continue;
+    seen.add(tp);
+    const sc = spanContextOf(tp);
+    if (!sc) continue;
+    if (links.length < MAX_SPAN_LINKS) links.push({ context: sc });
+    else dropped++;
+  }
+  return { links, dropped };
+}
+
+/**
  * Runs `fn` in a new span of `kind` under `parent` (default: the active context) and ends it: an
  * error marks the span failed (with its catalogue code) and is rethrown.
  */
@@ -109,6 +178,31 @@ export async function inSpan<R>(
   }
 }
 
+/** How {@link inRootSpan} starts its span: kind, links to other spans (the writes a background job carries on), attributes. */
+export interface RootSpanOptions {
+  kind: SpanKind;
+  links?: Link[];
+  attributes?: Attributes;
+}
+
+/**
+ * Runs background work `fn` in a new span `name` that is the root of its own trace (a background
+ * job is no part of the request or tick that happened to start it; links say what it carries
+ * on), in whose context `fn` runs (so store calls are its children), and ends it. An error marks
+ * the span failed (with its catalogue code) and is rethrown.
+ */
+export async function inRootSpan<R>(tracer: Tracer, name: string, opts: RootSpanOptions, fn: (span: Span) => Promise<R>): Promise<R> {
+  const span = tracer.startSpan(name, { kind: opts.kind, root: true, ...(opts.links ? { links: opts.links } : {}), ...(opts.attributes ? { attributes: opts.attributes } : {}) }, ROOT_CONTEXT);
+  try {
+    return await context.with(trace.setSpan(ROOT_CONTEXT, span), () => fn(span));
+  } catch (e) {
+    failSpan(span, e);
+    throw e;
+  } finally {
+    span.end();
+  }
+}
+
 /** Marks `span` failed with the error's catalogue code. */
 export function failSpan(span: Span, err: unknown): void {
   const e = AppError.from(err);
@@ -116,4 +210,4 @@ export function failSpan(span: Span, err: unknown): void {
   span.setAttribute('error.type', e.code);
 }
 
-export { SpanKind };
+export { SpanKind, SpanStatusCode, type Span, type Tracer };

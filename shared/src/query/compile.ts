@@ -1,6 +1,5 @@
-import type { TaskDoc } from '../domain/task.js';
 import { metadataPath } from '../store/keys.js';
-import type { Filter, Sort } from '../store/port.js';
+import type { Doc, Filter, Sort } from '../store/port.js';
 import { compileFilter } from '../store/index.js';
 import { isBuiltin, metadataKeyOf, type CmpOp, type Expr, type Field, type OrderKey, type Pred, type Query, type Value } from './ast.js';
 import { resolveDate } from './dates.js';
@@ -138,10 +137,11 @@ export function compileQuery(q: Query, opts: { now: Date }): { filter: Filter; s
 }
 
 /**
- * True when the stored task matches the query's condition at `now`, evaluated in memory with the
- * store's matcher (`compileFilter`, which compiles a shared query's frozen filter once).
+ * True when the stored task (a `TaskDoc`, domain/task.ts) matches the query's condition at `now`,
+ * evaluated in memory with the store's matcher (`compileFilter`, which compiles a shared query's
+ * frozen filter once).
  */
-export function queryMatches(q: Query, taskDoc: TaskDoc, now: Date): boolean {
+export function queryMatches(q: Query, taskDoc: Doc, now: Date): boolean {
   return compileFilter(compileQuery(q, { now }).filter)(taskDoc);
 }
 

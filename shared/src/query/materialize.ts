@@ -1,5 +1,22 @@
-import type { ColumnAction } from '../domain/board.js';
 import { metadataKeyOf, type Expr, type Field, type Query, type Value } from './ast.js';
+
+/**
+ * One enter or exit action of a column (DESIGN §7).
+ * `field` is an API field name: `status`, `assignee`, `path`, `tags`, `kickoff`, `deadline`, or
+ * `metadata.<key>` for a metadata key (`metadata.cf.priority`, `metadata.app.sprint`, `metadata.order`).
+ * `operation`: `set` (value), `add`/`remove` (value: ONE tag, a string), `clear` (no value).
+ * Boards stored before tag actions carried one tag may hold a list of tags in `value`; reads split
+ * them (`columnsAsRead`, domain/columns.ts) and the next board write stores them split.
+ * `source`: `query` actions are regenerated from the column query on every board write;
+ * `manual` actions are kept as the client sent them.
+ */
+export interface ColumnAction {
+  trigger: 'enter' | 'exit';
+  field: string;
+  operation: 'set' | 'add' | 'remove' | 'clear';
+  value?: unknown;
+  source: 'query' | 'manual';
+}
 
 /** Builtins an enter action may `set` from `field = value`. */
 const SETTABLE: ReadonlySet<Field> = new Set(['status', 'assignee', 'path']);

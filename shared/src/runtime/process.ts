@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Tracer } from '@opentelemetry/api';
 import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
 import { bind, MemoryBus, NatsBus, type Bus, type Served } from '../bus/index.js';
@@ -120,6 +121,8 @@ export async function serveServices(
   deps: {
     bus: Bus; store: DocumentStore; log: Logger; clock?: Clock; config?: Readonly<CommonConfig>; background?: boolean; idempotencyTtlHours?: number;
     metrics?: Metrics | undefined;
+    /** The process's tracer when tracing is on ({@link Observability.tools}); the services' writes and background work use it. */
+    tracer?: Tracer | undefined;
   },
 ): Promise<Served[]> {
   const served: Served[] = [];
@@ -138,6 +141,7 @@ export async function serveServices(
       ...(deps.config ? { config: deps.config } : {}),
       ...(deps.idempotencyTtlHours === undefined ? {} : { idempotencyTtlHours: deps.idempotencyTtlHours }),
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
+      ...(deps.tracer ? { tracer: deps.tracer } : {}),
     };
     const bindings = [...def.bindings(serviceDeps), health];
     const handle = await deps.bus.serve(bindings, { queue: def.name, log });
@@ -250,7 +254,7 @@ export async function runServiceProcess(def: ServiceDefinition, env: Record<stri
   const connections = await openConnections(config, log, def.name);
   const { bus, store } = obs.instrument(connections);
   const served = await serveServices([def], {
-    bus, store, log, config, background: true, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS, metrics: obs.metrics,
+    bus, store, log, config, background: true, idempotencyTtlHours: config.IDEMPOTENCY_TTL_HOURS, metrics: obs.metrics, tracer: obs.tools.tracer,
   });
   const metricsServer = await obs.serve(log);
   log.info({ bus: connections.kinds.bus, store: connections.kinds.store, queue: def.name }, 'service ready');

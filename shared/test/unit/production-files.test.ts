@@ -105,7 +105,7 @@ describe('node flags of the service (docs/store.md "Memory and garbage collectio
   const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
 
   it('npm start and the image run node with the same flags, a larger young generation among them', () => {
-    expect(startFlags(start)).toContain('--max-semi-space-size=64');
+    expect(startFlags(start)).toContain('--max-semi-space-size=32');
     expect(dockerNodeOptions(dockerfile)).toEqual(startFlags(start));
   });
 

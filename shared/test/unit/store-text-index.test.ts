@@ -390,7 +390,7 @@ describe('text index: use and upkeep', () => {
   it('builds the FTS table at open for a data dir written before the text index, and rebuilds a stale one', async () => {
     const dir = tempDir();
     const docs = seed(300);
-    // a store file as the journal wrote it before this change: only the docs table
+    // a store file as a journal without the text index writes it: only the docs table
     const db = new Database(join(dir, 'store.sqlite'));
     db.exec('CREATE TABLE docs (coll TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (coll, id))');
     const insert = db.prepare('INSERT INTO docs (coll, id, body) VALUES (?, ?, ?)');

@@ -23,6 +23,17 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The text a page shows for a failed call: for an {@link ApiError} the server's message, plus the
+ * first field at fault when validation failed (`name must be … (/name: …)`); anything else (a
+ * network failure, a bug) as its own text.
+ */
+export function errorText(err: unknown): string {
+  if (!(err instanceof ApiError)) return String(err);
+  const first = err.body.validationErrors?.[0];
+  return first ? `${err.message} (${first.field}: ${first.message})` : err.message;
+}
+
 /** What the board keeps of a login (localStorage key {@link SESSION_KEY}). */
 export interface Session {
   accessToken: string;

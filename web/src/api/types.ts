@@ -23,12 +23,16 @@ import type {
   AppliedAction as AppliedActionSchema,
   BoardQueryResult,
   Burndown as BurndownSchema,
+  QueryFault as QueryFaultSchema,
+  QueryValidateResult,
+  View as ViewSchema,
+  ViewList as ViewListSchema,
   SprintList as SprintListSchema,
   SprintReport as SprintReportSchema,
   StartSprintResult as StartSprintResultSchema,
+  Task as TaskType,
   VelocityResult as VelocityResultSchema,
 } from '@app/shared/contracts';
-import type { Task as TaskType } from '@app/shared/domain';
 
 export type Board = Static<typeof BoardSchema>;
 export type BoardList = Static<typeof BoardListSchema>;
@@ -53,6 +57,10 @@ export type SprintReport = Static<typeof SprintReportSchema>;
 export type Velocity = Static<typeof VelocityResultSchema>;
 export type Burndown = Static<typeof BurndownSchema>;
 export type StartSprintResult = Static<typeof StartSprintResultSchema>;
+export type QueryFault = Static<typeof QueryFaultSchema>;
+export type QueryValidation = Static<typeof QueryValidateResult>;
+export type SavedView = Static<typeof ViewSchema>;
+export type SavedViewList = Static<typeof ViewListSchema>;
 
 /** The token pair of login and refresh (docs/auth.md). */
 export interface TokenPair {

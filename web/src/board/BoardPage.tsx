@@ -4,16 +4,16 @@ import {
 } from '@dnd-kit/core';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { createPortal } from 'react-dom';
-import { ApiError, type Api } from '../api/client.js';
+import { ApiError, errorText, type Api } from '../api/client.js';
 import type { Board, BoardMember, Summary, Task } from '../api/types.js';
-import { describe } from '../LoginPage.js';
-import { useLaneDrag } from './drag.js';
 import { CardDetail } from './CardDetail.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
 import { ColumnEditor } from './ColumnEditor.js';
+import { useLaneDrag } from './drag.js';
 import { FilterBar, NO_FILTERS, type FilterError, type Filters } from './FilterBar.js';
 import { CardFace, Lane } from './Lane.js';
 import { openEventStream, pollInterval, POLL_MS, sleep, type BoardEvent } from './live.js';
+import { Notice, type NoticeMessage } from './Notice.js';
 import {
   applyOptimisticMove, columnFilter, statusChoices, columnOf, describeActions, userPosition, emptyColumn, PAGE_SIZE, restoreColumns, summarySignature,
   type Columns, type ColumnState, type MovePreview,
@@ -42,7 +42,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   const people = useMemo(() => new Map(members.map((m) => [m.id, m.username])), [members]);
   const [filter, setFilter] = useState<Filters>(NO_FILTERS);
   /** The message bar; `sprintId` ties a notice to a sprint, so closing that sprint ends it. */
-  const [notice, setNotice] = useState<{ text: string; kind: 'error' | 'info'; sprintId?: string } | null>(null);
+  const [notice, setNotice] = useState<(NoticeMessage & { sprintId?: string }) | null>(null);
   const [announcement, setAnnouncement] = useState('');
   const [preview, setPreview] = useState<MovePreview | null>(null);
   const [openCard, setOpenCard] = useState<string | null>(null);
@@ -63,7 +63,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   const order = useMemo(() => board?.columns.map((c) => c.id) ?? [], [board]);
   const nameOf = useCallback((id: string) => board?.columns.find((c) => c.id === id)?.name ?? id, [board]);
 
-  const fail = (e: unknown) => setNotice({ text: e instanceof ApiError ? describe(e) : String(e), kind: 'error' });
+  const fail = (e: unknown) => setNotice({ text: errorText(e), kind: 'error' });
 
   // ---- reads ----------------------------------------------------------------------------------------
   /** Reads pages 1..`pages` of one column (aligned pages of PAGE_SIZE). */
@@ -142,7 +142,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
         void loadSprints();
         api.boardMembers(b.id).then(setMembers, () => setMembers([]));
       } catch (e) {
-        if (!cancelled) setLoadError(e instanceof ApiError ? describe(e) : String(e));
+        if (!cancelled) setLoadError(errorText(e));
       }
     })();
     return () => {
@@ -513,14 +513,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
         </label>
         {writable && board.is_owner && !board.activeSprintId && <StartSprint onStart={startSprint} />}
       </div>
-      {notice && (
-        <div className={`notice ${notice.kind}`} role={notice.kind === 'error' ? 'alert' : 'status'}>
-          <span>{notice.text}</span>
-          <button type="button" className="icon" aria-label="Dismiss message" onClick={() => setNotice(null)}>
-            ×
-          </button>
-        </div>
-      )}
+      <Notice notice={notice} onDismiss={() => setNotice(null)} />
       <div className="sr-only" aria-live="polite" role="log">
         {announcement}
       </div>

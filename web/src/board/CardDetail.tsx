@@ -1,8 +1,7 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { ApiError, type Api } from '../api/client.js';
+import { errorText, type Api } from '../api/client.js';
 import type { BoardMember, TaskDetail } from '../api/types.js';
 import { Dialog } from '../Dialog.js';
-import { describe } from '../LoginPage.js';
 import { renderMarkdown } from '../markdown.js';
 
 /**
@@ -32,7 +31,7 @@ export function CardDetail(p: {
     try {
       setTask(await api.getTask(taskId));
     } catch (e) {
-      setError(e instanceof ApiError ? describe(e) : String(e));
+      setError(errorText(e));
     }
   }, [api, taskId]);
   useEffect(() => {
@@ -45,7 +44,7 @@ export function CardDetail(p: {
       await f();
       return true;
     } catch (e) {
-      setError(e instanceof ApiError ? describe(e) : String(e));
+      setError(errorText(e));
       return false;
     }
   };

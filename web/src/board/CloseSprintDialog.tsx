@@ -1,8 +1,7 @@
 import { useEffect, useState } from 'react';
-import { ApiError, type Api } from '../api/client.js';
+import { errorText, type Api } from '../api/client.js';
 import type { CloseSprintResult, Task } from '../api/types.js';
 import { Dialog } from '../Dialog.js';
-import { describe } from '../LoginPage.js';
 
 /**
  * Close the active sprint: lists the unfinished members, asks for the rollover target
@@ -26,7 +25,7 @@ export function CloseSprintDialog(p: {
     const id = p.sprintId.replace(/'/g, "''");
     p.api.queryTasks(`app.sprint = '${id}' AND status != 'done' ORDER BY created_at ASC`).then(
       (r) => setMembers(r.data),
-      (e: unknown) => setError(e instanceof ApiError ? describe(e) : String(e)),
+      (e: unknown) => setError(errorText(e)),
     );
   }, [p.api, p.sprintId]);
 
@@ -38,7 +37,7 @@ export function CloseSprintDialog(p: {
       setResult(r);
       await p.onClosed();
     } catch (e) {
-      setError(e instanceof ApiError ? describe(e) : String(e));
+      setError(errorText(e));
     } finally {
       setBusy(false);
     }

@@ -1,8 +1,7 @@
 import { useState } from 'react';
-import { ApiError, type Api } from '../api/client.js';
+import { ApiError, errorText, type Api } from '../api/client.js';
 import type { Board, BoardColumn, ColumnInput, Preview } from '../api/types.js';
 import { Dialog } from '../Dialog.js';
-import { describe } from '../LoginPage.js';
 
 interface Draft {
   key: string;
@@ -73,7 +72,7 @@ export function ColumnEditor(p: { api: Api; board: Board; onClose: () => void; o
     try {
       p.onSaved(await p.api.updateBoard(p.board.id, { columns }));
     } catch (e) {
-      setError(e instanceof ApiError ? describe(e) + (e.position !== undefined ? ` (position ${e.position})` : '') : String(e));
+      setError(errorText(e) + (e instanceof ApiError && e.position !== undefined ? ` (position ${e.position})` : ''));
     } finally {
       setSaving(false);
     }

@@ -30,9 +30,9 @@ export interface FilterError {
 export function FilterBar(p: {
   applied: Filters;
   onApply: (f: Filters) => Promise<FilterError | null>;
-  /** With these, the query filter is checked as the user types and saved views are offered ({@link QueryInput}). */
-  api?: Api;
-  boardId?: string;
+  /** The API and the board the query filter is checked against as the user types, and whose saved views are offered ({@link QueryInput}). */
+  api: Api;
+  boardId: string;
 }) {
   const [query, setQuery] = useState(p.applied.query);
   const [search, setSearch] = useState(p.applied.search);
@@ -49,20 +49,7 @@ export function FilterBar(p: {
     <>
       <form className="filter" onSubmit={submit} role="search" aria-label="Filter cards">
         <label htmlFor="filter-input">Filter</label>
-        {p.api && p.boardId !== undefined ? (
-          <QueryInput api={p.api} boardId={p.boardId} value={query} onChange={setQuery} applyErrorId={error ? 'filter-error' : undefined} />
-        ) : (
-          <input
-            id="filter-input"
-            name="filter"
-            placeholder="e.g. 'bug' IN tags AND cf.priority <= 2"
-            value={query}
-            onChange={(e) => setQuery(e.target.value)}
-            aria-invalid={error ? true : undefined}
-            aria-describedby={error ? 'filter-error' : undefined}
-            spellCheck={false}
-          />
-        )}
+        <QueryInput api={p.api} boardId={p.boardId} value={query} onChange={setQuery} applyErrorId={error ? 'filter-error' : undefined} />
         <button type="submit">Apply</button>
         {(p.applied.query || error) && (
           <button

@@ -1,7 +1,8 @@
-import { useDraggable, useDroppable } from '@dnd-kit/core';
+import { useDroppable } from '@dnd-kit/core';
 import { useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 import { createPortal } from 'react-dom';
 import type { BoardColumn, Card, Summary } from '../api/types.js';
+import { useCardDrag } from './drag.js';
 import { cardBadges, initials, menuPosition, wipState, type ColumnState, type MovePreview } from './state.js';
 
 interface LaneProps {
@@ -118,11 +119,7 @@ function CardItem(p: LaneProps & { card: Card; columnId: string }) {
   const { card, columnId } = p;
   // No transform on the card itself: while it is dragged a copy follows the pointer in the
   // DragOverlay (outside the lane, whose overflow would clip it) and this one stays as a placeholder.
-  const { setNodeRef, setActivatorNodeRef, listeners, attributes, isDragging } = useDraggable({
-    id: card.id,
-    data: { from: columnId },
-    disabled: !p.writable,
-  });
+  const drag = useCardDrag(card, columnId, p.writable);
   const [menu, setMenu] = useState(false);
   const moveBtn = useRef<HTMLButtonElement>(null);
 
@@ -136,32 +133,13 @@ function CardItem(p: LaneProps & { card: Card; columnId: string }) {
 
   return (
     <li
-      ref={setNodeRef}
-      className={`card${isDragging ? ' dragging' : ''}`}
+      ref={drag.ref}
+      className={`card${drag.isDragging ? ' dragging' : ''}`}
       data-card-id={card.id}
       aria-label={card.title}
       onKeyDown={onKeyDown}
     >
-      <CardFace
-        card={card}
-        {...(p.people ? { people: p.people } : {})}
-        handle={
-          p.writable ? (
-            <button
-              type="button"
-              ref={setActivatorNodeRef}
-              className="handle"
-              {...attributes}
-              {...listeners}
-              aria-label={`Drag “${card.title}”`}
-              aria-roledescription="draggable card"
-            >
-              ⠿
-            </button>
-          ) : undefined
-        }
-        onOpen={() => p.onOpen(card.id)}
-      />
+      <CardFace card={card} {...(p.people ? { people: p.people } : {})} handle={drag.handle} onOpen={() => p.onOpen(card.id)} />
       {p.writable && (
         <button
           type="button"

@@ -1,13 +1,13 @@
 import {
-  DndContext, DragOverlay, useDraggable, useDroppable,
+  DndContext, DragOverlay, useDroppable,
   type Announcements, type DragEndEvent,
 } from '@dnd-kit/core';
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { createPortal } from 'react-dom';
-import { ApiError, type Api } from '../api/client.js';
+import { ApiError, errorText, type Api } from '../api/client.js';
 import type { Board, SprintSummary, Task, Velocity } from '../api/types.js';
-import { describe } from '../LoginPage.js';
-import { useLaneDrag } from './drag.js';
+import { useCardDrag, useLaneDrag } from './drag.js';
+import { Notice, type NoticeMessage } from './Notice.js';
 import { BACKLOG, planCards, planningQuery, pointsOf, sumPoints } from './state.js';
 
 /**
@@ -22,7 +22,7 @@ export function PlanningPage({ api, boardId, navigate }: { api: Api; boardId: st
   const [sprints, setSprints] = useState<SprintSummary[]>([]);
   const [cards, setCards] = useState<Task[]>([]);
   const [velocity, setVelocity] = useState<Velocity | null>(null);
-  const [notice, setNotice] = useState<{ text: string; kind: 'error' | 'info' } | null>(null);
+  const [notice, setNotice] = useState<NoticeMessage | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [dragging, setDragging] = useState<string | null>(null);
   const [busy, setBusy] = useState(0);
@@ -33,7 +33,7 @@ export function PlanningPage({ api, boardId, navigate }: { api: Api; boardId: st
   const open = useMemo(() => sprints.filter((s) => s.state === 'open'), [sprints]);
   const groups = useMemo(() => [BACKLOG, ...open.map((s) => s.id)], [open]);
   const byGroup = useMemo(() => planCards(cards, open.map((s) => s.id)), [cards, open]);
-  const fail = (e: unknown) => setNotice({ text: e instanceof ApiError ? describe(e) : String(e), kind: 'error' });
+  const fail = (e: unknown) => setNotice({ text: errorText(e), kind: 'error' });
 
   const load = useCallback(async () => {
     setBusy((n) => n + 1);
@@ -50,7 +50,7 @@ export function PlanningPage({ api, boardId, navigate }: { api: Api; boardId: st
   }, [api, boardId]);
 
   useEffect(() => {
-    load().catch((e: unknown) => setLoadError(e instanceof ApiError ? describe(e) : String(e)));
+    load().catch((e: unknown) => setLoadError(errorText(e)));
   }, [load]);
 
   const groupName = (g: string) => (g === BACKLOG ? 'the backlog' : `sprint “${open.find((s) => s.id === g)?.title ?? g}”`);
@@ -162,14 +162,7 @@ export function PlanningPage({ api, boardId, navigate }: { api: Api; boardId: st
           ? 'Capacity hint: no closed sprint yet.'
           : `Capacity hint: mean velocity of the last ${velocity!.sprints.length} closed sprint${velocity!.sprints.length === 1 ? '' : 's'}: ${capacity} points.`}
       </p>
-      {notice && (
-        <div className={`notice ${notice.kind}`} role={notice.kind === 'error' ? 'alert' : 'status'}>
-          <span>{notice.text}</span>
-          <button type="button" className="icon" aria-label="Dismiss message" onClick={() => setNotice(null)}>
-            ×
-          </button>
-        </div>
-      )}
+      <Notice notice={notice} onDismiss={() => setNotice(null)} />
       {writable && <CreateSprint api={api} boardId={board.id} onCreated={load} onError={fail} />}
 
       <DndContext
@@ -269,13 +262,10 @@ function PlanGroup(p: {
   );
 }
 
+/** A card of the planning view: drag handle, title, status and points (an inline input when the board is writable). */
 function PlanCard(p: { card: Task; group: string; writable: boolean; onPoints: (card: Task, text: string) => Promise<void> }) {
   const { card } = p;
-  const { setNodeRef, setActivatorNodeRef, listeners, attributes, isDragging } = useDraggable({
-    id: card.id,
-    data: { from: p.group },
-    disabled: !p.writable,
-  });
+  const drag = useCardDrag(card, p.group, p.writable);
   const pts = pointsOf(card);
   const [points, setPoints] = useState(pts === undefined ? '' : String(pts));
   useEffect(() => setPoints(pts === undefined ? '' : String(pts)), [pts, card.version]);
@@ -284,20 +274,8 @@ function PlanCard(p: { card: Task; group: string; writable: boolean; onPoints: (
     void p.onPoints(card, points);
   };
   return (
-    <li ref={setNodeRef} className={`plan-card${isDragging ? ' dragging' : ''}`} aria-label={card.title} data-card-id={card.id}>
-      {p.writable && (
-        <button
-          type="button"
-          ref={setActivatorNodeRef}
-          className="handle"
-          {...attributes}
-          {...listeners}
-          aria-label={`Drag “${card.title}”`}
-          aria-roledescription="draggable card"
-        >
-          ⠿
-        </button>
-      )}
+    <li ref={drag.ref} className={`plan-card${drag.isDragging ? ' dragging' : ''}`} aria-label={card.title} data-card-id={card.id}>
+      {drag.handle}
       <span className="plan-title">{card.title}</span>
       <span className="status">{card.status}</span>
       {p.writable ? (

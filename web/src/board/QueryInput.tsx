@@ -1,24 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { ApiError, type Api } from '../api/client.js';
-
-/** One fault of `POST /api/v1/tasks/query/validate` (docs/query-language.md "Validation as you type"). */
-export interface QueryFault {
-  position: number;
-  length: number;
-  code: string;
-  message: string;
-  suggestion?: string;
-}
-
-/** A saved view as `GET /api/v1/views` lists it (docs/views.md). */
-interface SavedView {
-  id: string;
-  name: string;
-  query: string;
-  board_id?: string;
-  shared: boolean;
-  is_owner: boolean;
-}
+import type { QueryFault, QueryValidation, SavedView, SavedViewList } from '../api/types.js';
 
 /** Wait after the last keystroke before asking the server (milliseconds). */
 export const VALIDATE_DEBOUNCE_MS = 250;
@@ -56,7 +38,7 @@ export function QueryInput({
       controller.current?.abort();
       const ctl = (controller.current = new AbortController());
       api
-        .call<{ valid: boolean; errors: QueryFault[] }>('validateQuery', { body: { query: text, board_id: boardId }, signal: ctl.signal })
+        .call<QueryValidation>('validateQuery', { body: { query: text, board_id: boardId }, signal: ctl.signal })
         .then((r) => setFault(r.valid || !r.errors[0] ? null : { text, fault: r.errors[0] }))
         .catch(() => {}); // an aborted or failed check leaves the last answer; applying reports errors
     }, VALIDATE_DEBOUNCE_MS);
@@ -65,7 +47,7 @@ export function QueryInput({
 
   const loadViews = () =>
     api
-      .call<{ data: SavedView[] }>('listViews')
+      .call<SavedViewList>('listViews')
       .then((r) => setViews(r.data.filter((v) => v.board_id === undefined || v.board_id === boardId)))
       .catch(() => setViews([]));
   useEffect(() => void loadViews(), [api, boardId]); // eslint-disable-line react-hooks/exhaustive-deps

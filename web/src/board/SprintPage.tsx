@@ -1,9 +1,8 @@
 import { useCallback, useEffect, useMemo, useState, type MouseEvent } from 'react';
 import uPlot from 'uplot';
-import { ApiError, type Api } from '../api/client.js';
+import { ApiError, errorText, type Api } from '../api/client.js';
 import type { Board, Burndown, SprintReport, SprintSummary, TaskDetail, Velocity } from '../api/types.js';
 import { Chart } from '../charts/Chart.js';
-import { describe } from '../LoginPage.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
 import { burnPoints } from './state.js';
 
@@ -44,7 +43,7 @@ export function SprintPage(p: { api: Api; boardId: string; sprintId: string; nav
         else throw e;
       }
     } catch (e) {
-      setError(e instanceof ApiError ? describe(e) : String(e));
+      setError(errorText(e));
     }
   }, [api, boardId, sprintId]);
 
@@ -52,7 +51,7 @@ export function SprintPage(p: { api: Api; boardId: string; sprintId: string; nav
     void load();
   }, [load]);
   useEffect(() => {
-    api.velocity(boardId, last).then(setVelocity, (e: unknown) => setError(e instanceof ApiError ? describe(e) : String(e)));
+    api.velocity(boardId, last).then(setVelocity, (e: unknown) => setError(errorText(e)));
   }, [api, boardId, last, report]);
 
   const go = (path: string) => (e: MouseEvent) => {

@@ -143,7 +143,7 @@ async function expectMenuInView(page: Page, menu: Locator) {
 }
 
 describe.skipIf(!hasChromium)('web board in Chromium', () => {
-  it('walks the issue scenario: register, board, cards, drag, keyboard, 409, filter, close sprint, read-only viewer', async () => {
+  it('walks a board from register to close: cards, drag, keyboard, 409, filter, close sprint, read-only viewer', async () => {
     const ctxA = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     // The owner's page refreshes only on its own actions (no periodic refresh, no event stream even
     // where the gateway has one), so the 409 below is deterministic. The reader's page is live.

@@ -189,7 +189,7 @@ describe('boards.update', () => {
     // a manual tag action as stored before tag actions carried one tag: a list
     const storedManual = { ...manual, value: ['team', 'ops', 'team'] };
     const board = await t.newBoard({ default_tags: ['team'], columns: [{ name: 'Todo', query: "status = 'todo'", actions: [manual] }, { name: 'All', query: '' }] });
-    // what a board write stored before the fix: every default tag as enter add + exit remove
+    // the older stored form: every default tag as a query action, enter add + exit remove
     const stale = [
       { trigger: 'enter', field: 'status', operation: 'set', value: 'todo', source: 'query' },
       { trigger: 'enter', field: 'tags', operation: 'add', value: ['team'], source: 'query' },

@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { StreamQuerystring } from '@app/shared/contracts';
+import type { EventEnvelope, StreamQuerystring } from '@app/shared/contracts';
 import { loadPrincipal, type Principal } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import {
-  assertNotExpired, catchUpOutbox, lastSeq, parseCursor, matchesFilter, parseTypes, readOutbox, visibleTo, type EventBatch, type EventEnvelope,
-  type EventFilter, type EventHub,
+  assertNotExpired, catchUpOutbox, lastSeq, parseCursor, matchesFilter, parseTypes, readOutbox, visibleTo, type EventBatch, type EventFilter,
+  type EventHub,
 } from '@app/shared/events';
 import type { DocumentStore } from '@app/shared/store';
 

@@ -2,9 +2,8 @@ import { BoardDryRunQuery, BoardPreview, BoardTasksQuerystring, BoardTasksResult
 import {
   Board, BoardCreateBody, BoardList, BoardMembers, BoardPathParams, BoardShareBody, BoardsOps, BoardTaskCreateBody, BoardTaskParams,
   BoardUpdateBody, CardMoveBody, CardMoveResult, Group, GroupCreateBody, GroupMemberBody, GroupMemberParams, GroupParams,
-  GroupsOps, PreviewActionsBody, PreviewActionsResult,
+  GroupsOps, PreviewActionsBody, PreviewActionsResult, Task,
 } from '@app/shared/contracts';
-import { Task } from '@app/shared/domain';
 import { Type } from '@sinclair/typebox';
 import { boardsAt as at, route, type RouteSpec } from './route.js';
 

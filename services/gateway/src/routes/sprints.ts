@@ -1,8 +1,7 @@
 import {
   Burndown, CloseSprintBody, CloseSprintResult, CreateSprintBody, ListSprintsQuerystring, SprintBoardParams, SprintList, SprintParams,
-  SprintReport, SprintsOps, StartSprintBody, StartSprintResult, VelocityQuerystring, VelocityResult,
+  SprintReport, SprintsOps, StartSprintBody, StartSprintResult, Task, VelocityQuerystring, VelocityResult,
 } from '@app/shared/contracts';
-import { Task } from '@app/shared/domain';
 import { route, tasksAt, type RouteSpec } from './route.js';
 
 const draft = { tag: 'sprints', maturity: 'draft' } as const;
@@ -11,7 +10,7 @@ const TASKS = '/api/v1/tasks';
 
 /**
  * Routes of the sprints family (SPEC "Sprint rhythm"; lifecycle, report, velocity,
- * burndown). The issue-12 routes are Draft: target paths only. One bus request each.
+ * burndown). All but close-sprint are Draft: target paths only. One bus request each.
  */
 export const sprintRoutes: RouteSpec[] = [
   route({

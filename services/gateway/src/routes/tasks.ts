@@ -4,9 +4,8 @@ import {
 } from '@app/shared/contracts';
 import {
   MetadataKeyParams, MetadataSetBody, Note, NoteCreateBody, NoteList, TaskBatchCreateBody, TaskBatchResult, TaskBatchUpdateBody,
-  TaskCreateBody, TaskDetail, TaskMoveBody, TaskParams, TasksOps, TaskUpdateBody,
+  Task, TaskCreateBody, TaskDetail, TaskMoveBody, TaskParams, TasksOps, TaskUpdateBody,
 } from '@app/shared/contracts';
-import { Task } from '@app/shared/domain';
 import { route, tasksAt, type RouteSpec } from './route.js';
 
 const TARGET = '/api/v1/tasks';

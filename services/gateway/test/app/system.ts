@@ -7,7 +7,7 @@ import { MemoryBus, type Served } from '@app/shared/bus';
 import { CommonConfig, loadConfig } from '@app/shared/config';
 import { fixedClock } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
-import { instrumentBus, instrumentStore } from '@app/shared/observability';
+import { instrumentBus, instrumentStore, type Tracer } from '@app/shared/observability';
 import { serveServices } from '@app/shared/runtime';
 import type { DocumentStore } from '@app/shared/store';
 import { testStore, type TransactionRulesStore } from '@app/shared/testing';
@@ -58,13 +58,14 @@ export interface System extends AsyncDisposable {
  * boards, sprints and query services served on the same bus through `serveServices`, all on one fixed clock. Dispose with `await using`. `streamOptions` and
  * `env` (config variables of the gateway and the services) tune events; `webhooks` runs
  * the query service's background work (dispatcher, sweep) with those options; `clockAt` starts
- * the clock elsewhere than {@link NOW}.
+ * the clock elsewhere than {@link NOW}; `tracer` (of a tracer provider the test started) traces
+ * HTTP requests, the bus, the store and the background work as main.ts does.
  */
 export async function system(
-  opts: Pick<GatewayDeps, 'streamOptions' | 'metrics'> & { env?: Record<string, string>; webhooks?: EventWorkOptions; clockAt?: string } = {},
+  opts: Pick<GatewayDeps, 'streamOptions' | 'metrics'> & { env?: Record<string, string>; webhooks?: EventWorkOptions; clockAt?: string; tracer?: Tracer } = {},
 ): Promise<System> {
-  // with metrics, the bus and store are measured as main.ts measures them
-  const tools = { metrics: opts.metrics };
+  // with metrics or a tracer, the bus and store are measured and traced as main.ts does
+  const tools = { metrics: opts.metrics, tracer: opts.tracer };
   const bus = instrumentBus(new MemoryBus(), tools);
   const rules = await testStore();
   const store = instrumentStore(rules, tools);
@@ -73,10 +74,12 @@ export async function system(
   const query = opts.webhooks ? { ...queryService, background: eventWork(opts.webhooks) } : queryService;
   const services = [tasksService, boardsService, sprintsService, query];
   const config = loadConfig(CommonConfig, opts.env ?? {});
-  const served: Served[] = await serveServices(services, { bus, store, log, clock, config, background: opts.webhooks !== undefined, metrics: opts.metrics });
+  const served: Served[] = await serveServices(services, {
+    bus, store, log, clock, config, background: opts.webhooks !== undefined, metrics: opts.metrics, tracer: opts.tracer,
+  });
   const app = await buildApp({
     bus, store, clock, log, config: testConfig({ RATE_LIMIT_AUTH_MAX: '1000', ...opts.env }),
-    ...(opts.streamOptions ? { streamOptions: opts.streamOptions } : {}), metrics: opts.metrics,
+    ...(opts.streamOptions ? { streamOptions: opts.streamOptions } : {}), metrics: opts.metrics, tracer: opts.tracer,
   });
 
   const call = async (method: string, url: string, as?: User, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> => {

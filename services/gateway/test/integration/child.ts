@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 /**
- * Built entry points run as child processes (start-up refusals, the crash test). Needs
+ * Built entry points run as child processes (start-up refusals, the crash tests). Needs
  * `npm run build` first (`npm test` builds). Every child is killed when the test process exits.
  */
 
@@ -109,4 +109,50 @@ export async function waitReady(base: string, child: Child, timeoutMs = 60_000):
     await sleep(50);
   }
   throw new Error(`the server was not ready within ${timeoutMs} ms: ${child.stderr() || child.stdout()}`);
+}
+
+/** The built all-in-one process (`--all`), serving HTTP at `base` (`http://127.0.0.1:<port>`). */
+export interface AllInOne {
+  child: Child;
+  port: number;
+  base: string;
+}
+
+/** The JWT secret of every all-in-one started here: a token stays valid across a restart on the same folder. */
+const ALL_IN_ONE_SECRET = 'crash-test-secret-0123456789';
+
+/**
+ * Starts the built all-in-one process (`services/gateway/dist/main.js --all`: gateway, services,
+ * in-process bus and embedded store) on `dataDir`, on 127.0.0.1 at a free port, with a fixed JWT
+ * secret, `NODE_ENV=test` and silent logs; `env` adds or replaces variables. Resolves once
+ * `/health/ready` answers 200, or at once with `ready: false` (to kill it while it starts). Rejects
+ * with the child's output when it exits first; `child.stop()` kills it (SIGKILL by default).
+ */
+export async function startAllInOne(dataDir: string, opts: { env?: Record<string, string>; ready?: boolean } = {}): Promise<AllInOne> {
+  const port = await freePort();
+  const env = { HOST: '127.0.0.1', JWT_SECRET: ALL_IN_ONE_SECRET, LOG_LEVEL: 'silent', NODE_ENV: 'test', ...opts.env, DATA_DIR: dataDir, PORT: String(port) };
+  const child = startChild(entry('gateway'), ['--all'], env);
+  const base = `http://127.0.0.1:${port}`;
+  if (opts.ready !== false) await waitReady(base, child);
+  return { child, port, base };
+}
+
+/**
+ * One JSON request to `server`: `body` (when given) sent as JSON, `token` as the bearer token.
+ * Resolves to the status and the parsed body (`undefined` when empty); rejects on a transport
+ * error (the server died under the request).
+ */
+export async function httpJson(
+  server: { base: string },
+  method: string,
+  path: string,
+  body?: unknown,
+  token?: string,
+): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(server.base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { entry, freePort, startChild, tempDir, waitReady, type Child } from './child.js';
+import { httpJson, startAllInOne, tempDir, type AllInOne } from './child.js';
 
 /**
  * Crash test (docs/store.md "One process, durable acknowledgements"): the built
@@ -19,7 +19,6 @@ const MOVERS = 3;
 const SPRINTS = 6;
 /** Each worker stops after this many requests, whatever the kill timer does. */
 const MAX_REQUESTS_PER_WORKER = 400;
-const JWT_SECRET = 'crash-test-secret-0123456789';
 
 const COLUMNS = [
   { name: 'To Do', query: "status = 'todo'" },
@@ -28,32 +27,12 @@ const COLUMNS = [
 ];
 const NEXT: Record<string, string> = { 'col-to-do': 'col-doing', 'col-doing': 'col-done', 'col-done': 'col-to-do' };
 
-interface Server {
-  child: Child;
-  base: string;
-}
+/** The all-in-one on `dir`, logging warnings (a crash test's failure wants the server's side too). */
+const start = (dir: string) => startAllInOne(dir, { env: { LOG_LEVEL: 'warn' } });
 
-async function start(dir: string): Promise<Server> {
-  const port = await freePort();
-  const child = startChild(entry('gateway'), ['--all'], { DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', JWT_SECRET, LOG_LEVEL: 'warn' });
-  const base = `http://127.0.0.1:${port}`;
-  await waitReady(base, child);
-  return { child, base };
-}
-
-/** One JSON call; throws on a transport error (the server died), returns status and body otherwise. */
-async function call(s: Server, token: string | undefined, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const headers: Record<string, string> = {};
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(s.base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
-}
-
-/** Like {@link call} but the answer must have `status` (setup steps, checks). */
-async function must(s: Server, token: string | undefined, status: number, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await call(s, token, method, path, body);
+/** {@link httpJson} whose answer must have `status` (setup steps, checks); returns the body. */
+async function must(s: AllInOne, token: string | undefined, status: number, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await httpJson(s, method, path, body, token);
   if (res.status !== status) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
@@ -70,7 +49,7 @@ function columnOf(task: { status: string; tags: string[] }): string {
 describe('crash: SIGKILL during concurrent writes, then restart', () => {
   it('keeps every acknowledged write and never half-applies a move or a close-sprint', { timeout: 180_000 }, async () => {
     const data = await tempDir('crash-test-');
-    let server: Server | undefined;
+    let server: AllInOne | undefined;
     try {
       server = await start(data.dir);
       await must(server, undefined, 201, 'POST', '/auth/v2/register', { username: 'crash', password: 'crash test password' });
@@ -82,7 +61,7 @@ describe('crash: SIGKILL during concurrent writes, then restart', () => {
       const sprints = new Map<string, { members: string[]; finished: string; closeAcked: boolean }>();
 
       for (let round = 1; round <= ROUNDS; round++) {
-        const s: Server = server!;
+        const s: AllInOne = server!;
         // setup of this round, acknowledged before the chaos starts
         const roundCards: string[] = [];
         for (let i = 0; i < MOVERS * CARDS_PER_MOVER; i++) {
@@ -116,7 +95,7 @@ describe('crash: SIGKILL during concurrent writes, then restart', () => {
         const creators = Array.from({ length: CREATORS }, (_, w) =>
           worker(async (i) => {
             const title = `created ${round}-${w}-${i}`;
-            const res = await call(s, token, 'POST', '/api/v1/tasks', { title, tags: ['crash'] });
+            const res = await httpJson(s, 'POST', '/api/v1/tasks', { title, tags: ['crash'] }, token);
             if (res.status === 201) createdAcked.set(res.body.id, title);
           }),
         );
@@ -126,7 +105,7 @@ describe('crash: SIGKILL during concurrent writes, then restart', () => {
             const card = cards.get(id)!;
             const to = NEXT[card.acked]!;
             card.inFlight = to;
-            const res = await call(s, token, 'POST', `/api/v1/boards/${board.id}/tasks/${id}/move`, { from_column_id: card.acked, to_column_id: to });
+            const res = await httpJson(s, 'POST', `/api/v1/boards/${board.id}/tasks/${id}/move`, { from_column_id: card.acked, to_column_id: to }, token);
             if (res.status !== 200) throw new Error(`move ${id}: ${res.status} ${JSON.stringify(res.body)}`);
             cards.set(id, { acked: to });
           }),
@@ -138,7 +117,7 @@ describe('crash: SIGKILL during concurrent writes, then restart', () => {
           }
           await sleep(Math.floor(Math.random() * 150)); // closes spread over the window the kill falls in
           const id = roundSprints[i]!;
-          const res = await call(s, token, 'POST', `/api/v1/tasks/${id}/close-sprint`, { rollover: 'backlog' });
+          const res = await httpJson(s, 'POST', `/api/v1/tasks/${id}/close-sprint`, { rollover: 'backlog' }, token);
           if (res.status !== 200) throw new Error(`close ${id}: ${res.status} ${JSON.stringify(res.body)}`);
           sprints.get(id)!.closeAcked = true;
         });
@@ -151,10 +130,10 @@ describe('crash: SIGKILL during concurrent writes, then restart', () => {
 
         // restart on the same folder and check everything acknowledged so far (all rounds)
         server = await start(data.dir);
-        const r: Server = server;
+        const r: AllInOne = server;
         const missing: string[] = [];
         for (const [id, title] of createdAcked) {
-          const res = await call(r, token, 'GET', `/api/v1/tasks/${id}`);
+          const res = await httpJson(r, 'GET', `/api/v1/tasks/${id}`, undefined, token);
           if (res.status !== 200 || res.body.title !== title) missing.push(`${id} (${res.status})`);
         }
         expect(missing, `acknowledged creates missing after the crash of round ${round}`).toEqual([]);

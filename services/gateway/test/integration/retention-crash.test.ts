@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { appendTestEvents } from '@app/shared/testing';
 import { Collections, EmbeddedStore } from '@app/shared/store';
-import { entry, freePort, startChild, tempDir, waitReady, type Child } from './child.js';
+import { httpJson, startAllInOne, tempDir, type AllInOne } from './child.js';
 
 /**
  * The retention sweep deletes old events from the embedded store in small units of work, each
@@ -9,47 +9,34 @@ import { entry, freePort, startChild, tempDir, waitReady, type Child } from './c
  * killed with SIGKILL while its start-up sweep is removing a long expired history; after a restart
  * the feed still holds every event the sweep was not meant to remove, with no gap in `seq`.
  */
-const children: Child[] = [];
+const servers: AllInOne[] = [];
 let removeDir: (() => Promise<void>) | undefined;
 
 afterAll(async () => {
-  for (const c of children) await c.stop();
+  for (const s of servers) await s.child.stop();
   await removeDir?.();
 });
 
-const ENV = { HOST: '127.0.0.1', JWT_SECRET: 'crash-test-secret-0123456789', LOG_LEVEL: 'silent', NODE_ENV: 'test' };
 const OLD_EVENTS = 20_000;
 const RECENT_EVENTS = 40;
 
-function start(dataDir: string, port: number): Child {
-  const child = startChild(entry('gateway'), ['--all'], { ...ENV, DATA_DIR: dataDir, PORT: String(port) });
-  children.push(child);
-  return child;
-}
-
-async function call(port: number, method: string, path: string, body?: unknown, token?: string) {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method,
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+async function start(dataDir: string, opts: { ready?: boolean } = {}): Promise<AllInOne> {
+  const server = await startAllInOne(dataDir, opts);
+  servers.push(server);
+  return server;
 }
 
 describe('event retention across a crash', () => {
   it('a SIGKILL during the retention sweep leaves the feed without gaps', async () => {
     const tmp = await tempDir('retention-crash-');
     removeDir = tmp.remove;
-    const port = await freePort();
-    const first = start(tmp.dir, port);
-    await waitReady(`http://127.0.0.1:${port}`, first);
+    const first = await start(tmp.dir);
     const creds = { username: 'sweeper', password: 'sweep test password' };
-    expect((await call(port, 'POST', '/auth/v2/register', creds)).status).toBe(201);
-    const token = (await call(port, 'POST', '/auth/v2/login', creds)).body.accessToken as string;
-    const task = await call(port, 'POST', '/api/v1/tasks', { title: 'watched' }, token);
+    expect((await httpJson(first, 'POST', '/auth/v2/register', creds)).status).toBe(201);
+    const token = (await httpJson(first, 'POST', '/auth/v2/login', creds)).body.accessToken as string;
+    const task = await httpJson(first, 'POST', '/api/v1/tasks', { title: 'watched' }, token);
     expect(task.status).toBe(201);
-    await first.stop('SIGTERM');
+    await first.child.stop('SIGTERM');
 
     // a long history older than the retention (7 days), then a few recent events of the same task
     {
@@ -61,14 +48,13 @@ describe('event retention across a crash', () => {
     }
 
     // killed as soon as the sweep has recorded what it removes (a cursor before it answers 410)
-    const port2 = await freePort();
-    const second = start(tmp.dir, port2);
+    const second = await start(tmp.dir, { ready: false });
     for (let expired = false; !expired; ) {
-      if (second.proc.exitCode !== null) throw new Error(`the server exited: ${second.stderr()}`);
-      const res = await fetch(`http://127.0.0.1:${port2}/api/v1/events?after=0&limit=1`, { headers: { authorization: `Bearer ${token}` } }).catch(() => undefined);
+      if (second.child.proc.exitCode !== null) throw new Error(`the server exited: ${second.child.stderr()}`);
+      const res = await fetch(`${second.base}/api/v1/events?after=0&limit=1`, { headers: { authorization: `Bearer ${token}` } }).catch(() => undefined);
       expired = res?.status === 410;
     }
-    await second.stop('SIGKILL');
+    await second.child.stop('SIGKILL');
     let left: number;
     let swept: number;
     {
@@ -79,13 +65,11 @@ describe('event retention across a crash', () => {
     expect(swept).toBeGreaterThan(OLD_EVENTS); // the task's create, then the old history
     expect(left).toBeGreaterThan(0); // the sweep was under way
 
-    const port3 = await freePort();
-    const third = start(tmp.dir, port3);
-    await waitReady(`http://127.0.0.1:${port3}`, third);
-    const feed = await call(port3, 'GET', '/api/v1/events?limit=500', undefined, token);
+    const third = await start(tmp.dir);
+    const feed = await httpJson(third, 'GET', '/api/v1/events?limit=500', undefined, token);
     expect(feed.status).toBe(200);
     const seqs = feed.body.data.map((e: { seq: number }) => e.seq);
     expect(seqs).toEqual(Array.from({ length: RECENT_EVENTS }, (_, i) => swept + 1 + i));
-    expect((await call(port3, 'GET', `/api/v1/events?after=${swept - 1}`, undefined, token)).status).toBe(410);
+    expect((await httpJson(third, 'GET', `/api/v1/events?after=${swept - 1}`, undefined, token)).status).toBe(410);
   }, 180_000);
 });

@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventWork, queryService } from '@app/query';
 import { tasksService } from '@app/tasks';
 import { NatsBus, type Served } from '@app/shared/bus';
 import { CommonConfig, loadConfig } from '@app/shared/config';
@@ -12,12 +13,14 @@ import { serveServices } from '@app/shared/runtime';
 import { startNatsServer, testStore, uniquePrefix, type NatsServer, type TransactionRulesStore } from '@app/shared/testing';
 import { buildApp } from '../../src/index.js';
 import { login, register, testConfig } from '../app/helpers.js';
+import { Receiver } from '../app/webhook-receiver.js';
 
 /**
- * One trace from the gateway through NATS to the store: the gateway and the tasks service on their
- * own NATS connections to a private nats-server (as separate processes would be), each with the
- * instrumented bus and store `main.ts` uses, spans collected by the SDK's in-memory exporter, the
- * service's log lines captured.
+ * One trace from the gateway through NATS to the store: the gateway, the tasks service and the
+ * query service (with its background work: relay, JetStream publisher, webhook dispatcher) on
+ * their own NATS connections to a private nats-server with JetStream (as separate processes would
+ * be), each with the instrumented bus and store and the tracer `main.ts` uses, spans collected by
+ * the SDK's in-memory exporter, the tasks service's log lines captured, webhooks received on 127.0.0.1.
  */
 let nats: NatsServer;
 let tracing: Tracing;
@@ -25,11 +28,13 @@ const exporter = new InMemorySpanExporter();
 const serviceLog: Array<Record<string, unknown>> = [];
 let app: FastifyInstance;
 let store: TransactionRulesStore;
+let receiver: Receiver;
 const buses: NatsBus[] = [];
 const served: Served[] = [];
 
 beforeAll(async () => {
-  nats = await startNatsServer();
+  nats = await startNatsServer({ jetstream: true });
+  receiver = await Receiver.start();
   tracing = await startTracing({ serviceName: 'test', exporter });
   const tools = { tracer: tracing.tracer };
   const prefix = uniquePrefix();
@@ -42,17 +47,21 @@ beforeAll(async () => {
     },
   });
   const serviceBus = await NatsBus.connect({ servers: nats.url, prefix, name: 'tasks', log: silentLogger() });
+  const queryBus = await NatsBus.connect({ servers: nats.url, prefix, name: 'query', log: silentLogger() });
   const gatewayBus = await NatsBus.connect({ servers: nats.url, prefix, name: 'gateway', log: silentLogger() });
-  buses.push(serviceBus, gatewayBus);
+  buses.push(serviceBus, queryBus, gatewayBus);
   served.push(
     ...(await serveServices([tasksService], {
       bus: instrumentBus(serviceBus, tools), store: traced, log: createLogger({ name: 'tasks', level: 'debug', destination: lines }),
-      config: loadConfig(CommonConfig, {}),
+      config: loadConfig(CommonConfig, {}), tracer: tracing.tracer,
+    })),
+    ...(await serveServices([{ ...queryService, background: eventWork({ tickMs: 20 }) }], {
+      bus: instrumentBus(queryBus, tools), store: traced, log: silentLogger(), config: loadConfig(CommonConfig, {}), background: true, tracer: tracing.tracer,
     })),
   );
   app = await buildApp({
     bus: instrumentBus(gatewayBus, tools), store: traced, clock: systemClock, log: silentLogger(),
-    config: testConfig({ RATE_LIMIT_AUTH_MAX: '1000' }), traced: true, webRoot: false,
+    config: testConfig({ RATE_LIMIT_AUTH_MAX: '1000' }), tracer: tracing.tracer, webRoot: false,
   });
 });
 
@@ -60,6 +69,7 @@ afterAll(async () => {
   await app?.close();
   for (const s of served) await s.close();
   for (const b of buses) await b.close();
+  await receiver?.close();
   await store?.close();
   await tracing?.shutdown();
   await nats?.stop();
@@ -124,5 +134,53 @@ describe('a trace across the gateway, NATS and the store', () => {
     expect(trace).toContain('bus tasks.create');
     expect(trace).toContain('store transaction');
     expect(trace.some((n) => n.startsWith('store insertOne tasks') || n.startsWith('store ') && n.endsWith(' tasks'))).toBe(true);
+  });
+});
+
+describe('background spans linked to the write', () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** The first finished span named `name` linked to trace `traceId` (waits up to `ms`). */
+  async function linkedSpan(name: string, traceId: string, ms = 5_000): Promise<ReadableSpan> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const span = exporter.getFinishedSpans().find((s) => s.name === name && s.links.some((l) => l.context.traceId === traceId));
+      if (span) return span;
+      if (Date.now() > deadline) throw new Error(`no ${name} span linked to ${traceId}; have ${[...new Set(exporter.getFinishedSpans().map((s) => s.name))].join(', ')}`);
+      await sleep(10);
+    }
+  }
+
+  it('one PATCH over NATS yields relay, JetStream publish and webhook delivery spans, each a root of its own, linked to the request’s trace', async () => {
+    const { accessToken } = await login(app, 'ada');
+    const auth = { authorization: `Bearer ${accessToken}` };
+    const hook = await app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: auth, payload: { url: receiver.url, events: ['task.updated'] } });
+    expect(hook.statusCode, hook.body).toBe(201);
+    const created = await app.inject({ method: 'POST', url: '/api/v1/tasks', headers: auth, payload: { title: 'Link me', status: 'todo' } });
+    expect(created.statusCode).toBe(201);
+    exporter.reset();
+
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const res = await app.inject({
+      method: 'PATCH', url: `/api/v1/tasks/${created.json<{ id: string }>().id}`, payload: { status: 'done' },
+      headers: { ...auth, traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+    });
+    expect(res.statusCode).toBe(200);
+    await receiver.until(1, 10_000);
+
+    const write = byTrace(traceId).find((s) => s.name === 'store transaction');
+    expect(write, byTrace(traceId).map((s) => s.name).join(', ')).toBeDefined();
+    for (const name of ['events.relay', 'events.publish', 'webhook deliver']) {
+      const span = await linkedSpan(name, traceId);
+      // linked to the write's span (a relay pass or a published batch may carry earlier writes too),
+      // in a trace of its own (a background job, not the request's child)
+      expect(span.links.find((l) => l.context.traceId === traceId)!.context.spanId, name).toBe(write!.spanContext().spanId);
+      expect(span.parentSpanContext, name).toBeUndefined();
+      expect(span.spanContext().traceId, name).not.toBe(traceId);
+    }
+    const delivery = await linkedSpan('webhook deliver', traceId);
+    expect(delivery.links.map((l) => l.context.traceId)).toEqual([traceId]);
+    expect(delivery.attributes).toMatchObject({ 'webhook.attempt': 1, 'webhook.outcome': 'delivered', 'http.response.status_code': 200, 'http.response.status_class': '2xx' });
+    // the webhook body is the public envelope: the trace context travelled beside it (a JetStream header)
+    expect(Object.keys(receiver.received[0]!.json)).not.toContain('traceparent');
   });
 });

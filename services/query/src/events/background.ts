@@ -2,7 +2,7 @@ import { NatsBus } from '@app/shared/bus';
 import type { BackgroundDeps, BackgroundWork } from '@app/shared/domain';
 import { DEFAULT_RETENTION_DAYS, EventRelay, lastSeq, readOutbox, sweepEvents, type EventRelayOptions } from '@app/shared/events';
 import { Collections, type DocumentStore } from '@app/shared/store';
-import { InstrumentedBus } from '@app/shared/observability';
+import { InstrumentedBus, untraced } from '@app/shared/observability';
 import { DEFAULT_MAX_ATTEMPTS, WebhookDispatcher } from '../webhooks/dispatcher.js';
 import { deliveriesOf } from '../webhooks/model.js';
 import { ATTEMPT_TIMEOUT_MS, httpSender, type Sender } from '../webhooks/send.js';
@@ -28,8 +28,11 @@ export interface EventWorkOptions {
   relay?: EventRelayOptions;
 }
 
-/** Fans the numbered events out to webhooks from a cursor kept in `counters` (the embedded default: one process). */
-async function fanOutFromStore(store: DocumentStore, dispatcher: WebhookDispatcher): Promise<void> {
+/**
+ * Fans the numbered events out to webhooks from a cursor kept in `counters` (the embedded default:
+ * one process). `traced`: the deliveries keep their events' write trace context (the same read brings it).
+ */
+async function fanOutFromStore(store: DocumentStore, dispatcher: WebhookDispatcher, traced: boolean): Promise<void> {
   const counters = store.collection<{ _id: string; seq: number }>(Collections.counters);
   let cursor = (await counters.findOne({ _id: FANOUT_COUNTER }))?.seq;
   if (cursor === undefined) {
@@ -37,9 +40,10 @@ async function fanOutFromStore(store: DocumentStore, dispatcher: WebhookDispatch
     await counters.updateOne({ _id: FANOUT_COUNTER }, { $set: { seq: cursor } }, { upsert: true });
   }
   for (;;) {
-    const events = await readOutbox(store, cursor, 500);
+    const traces = traced ? new Map<string, string>() : undefined;
+    const events = await readOutbox(store, cursor, 500, {}, traces);
     if (events.length === 0) return;
-    await dispatcher.fanOut(events);
+    await dispatcher.fanOut(events, traces);
     const next = events[events.length - 1]!.seq;
     await counters.updateOne({ _id: FANOUT_COUNTER, seq: cursor }, { $set: { seq: next } });
     cursor = next;
@@ -83,6 +87,7 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
       maxAttempts: config?.WEBHOOK_MAX_ATTEMPTS ?? DEFAULT_MAX_ATTEMPTS,
       ...(opts.random ? { random: opts.random } : {}),
       metrics: deps.metrics,
+      tracer: deps.tracer,
     });
     // scrape-time gauges (docs/observability.md): committed writes whose events the relay has not
     // numbered yet, and the oldest delivery still waiting
@@ -100,7 +105,7 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
     // processes write too, so it also polls every 20 ms; on the in-process bus every writer signals,
     // and a poll each second is only a safety net (an idle all-in-one wakes up for nothing else).
     const onNats = (deps.bus instanceof InstrumentedBus ? deps.bus.inner : deps.bus) instanceof NatsBus;
-    const numbering = new EventRelay(store, { log, ...(onNats ? {} : { pollMs: 1_000 }), ...opts.relay }).start();
+    const numbering = new EventRelay(store, { log, tracer: deps.tracer, ...(onNats ? {} : { pollMs: 1_000 }), ...opts.relay }).start();
     const stopSignal = deps.outbox?.listen(() => numbering.nudge());
     const jet = await startJetStreamWork(deps, dispatcher, numbering);
     const tickMs = opts.tickMs ?? 250;
@@ -109,8 +114,11 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
     let running: Promise<void> = Promise.resolve();
     const tick = async (): Promise<void> => {
       try {
-        if (!jet) await fanOutFromStore(store, dispatcher);
-        await dispatcher.deliverDue();
+        // the tick's polling and fan-out are no spans (with a tracer); each attempt is one, linked to its write
+        await untraced(deps.tracer, async () => {
+          if (!jet) await fanOutFromStore(store, dispatcher, deps.tracer !== undefined);
+          await dispatcher.deliverDue();
+        });
       } catch (err) {
         log.warn({ err }, 'webhook dispatch tick failed; retrying next tick');
       }

@@ -1,7 +1,7 @@
 import { NatsBus } from '@app/shared/bus';
 import type { BackgroundDeps } from '@app/shared/domain';
 import { followDurable, OutboxRelay, type EventRelay } from '@app/shared/events';
-import { InstrumentedBus } from '@app/shared/observability';
+import { InstrumentedBus, untraced } from '@app/shared/observability';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.js';
 
 /** Name of the webhook dispatcher's durable JetStream consumer (one per `BUS_PREFIX`). */
@@ -28,7 +28,7 @@ export async function startJetStreamWork(deps: BackgroundDeps, dispatcher: Webho
   let relay: OutboxRelay;
   try {
     relay = await OutboxRelay.start({
-      store: deps.store, nc, prefix, log: deps.log,
+      store: deps.store, nc, prefix, log: deps.log, tracer: deps.tracer,
       ...(deps.config ? { retentionDays: deps.config.EVENT_RETENTION_DAYS } : {}),
     });
   } catch (err) {
@@ -39,8 +39,9 @@ export async function startJetStreamWork(deps: BackgroundDeps, dispatcher: Webho
   const off = numbering?.onRelayed(() => relay.nudge());
   const consumer = await followDurable({
     nc, prefix, name: WEBHOOK_CONSUMER, log: deps.log,
-    handle: async (event) => {
-      await dispatcher.fanOut([event]);
+    handle: async (event, traceparent) => {
+      // no span of its own: the deliveries keep the write's trace context, and each attempt's span links to it
+      await untraced(deps.tracer, () => dispatcher.fanOut([event], traceparent === undefined ? undefined : new Map([[event.id, traceparent]])));
     },
   });
   return {

@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
+import type { EventEnvelope } from '@app/shared/contracts';
 import { loadPrincipal, queryLookups, type Clock, type Principal, type TaskDoc } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
-import { AccessSnapshot, type EventEnvelope } from '@app/shared/events';
+import { AccessSnapshot } from '@app/shared/events';
 import { parseQuery, queryMatches, resolveQuery, type Query } from '@app/shared/query';
 import { encodeMetadata, type DocumentStore } from '@app/shared/store';
 import { ATTEMPT_LOG_MAX, deliveriesOf, deliveryId, NO_LEASE, webhooksOf, type DeliveryDoc, type WebhookDoc } from './model.js';
 import type { Sender } from './send.js';
 import { readableView } from '../handlers/views.js';
-import type { Metrics } from '@app/shared/observability';
+import { inRootSpan, SpanKind, spanContextOf, SpanStatusCode, statusClass, type Metrics, type Span, type Tracer } from '@app/shared/observability';
 
 /** A webhook failing this long without a success is disabled. */
 export const DISABLE_AFTER_MS = 24 * 60 * 60 * 1000;
@@ -15,6 +16,8 @@ export const DISABLE_AFTER_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_MAX_ATTEMPTS = 6;
 /** Webhooks a dispatcher replica delivers to at once (each one's deliveries stay sequential). */
 export const PARALLEL_WEBHOOKS = 16;
+/** The logged error of an attempt not sent because the owner lost access. */
+const NOT_VISIBLE = 'not sent: the webhook owner can no longer read what this event is about';
 /** Delay before the first retry, before jitter; each later retry waits 4× longer. */
 export const FIRST_RETRY_MS = 10_000;
 
@@ -40,6 +43,17 @@ export interface DispatcherDeps {
   leaseMs?: number;
   /** Counts attempts by outcome (`webhook_attempts_total`: `delivered`, `retry`, `failed`). */
   metrics?: Metrics | undefined;
+  /**
+   * The process's tracer: each attempt is then a `webhook deliver` span linked to the write that
+   * emitted the event, and deliveries keep that write's trace context ({@link WebhookDispatcher.fanOut}).
+   */
+  tracer?: Tracer | undefined;
+}
+
+/** What an attempt came to: `webhook_attempts_total`'s `outcome`, and whether the webhook's later deliveries may go next. */
+interface Recorded {
+  outcome: 'delivered' | 'retry' | 'failed';
+  goOn: boolean;
 }
 
 /** The task "after the change" of a task event, as a stored task for the query matcher; undefined when the event carries none. */
@@ -127,8 +141,10 @@ export class WebhookDispatcher {
   /**
    * Creates the deliveries of `events` (oldest first) for every active webhook that wants them and
    * whose owner can read what they are about now (DESIGN §5). Returns how many were created.
+   * `traceparents` (event id → the write's `traceparent`) is kept on the deliveries when this
+   * dispatcher traces, for the attempts' span links.
    */
-  async fanOut(events: readonly EventEnvelope[]): Promise<number> {
+  async fanOut(events: readonly EventEnvelope[], traceparents?: ReadonlyMap<string, string>): Promise<number> {
     if (events.length === 0) return 0;
     const { store, clock } = this.deps;
     const hooks = await webhooksOf(store).find({ active: true });
@@ -140,13 +156,16 @@ export class WebhookDispatcher {
     const queries = new Map<string, Query | null | false>();
     for (const w of hooks) queries.set(w._id, await this.resolvedQuery(w, principals.get(w.owner_id)!, now));
     const iso = now.toISOString();
+    const traces = this.deps.tracer ? traceparents : undefined;
     const docs: DeliveryDoc[] = [];
     for (const e of events) {
+      const traceparent = traces?.get(e.id);
       for (const w of hooks) {
         if (!this.wants(w, e, now, queries.get(w._id)!) || !access.visible(principals.get(w.owner_id)!, e)) continue;
         docs.push({
           _id: deliveryId(w._id, e.id), webhook_id: w._id, event_id: e.id, event_type: e.type, seq: e.seq, event: e,
           status: 'pending', attempt: 0, next_attempt_at: iso, lease_until: NO_LEASE, attempts: [], created_at: iso, updated_at: iso,
+          ...(traceparent === undefined ? {} : { traceparent }),
         });
       }
     }
@@ -182,7 +201,7 @@ export class WebhookDispatcher {
 
   /** Attempts webhook `id`'s deliveries in `seq` order while the oldest pending one is due (at most 100 per call). */
   private async drain(id: string): Promise<number> {
-    const { store, clock, log } = this.deps;
+    const { store, clock } = this.deps;
     let made = 0;
     for (let i = 0; i < 100; i++) {
       const now = clock.now();
@@ -196,29 +215,73 @@ export class WebhookDispatcher {
         { $set: { lease_until: new Date(now.getTime() + this.leaseMs).toISOString() } },
       );
       if (!leased) break;
-      if (!(await this.stillVisible(hook, head))) {
-        await deliveriesOf(store).updateOne(
-          { _id: head._id },
-          {
-            $set: {
-              status: 'failed', attempt: head.attempt + 1, lease_until: NO_LEASE, updated_at: nowIso,
-              attempts: [...head.attempts, { attempt: head.attempt + 1, at: nowIso, duration_ms: 0, error: 'not sent: the webhook owner can no longer read what this event is about' }].slice(-ATTEMPT_LOG_MAX),
-            },
-          },
-        );
-        continue;
-      }
-      const outcome = await this.deps.sender({ url: hook.url, id: head.event_id, body: JSON.stringify(head.event), secret: hook.secret, at: clock.now() });
+      const tracer = this.deps.tracer;
+      const goOn = tracer
+        ? await this.attemptSpan(tracer, hook, head, (span) => this.attempt(hook, head, nowIso, span))
+        : await this.attempt(hook, head, nowIso);
+      if (goOn === undefined) continue;
       made++;
-      try {
-        const ok = await this.record(hook, head, outcome);
-        if (!ok) break;
-      } catch (err) {
-        log.warn({ err, webhookId: id, deliveryId: head._id }, 'recording a webhook attempt failed');
-        break;
-      }
+      if (!goOn) break;
     }
     return made;
+  }
+
+  /**
+   * One attempt at leased delivery `head`: not sent when the owner can no longer read what it is
+   * about (the delivery fails; returns undefined), else the POST and its record. Returns whether
+   * the webhook's later deliveries may go next (false also when recording failed). `span` (when
+   * tracing) gets the attempt's outcome, HTTP status and status class.
+   */
+  private async attempt(hook: WebhookDoc, head: DeliveryDoc, nowIso: string, span?: Span): Promise<boolean | undefined> {
+    const { store, clock, log } = this.deps;
+    if (!(await this.stillVisible(hook, head))) {
+      await deliveriesOf(store).updateOne(
+        { _id: head._id },
+        {
+          $set: {
+            status: 'failed', attempt: head.attempt + 1, lease_until: NO_LEASE, updated_at: nowIso,
+            attempts: [...head.attempts, { attempt: head.attempt + 1, at: nowIso, duration_ms: 0, error: NOT_VISIBLE }].slice(-ATTEMPT_LOG_MAX),
+          },
+        },
+      );
+      span?.setAttributes({ 'webhook.outcome': 'failed', 'webhook.sent': false });
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: NOT_VISIBLE });
+      return undefined;
+    }
+    const outcome = await this.deps.sender({ url: hook.url, id: head.event_id, body: JSON.stringify(head.event), secret: hook.secret, at: clock.now() });
+    if (span) {
+      span.setAttributes({
+        'webhook.sent': true, 'http.response.status_class': outcome.status_code === undefined ? 'none' : statusClass(outcome.status_code),
+        ...(outcome.status_code === undefined ? {} : { 'http.response.status_code': outcome.status_code }),
+      });
+      if (!outcome.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? 'failed' });
+    }
+    try {
+      const r = await this.record(hook, head, outcome);
+      span?.setAttribute('webhook.outcome', r.outcome);
+      return r.goOn;
+    } catch (err) {
+      log.warn({ err, webhookId: hook._id, deliveryId: head._id }, 'recording a webhook attempt failed');
+      return false;
+    }
+  }
+
+  /**
+   * Runs one attempt in a `webhook deliver` span (CLIENT), the root of a new trace (the attempt is
+   * background work), linked to the write that emitted the event when the delivery kept its trace
+   * context. Attributes: `webhook.attempt` (this attempt's number), `webhook.outcome`, the HTTP
+   * status and its class, the target's host only (`server.address`: never its path, query or
+   * credentials), and the webhook, delivery and event ids and the event type (ids are span
+   * attributes, never metric labels). The store calls recording the attempt are its children.
+   */
+  private async attemptSpan<R>(tracer: Tracer, hook: WebhookDoc, head: DeliveryDoc, fn: (span: Span) => Promise<R>): Promise<R> {
+    const write = spanContextOf(head.traceparent);
+    const host = URL.canParse(hook.url) ? new URL(hook.url).hostname : undefined;
+    const attributes = {
+      'webhook.attempt': head.attempt + 1, 'webhook.id': hook._id, 'webhook.delivery.id': head._id, 'event.id': head.event_id, 'event.type': head.event_type,
+      'http.request.method': 'POST', ...(host ? { 'server.address': host } : {}),
+    };
+    return inRootSpan(tracer, 'webhook deliver', { kind: SpanKind.CLIENT, ...(write ? { links: [{ context: write }] } : {}), attributes }, fn);
   }
 
   /** Visibility at delivery time (DESIGN §5): the owner must still be able to read what the event is about. */
@@ -227,8 +290,8 @@ export class WebhookDispatcher {
     return access.visible(principal, d.event);
   }
 
-  /** Writes an attempt's outcome; returns true when later deliveries of the webhook may go next. */
-  private async record(hook: WebhookDoc, d: DeliveryDoc, o: Awaited<ReturnType<Sender>>): Promise<boolean> {
+  /** Writes an attempt's outcome; returns it, and whether later deliveries of the webhook may go next. */
+  private async record(hook: WebhookDoc, d: DeliveryDoc, o: Awaited<ReturnType<Sender>>): Promise<Recorded> {
     const { store, clock, log } = this.deps;
     const now = clock.now();
     const iso = now.toISOString();
@@ -240,11 +303,12 @@ export class WebhookDispatcher {
     const done = { attempt, attempts, extra_attempts, lease_until: NO_LEASE, manual: false, bonus: false, updated_at: iso };
     const scheduled = attempt - extra_attempts;
     const exhausted = d.manual === true || (d.bonus !== true && scheduled >= this.maxAttempts);
-    this.deps.metrics?.webhookAttempts.labels(o.ok ? 'delivered' : exhausted ? 'failed' : 'retry').inc();
+    const outcome = o.ok ? 'delivered' : exhausted ? 'failed' : 'retry';
+    this.deps.metrics?.webhookAttempts.labels(outcome).inc();
     if (o.ok) {
       await deliveriesOf(store).updateOne({ _id: d._id }, { $set: { status: 'delivered', ...done }, $unset: { resume_at: '' } });
       if (hook.failing_since !== undefined) await webhooksOf(store).updateOne({ _id: hook._id }, { $unset: { failing_since: '' } });
-      return true;
+      return { outcome, goOn: true };
     }
     // after an extra attempt the schedule goes on: the scheduled attempt keeps its time when still ahead
     const next = d.bonus === true && d.resume_at !== undefined && d.resume_at > iso
@@ -260,8 +324,8 @@ export class WebhookDispatcher {
       const reason = `disabled: every delivery failed since ${since} (24 h); PATCH active: true to re-enable`;
       await webhooksOf(store).updateOne({ _id: hook._id }, { $set: { active: false, disabled_reason: reason, updated_at: iso } });
       log.warn({ webhookId: hook._id, since }, 'webhook disabled after failing for 24 h');
-      return false;
+      return { outcome, goOn: false };
     }
-    return exhausted;
+    return { outcome, goOn: exhausted };
   }
 }

@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Delivery, Webhook } from '@app/shared/contracts';
-import type { EventEnvelope } from '@app/shared/events';
+import type { Delivery, EventEnvelope, Webhook } from '@app/shared/contracts';
 import { Collections, type Collection, type DocumentStore, type IndexSpec } from '@app/shared/store';
 
 /** A webhook subscription as stored in `webhooks`. */
@@ -62,6 +61,11 @@ export interface DeliveryDoc {
   /** Attempts made through the retry route while pending; they do not count against the attempt limit. */
   extra_attempts?: number;
   attempts: AttemptLog[];
+  /**
+   * The W3C trace context of the write that emitted the event, when it was traced and this
+   * dispatcher traces: each attempt's span links to it (docs/observability.md). Never sent or listed.
+   */
+  traceparent?: string;
   created_at: string;
   updated_at: string;
   [key: string]: unknown;

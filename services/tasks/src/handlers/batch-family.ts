@@ -1,8 +1,8 @@
 import { callerId, type Handler } from '@app/shared/bus';
-import type { BatchOutcome, BatchOutcomeItem, TasksOps, TaskUpdateBody, UpsertItem, UpsertOutcomeItem } from '@app/shared/contracts';
+import type { BatchOutcome, BatchOutcomeItem, Task, TasksOps, TaskUpdateBody, UpsertItem, UpsertOutcomeItem } from '@app/shared/contracts';
 import {
   checkTaskRefs, distinct, isUuid, loadPrincipal, normalizeDate, readableTasksFilter, runWrite, taskPatchUpdate, taskUpdatedEvent, toTask,
-  validateTitle, type ServiceDeps, type Task, type TaskDoc,
+  validateTitle, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, metadataPath, type Doc } from '@app/shared/store';

@@ -1,6 +1,6 @@
 import type { Handler } from '@app/shared/bus';
-import type { BatchItemResult, TasksOps } from '@app/shared/contracts';
-import { runWrite, type ServiceDeps, type Task, type WriteUnit } from '@app/shared/domain';
+import type { BatchItemResult, Task, TasksOps } from '@app/shared/contracts';
+import { runWrite, type ServiceDeps, type WriteUnit } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { createTaskIn } from './create.js';
 import { updateTaskIn } from './update.js';

@@ -1,6 +1,6 @@
 import { type Handler } from '@app/shared/bus';
-import type { TaskCreateBody, TasksOps } from '@app/shared/contracts';
-import { checkNewTaskRefs, checkSprintWindow, loadPrincipal, newTaskDoc, runWrite, SPRINT_KEY, taskCreatedEvent, toTask, type ServiceDeps, type Task, type WriteUnit } from '@app/shared/domain';
+import type { Task, TaskCreateBody, TasksOps } from '@app/shared/contracts';
+import { checkNewTaskRefs, checkSprintWindow, loadPrincipal, newTaskDoc, runWrite, SPRINT_KEY, taskCreatedEvent, toTask, type ServiceDeps, type WriteUnit } from '@app/shared/domain';
 import { tasksOf } from '../task-access.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Handler } from '@app/shared/bus';
-import type { TasksOps, TaskUpdateBody } from '@app/shared/contracts';
-import { checkAssignee, checkSprintWindow, checkTaskRefs, runWrite, taskPatchUpdate, taskUpdatedEvent, toTask, type ServiceDeps, type Task, type WriteUnit } from '@app/shared/domain';
+import type { Task, TasksOps, TaskUpdateBody } from '@app/shared/contracts';
+import { checkAssignee, checkSprintWindow, checkTaskRefs, runWrite, taskPatchUpdate, taskUpdatedEvent, toTask, type ServiceDeps, type WriteUnit } from '@app/shared/domain';
 import { invalidField } from '@app/shared/errors';
 import { loadTask, writeTask } from '../task-access.js';
 

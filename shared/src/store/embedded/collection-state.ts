@@ -285,7 +285,7 @@ export class CollectionState {
   /** Sort indexes by field, built on the first sorted read of an indexed field. */
   private readonly sortIndexes = new Map<string, SortIndex>();
   /** Sorted pages by {@link pageKey}, all made at {@link keptAt} changes (see {@link sortedPage}). */
-  private readonly keptPages = new Map<string, { plan: Plan; slots: number[] }>();
+  private keptPages = new Map<string, { plan: Plan; slots: number[] }>();
   private keptAt = -1;
 
   /**
@@ -516,7 +516,8 @@ export class CollectionState {
   sortedPage(filter: Filter, sort: Sort, n: number, stats: { docsExamined: number }): Doc[] | undefined {
     if (!(n > 0) || !Number.isFinite(n)) return undefined;
     if (this.keptAt !== this.changes) {
-      this.keptPages.clear();
+      // a new map, not clear(): a cleared map links its old table to the new one (history.ts RecentDocs)
+      if (this.keptPages.size > 0) this.keptPages = new Map();
       this.keptAt = this.changes;
     }
     const key = pageKey(filter, sort, n);

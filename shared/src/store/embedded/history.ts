@@ -16,7 +16,10 @@ import { freezeParsed, sortDocs, valueAt, THROUGH_ARRAY } from './values.js';
 /** The collections kept as history collections by default (see {@link EmbeddedStoreOptions.history}). */
 export const HISTORY_COLLECTIONS: readonly string[] = ['events', 'outbox', 'idempotency', 'webhook_deliveries'];
 
-/** Parsed documents a history collection keeps in memory (most recently written or read first kept). */
+/**
+ * Parsed documents a history collection keeps in memory at most (the most recently written or
+ * read; between half of it and all of it are kept: {@link RecentDocs}).
+ */
 export const HISTORY_CACHE_DOCS = 1_024;
 
 /**
@@ -26,8 +29,13 @@ export const HISTORY_CACHE_DOCS = 1_024;
  */
 export const HISTORY_DELETE_BATCH = 200;
 
-/** Write versions kept for conflict detection before the ones no live transaction can need are pruned. */
-const VERSIONS_KEPT = 4_096;
+/**
+ * Write versions kept for conflict detection before the ones no live transaction can need are
+ * pruned (into a new map). Small, so the map's table stays small: a table above 128 KB (some 4,000
+ * entries) is allocated straight in V8's old generation, and every rebuild of it adds to what the
+ * next full GC has to reclaim.
+ */
+const VERSIONS_KEPT = 512;
 
 /** Results a history collection keeps while it is unchanged (see {@link HistoryCollection.scan}). */
 const KEPT_RESULTS = 64;
@@ -191,6 +199,46 @@ export class HistoryTable {
   }
 }
 
+/**
+ * The parsed documents a history collection keeps: the most recently written or read, at most
+ * `limit`, in two generations. A document goes into the young generation; after `limit / 2`
+ * documents, the old generation is dropped whole and the young one becomes the old one.
+ *
+ * Why generations and not one `Map` trimmed by its oldest entry: a V8 `Map` that lives long and
+ * has entries deleted and added all the time rebuilds its hash table every so often, and an old
+ * table keeps a link to its successor. Once one table has moved to the old generation of the
+ * heap, the scavenger keeps every later table and everything they held (here: every document
+ * ever cached) alive until the next full collection, so all of it is promoted and the old
+ * generation grows with the write rate (docs/store.md "Memory and garbage collection"). A
+ * generation that is dropped whole ends its chain.
+ */
+class RecentDocs {
+  private young = new Map<string, Doc>();
+  private old = new Map<string, Doc>();
+  /** Documents set into {@link young} (counted, not its size: a collection whose documents are deleted soon after, like the outbox, would otherwise keep one map forever). */
+  private added = 0;
+
+  constructor(private readonly limit: number) {}
+
+  get(id: string): Doc | undefined {
+    return this.young.get(id) ?? this.old.get(id);
+  }
+
+  set(id: string, doc: Doc): void {
+    this.young.set(id, doc);
+    if (++this.added >= this.limit / 2) {
+      this.old = this.young;
+      this.young = new Map();
+      this.added = 0;
+    }
+  }
+
+  delete(id: string): void {
+    this.young.delete(id);
+    this.old.delete(id);
+  }
+}
+
 /** SQL conditions and their parameters, ANDed. */
 interface SqlWhere {
   terms: string[];
@@ -213,17 +261,21 @@ interface SqlWhere {
  * whole filter. A sort on such fields is SQL's `ORDER BY`, read lazily until the page is full.
  */
 export class HistoryCollection {
-  /** Committed writes not in the table yet: id → the new document (`null`: deleted) and its change. */
-  private readonly pending = new Map<string, { doc: Doc | null; change: Change | undefined }>();
-  /** Parsed documents as they are in the table (least recently used first). */
-  private readonly cache = new Map<string, Doc>();
+  /**
+   * Committed writes not in the table yet: id → the new document (`null`: deleted) and its change.
+   * A new map once emptied (each group commit empties it), so no long-lived map is rebuilt by
+   * every write (see {@link RecentDocs} for why that matters).
+   */
+  private pending = new Map<string, { doc: Doc | null; change: Change | undefined }>();
+  /** Parsed documents as they are in the table, the most recently written or read. */
+  private readonly cache = new RecentDocs(HISTORY_CACHE_DOCS);
   /** id → version of its last write, for the conflict check of transactions (pruned: {@link apply}). */
-  private readonly versions = new Map<string, number>();
+  private versions = new Map<string, number>();
   private versionsKeptUpTo = VERSIONS_KEPT;
   /** Bumped by every committed write; kept results of an older count are stale. */
   private changes = 0;
   /** Results of {@link scan} by filter, sort and `n` (pageKey), all made at {@link keptAt} changes. */
-  private readonly kept = new Map<string, Doc[]>();
+  private kept = new Map<string, Doc[]>();
   private keptAt = 0;
   /** Declared indexes: fields, and whether unique (a {@link HashIndex} computes their keys; it holds none). */
   private readonly declared: { fields: string[]; index: HashIndex }[] = [];
@@ -296,12 +348,14 @@ export class HistoryCollection {
     this.changes++;
     this.pending.set(id, { doc, change });
     this.cache.delete(id);
-    this.versions.delete(id);
     this.versions.set(id, version);
     if (this.versions.size > this.versionsKeptUpTo) {
+      // pruned into a new map (not deleted from this one: see RecentDocs)
       const floor = this.liveFrom();
-      for (const [key, v] of this.versions) if (v < floor) this.versions.delete(key);
-      this.versionsKeptUpTo = Math.max(VERSIONS_KEPT, this.versions.size * 2);
+      const kept = new Map<string, number>();
+      for (const [key, v] of this.versions) if (v >= floor) kept.set(key, v);
+      this.versions = kept;
+      this.versionsKeptUpTo = Math.max(VERSIONS_KEPT, kept.size * 2);
     }
   }
 
@@ -310,18 +364,13 @@ export class HistoryCollection {
     const p = this.pending.get(change.id);
     if (!p || p.change !== change) return;
     this.pending.delete(change.id);
-    if (p.doc) this.remember(change.id, p.doc);
+    if (this.pending.size === 0) this.pending = new Map();
+    if (p.doc) this.cache.set(change.id, p.doc);
   }
 
   /** A store without a file commits nothing to a table: the writes stay pending (tests only). */
   get pendingCount(): number {
     return this.pending.size;
-  }
-
-  private remember(id: string, doc: Doc): void {
-    this.cache.delete(id);
-    this.cache.set(id, doc);
-    if (this.cache.size > HISTORY_CACHE_DOCS) this.cache.delete(this.cache.keys().next().value!);
   }
 
   /** The parsed document of a row (from the cache when there). */
@@ -330,7 +379,7 @@ export class HistoryCollection {
     if (known) return known;
     const doc = JSON.parse(body) as Doc;
     freezeParsed(doc);
-    this.remember(id, doc);
+    this.cache.set(id, doc);
     return doc;
   }
 
@@ -363,7 +412,7 @@ export class HistoryCollection {
     // from the result kept for it (filters of plain JSON data only: pageKey)
     if (skip && skip.size > 0) return this.read(filter, sort, n, skip, stats);
     if (this.keptAt !== this.changes) {
-      this.kept.clear();
+      if (this.kept.size > 0) this.kept = new Map(); // a new map, not clear(): see RecentDocs
       this.keptAt = this.changes;
     }
     const key = pageKey(filter, sort ?? {}, n);
@@ -437,7 +486,7 @@ export class HistoryCollection {
         count = rows.length;
         for (const [id, body] of rows) {
           if (this.pending.has(id) || skip?.has(id)) continue;
-          if (!this.cache.has(id)) missed++;
+          if (this.cache.get(id) === undefined) missed++;
           if (take(this.parse(id, body))) break;
         }
       } else {

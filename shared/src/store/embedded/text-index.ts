@@ -297,7 +297,7 @@ export class TextTables {
   private journaledUpTo: number;
   private stagedUpTo = 0;
   /** Written and committed, FTS rows not yet written: collection → rowid → the document. */
-  private readonly pending = new Map<string, Map<number, PendingRow>>();
+  private pending = new Map<string, Map<number, PendingRow>>();
   /** Marked by the sqlite transaction in progress (pending once it commits: {@link committed}). */
   private staged: { collection: string; rowid: number; doc: Doc | null; inserted: boolean; fields: number; marked: boolean }[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -394,7 +394,9 @@ export class TextTables {
     this.timer = undefined;
     if (![...this.pending.values()].some((rows) => rows.size > 0)) return;
     this.writePending();
-    this.pending.clear();
+    // a new map, not clear(): a cleared map links its old table to the new one, which would keep
+    // every pending document since the map was promoted alive until a full GC (history.ts RecentDocs)
+    this.pending = new Map();
   }
 
   /** The sqlite transaction of the marks staged since the last call committed: they are pending now. */
@@ -570,7 +572,7 @@ export class TextCandidates {
    * document pending for the FTS table) is still to come, with how many such writes are waiting:
    * candidates of every new search until then (docs/store.md "Group commit").
    */
-  private readonly unjournaled = new Map<number, number>();
+  private unjournaled = new Map<number, number>();
 
   /** A grouped commit changed the text of the document in `slot`; see {@link journaled}. */
   textChangeGrouped(slot: number): void {
@@ -580,8 +582,8 @@ export class TextCandidates {
   /** The journal wrote one grouped text change of `slot` (its document is pending in the journal now). */
   journaled(slot: number): void {
     const n = this.unjournaled.get(slot) ?? 0;
-    if (n <= 1) this.unjournaled.delete(slot);
-    else this.unjournaled.set(slot, n - 1);
+    if (n > 1) this.unjournaled.set(slot, n - 1);
+    else if (this.unjournaled.delete(slot) && this.unjournaled.size === 0) this.unjournaled = new Map(); // see history.ts RecentDocs
   }
 
   /**

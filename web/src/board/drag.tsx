@@ -1,8 +1,8 @@
 import {
-  KeyboardSensor, PointerSensor, pointerWithin, rectIntersection, useSensor, useSensors,
+  KeyboardSensor, PointerSensor, pointerWithin, rectIntersection, useDraggable, useSensor, useSensors,
   type CollisionDetection, type KeyboardCoordinateGetter, type SensorDescriptor, type SensorOptions,
 } from '@dnd-kit/core';
-import { useCallback, useRef, type MutableRefObject } from 'react';
+import { useCallback, useRef, type MutableRefObject, type ReactNode } from 'react';
 import { neighbourColumn } from './state.js';
 
 /** What {@link useLaneDrag} gives a page's `DndContext`. */
@@ -45,4 +45,42 @@ export function useLaneDrag(order: readonly string[], offsetY: number): LaneDrag
     return hits.length ? hits : rectIntersection(args);
   }, []);
   return { sensors, collision, keyboardTarget };
+}
+
+/** What {@link useCardDrag} gives a card. */
+export interface CardDrag {
+  /** The ref of the card's element (the `li`), which dnd-kit measures. */
+  ref: (element: HTMLElement | null) => void;
+  /** The card is being dragged (a copy follows the pointer; the card itself stays as a placeholder). */
+  isDragging: boolean;
+  /** The card's drag handle: the button "Drag “title”" that starts a pointer or keyboard drag; none when read-only. */
+  handle: ReactNode;
+}
+
+/**
+ * Makes a card draggable between the lanes of {@link useLaneDrag}: `from` is the lane it stands in
+ * (where the arrow keys start from), and a read-only viewer (`writable` false) gets no handle and no
+ * drag. The handle is the only part that starts a drag, so the card's title and buttons keep their
+ * clicks. Used by the board's cards and the planning view's.
+ */
+export function useCardDrag(card: { id: string; title: string }, from: string, writable: boolean): CardDrag {
+  const { setNodeRef, setActivatorNodeRef, listeners, attributes, isDragging } = useDraggable({
+    id: card.id,
+    data: { from },
+    disabled: !writable,
+  });
+  const handle = writable ? (
+    <button
+      type="button"
+      ref={setActivatorNodeRef}
+      className="handle"
+      {...attributes}
+      {...listeners}
+      aria-label={`Drag “${card.title}”`}
+      aria-roledescription="draggable card"
+    >
+      ⠿
+    </button>
+  ) : undefined;
+  return { ref: setNodeRef, isDragging, handle };
 }

@@ -1,0 +1,64 @@
+import type { AddressInfo } from 'node:net';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Metrics, startTracing, type Tracing } from '@app/shared/observability';
+import { SseClient } from './sse-client.js';
+import { system } from './system.js';
+
+/*
+ * The event stream on the embedded default's path, traced as main.ts traces it (in-memory
+ * exporter): while a stream is open, the gateway's outbox poller looks for new events every 20 ms;
+ * those looks are no traces (docs/observability.md "Traces").
+ */
+
+let tracing: Tracing;
+const exporter = new InMemorySpanExporter();
+
+beforeAll(async () => {
+  tracing = await startTracing({ serviceName: 'test', exporter });
+});
+
+afterAll(async () => {
+  await tracing?.shutdown();
+});
+
+/** Reads of the `events` collection so far (`find` calls, as the store metrics count them). */
+async function eventReads(metrics: Metrics): Promise<number> {
+  const family = (await metrics.registry.getMetricsAsJSON()).find((f) => f.name === 'store_operation_duration_seconds');
+  const values = (family?.values ?? []) as Array<{ value: number; labels: Record<string, unknown>; metricName?: string }>;
+  return values
+    .filter((v) => v.metricName === 'store_operation_duration_seconds_count' && v.labels.collection === 'events' && v.labels.op === 'find')
+    .reduce((n, v) => n + v.value, 0);
+}
+
+/** Waits until `done()` holds (or fails after `ms`). */
+async function until(done: () => Promise<boolean>, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('an open event stream', () => {
+  it('polls the outbox without exporting a span', async () => {
+    const metrics = new Metrics();
+    await using sys = await system({ tracer: tracing.tracer, metrics });
+    await sys.app.listen({ port: 0, host: '127.0.0.1' });
+    const alice = await sys.user('alice');
+    const c = await SseClient.open(`http://127.0.0.1:${(sys.app.server.address() as AddressInfo).port}/api/v1/events/stream`, alice.headers);
+    try {
+      expect(c.status).toBe(200);
+      await c.until((x) => x.frames.some((f) => f.comment === 'connected'));
+      // the stream's own start-up reads belong to its request; let them finish, then watch the polls alone
+      const started = await eventReads(metrics);
+      await until(async () => (await eventReads(metrics)) >= started + 10);
+      exporter.reset();
+      const before = await eventReads(metrics);
+      await until(async () => (await eventReads(metrics)) >= before + 10);
+      expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual([]);
+    } finally {
+      c.close();
+    }
+  });
+});
