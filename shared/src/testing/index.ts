@@ -12,3 +12,4 @@ export {
   type CommittedTransaction, type TransactionRulesOptions, type TransactionWrite,
 } from './transaction-rules.js';
 export { testStore, storeLeg, type StoreLeg, type TestStoreOptions } from './test-store.js';
+export { traceIntoMemory, type MemoryTracing } from './tracing.js';

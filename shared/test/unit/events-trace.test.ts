@@ -1,12 +1,12 @@
 import { context, trace, TraceFlags } from '@opentelemetry/api';
-import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CallContext } from '@app/shared/bus';
 import { runWrite, systemClock, type EventDoc, type OutboxDoc, type ServiceDeps } from '@app/shared/domain';
 import { OutboxPoller, readOutbox, relayOutbox } from '@app/shared/events';
 import { silentLogger } from '@app/shared/log';
-import { instrumentStore, linksTo, MAX_SPAN_LINKS, spanContextOf, startTracing, type Tracing } from '@app/shared/observability';
+import { instrumentStore, linksTo, MAX_SPAN_LINKS, spanContextOf } from '@app/shared/observability';
 import { Collections, EmbeddedStore, type DocumentStore } from '@app/shared/store';
+import { traceIntoMemory } from '@app/shared/testing';
 
 /**
  * A write's trace context travels with its events (docs/observability.md "Links to the write"):
@@ -53,20 +53,13 @@ describe('with tracing off', () => {
 });
 
 describe('with tracing on', () => {
-  let tracing: Tracing;
-  const exporter = new InMemorySpanExporter();
-  beforeAll(async () => {
-    tracing = await startTracing({ serviceName: 'test', exporter });
-  });
-  afterAll(async () => {
-    await tracing?.shutdown();
-  });
+  const tracing = traceIntoMemory();
 
   it('a traced write stores its trace context; the relay keeps it on the event, out of the envelope, and links its own root span to the write', async () => {
     await using inner = EmbeddedStore.memory();
     const { tracer } = tracing;
     const store = instrumentStore(inner, { tracer });
-    exporter.reset();
+    tracing.exporter.reset();
     const writeTrace = await tracer.startActiveSpan('bus tasks.update process', async (span) => {
       await write({ store, clock: systemClock, log: silentLogger(), tracer });
       span.end();
@@ -76,24 +69,24 @@ describe('with tracing on', () => {
     const stored = spanContextOf(entry?.traceparent);
     expect(stored?.traceId).toBe(writeTrace);
     // the write's store transaction span is the one whose commit carries the events
-    const txn = exporter.getFinishedSpans().find((s) => s.name === 'store transaction' && s.spanContext().traceId === writeTrace);
+    const txn = tracing.exporter.getFinishedSpans().find((s) => s.name === 'store transaction' && s.spanContext().traceId === writeTrace);
     expect(stored?.spanId).toBe(txn?.spanContext().spanId);
 
-    exporter.reset();
+    tracing.exporter.reset();
     const pass = await relayOutbox(store, { holder: 'p1', hold: true, tracer });
     expect(pass.numbered).toHaveLength(1);
     expect(Object.keys(pass.numbered[0]!)).not.toContain('traceparent');
     const [event] = await eventDocs(inner);
     expect(event?.traceparent).toBe(entry!.traceparent);
 
-    const relay = exporter.getFinishedSpans().find((s) => s.name === 'events.relay');
+    const relay = tracing.exporter.getFinishedSpans().find((s) => s.name === 'events.relay');
     expect(relay).toBeDefined();
     expect(relay!.parentSpanContext).toBeUndefined();
     expect(relay!.spanContext().traceId).not.toBe(writeTrace);
     expect(relay!.links.map((l) => l.context.traceId)).toEqual([writeTrace]);
     expect(relay!.attributes).toMatchObject({ 'events.count': 1, 'events.write_count': 1, 'events.links_dropped': 0, 'events.seq.first': 1, 'events.seq.last': 1 });
     // the pass's store calls are children of the relay span
-    const children = exporter.getFinishedSpans().filter((s) => s.parentSpanContext?.spanId === relay!.spanContext().spanId);
+    const children = tracing.exporter.getFinishedSpans().filter((s) => s.parentSpanContext?.spanId === relay!.spanContext().spanId);
     expect(children.map((s) => s.name)).toContain('store transaction');
 
     // the feed's read gives the envelope only; a relay's read also gives the trace context, by event id
@@ -104,10 +97,10 @@ describe('with tracing on', () => {
 
     // an idle pass (the relay's poll, 50 a second) makes no span at all, not even of its store reads;
     // neither does a pass that only renews the lease
-    exporter.reset();
+    tracing.exporter.reset();
     await relayOutbox(store, { holder: 'p1', hold: true, leaseUntil: pass.leaseUntil, tracer });
     await relayOutbox(store, { holder: 'p1', hold: true, tracer });
-    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual([]);
+    expect(tracing.exporter.getFinishedSpans().map((s) => s.name)).toEqual([]);
   });
 
   it('an open event stream’s idle polls (the outbox poller and its relay pass) export no spans; the poll that numbers a write is one events.relay trace linked to it', async () => {
@@ -124,11 +117,11 @@ describe('with tracing on', () => {
       },
     });
     const seen: number[] = [];
-    exporter.reset();
+    tracing.exporter.reset();
     const off = poller.subscribe((batch) => seen.push(...batch.events.map((e) => e.seq)));
     try {
       await until(() => passes >= 10);
-      expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual([]);
+      expect(tracing.exporter.getFinishedSpans().map((s) => s.name)).toEqual([]);
 
       const writeTrace = await tracer.startActiveSpan('bus tasks.update process', async (span) => {
         await write({ store, clock: systemClock, log: silentLogger(), tracer });
@@ -138,7 +131,7 @@ describe('with tracing on', () => {
       await until(() => seen.length === 1);
       expect(seen).toEqual([1]);
       // outside the write's trace: one trace, the relay pass's (its span and its store calls), linked to the write
-      const others = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId !== writeTrace);
+      const others = tracing.exporter.getFinishedSpans().filter((s) => s.spanContext().traceId !== writeTrace);
       const relay = others.find((s) => s.name === 'events.relay');
       expect(relay?.links.map((l) => l.context.traceId)).toEqual([writeTrace]);
       expect(new Set(others.map((s) => s.spanContext().traceId))).toEqual(new Set([relay!.spanContext().traceId]));

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Metrics, startTracing, type Tracing } from '@app/shared/observability';
+import { describe, expect, it } from 'vitest';
+import { Metrics } from '@app/shared/observability';
+import { traceIntoMemory } from '@app/shared/testing';
 import { SseClient } from './sse-client.js';
 import { system } from './system.js';
 
@@ -11,16 +11,7 @@ import { system } from './system.js';
  * those looks are no traces (docs/observability.md "Traces").
  */
 
-let tracing: Tracing;
-const exporter = new InMemorySpanExporter();
-
-beforeAll(async () => {
-  tracing = await startTracing({ serviceName: 'test', exporter });
-});
-
-afterAll(async () => {
-  await tracing?.shutdown();
-});
+const tracing = traceIntoMemory();
 
 /** Reads of the `events` collection so far (`find` calls, as the store metrics count them). */
 async function eventReads(metrics: Metrics): Promise<number> {
@@ -53,10 +44,10 @@ describe('an open event stream', () => {
       // the stream's own start-up reads belong to its request; let them finish, then watch the polls alone
       const started = await eventReads(metrics);
       await until(async () => (await eventReads(metrics)) >= started + 10);
-      exporter.reset();
+      tracing.exporter.reset();
       const before = await eventReads(metrics);
       await until(async () => (await eventReads(metrics)) >= before + 10);
-      expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual([]);
+      expect(tracing.exporter.getFinishedSpans().map((s) => s.name)).toEqual([]);
     } finally {
       c.close();
     }

@@ -1,7 +1,6 @@
-import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTracing, type Tracing } from '@app/shared/observability';
-import { aTask, insert } from '@app/shared/testing';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { describe, expect, it } from 'vitest';
+import { aTask, insert, traceIntoMemory } from '@app/shared/testing';
 import { system } from './system.js';
 import { Receiver } from './webhook-receiver.js';
 
@@ -12,16 +11,7 @@ import { Receiver } from './webhook-receiver.js';
  * dispatcher fanning out from its store cursor and POSTing to local receivers on 127.0.0.1.
  */
 
-let tracing: Tracing;
-const exporter = new InMemorySpanExporter();
-
-beforeAll(async () => {
-  tracing = await startTracing({ serviceName: 'test', exporter });
-});
-
-afterAll(async () => {
-  await tracing?.shutdown();
-});
+const tracing = traceIntoMemory();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -29,9 +19,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function spansNamed(name: string, n: number, ms = 3_000): Promise<ReadableSpan[]> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const found = exporter.getFinishedSpans().filter((s) => s.name === name);
+    const found = tracing.exporter.getFinishedSpans().filter((s) => s.name === name);
     if (found.length >= n) return found;
-    if (Date.now() > deadline) throw new Error(`${found.length} of ${n} ${name} spans; have ${exporter.getFinishedSpans().map((s) => s.name).join(', ')}`);
+    if (Date.now() > deadline) throw new Error(`${found.length} of ${n} ${name} spans; have ${tracing.exporter.getFinishedSpans().map((s) => s.name).join(', ')}`);
     await sleep(10);
   }
 }
@@ -52,7 +42,7 @@ describe('webhook delivery spans', () => {
         expect(res.status, JSON.stringify(res.body)).toBe(201);
       }
       await sleep(50);
-      exporter.reset();
+      tracing.exporter.reset();
 
       const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
       const patched = await sys.call('PATCH', `/api/v1/tasks/${t._id}`, alice, { status: 'done' }, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
@@ -66,7 +56,7 @@ describe('webhook delivery spans', () => {
       expect(relay!.spanContext().traceId).not.toBe(traceId);
       // the link points at the write's store transaction, a span of the request's trace
       const link = relay!.links.find((l) => l.context.traceId === traceId)!;
-      const txn = exporter.getFinishedSpans().find((s) => s.spanContext().spanId === link.context.spanId);
+      const txn = tracing.exporter.getFinishedSpans().find((s) => s.spanContext().spanId === link.context.spanId);
       expect(txn?.name).toBe('store transaction');
       expect(txn?.spanContext().traceId).toBe(traceId);
 
