@@ -59,8 +59,10 @@ export interface BackgroundWork {
 }
 
 /**
- * A service as the process entry points see it: its name (= NATS queue group, DESIGN §3), its
- * bindings, and the indexes it needs at start-up. Built by `services/<name>/src/service.ts`.
+ * A service as the process entry points see it: its name (= NATS queue group, docs/bus.md), its
+ * bindings, and the indexes its own reads need at start-up (the indexes writes rely on, unique
+ * keys and TTL, are defined once per collection in the store's schema and ensured by
+ * `serveServices` for every service). Built by `services/<name>/src/service.ts`.
  */
 export interface ServiceDefinition {
   name: 'tasks' | 'boards' | 'sprints' | 'query';
