@@ -5,7 +5,7 @@ import { verifyAgainstDummy, verifyPassword } from '../auth/passwords.js';
 import { issueRefreshToken, rotateRefreshToken } from '../auth/refresh-tokens.js';
 import { createUser, findUserById, findUserByUsername, type UserDoc } from '../auth/users.js';
 import type { GatewayConfig } from '../config.js';
-import { authAt, type LocalDeps, type LocalRoute } from './local.js';
+import { authAt, localRoute, type LocalDeps, type LocalRoute } from './local.js';
 
 const Username = Type.String({ minLength: 3, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' });
 const Password = Type.String({ minLength: 8, maxLength: 1024 });
@@ -106,7 +106,7 @@ function tokenPair(deps: LocalDeps, user: UserDoc, refreshToken: string): TokenP
  * base URL of a ud client); bodies of SPEC's "not shown" fixed in docs/auth.md.
  */
 export const authRoutes: LocalRoute[] = [
-  {
+  localRoute({
     method: 'POST',
     ...authAt('/auth/v2/register'),
     summary: 'Register a user',
@@ -116,13 +116,13 @@ export const authRoutes: LocalRoute[] = [
     status: 201,
     rateLimited: true,
     async handle(req, deps) {
-      const body = req.body as Static<typeof RegisterBody>;
+      const body = req.body;
       assertMayRegister(deps.config, body.inviteCode);
       const user = await createUser(deps.store, deps.clock, body);
       return { userId: user._id, username: user.username };
     },
-  },
-  {
+  }),
+  localRoute({
     method: 'POST',
     ...authAt('/auth/register'),
     summary: "Register a user (ud's form: 200 {username, timezone}); same rules as /auth/v2/register",
@@ -131,13 +131,13 @@ export const authRoutes: LocalRoute[] = [
     response: UdRegistered,
     rateLimited: true,
     async handle(req, deps) {
-      const body = req.body as Static<typeof UdRegisterBody>;
+      const body = req.body;
       assertMayRegister(deps.config, body.inviteCode);
       const user = await createUser(deps.store, deps.clock, { username: body.username, password: body.password });
       return { username: user.username, timezone: 'UTC' };
     },
-  },
-  {
+  }),
+  localRoute({
     method: 'POST',
     ...authAt('/auth/v2/login'),
     summary: 'Log in; returns an access token and a refresh token',
@@ -146,14 +146,14 @@ export const authRoutes: LocalRoute[] = [
     response: TokenPair,
     rateLimited: true,
     async handle(req, deps) {
-      const { username, password } = req.body as Static<typeof LoginBody>;
+      const { username, password } = req.body;
       const user = await findUserByUsername(deps.store, username);
       const ok = user ? await verifyPassword(user.passwordHash, password) : await verifyAgainstDummy(password);
       if (!user || !ok) throw new AppError('INVALID_CREDENTIALS');
       return tokenPair(deps, user, await issueRefreshToken(deps.store, deps.clock, user._id));
     },
-  },
-  {
+  }),
+  localRoute({
     method: 'POST',
     ...authAt('/auth/refresh-token'),
     summary: 'Exchange a refresh token for a new token pair (the old refresh token stops working)',
@@ -161,11 +161,11 @@ export const authRoutes: LocalRoute[] = [
     body: RefreshBody,
     response: TokenPair,
     async handle(req, deps) {
-      const { refreshToken } = req.body as Static<typeof RefreshBody>;
+      const { refreshToken } = req.body;
       const next = await rotateRefreshToken(deps.store, deps.clock, refreshToken);
       const user = await findUserById(deps.store, next.userId);
       if (!user) throw new AppError('REFRESH_TOKEN_INVALID');
       return tokenPair(deps, user, next.token);
     },
-  },
+  }),
 ];
