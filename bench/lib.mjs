@@ -327,7 +327,7 @@ export class Scope {
 /** A bench JWT secret (the gateway's `JWT_SECRET`). */
 export const JWT_SECRET = 'bench-secret-0123456789abcdef';
 
-/** An HS256 access token for `sub`, valid one hour, as the gateway signs them (DESIGN §5). */
+/** An HS256 access token for `sub`, valid one hour, as the gateway signs them (docs/architecture.md §5). */
 export function accessToken(sub, secret = JWT_SECRET) {
   const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
   const now = Math.floor(Date.now() / 1000);

@@ -33,7 +33,7 @@ export const BODY_LIMIT = 1024 * 1024;
  */
 export const MAX_PARAM_LENGTH = 16 * 1024;
 
-/** What the gateway is built from (DESIGN §10: typed deps; `main.ts` creates them). */
+/** What the gateway is built from (docs/architecture.md §10: typed deps; `main.ts` creates them). */
 export interface GatewayDeps {
   bus: Bus;
   store: DocumentStore;
@@ -93,7 +93,7 @@ function jsonBodiesOnly(app: FastifyInstance): void {
 }
 
 /**
- * Builds the HTTP gateway (DESIGN §1, §4, §5, §9) without listening: the route table forwarded
+ * Builds the HTTP gateway (docs/architecture.md §1, §4, §5, §9) without listening: the route table forwarded
  * over `bus` (one round trip per request), local auth/health routes on `store`, JWT auth, rate
  * limits on login/register, Swagger 2.0 at `/api/v1/swagger.json` and the UI at `/docs`, and the
  * built web board at `/` (plugins/web.ts).

@@ -10,7 +10,7 @@ import { authAt, type LocalDeps, type LocalRoute } from './local.js';
 const Username = Type.String({ minLength: 3, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' });
 const Password = Type.String({ minLength: 8, maxLength: 1024 });
 
-/** Body of `POST /auth/v2/register` (DESIGN §9); `inviteCode` is checked when `INVITE_CODE` is set. */
+/** Body of `POST /auth/v2/register` (docs/architecture.md §9); `inviteCode` is checked when `INVITE_CODE` is set. */
 export const RegisterBody = Type.Object(
   {
     username: Username,
@@ -39,18 +39,18 @@ export const UdRegisterBody = Type.Object(
 /** Answer of `POST /auth/register` (ud's `RegisterResponse`); `timezone` is `UTC` (no per-user time zone yet). */
 export const UdRegistered = Type.Object({ username: Type.String(), timezone: Type.String({ description: 'always `UTC`' }) });
 
-/** Body of `POST /auth/v2/login` (DESIGN §5). */
+/** Body of `POST /auth/v2/login` (docs/architecture.md §5). */
 export const LoginBody = Type.Object(
   { username: Type.String({ minLength: 1, maxLength: 64 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
   { additionalProperties: false },
 );
 
-/** Body of `POST /auth/refresh-token` (DESIGN §5). */
+/** Body of `POST /auth/refresh-token` (docs/architecture.md §5). */
 export const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
 
 /**
  * Answer of login and refresh: ud's `LoginV2Response` (its published Swagger wins for Live
- * operations, SPEC "What the service does") plus `tokenType` and `expiresIn` (DESIGN §5).
+ * operations, docs/auth.md) plus `tokenType` and `expiresIn` (docs/architecture.md §5).
  * Every field is a string but `expiresIn` (seconds); where the service keeps no such data the
  * documented default is sent: `userRole` `admin` for the admin bootstrapped from
  * `ADMIN_USERNAME`, else `user` (a label only: no permission depends on it); `userTimezone`
@@ -70,7 +70,7 @@ export const TokenPair = Type.Object({
 });
 type TokenPair = Static<typeof TokenPair>;
 
-/** Answer of register, status 201 (DESIGN §9). */
+/** Answer of register, status 201 (docs/architecture.md §9). */
 export const Registered = Type.Object({ userId: Type.String(), username: Type.String() });
 
 function sameSecret(a: string, b: string): boolean {
@@ -102,7 +102,7 @@ function tokenPair(deps: LocalDeps, user: UserDoc, refreshToken: string): TokenP
 }
 
 /**
- * Auth routes (DESIGN §5), answered by the gateway itself at the root and under `/api/v1` (the one
+ * Auth routes (docs/architecture.md §5), answered by the gateway itself at the root and under `/api/v1` (the one
  * base URL of a ud client); bodies of SPEC's "not shown" fixed in docs/auth.md.
  */
 export const authRoutes: LocalRoute[] = [

@@ -13,9 +13,9 @@ const groups = { tag: 'groups', maturity: 'live' } as const;
 const boardId = (params: Record<string, string>) => params.boardId!;
 
 /**
- * Routes of the boards service (SPEC "Board lifecycle", "Board day-to-day"; DESIGN §5, §7, §9):
+ * Routes of the boards service (docs/boards.md; docs/architecture.md §5, §7, §9):
  * board lifecycle, sharing, preview-actions, card create and card move, each also at its legacy
- * `/api/v1/kanban/boards…` path; groups (DESIGN §5, target paths only). Every op input is
+ * `/api/v1/kanban/boards…` path; groups (docs/architecture.md §5, target paths only). Every op input is
  * `{...body, ...path params}`: path parameters win over body fields.
  */
 export const boardRoutes: RouteSpec[] = [

@@ -10,7 +10,7 @@ import type { AccessClaims } from '../plugins/auth.js';
 import type { Method, RouteRequest } from './route.js';
 
 /**
- * `{url, aliases}` of an auth route: at the root (`/auth/v2/login`, DESIGN §5) and under the one
+ * `{url, aliases}` of an auth route: at the root (`/auth/v2/login`, docs/architecture.md §5) and under the one
  * base URL a ud client is given (`/api/v1/auth/v2/login`, docs/compat.md).
  */
 export function authAt(path: string): { url: string; aliases: string[] } {
@@ -33,7 +33,7 @@ export interface LocalDeps {
 
 /**
  * One row of the gateway's local table: routes answered by the gateway itself, without the bus
- * (auth, health, version: public, DESIGN §5; the event stream: authenticated). Listed
+ * (auth, health, version: public, docs/architecture.md §5; the event stream: authenticated). Listed
  * in Swagger like the bus routes.
  */
 export interface LocalRoute {

@@ -7,8 +7,8 @@ import { boardsAt, route, tasksAt, type RouteSpec } from './route.js';
 /** The body when the client sent none: every field of these bodies is optional. */
 
 /**
- * Routes of the query family (SPEC "Sprint rhythm / POST /api/v1/tasks/query", "Board
- * day-to-day"; DESIGN §1: every read of task lists). Draft ops exist only at target paths.
+ * Routes of the query family (docs/query-service.md: the global task query and the board
+ * reads; docs/architecture.md §1: every read of task lists). Draft ops exist only at target paths.
  */
 export const queryRoutes: RouteSpec[] = [
   route({

@@ -12,7 +12,7 @@ export interface RouteRequest {
 }
 
 /**
- * One row of the gateway's route table (DESIGN §9): the target path, its legacy paths and verbs,
+ * One row of the gateway's route table (docs/architecture.md §9): the target path, its legacy paths and verbs,
  * the bus op it forwards to (exactly one bus request per HTTP request), the HTTP schemas used for
  * validation and Swagger 2.0, the success status and the maturity mark.
  * Paths use Fastify syntax (`/api/v1/tasks/:taskId`).
@@ -20,7 +20,7 @@ export interface RouteRequest {
 export interface RouteSpec<O extends AnyOp = AnyOp> {
   method: Method;
   url: string;
-  /** Legacy paths answering the same op, with their own verb when it differs (SPEC "Versioning"). */
+  /** Legacy paths answering the same op, with their own verb when it differs (docs/http.md "Legacy paths"). */
   legacy?: ReadonlyArray<{ url: string; method?: Method }>;
   op: O;
   /** Maps the validated HTTP request to the op's input; the caller's user id travels in the bus meta. */
@@ -50,7 +50,7 @@ export interface RouteSpec<O extends AnyOp = AnyOp> {
 }
 
 /**
- * `{url, legacy}` of a path in a target family and its legacy twin (SPEC "Target path families").
+ * `{url, legacy}` of a path in a target family and its legacy twin (docs/http.md "Legacy paths").
  * `legacyMethod` is the legacy verb when it differs from the row's (task update: legacy POST).
  */
 function family(target: string, legacy: string) {

@@ -9,7 +9,7 @@ const BOARDS = '/api/v1/boards';
 const TASKS = '/api/v1/tasks';
 
 /**
- * Routes of the sprints family (SPEC "Sprint rhythm"; lifecycle, report, velocity,
+ * Routes of the sprints family (docs/sprints.md; lifecycle, report, velocity,
  * burndown). All but close-sprint are Draft: target paths only. One bus request each.
  */
 export const sprintRoutes: RouteSpec[] = [

@@ -13,7 +13,7 @@ const common = { tag: 'tasks', maturity: 'live' } as const;
 const taskId = (params: Record<string, string>) => params.taskId!;
 
 /**
- * Routes of the task detail family (SPEC "Task detail family", "Metadata keys"): create, detail,
+ * Routes of the task detail family (docs/tasks.md): create, detail,
  * update (legacy verb POST), soft delete, one-key metadata writes, folder move and notes.
  * Every op input is `{...path params, ...body}`; path parameters win over body fields.
  */
