@@ -102,7 +102,7 @@ export interface FeedPage {
 /**
  * One page of the change feed for user `userId` (`GET /api/v1/events`): events after
  * `after` (default: the start of the retained outbox) matching `filter`, only those the user can
- * read now (DESIGN §5, `visibleTo`), oldest first, at most `limit`, and at most
+ * read now (docs/architecture.md §5, `visibleTo`), oldest first, at most `limit`, and at most
  * `FEED_PAGE_MAX_BYTES` of JSON unless the page is one event (so a page fits one bus reply, while
  * every event can be read). Hidden events are skipped, and `next_after` moves past them, so paging
  * never stalls or repeats. Throws 410 `EVENTS_EXPIRED`

@@ -22,7 +22,7 @@ export interface StreamOptions {
   maxBufferedBytes: number;
   /** How long a client may stay above `maxBufferedBytes` without reading before it is dropped, in ms (default 60 000). */
   stallMs: number;
-  /** How long a principal's group list is reused in ms (DESIGN §5: a short cache at most; default 5 000). */
+  /** How long a principal's group list is reused in ms (docs/architecture.md §5: a short cache at most; default 5 000). */
   principalTtlMs: number;
 }
 

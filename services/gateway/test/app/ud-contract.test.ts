@@ -58,7 +58,7 @@ const NOT_IMPLEMENTED: ReadonlySet<string> = new Set([]);
  */
 const DELIBERATE: Readonly<Record<string, string>> = {
   'GET /todolist': 'not served: deprecated in ud, not in SPEC; clients list tasks with POST /todolist/query',
-  'kanban 401': 'the kanban operations carry no `security` in ud\'s Swagger; here every /api/v1 route needs the bearer token (SPEC "Authentication"), so they also answer 401, in the kanban error shape',
+  'kanban 401': 'the kanban operations carry no `security` in ud\'s Swagger; here every /api/v1 route needs the bearer token (docs/architecture.md §5), so they also answer 401, in the kanban error shape',
   'POST /auth/register 401': 'a missing or wrong invite code (with INVITE_CODE set) answers 403 REGISTRATION_DISABLED, as /auth/v2/register does; nothing here answers 401',
   'POST /todolist/{id}/restore 400': 'a task that is not deleted has nothing to restore: 404 TASK_NOT_FOUND, as for a task the caller may not write (never revealing which)',
 };
