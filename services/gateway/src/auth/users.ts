@@ -5,7 +5,7 @@ import { systemClock, type Clock } from '@app/shared/domain';
 import type { GatewayConfig } from '../config.js';
 import { hashPassword } from './passwords.js';
 
-/** A stored user (DESIGN §5); only the gateway reads and writes the `users` collection. */
+/** A stored user (docs/architecture.md §5); only the gateway reads and writes the `users` collection. */
 export interface UserDoc extends Doc {
   username: string;
   /** argon2id PHC string. */
