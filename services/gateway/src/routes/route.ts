@@ -1,5 +1,6 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import type { AnyOp, In } from '@app/shared/contracts';
+import type { AccessClaims } from '../plugins/auth.js';
 
 /** HTTP verbs the route table uses. */
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -9,6 +10,8 @@ export interface RouteRequest {
   params: Record<string, string>;
   query: Record<string, unknown>;
   body: unknown;
+  /** The authenticated caller (routes that need a bearer token). */
+  user?: AccessClaims;
 }
 
 /**
