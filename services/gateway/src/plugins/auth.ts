@@ -6,7 +6,7 @@ import { AppError } from '@app/shared/errors';
 import { TOKEN_PREFIX, type AccessTokenResolver } from '../auth/access-tokens.js';
 
 /**
- * The authenticated caller (DESIGN §5): `sub` = user id, `name` = username (the claims of a
+ * The authenticated caller (docs/architecture.md §5): `sub` = user id, `name` = username (the claims of a
  * JWT); `grant` when the caller used a personal access token (`bts_…`, docs/auth.md "Access
  * tokens"): its id, scopes and boards.
  */
@@ -67,7 +67,7 @@ declare module 'fastify' {
 /**
  * Registers @fastify/jwt on `app` (root scope; a number `expiresIn` is seconds there): HS256 only, tokens must carry `sub` and `exp`.
  * Restricting `algorithms` matters: without it an HS512 token made with the same secret passes
- * (research/spike.md §3). Also decorates `app.verifiedTokens` ({@link VerifiedTokens}).
+ * (docs/architecture.md §11). Also decorates `app.verifiedTokens` ({@link VerifiedTokens}).
  */
 export async function registerJwt(app: FastifyInstance, opts: { secret: string; expiresInSeconds: number }): Promise<void> {
   await app.register(fastifyJwt, {

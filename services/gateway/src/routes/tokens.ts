@@ -3,7 +3,7 @@ import { AccessToken, CreatedAccessToken, TokenCreateBody, TokenParams } from '@
 import { AppError } from '@app/shared/errors';
 import { createAccessToken, listAccessTokens, revokeAccessToken } from '../auth/access-tokens.js';
 import type { AccessClaims } from '../plugins/auth.js';
-import type { LocalRoute } from './local.js';
+import { localRoute, type LocalRoute } from './local.js';
 import type { RouteRequest } from './route.js';
 
 /** The caller of an authenticated route (the auth hook ran before). */
@@ -17,7 +17,7 @@ function userOf(req: RouteRequest): AccessClaims {
  * them. With a token, these need the `admin` scope.
  */
 export const tokenRoutes: LocalRoute[] = [
-  {
+  localRoute({
     method: 'POST',
     url: '/api/v1/tokens',
     summary: 'Create a personal access token (`bts_…`, shown only in this answer) with scopes and optionally a list of boards',
@@ -29,9 +29,9 @@ export const tokenRoutes: LocalRoute[] = [
     status: 201,
     async handle(req, deps) {
       const user = userOf(req);
-      return createAccessToken(deps.store, deps.clock, { userId: user.sub, username: user.name, grant: user.grant }, req.body as TokenCreateBody);
+      return createAccessToken(deps.store, deps.clock, { userId: user.sub, username: user.name, grant: user.grant }, req.body);
     },
-  },
+  }),
   {
     method: 'GET',
     url: '/api/v1/tokens',
