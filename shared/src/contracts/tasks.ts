@@ -20,6 +20,21 @@ export const TITLE_MAX = 500;
 export const DESCRIPTION_MAX = 200_000;
 
 /**
+ * The lease a card is claimed under (docs/boards.md "Claiming a card under a lease"), as task reads, column reads and events show
+ * it: who holds it and until when. The lease is live while `expires_at` is in the future; past it
+ * the card is claimable again (a card whose expired lease nobody has taken yet still shows it).
+ */
+export const TaskLease = Type.Object({
+  id: Type.String({ description: 'the lease id the claim answered; renew, complete and release name it' }),
+  holder: Type.String({ description: 'user id of the claimer' }),
+  board_id: Type.String({ description: 'the board the card was claimed on' }),
+  column_id: Type.String({ description: 'the column the card was claimed from' }),
+  claimed_at: Type.String({ format: 'date-time' }),
+  expires_at: Type.String({ format: 'date-time', description: 'the lease is live before this instant' }),
+});
+export type TaskLease = Static<typeof TaskLease>;
+
+/**
  * The task object of the API (SPEC "Task (card)"). Cleared optional fields are absent.
  * `toTask` (domain/task.ts) maps a stored task to it.
  */
@@ -45,6 +60,7 @@ export const Task = Type.Object(
     derivedFromId: Type.Optional(Type.String()),
     linkedToIds: Type.Optional(Type.Array(Type.String())),
     resourceIds: Type.Optional(Type.Array(Type.String())),
+    lease: Type.Optional(TaskLease),
   },
   { $id: 'Task', additionalProperties: true },
 );

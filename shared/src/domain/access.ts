@@ -39,6 +39,13 @@ export function readableTasksFilter(p: Principal): Filter {
   return { deleted: false, $or: or };
 }
 
+/** Filter of the tasks the principal can write (DESIGN §5): its own, and those of its groups shared `rw`. Add the live and scope filters beside it. */
+export function writableTasksFilter(p: Principal): Filter {
+  const or: Filter[] = [{ created_by: p.userId }];
+  if (p.groupIds.length > 0) or.push({ groupId: { $in: p.groupIds }, groupPermission: 'rw' });
+  return { $or: or };
+}
+
 /** True when the principal can read the task (owner, or member of its group). */
 export function canReadTask(p: Principal, t: Pick<TaskDoc, 'created_by' | 'groupId'>): boolean {
   return t.created_by === p.userId || (t.groupId !== undefined && p.groupIds.includes(t.groupId));
