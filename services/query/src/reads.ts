@@ -2,7 +2,7 @@ import { FrozenJsonMemo } from '@app/shared/bus';
 import { toTask, type BoardDoc, type TaskDoc, type TaskView } from '@app/shared/domain';
 import { Collections, type Collection, type DocumentStore, type Filter, type Projection, type Sort } from '@app/shared/store';
 
-/** Default page size of every list read (SPEC "Limits"; DESIGN §6). */
+/** Default page size of every list read (docs/http.md "Limits"; docs/architecture.md §6). */
 export const DEFAULT_PAGE_SIZE = 20;
 
 /** The `tasks` collection. */
@@ -11,7 +11,7 @@ export function tasksOf(store: DocumentStore): Collection<TaskDoc> {
 }
 
 /**
- * The sprint a column read or summary filters by (SPEC "column read"): `active` → the board's
+ * The sprint a column read or summary filters by (docs/query-service.md "Choices where SPEC is silent"): `active` → the board's
  * `activeSprintId` (none → no sprint clause), `none` → no clause, anything else → that sprint id.
  */
 export function sprintFor(board: BoardDoc, choice = 'active'): string | undefined {
@@ -23,7 +23,7 @@ export function sprintFor(board: BoardDoc, choice = 'active'): string | undefine
 /**
  * One page of `filter` in `sort` order, and the total match count (two round trips, run together;
  * a `pageSize` of 0 reads the count only). `sort` must end with the unique `_id` tie-breaker so
- * pages never overlap or skip (DESIGN §6).
+ * pages never overlap or skip (docs/architecture.md §6).
  */
 export async function findPage(
   tasks: Collection<TaskDoc>,

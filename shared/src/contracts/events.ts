@@ -4,7 +4,7 @@ import { busRequest, PathId, StringEnum, Timestamp } from './schemas.js';
 
 /*
  * Contracts of the events family: the change feed and the webhook subscriptions.
- * Served by the query service (DESIGN §1: it owns reads; the webhook dispatcher runs beside it,
+ * Served by the query service (docs/architecture.md §1: it owns reads; the webhook dispatcher runs beside it,
  * see docs/events.md). Subjects live under `query.` and `webhooks.`, never under `events.`, which
  * is the JetStream subject space of the events themselves.
  */
@@ -86,7 +86,7 @@ export const FeedPage = Type.Object({
 /** Event types a webhook subscribes to: type names, or `["*"]` for every type. */
 const WebhookEvents = Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'event types, or `["*"]` for all; repeats are dropped, and a list with `*` is stored as `["*"]`' });
 const WebhookUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that receives POSTs; no whitespace or control characters; stored in its WHATWG-normalized form' });
-const WebhookQuery = Type.String({ description: 'task query (DESIGN §6): a task event is delivered only when the task after the change matches' });
+const WebhookQuery = Type.String({ description: 'task query (docs/architecture.md §6): a task event is delivered only when the task after the change matches' });
 
 /** Body of `POST /api/v1/webhooks`. */
 export const WebhookCreateBody = Type.Object(

@@ -3,7 +3,7 @@ import { op } from './op.js';
 import { busRequest, MetadataObject, MetadataValue, Tags, Timestamp } from './schemas.js';
 
 /**
- * Contracts of the task detail family (SPEC "Task detail family", "Metadata keys"; DESIGN §1, §9):
+ * Contracts of the task detail family (docs/tasks.md; docs/architecture.md §1, §9):
  * task create, detail, update, soft delete, one-key metadata writes, folder move and notes.
  *
  * HTTP body schemas are exported so the gateway's route rows reuse them (one schema source). Body
@@ -35,7 +35,7 @@ export const TaskLease = Type.Object({
 export type TaskLease = Static<typeof TaskLease>;
 
 /**
- * The task object of the API (SPEC "Task (card)"). Cleared optional fields are absent.
+ * The task object of the API (docs/tasks.md "Shapes"). Cleared optional fields are absent.
  * `toTask` (domain/task.ts) maps a stored task to it.
  */
 export const Task = Type.Object(
@@ -78,7 +78,7 @@ const FolderPath = Type.String({ description: '`""` (unfiled), `/` (root) or `/s
 const Instant = (what: string) =>
   Type.String({ description: `${what}: date-only \`YYYY-MM-DD\` (midnight UTC) or RFC 3339 with offset; stored and returned as UTC \`toISOString()\`` });
 
-/** Fields of a new task shared by the plain create and the board card create (SPEC "Task"). */
+/** Fields of a new task shared by the plain create and the board card create (docs/tasks.md "Shapes"). */
 export const TaskCreateFields = {
   title: Type.String({ description: 'required; 1..500 characters after trimming' }),
   description: Type.Optional(Type.String({ maxLength: DESCRIPTION_MAX, description: 'Markdown body' })),
@@ -103,7 +103,7 @@ export const TaskCreateBody = Type.Object(
 );
 export type TaskCreateBody = Static<typeof TaskCreateBody>;
 
-/** Body of `PATCH /tasks/{taskId}`: every field optional, an omitted field is unchanged (SPEC "Task detail family"). */
+/** Body of `PATCH /tasks/{taskId}`: every field optional, an omitted field is unchanged (docs/tasks.md "Rules and choices"). */
 export const TaskUpdateBody = Type.Object(
   {
     title: Type.Optional(TaskCreateFields.title),
@@ -142,7 +142,7 @@ export const NoteCreateBody = Type.Object(
 );
 export type NoteCreateBody = Static<typeof NoteCreateBody>;
 
-/** A note on a task (DESIGN §9). */
+/** A note on a task (docs/architecture.md §9). */
 export const Note = Type.Object({
   id: Type.String(),
   task_id: Type.String(),

@@ -9,7 +9,7 @@ import type { TaskDoc } from './task.js';
 
 /**
  * The look-ups of query functions (docs/query-language.md "Functions") under the caller's access
- * rules (DESIGN §5): `activeSprint('<board>')` reads the board with `loadBoard` (missing or
+ * rules (docs/architecture.md §5): `activeSprint('<board>')` reads the board with `loadBoard` (missing or
  * unreadable → 404 `BOARD_NOT_FOUND`, the same answer, so a sprint of an unreadable board never
  * resolves); `openSprints()` / `closedSprints()` list the live sprint tasks (`app.type = sprint`)
  * the caller can read; the time zone is the `timezone` the caller chose (read-only projection of
@@ -55,7 +55,7 @@ export function resolveFor(
   );
 }
 
-/** A column's effective query (DESIGN §7), printed and compiled. */
+/** A column's effective query (docs/architecture.md §7), printed and compiled. */
 export interface CompiledColumn {
   column: ColumnDef;
   /** Canonical text, echoed as `effective_query`. */
@@ -66,7 +66,7 @@ export interface CompiledColumn {
 
 /**
  * Assembles a column's effective query, `(column query) AND ('t' IN tags)… AND app.sprint = '<id>'
- * AND (filter) ORDER BY <column order or metadata.order ASC>` (DESIGN §7), and compiles it.
+ * AND (filter) ORDER BY <column order or metadata.order ASC>` (docs/architecture.md §7), and compiles it.
  * The column read, the board summary and the claim (reading in its transaction `session`) use it.
  * Function calls are resolved for `principal` on this board (`me()` = the reader,
  * `activeSprint()` = the board's running sprint); `text` keeps them as written. A bad `filter` is 400 `QUERY_SYNTAX` with the position relative to the filter text.

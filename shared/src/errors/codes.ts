@@ -1,5 +1,5 @@
 /**
- * The one error catalogue (DESIGN §4). Every error the service returns has a code from here;
+ * The one error catalogue (docs/architecture.md §4). Every error the service returns has a code from here;
  * the HTTP status is decided here and nowhere else. `docs/errors.md` is generated from this
  * object (`npm run docs:errors`) and a unit test keeps the two in step.
  *

@@ -102,7 +102,7 @@ export interface FeedPage {
 /**
  * One page of the change feed for user `userId` (`GET /api/v1/events`): events after
  * `after` (default: the start of the retained outbox) matching `filter`, only those the user can
- * read now (DESIGN §5, `visibleTo`), oldest first, at most `limit`. Hidden events are skipped, and
+ * read now (docs/architecture.md §5, `visibleTo`), oldest first, at most `limit`. Hidden events are skipped, and
  * `next_after` moves past them, so paging never stalls or repeats. Throws 410 `EVENTS_EXPIRED`
  * for an `after` older than the retention window.
  */

@@ -16,7 +16,7 @@ export interface StreamOptions {
   heartbeatMs: number;
   /** Bytes a client may leave unread before it is dropped (default 1 MiB). */
   maxBufferedBytes: number;
-  /** How long a principal's group list is reused in ms (DESIGN §5: a short cache at most; default 5 000). */
+  /** How long a principal's group list is reused in ms (docs/architecture.md §5: a short cache at most; default 5 000). */
   principalTtlMs: number;
 }
 

@@ -30,7 +30,7 @@ export function isLegacyPath(url: string): boolean {
 export const MAX_BODY_DEPTH = 64;
 
 /**
- * Request validators (DESIGN §9, "wrong types → 400"): JSON bodies are checked without
+ * Request validators (docs/architecture.md §9, "wrong types → 400"): JSON bodies are checked without
  * type coercion, so `{"title": 5}` is a 400 naming `/title`; path and query-string values, which
  * are always text on the wire, are coerced (`?preview=3` → 3). A body field the schema does not
  * accept (`additionalProperties: false`, as the Swagger says) is a 400 naming it on the target
