@@ -14,6 +14,21 @@ export const FEED_DEFAULT_LIMIT = 100;
 export const FEED_MAX_LIMIT = 500;
 
 /**
+ * Largest event, as the UTF-8 bytes of its JSON envelope (docs/events.md "Sizes"): 960 KiB, so
+ * every event fits one message of a NATS server with its default 1 MiB `max_payload` and one feed
+ * page. Input limits keep writes below it (a task is at most `TASK_MAX_BYTES`, and a
+ * `task.updated` carries it with the changed fields' old and new values); a write whose event would
+ * still be larger is a 413 `PAYLOAD_TOO_LARGE` with nothing written.
+ */
+export const EVENT_MAX_BYTES = 960 * 1024;
+/**
+ * A feed page stops adding events once its envelopes pass this many bytes of JSON (it always holds
+ * at least one event), so a page of large events still fits one bus reply; `next_after` then
+ * points at the last event returned.
+ */
+export const FEED_PAGE_MAX_BYTES = 512 * 1024;
+
+/**
  * The event cursor as text (docs/events.md "Cursors"): an event `seq`, written in decimal digits
  * only, at most `Number.MAX_SAFE_INTEGER`. The feed's `?after`, the stream's `?after` and its
  * `Last-Event-ID` header all take this form, read by `parseCursor` (events/cursor.ts).

@@ -32,9 +32,11 @@ export const Tags = Type.Array(Type.String({ minLength: 1 }), { description: 'du
 export const METADATA_MAX_DEPTH = 32;
 /** Longest metadata value, as the bytes (UTF-8) of its JSON text. */
 export const METADATA_VALUE_MAX_BYTES = 64 * 1024;
+/** Longest metadata key, in characters (docs/tasks.md "Limits"). */
+export const METADATA_KEY_MAX = 256;
 /**
  * Schema keyword carrying the metadata limits ({@link METADATA_MAX_DEPTH},
- * {@link METADATA_VALUE_MAX_BYTES}): `'object'` checks every value of a metadata object,
+ * {@link METADATA_VALUE_MAX_BYTES}, {@link METADATA_KEY_MAX}): `'object'` checks every key and value of a metadata object,
  * `'value'` the value itself. The gateway's validator enforces it (a 400 naming
  * `/metadata/<key>`); Swagger shows it as a vendor extension; the bus validator ignores it.
  */

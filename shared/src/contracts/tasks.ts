@@ -1,6 +1,6 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { op } from './op.js';
-import { busRequest, MetadataObject, MetadataValue, Tags, Timestamp } from './schemas.js';
+import { busRequest, METADATA_KEY_MAX, MetadataObject, MetadataValue, Tags, Timestamp } from './schemas.js';
 
 /**
  * Contracts of the task detail family (docs/tasks.md; docs/architecture.md §1, §9):
@@ -18,6 +18,15 @@ import { busRequest, MetadataObject, MetadataValue, Tags, Timestamp } from './sc
 export const TITLE_MAX = 500;
 /** Maximum description length in characters. */
 export const DESCRIPTION_MAX = 200_000;
+/** Longest `status` in characters (docs/tasks.md "Limits"); longer → 400 naming `/status`. */
+export const STATUS_MAX = 64;
+/**
+ * Largest task, as the UTF-8 bytes of the JSON of its API object (docs/tasks.md "Limits"): 256 KiB.
+ * A write that would make a task larger is a 413 `PAYLOAD_TOO_LARGE` naming the task's largest
+ * field (`details.field`), with nothing written. It keeps every event about a task within
+ * `EVENT_MAX_BYTES` (a `task.updated` carries the task and the changed fields' old and new values).
+ */
+export const TASK_MAX_BYTES = 256 * 1024;
 
 /**
  * The lease a card is claimed under (docs/boards.md "Claiming a card under a lease"), as task reads, column reads and events show
@@ -73,7 +82,7 @@ export const MetadataKeyParams = Type.Object({ taskId: Type.String(), key: Type.
 
 /** Metadata as sent and returned: original (unescaped) keys, any JSON values except null. */
 const Metadata = MetadataObject('keys such as `order`, `app.sprint`, `cf.priority`; values any JSON except null');
-const Status = Type.String({ minLength: 1, description: 'free string, e.g. `todo`, `doing`, `done`' });
+const Status = Type.String({ minLength: 1, maxLength: STATUS_MAX, description: `free string of 1..${STATUS_MAX} characters, e.g. \`todo\`, \`doing\`, \`done\`` });
 const FolderPath = Type.String({ description: '`""` (unfiled), `/` (root) or `/seg/seg`; segments 1..64 chars without `\\:*?"<>|` and without leading/trailing space or dot' });
 const Instant = (what: string) =>
   Type.String({ description: `${what}: date-only \`YYYY-MM-DD\` (midnight UTC) or RFC 3339 with offset; stored and returned as UTC \`toISOString()\`` });
@@ -124,7 +133,7 @@ export type TaskUpdateBody = Static<typeof TaskUpdateBody>;
 /** Body of `PATCH /tasks/{taskId}/metadata`: one key per call. */
 export const MetadataSetBody = Type.Object(
   {
-    key: Type.String({ minLength: 1 }),
+    key: Type.String({ minLength: 1, maxLength: METADATA_KEY_MAX, description: `1..${METADATA_KEY_MAX} characters` }),
     value: MetadataValue('any JSON value except null (remove a key with DELETE …/metadata/{key})'),
   },
   { additionalProperties: false },

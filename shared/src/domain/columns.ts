@@ -1,5 +1,5 @@
 import type { BoardTaskCreateBody, ColumnAction as ColumnActionView, ColumnActionInput, ColumnInput } from '../contracts/boards.js';
-import type { TaskCreateBody } from '../contracts/tasks.js';
+import { STATUS_MAX, type TaskCreateBody } from '../contracts/tasks.js';
 import { AppError, invalidField } from '../errors/index.js';
 import { isMoverValue, materializeActions, MOVER_VALUE, parseQuery } from '../query/index.js';
 import type { ColumnAction, ColumnDef } from './board.js';
@@ -210,6 +210,7 @@ function setValue(field: string, value: unknown, at: string): unknown {
   if (field === 'kickoff' || field === 'deadline') return normalizeDate(at, value);
   if (field === 'path') return validatePath(at, value);
   if (value === '') throw invalidField(at, `${field} must not be empty`, 'required');
+  if (field === 'status' && value.length > STATUS_MAX) throw invalidField(at, `status has at most ${STATUS_MAX} characters`, 'maxLength');
   return value;
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { METADATA_KEY_MAX, METADATA_VALUE_MAX_BYTES } from '../contracts/schemas.js';
 import { TITLE_MAX, type TaskCreateBody, type TaskUpdateBody } from '../contracts/tasks.js';
 import { AppError, invalidField, type FieldError } from '../errors/index.js';
 import { Collections } from '../store/collections.js';
@@ -90,11 +91,16 @@ export function encodeMetadataInput(meta: Record<string, unknown>, field = '/met
  * Checks that one metadata entry can be stored (docs/tasks.md "Metadata keys"; the store's rules,
  * `store/rules.ts`): neither the key nor a field name of an object inside the value holds a NUL
  * byte, which MongoDB cannot store in a field name (dots and a leading `$` in the key are escaped,
- * so those are fine). Throws 400 `VALIDATION_FAILED` naming `keyField` for the key, or
+ * so those are fine), the key has at most `METADATA_KEY_MAX` (256) characters and the value's JSON
+ * at most `METADATA_VALUE_MAX_BYTES` (64 KiB) bytes (docs/tasks.md "Limits": the gateway checks the
+ * same on the HTTP body; this holds them on every path). Throws 400 `VALIDATION_FAILED` naming `keyField` for the key, or
  * `valueField` (default `keyField`) for the value.
  */
 export function checkMetadataEntry(key: string, value: unknown, keyField: string, valueField = keyField): void {
   if (key.includes('\0')) throw invalidField(keyField, 'a metadata key must not contain a NUL byte (U+0000)', 'key');
+  if (key.length > METADATA_KEY_MAX) throw invalidField(keyField, `a metadata key of ${key.length} characters, over the ${METADATA_KEY_MAX}-character limit`, 'maxLength');
+  const bytes = value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value) ?? '');
+  if (bytes > METADATA_VALUE_MAX_BYTES) throw invalidField(valueField, `${bytes} bytes of JSON, over the ${METADATA_VALUE_MAX_BYTES}-byte limit of a metadata value`, 'maxBytes');
   const bad = nulName(value, 0);
   if (bad !== undefined) throw invalidField(valueField, `the field name ${JSON.stringify(bad)} inside the value contains a NUL byte (U+0000)`, 'key');
 }
