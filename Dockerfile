@@ -1,4 +1,4 @@
-# One image for every service (DESIGN §2): the compose file picks the entry point with SERVICE.
+# One image for every service (docs/architecture.md §2): the compose file picks the entry point with SERVICE.
 # syntax=docker/dockerfile:1
 FROM node:22-bookworm-slim AS build
 WORKDIR /app

@@ -60,27 +60,48 @@ export async function measure(specs, { reps = REPS, duration = DURATION_S, inter
     ? Array.from({ length: reps }, () => Object.keys(specs)).flat()
     : Object.keys(specs).flatMap((k) => Array(reps).fill(k));
   for (const name of order) runs[name].push(await load(specs[name], { duration, warmup: interleave || runs[name].length === 0 }));
-  const median = (rs, key) => pct(rs.map((r) => r[key]), 50);
-  const sum = (rs, key) => rs.reduce((a, r) => a + r[key], 0);
+  return Object.fromEntries(Object.entries(runs).map(([name, rs]) => [name, summarize(rs)]));
+}
+
+/**
+ * Loads the same specs on several servers side by side: `specs` is {name: {variant: load spec}}
+ * (e.g. variants `this` and `ref`, two builds). Every run of a spec is followed at once by the
+ * same run on the other variants (a warm-up before each run), so the i-th runs of the variants
+ * are paired for {@link pairedRatio}. `interleave` as in {@link measure}: specs served by
+ * different processes rotate (a b, a b, …); otherwise (specs sharing one server per variant) each
+ * spec's runs are consecutive. Returns {name: {variant: result}} in the shape of {@link measure}.
+ */
+export async function measureVariants(specs, { reps = REPS, duration = DURATION_S, interleave = true } = {}) {
+  const names = Object.keys(specs);
+  const order = interleave ? Array.from({ length: reps }, () => names).flat() : names.flatMap((k) => Array(reps).fill(k));
+  const runs = Object.fromEntries(names.map((k) => [k, Object.fromEntries(Object.keys(specs[k]).map((v) => [v, []]))]));
+  for (const name of order) {
+    for (const [variant, spec] of Object.entries(specs[name])) runs[name][variant].push(await load(spec, { duration }));
+  }
   return Object.fromEntries(
-    Object.entries(runs).map(([name, rs]) => [
-      name,
-      {
-        rps: median(rs, 'rps'), p50: median(rs, 'p50'), p99: median(rs, 'p99'),
-        n: sum(rs, 'n'), errors: sum(rs, 'errors'), non2xx: sum(rs, 'non2xx'), rpsRuns: rs.map((r) => r.rps),
-      },
-    ]),
+    names.map((k) => [k, Object.fromEntries(Object.entries(runs[k]).map(([v, rs]) => [v, summarize(rs)]))]),
   );
+}
+
+/** Median req/s, p50 and p99 of a spec's runs, their summed counts, and every run's req/s. */
+function summarize(rs) {
+  const median = (key) => pct(rs.map((r) => r[key]), 50);
+  const sum = (key) => rs.reduce((a, r) => a + r[key], 0);
+  return {
+    rps: median('rps'), p50: median('p50'), p99: median('p99'),
+    n: sum('n'), errors: sum('errors'), non2xx: sum('non2xx'), rpsRuns: rs.map((r) => r.rps), p50Runs: rs.map((r) => r.p50),
+  };
 }
 
 /**
  * The ratio `top.rps ÷ bottom.rps` run by run (the i-th runs of two {@link measure} results were
- * taken side by side), as `1.23× (runs 1.10–1.31)`: its median and its spread.
+ * taken side by side), as `1.23× (runs 1.10–1.31)`: its median and its spread. `key` = the runs
+ * compared (`rpsRuns`, or `p50Runs` for latencies). Returns {value, min, max, text}.
  */
-export function pairedRatio(top, bottom) {
-  const ratios = top.rpsRuns.map((rps, i) => rps / bottom.rpsRuns[i]);
+export function pairedRatio(top, bottom, key = 'rpsRuns') {
+  const ratios = top[key].map((v, i) => v / bottom[key][i]);
   const value = pct(ratios, 50);
-  return { value, text: `${value.toFixed(3)}× (runs ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)})` };
+  return { value, min: Math.min(...ratios), max: Math.max(...ratios), text: `${value.toFixed(3)}× (runs ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)})` };
 }
 
 function run(opts, onTime) {
@@ -306,7 +327,7 @@ export class Scope {
 /** A bench JWT secret (the gateway's `JWT_SECRET`). */
 export const JWT_SECRET = 'bench-secret-0123456789abcdef';
 
-/** An HS256 access token for `sub`, valid one hour, as the gateway signs them (DESIGN §5). */
+/** An HS256 access token for `sub`, valid one hour, as the gateway signs them (docs/architecture.md §5). */
 export function accessToken(sub, secret = JWT_SECRET) {
   const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
   const now = Math.floor(Date.now() / 1000);

@@ -32,6 +32,22 @@ export function moveRequests(boardId, movable, headers) {
 }
 
 /**
+ * The board section's load specs on a server at `base` seeded by `bench/seed.mjs board` (`seed`:
+ * its READY info): detail, column, summary, boardTasks and move, in that order.
+ */
+export function boardSpecs(seed, base) {
+  const headers = { authorization: `Bearer ${accessToken(seed.userId)}` };
+  const board = `${base}/api/v1/boards/${seed.boardId}`;
+  return {
+    detail: { url: `${base}/api/v1/tasks/${seed.detailId}`, headers },
+    column: { url: `${board}/columns/${READ_COLUMN}/query`, method: 'POST', headers, body: '{}' },
+    summary: { url: `${board}/summary`, headers },
+    boardTasks: { url: `${board}/tasks`, headers },
+    move: { url: base, requests: moveRequests(seed.boardId, seed.movable, headers) },
+  };
+}
+
+/**
  * c=10: GET /api/v1/tasks/{id} (a card), POST …/columns/doing/query (2,000 cards, page 20),
  * GET …/summary (6 columns, preview 3), GET …/tasks (ud's board read: 6 columns, 20 full tasks
  * each), POST …/tasks/{taskId}/move (Doing ⇄ Review).
@@ -40,15 +56,7 @@ export function moveRequests(boardId, movable, headers) {
  */
 export async function boardSection(scope) {
   const { seed, base } = await seedDir(scope, 'board');
-  const headers = { authorization: `Bearer ${accessToken(seed.userId)}` };
-  const board = `${base}/api/v1/boards/${seed.boardId}`;
-  const { detail, column, summary, boardTasks, move } = await measure({
-    detail: { url: `${base}/api/v1/tasks/${seed.detailId}`, headers },
-    column: { url: `${board}/columns/${READ_COLUMN}/query`, method: 'POST', headers, body: '{}' },
-    summary: { url: `${board}/summary`, headers },
-    boardTasks: { url: `${board}/tasks`, headers },
-    move: { url: base, requests: moveRequests(seed.boardId, seed.movable, headers) },
-  }, { interleave: false });
+  const { detail, column, summary, boardTasks, move } = await measure(boardSpecs(seed, base), { interleave: false });
 
   const moveCost = pairedRatio(detail, move);
   const summaryCost = pairedRatio(column, summary);

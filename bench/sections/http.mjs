@@ -1,5 +1,6 @@
 // Section `http`: the all-in-one process vs a bare Fastify process returning the same JSON.
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { accessToken, http, JWT_SECRET, measure, row, TABLE_HEAD, versusBase } from '../lib.mjs';
 
 /** A task create body like a client sends. */
@@ -12,18 +13,28 @@ export const CREATE_BODY = {
 };
 
 /**
- * GET /api/v1/tasks/{id} at c=10 and c=50 and POST /api/v1/tasks at c=10, each on the bare baseline
- * and on the all-in-one server (interleaved runs, medians). Target: all-in-one GET ≥ 0.4× bare (c=10).
+ * Starts the all-in-one server of `root` (a checkout with its build; '' = this one) on a fresh
+ * data dir with one task and a note on it, created through HTTP. Returns {base, token, path (the
+ * task's detail path), detail and created (the HTTP answers, {status, text, json})}.
  */
-export async function httpSection(scope) {
+export async function httpServer(scope, root = '') {
   const dir = scope.tempDir('bench-http-');
-  const aio = await scope.process('bench/servers/all-in-one.mjs', { env: { DATA_DIR: dir, JWT_SECRET } });
+  const aio = await scope.process(join(root, 'bench/servers/all-in-one.mjs'), { env: { DATA_DIR: dir, JWT_SECRET } });
   const base = `http://127.0.0.1:${aio.info.port}`;
   const token = accessToken(randomUUID());
   const created = await http(base, 'POST', '/api/v1/tasks', { token, body: CREATE_BODY });
   const path = `/api/v1/tasks/${created.json.id}`;
   await http(base, 'POST', `${path}/notes`, { token, body: { content: 'Draft is in the wiki.' } });
   const detail = await http(base, 'GET', path, { token });
+  return { base, token, path, detail, created };
+}
+
+/**
+ * GET /api/v1/tasks/{id} at c=10 and c=50 and POST /api/v1/tasks at c=10, each on the bare baseline
+ * and on the all-in-one server (interleaved runs, medians). Target: all-in-one GET ≥ 0.4× bare (c=10).
+ */
+export async function httpSection(scope) {
+  const { base, token, path, detail, created } = await httpServer(scope);
   const bare = await scope.process('bench/servers/bare.mjs', { env: { BODY: detail.text, CREATED: created.text } });
   const bareBase = `http://127.0.0.1:${bare.info.port}`;
   const auth = { authorization: `Bearer ${token}` };

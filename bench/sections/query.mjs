@@ -11,18 +11,26 @@ export const QUERIES = [
 ];
 
 /**
+ * The query section's load specs on a server at `base` seeded by `bench/seed.mjs query` (`seed`:
+ * its READY info): `detail`, then one per {@link QUERIES} entry, named by it.
+ */
+export function querySpecs(seed, base) {
+  const headers = { authorization: `Bearer ${accessToken(seed.userId)}` };
+  const queryLoad = (query) => ({ url: `${base}/api/v1/tasks/query`, method: 'POST', headers, body: JSON.stringify({ query, pageSize: 20 }) });
+  return {
+    detail: { url: `${base}/api/v1/tasks/${seed.detailId}`, headers },
+    ...Object.fromEntries(QUERIES.map(([name, query]) => [name, queryLoad(query)])),
+  };
+}
+
+/**
  * POST /api/v1/tasks/query (pageSize 20, c=10) for each of {@link QUERIES}, and GET
  * /api/v1/tasks/{id} from the same server. Targets: first query p50 < 10 ms, p99 < 50 ms, and
  * ≥ 0.3× the req/s of GET detail.
  */
 export async function querySection(scope) {
   const { seed, base } = await seedDir(scope, 'query');
-  const headers = { authorization: `Bearer ${accessToken(seed.userId)}` };
-  const queryLoad = (query) => ({ url: `${base}/api/v1/tasks/query`, method: 'POST', headers, body: JSON.stringify({ query, pageSize: 20 }) });
-  const measured = await measure({
-    detail: { url: `${base}/api/v1/tasks/${seed.detailId}`, headers },
-    ...Object.fromEntries(QUERIES.map(([name, query]) => [name, queryLoad(query)])),
-  }, { interleave: false });
+  const measured = await measure(querySpecs(seed, base), { interleave: false });
   const detail = measured.detail;
   const results = QUERIES.map(([name]) => [name, measured[name]]);
   const [, first] = results[0];

@@ -2,6 +2,7 @@
 // close and store round trips per close for 100 vs 1,000 members, beside a task detail read; then the
 // sprint report, velocity history and sprint list of a board with 50 closed sprints of 200 members.
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { sprintsService } from '@app/sprints';
 import { tasksService } from '@app/tasks';
@@ -167,6 +168,37 @@ async function seedReports(dir) {
 }
 
 /**
+ * Seeds the {@link seedReports} fixture (this module run as its own process, from `root`: a
+ * checkout with its build, '' = this one), starts that checkout's all-in-one server on it and
+ * checks the fixture through HTTP. Returns {specs, seedS}: the load specs detail, report, velocity
+ * and list, and the seeding time in seconds. Throws when the fixture is not what it should be.
+ */
+export async function reportsServer(scope, root = '') {
+  const dir = scope.tempDir('bench-sprint-reports-');
+  const seeder = await scope.process(join(root, 'bench/sections/sprint.mjs'), { args: ['seed-reports', dir], timeoutMs: 300_000 });
+  await seeder.stop(); // it exits by itself after READY; this waits for that
+  const { owner, boardId, middle, detailId, seedS } = seeder.info;
+
+  const server = await scope.process(join(root, 'bench/servers/all-in-one.mjs'), { env: { DATA_DIR: dir, JWT_SECRET } });
+  const base = `http://127.0.0.1:${server.info.port}`;
+  const token = accessToken(owner);
+  const report = (await http(base, 'GET', `/api/v1/tasks/${middle}/report`, { token })).json;
+  const velocity = (await http(base, 'GET', `/api/v1/boards/${boardId}/velocity?last=50`, { token })).json;
+  const listed = (await http(base, 'GET', `/api/v1/boards/${boardId}/sprints`, { token })).json;
+  if (report.live !== false || report.committed.length !== REPORT_MEMBERS || velocity.sprints.length !== REPORT_SPRINTS || listed.length !== REPORT_SPRINTS + 1) {
+    throw new Error(`reports bench fixture is not what it should be: ${JSON.stringify({ committed: report.committed?.length, velocity: velocity.sprints?.length, listed: listed.length })}`);
+  }
+  const headers = { authorization: `Bearer ${token}` };
+  const specs = {
+    detail: { url: `${base}/api/v1/tasks/${detailId}`, headers },
+    report: { url: `${base}/api/v1/tasks/${middle}/report`, headers },
+    velocity: { url: `${base}/api/v1/boards/${boardId}/velocity?last=50`, headers },
+    list: { url: `${base}/api/v1/boards/${boardId}/sprints`, headers },
+  };
+  return { specs, seedS };
+}
+
+/**
  * The {@link seedReports} fixture is written by this module run as its own process (as
  * the query and board sections seed theirs), so neither its documents nor its garbage stay in the
  * process that generates the load; then the all-in-one server starts on it and c=10 HTTP loads
@@ -176,28 +208,8 @@ async function seedReports(dir) {
  * within 3× the detail's.
  */
 async function reportsPart(scope) {
-  const dir = scope.tempDir('bench-sprint-reports-');
-  const seeder = await scope.process('bench/sections/sprint.mjs', { args: ['seed-reports', dir], timeoutMs: 300_000 });
-  await seeder.stop(); // it exits by itself after READY; this waits for that
-  const { owner, boardId, middle, detailId, seedS } = seeder.info;
-
-  const server = await scope.process('bench/servers/all-in-one.mjs', { env: { DATA_DIR: dir, JWT_SECRET } });
-  const base = `http://127.0.0.1:${server.info.port}`;
-  const token = accessToken(owner);
-  const report = (await http(base, 'GET', `/api/v1/tasks/${middle}/report`, { token })).json;
-  const velocity = (await http(base, 'GET', `/api/v1/boards/${boardId}/velocity?last=50`, { token })).json;
-  const listed = (await http(base, 'GET', `/api/v1/boards/${boardId}/sprints`, { token })).json;
-  if (report.live !== false || report.committed.length !== REPORT_MEMBERS || velocity.sprints.length !== REPORT_SPRINTS || listed.length !== REPORT_SPRINTS + 1) {
-    throw new Error(`reports bench fixture is not what it should be: ${JSON.stringify({ committed: report.committed?.length, velocity: velocity.sprints?.length, listed: listed.length })}`);
-  }
-
-  const headers = { authorization: `Bearer ${token}` };
-  const m = await measure({
-    detail: { url: `${base}/api/v1/tasks/${detailId}`, headers },
-    report: { url: `${base}/api/v1/tasks/${middle}/report`, headers },
-    velocity: { url: `${base}/api/v1/boards/${boardId}/velocity?last=50`, headers },
-    list: { url: `${base}/api/v1/boards/${boardId}/sprints`, headers },
-  }, { interleave: false, duration: 3 });
+  const { specs, seedS } = await reportsServer(scope);
+  const m = await measure(specs, { interleave: false, duration: 3 });
   const times = (k) => m[k].p50 / m.detail.p50;
   return [
     `Reports: one board, ${REPORT_SPRINTS} sprints of ${REPORT_MEMBERS} members created, started, changed (10 leave, 10 join, 60 % done) ` +

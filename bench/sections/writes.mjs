@@ -16,16 +16,19 @@ const ROTATION = 200;
 
 /**
  * Starts an all-in-one server (`root`: a checkout with its build; '' = this one) on a fresh data
- * dir; `sync`: its `EMBEDDED_SYNC` (default: the server's own default).
+ * dir; `sync`: its `EMBEDDED_SYNC` (default: the server's own default). Returns its base URL.
  */
-async function server(scope, root, sync) {
+export async function writesServer(scope, root, sync) {
   const dir = scope.tempDir('bench-writes-');
   const p = await scope.process(join(root, 'bench/servers/all-in-one.mjs'), { env: { DATA_DIR: dir, JWT_SECRET, ...(sync ? { EMBEDDED_SYNC: sync } : {}) } });
   return `http://127.0.0.1:${p.info.port}`;
 }
 
-/** Seeds `ROTATION` tasks to PATCH and a Doing/Review board with `ROTATION` cards to move. */
-async function seed(base, token) {
+/**
+ * Seeds `ROTATION` tasks to PATCH and a Doing/Review board with `ROTATION` cards to move, through
+ * the HTTP API of `base` as the user of `token`; returns {tasks, boardId, movable}.
+ */
+export async function writesSeed(base, token) {
   const tasks = [];
   for (let i = 0; i < ROTATION; i++) tasks.push((await http(base, 'POST', '/api/v1/tasks', { token, body: { ...CREATE_BODY, title: `patch ${i}` } })).json);
   const columns = [{ id: 'doing', name: 'Doing', query: "status = 'doing'" }, { id: 'review', name: 'Review', query: "status = 'review'" }];
@@ -83,6 +86,32 @@ function createRequests(headers, perRequest) {
 }
 
 /**
+ * The PATCH, PATCH with If-Match and move loads on the server at `base` seeded by
+ * {@link writesSeed} (`s`); `headers` carry the seeding user's token.
+ */
+export function writeLoads(base, s, headers) {
+  return {
+    patch: { url: base, requests: patchRequests(s.tasks, headers, false) },
+    patchIfMatch: { url: base, requests: patchRequests(s.tasks, headers, true) },
+    move: { url: base, requests: moveRequests(s.boardId, s.movable, headers) },
+  };
+}
+
+/**
+ * The create loads on the server at `base`: plain, with a per-request nonce header, with an
+ * Idempotency-Key, and a 100-task batch (its req/s × 100 = tasks/s).
+ */
+export function createLoads(base, headers) {
+  const batchBody = JSON.stringify({ tasks: Array.from({ length: 100 }, (_, i) => ({ ...CREATE_BODY, title: `batch ${i}` })) });
+  return {
+    create: { url: base, requests: createRequests(headers) },
+    createNonce: { url: base, requests: createRequests(headers, 'x-bench-nonce') },
+    createKey: { url: base, requests: createRequests(headers, 'idempotency-key') },
+    batch: { url: `${base}/api/v1/tasks/batch`, method: 'POST', headers, body: batchBody },
+  };
+}
+
+/**
  * c=10, ratio = req/s ÷ the row named. Targets: PATCH with If-Match and create with an
  * Idempotency-Key each cost ≤ 1.15× the plain request; a 100-task batch creates tasks ≥ 5× faster
  * than 100 single creates. With a base build: a PATCH and a move cost ≤ 1.2× before.
@@ -92,19 +121,17 @@ export async function writesSection(scope) {
   if (baseRoot && !existsSync(join(baseRoot, 'services/gateway/dist/app.js'))) throw new Error(`BENCH_WRITES_BASE=${baseRoot} has no build (npm run build there)`);
   const token = accessToken(randomUUID());
   const headers = { authorization: `Bearer ${token}` };
-  const ours = await server(scope, '');
-  const before = baseRoot ? await server(scope, baseRoot) : undefined;
+  const ours = await writesServer(scope, '');
+  const before = baseRoot ? await writesServer(scope, baseRoot) : undefined;
   // the build before the outbox and versions acknowledged a write once SQLite had it (synchronous=NORMAL);
   // ours in `normal` is the like-for-like write, the default `full` adds the WAL fsync
-  const oursNormal = baseRoot ? await server(scope, '', 'normal') : undefined;
-  const s = await seed(ours, token);
-  const b = before ? await seed(before, token) : undefined;
-  const n = oursNormal ? await seed(oursNormal, token) : undefined;
+  const oursNormal = baseRoot ? await writesServer(scope, '', 'normal') : undefined;
+  const s = await writesSeed(ours, token);
+  const b = before ? await writesSeed(before, token) : undefined;
+  const n = oursNormal ? await writesSeed(oursNormal, token) : undefined;
 
   const writeSpecs = {
-    patch: { url: ours, requests: patchRequests(s.tasks, headers, false) },
-    patchIfMatch: { url: ours, requests: patchRequests(s.tasks, headers, true) },
-    move: { url: ours, requests: moveRequests(s.boardId, s.movable, headers) },
+    ...writeLoads(ours, s, headers),
     ...(b && n ? {
       basePatch: { url: before, requests: patchRequests(b.tasks, headers, false) },
       baseMove: { url: before, requests: moveRequests(b.boardId, b.movable, headers) },
@@ -114,12 +141,8 @@ export async function writesSection(scope) {
   };
   const w = await measure(writeSpecs);
 
-  const batchBody = JSON.stringify({ tasks: Array.from({ length: 100 }, (_, i) => ({ ...CREATE_BODY, title: `batch ${i}` })) });
   const createSpecs = {
-    create: { url: ours, requests: createRequests(headers) },
-    createNonce: { url: ours, requests: createRequests(headers, 'x-bench-nonce') },
-    createKey: { url: ours, requests: createRequests(headers, 'idempotency-key') },
-    batch: { url: `${ours}/api/v1/tasks/batch`, method: 'POST', headers, body: batchBody },
+    ...createLoads(ours, headers),
     ...(b ? { baseCreate: { url: before, requests: createRequests(headers) } } : {}),
   };
   const c = await measure(createSpecs);

@@ -11,7 +11,7 @@ import { moveCard } from './handlers/move.js';
 import { shareSyncWork } from './share-sync.js';
 
 /**
- * The boards service (DESIGN §1: board lifecycle, columns and actions, share, groups, board task
+ * The boards service (docs/architecture.md §1: board lifecycle, columns and actions, share, groups, board task
  * create, card move), queue group `boards`. Indexes: boards by owner, by shared group and by
  * active sprint (close-sprint repoints them); groups by member (every request loads the caller's
  * groups), tasks by board (the sharing update of a board's cards). In the background, every

@@ -6,7 +6,7 @@ import { CommonConfig } from '@app/shared/config';
 const packageVersion = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /**
- * The gateway's environment (DESIGN §2, §5): the common variables plus
+ * The gateway's environment (docs/architecture.md §2, §5): the common variables plus
  * - `JWT_SECRET` (required here; `main.ts` resolves the embedded default before loading),
  * - `RATE_LIMIT_AUTH_MAX`: login and register requests per client IP per minute (default 10),
  * - `APP_VERSION`: reported by `GET /version` and in Swagger (default: the package version),

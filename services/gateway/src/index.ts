@@ -1,4 +1,4 @@
-export { buildApp, BODY_LIMIT, type GatewayDeps } from './app.js';
+export { buildApp, BODY_LIMIT, type GatewayApp, type GatewayDeps } from './app.js';
 export { GatewayConfig, APP_NAME } from './config.js';
 export { ensureAdmin } from './auth/users.js';
 export { allRoutes, localRoutes } from './routes/table.js';

@@ -1,4 +1,4 @@
-// Process entry point of the gateway (DESIGN §2): the only place that reads the environment.
+// Process entry point of the gateway (docs/architecture.md §2): the only place that reads the environment.
 // `node services/gateway/dist/main.js`        → gateway only (needs NATS_URL; services run elsewhere)
 // `node services/gateway/dist/main.js --all`  → all-in-one (npm start): gateway + every service in this
 //                                                process, on NATS when NATS_URL is set, else the in-process bus.

@@ -1,4 +1,4 @@
-// Process entry point of the query service (DESIGN §2): the only place that reads the environment.
+// Process entry point of the query service (docs/architecture.md §2): the only place that reads the environment.
 import { runServiceProcess } from '@app/shared/runtime';
 import { queryService } from './service.js';
 

@@ -3,7 +3,7 @@ import { resolveFor, toTask, type BoardDoc, type ColumnDef, type Principal, type
 import { Collections, type Collection, type DocumentStore, type Filter, type Projection, type Sort } from '@app/shared/store';
 import { buildEffectiveQuery, compileQuery } from '@app/shared/query';
 
-/** Default page size of every list read (SPEC "Limits"; DESIGN §6). */
+/** Default page size of every list read (docs/http.md "Limits"; docs/architecture.md §6). */
 export const DEFAULT_PAGE_SIZE = 20;
 
 /** The `tasks` collection. */
@@ -12,7 +12,7 @@ export function tasksOf(store: DocumentStore): Collection<TaskDoc> {
 }
 
 /**
- * The sprint a column read or summary filters by (SPEC "column read"): `active` → the board's
+ * The sprint a column read or summary filters by (docs/query-service.md "Choices where SPEC is silent"): `active` → the board's
  * `activeSprintId` (none → no sprint clause), `none` → no clause, anything else → that sprint id.
  */
 export function sprintFor(board: BoardDoc, choice = 'active'): string | undefined {
@@ -24,7 +24,7 @@ export function sprintFor(board: BoardDoc, choice = 'active'): string | undefine
 /**
  * One page of `filter` in `sort` order, and the total match count (two round trips, run together;
  * a `pageSize` of 0 reads the count only). `sort` must end with the unique `_id` tie-breaker so
- * pages never overlap or skip (DESIGN §6).
+ * pages never overlap or skip (docs/architecture.md §6).
  */
 export async function findPage(
   tasks: Collection<TaskDoc>,
@@ -54,7 +54,7 @@ export function taskJson(doc: TaskDoc, view: TaskView): string {
   return encoded[view].json(doc);
 }
 
-/** A column's effective query (DESIGN §7), printed and compiled. */
+/** A column's effective query (docs/architecture.md §7), printed and compiled. */
 export interface CompiledColumn {
   column: ColumnDef;
   /** Canonical text, echoed as `effective_query`. */
@@ -65,7 +65,7 @@ export interface CompiledColumn {
 
 /**
  * Assembles a column's effective query, `(column query) AND ('t' IN tags)… AND app.sprint = '<id>'
- * AND (filter) ORDER BY <column order or metadata.order ASC>` (DESIGN §7), and compiles it.
+ * AND (filter) ORDER BY <column order or metadata.order ASC>` (docs/architecture.md §7), and compiles it.
  * The column read and the board summary both use it. Function calls are resolved for `principal`
  * on this board (`me()` = the reader, `activeSprint()` = the board's running sprint); `text` keeps
  * them as written. A bad `filter` is 400 `QUERY_SYNTAX` with the position relative to the filter text.

@@ -17,7 +17,7 @@ import { queryTasks } from './handlers/query-tasks.js';
 const taskIndex = (keys: IndexSpec['keys']): IndexSpec => ({ collection: Collections.tasks, keys });
 
 /**
- * The query service (DESIGN §1): every read of task lists, and the events (the change
+ * The query service (docs/architecture.md §1): every read of task lists, and the events (the change
  * feed, webhook subscriptions; in the background the outbox relay, the webhook dispatcher and the
  * retention sweep, docs/events.md). Queue group `query`; run N replicas and NATS spreads requests
  * across them. Reads only; the indexes serve the scope filters
@@ -41,7 +41,7 @@ export const queryService: ServiceDefinition = {
     taskIndex({ updated_at: 1 }),
     taskIndex({ 'metadata.$**': 1 }),
     taskIndex({ [metadataPath('app.sprint')]: 1 }),
-    // the default order of every column (DESIGN §7)
+    // the default order of every column (docs/architecture.md §7)
     taskIndex({ [metadataPath('order')]: 1 }),
     ...eventIndexes,
     ...webhookIndexes,

@@ -10,7 +10,7 @@ import { startSprint } from './handlers/start-sprint.js';
 import { boardVelocity } from './handlers/velocity.js';
 
 /**
- * The sprints service (DESIGN §1: sprints = close-sprint; sprint lifecycle, snapshots,
+ * The sprints service (docs/architecture.md §1: sprints = close-sprint; sprint lifecycle, snapshots,
  * report, velocity, burndown), queue group `sprints`. Indexes: the close finds the sprint's members
  * by `app.sprint` and the boards pointing at it by `activeSprintId` (both specs equal the query's
  * and the boards service's: MongoDB refuses one key under two names); the board's sprint list finds

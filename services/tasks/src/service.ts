@@ -17,7 +17,7 @@ import { update } from './handlers/update.js';
 const taskIndex = (field: string): IndexSpec => ({ collection: Collections.tasks, keys: { [field]: 1 } });
 
 /**
- * The tasks service (DESIGN §1): task create, the task detail family, metadata writes, folder
+ * The tasks service (docs/architecture.md §1): task create, the task detail family, metadata writes, folder
  * move, notes, restore, check-in and the batch writes, on subjects `tasks.*`.
  */
 export const tasksService: ServiceDefinition = {

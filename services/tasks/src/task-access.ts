@@ -26,7 +26,7 @@ export interface Loaded {
 }
 
 /**
- * Loads live task `taskId` for the caller (DESIGN §5, §9): not a UUID, missing, soft-deleted or
+ * Loads live task `taskId` for the caller (docs/architecture.md §5, §9): not a UUID, missing, soft-deleted or
  * unreadable → 404 `TASK_NOT_FOUND`; `need: 'write'` and readable but not writable → 403 `FORBIDDEN`.
  * The task is read first; the caller's groups only when the caller is not its owner (an owner
  * may read and write its tasks whatever its groups) or when a handler asks for `principal()`.
@@ -167,7 +167,7 @@ async function detailParts(store: DocumentStore, principal: () => Promise<Princi
 }
 
 /**
- * Task detail (SPEC "Task detail family"): the task plus `notes`, and `derivedFrom`/`linkedTo`
+ * Task detail (docs/tasks.md "Shapes"): the task plus `notes`, and `derivedFrom`/`linkedTo`
  * summaries of the linked tasks the caller can read, and `subtasks` (tasks derived from it, when
  * there are any); deleted or unreadable links are left out. `userId` is the caller.
  */

@@ -3,7 +3,7 @@ import type { AnyOp, In, Out } from '../contracts/op.js';
 import { AppError } from '../errors/index.js';
 import type { EncodedJson } from './json-text.js';
 
-/** What a caller tells the bus about a request; carried as headers (DESIGN §3). */
+/** What a caller tells the bus about a request; carried as headers (docs/architecture.md §3). */
 export interface CallMeta {
   /** `x-request-id`; generated when absent. */
   requestId?: string;
@@ -42,7 +42,7 @@ export interface IdempotencyInput {
   fingerprint: string;
 }
 
-/** What a handler gets besides its input. Transport-free: no NATS types (DESIGN §10). */
+/** What a handler gets besides its input. Transport-free: no NATS types (docs/architecture.md §10). */
 export interface CallContext {
   requestId: string;
   /** The caller's user id, or undefined for internal calls without a user. */
@@ -105,7 +105,7 @@ export interface ServeOptions {
 }
 
 /**
- * Request-reply between the gateway and the services (DESIGN §3). Two implementations share one
+ * Request-reply between the gateway and the services (docs/architecture.md §3). Two implementations share one
  * dispatch path: `NatsBus` (network) and `MemoryBus` (in-process, same JSON round trip).
  *
  * `request` resolves with the op's response or rejects with an `AppError`: the handler's own,
@@ -132,7 +132,7 @@ export interface Bus extends AsyncDisposable {
 }
 
 /**
- * What both transports derive from their own `requestReply` (DESIGN §3): `request` parses the
+ * What both transports derive from their own `requestReply` (docs/architecture.md §3): `request` parses the
  * reply, `requestText` passes its JSON text on, both throw a service's error reply as its
  * AppError; disposing closes. `NatsBus` and `MemoryBus` extend it.
  */

@@ -6,7 +6,7 @@ import { AppError, type FieldError, type WireError } from '../errors/index.js';
 import type { Binding, BusReply, CallContext, CallMeta, IdempotencyInput, ReplyMeta } from './bus.js';
 import { EncodedJson } from './json-text.js';
 
-/** The reply envelope on the wire (DESIGN §3). */
+/** The reply envelope on the wire (docs/architecture.md §3). */
 export type Reply = { ok: true; data: unknown } | { ok: false; error: WireError };
 
 /** Prefix of every successful reply; lets callers slice the data text without parsing. */
@@ -56,7 +56,7 @@ export function encodeOk(data: unknown): string {
   return `${OK_PREFIX}${data === undefined ? 'null' : data instanceof EncodedJson ? data.json : JSON.stringify(data)}}`;
 }
 
-/** Encodes an error reply `{ok:false, error}` carrying the AppError's wire form (DESIGN §3). */
+/** Encodes an error reply `{ok:false, error}` carrying the AppError's wire form (docs/architecture.md §3). */
 export function encodeError(err: AppError): string {
   return JSON.stringify({ ok: false, error: err.toWire() });
 }
@@ -129,7 +129,7 @@ class Context implements CallContext {
 }
 
 /**
- * The one responder step shared by every bus (DESIGN §3): decode → validate → handler → encode.
+ * The one responder step shared by every bus (docs/architecture.md §3): decode → validate → handler → encode.
  * Never throws: every failure becomes an error reply. Unexpected errors are logged once here.
  */
 export async function dispatch(binding: Binding, payload: string, meta: CallMeta, subject: string, log: Logger): Promise<string> {

@@ -23,7 +23,7 @@ interface Pending {
 export const TIMEOUT_SWEEP_MS = 20;
 
 /**
- * In-process bus (DESIGN §2, §3): the same dispatch and JSON round trip as NATS, delivered
+ * In-process bus (docs/architecture.md §2, §3): the same dispatch and JSON round trip as NATS, delivered
  * through a map. Several serve() calls for one subject share requests round-robin, like a queue
  * group. No globals: every instance has its own map.
  */

@@ -27,7 +27,7 @@ const ROUND_TRIP_TIMEOUT_MS = 2_000;
 const DRAIN_TIMEOUT_MS = 5_000;
 
 /**
- * The bus over NATS request-reply (DESIGN §3): one subscription per subject in the service's queue
+ * The bus over NATS request-reply (docs/architecture.md §3): one subscription per subject in the service's queue
  * group, each message through the shared {@link dispatch}. The client reconnects forever; while it
  * is disconnected, requests are buffered and fail with 504 after `op.timeoutMs` unless the
  * connection comes back first, and `ping()` fails at once with 503. NATS errors are mapped once, by
@@ -55,7 +55,7 @@ export class NatsBus extends ReplyBus {
       const nc = await connect({
         servers: opts.servers,
         name: opts.name,
-        noAsyncTraces: true, // perf-baseline.md: +15–18 % throughput on the request path
+        noAsyncTraces: true, // no call-site stack captured per request (docs/bus.md "Connection behaviour")
         reconnect: true,
         maxReconnectAttempts: -1,
         timeout: opts.connectTimeoutMs ?? 5_000,
@@ -136,7 +136,7 @@ export class NatsBus extends ReplyBus {
 
   /**
    * The NATS connection, for work beside request-reply that needs JetStream (the outbox
-   * relay, the stream feed, the webhook consumer). Handlers never see it (DESIGN §10).
+   * relay, the stream feed, the webhook consumer). Handlers never see it (docs/architecture.md §10).
    */
   get connection(): NatsConnection {
     return this.nc;

@@ -9,7 +9,7 @@ import {
 import { AppError } from '../errors/index.js';
 
 /**
- * The one adapter from NATS client errors to catalogue errors (DESIGN §3, §4). nats.js v3 errors
+ * The one adapter from NATS client errors to catalogue errors (docs/architecture.md §3, §4). nats.js v3 errors
  * carry no `code`, so this matches classes (spike §7):
  * - `TimeoutError` → 504 `UPSTREAM_TIMEOUT`;
  * - `RequestError` (no responders, or a request cancelled by a closing connection),

@@ -12,7 +12,7 @@ export class ConfigError extends Error {
 /**
  * Reads `env` through a TypeBox schema: applies defaults, converts strings to numbers/booleans,
  * and throws one {@link ConfigError} that lists every invalid or missing variable. Returns a
- * frozen object. Only `main.ts` files call this with `process.env` (DESIGN §10).
+ * frozen object. Only `main.ts` files call this with `process.env` (docs/architecture.md §10).
  */
 export function loadConfig<T extends TObject>(schema: T, env: Record<string, string | undefined>): Readonly<Static<T>> {
   const picked: Record<string, unknown> = {};
@@ -43,7 +43,7 @@ function shown(name: string, value: unknown): string {
 }
 
 /**
- * The environment every process reads (DESIGN §2). Services use the subset they need.
+ * The environment every process reads (docs/architecture.md §2). Services use the subset they need.
  */
 export const CommonConfig = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),

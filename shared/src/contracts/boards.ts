@@ -4,8 +4,8 @@ import { busRequest, MetadataObject, MetadataValue, PathId, StringEnum, Tags, Ti
 import { Task, TaskCreateFields } from './tasks.js';
 
 /**
- * Contracts of the boards service (SPEC "Board", "Column definition", "Applied action", board
- * endpoints; DESIGN §5, §7, §9): board lifecycle, columns and their actions, sharing, groups, card
+ * Contracts of the boards service (docs/boards.md: board, columns, applied actions, board
+ * endpoints; docs/architecture.md §5, §7, §9): board lifecycle, columns and their actions, sharing, groups, card
  * create on a board and card move.
  *
  * HTTP body schemas are exported for the gateway's route rows; they carry
@@ -35,7 +35,7 @@ const ColumnId = Type.String({
 
 /**
  * One enter or exit action of a column as returned: ud's `ColumnActionDTO`, whose `value` is a
- * string (DESIGN §7; the stored `ColumnAction` is in query/materialize.ts, `actionView` maps it).
+ * string (docs/architecture.md §7; the stored `ColumnAction` is in query/materialize.ts, `actionView` maps it).
  * A tag action carries one tag. A `set` of a metadata value that is not a string sends its text
  * (`3`, `true`, JSON for the rest) and says which in `value_type`, so a client that sends the
  * action back unchanged keeps the type (docs/boards.md).
@@ -61,7 +61,7 @@ export const ColumnActionInput = Type.Object(
 );
 export type ColumnActionInput = Static<typeof ColumnActionInput>;
 
-/** A column definition as returned (SPEC "Column definition"; DESIGN §7). */
+/** A column definition as returned (docs/boards.md "Columns"; docs/architecture.md §7). */
 export const Column = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -85,7 +85,7 @@ export const ColumnInput = Type.Object(
 );
 export type ColumnInput = Static<typeof ColumnInput>;
 
-/** The board object (SPEC "Board"; DESIGN §9: returned unwrapped). */
+/** The board object (docs/boards.md "Shapes"; docs/architecture.md §9: returned unwrapped). */
 export const Board = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -175,7 +175,7 @@ export type PreviewActionsBody = Static<typeof PreviewActionsBody>;
 /** Reply of preview-actions: the `source: query` actions the column query materializes (default_tags never give actions). */
 export const PreviewActionsResult = Type.Object({ actions: Type.Array(ColumnAction) });
 
-/** Body of `POST /boards/{boardId}/tasks` (SPEC "Board day-to-day"). */
+/** Body of `POST /boards/{boardId}/tasks` (docs/boards.md "Card create on a board"). */
 export const BoardTaskCreateBody = Type.Object(
   {
     ...TaskCreateFields,
@@ -199,7 +199,7 @@ export const CardMoveBody = Type.Object(
 export type CardMoveBody = Static<typeof CardMoveBody>;
 
 /**
- * One applied action of a move (SPEC "Applied action"): `set` (`field`, `from`, `to`; a cleared
+ * One applied action of a move (docs/boards.md "Card move"): `set` (`field`, `from`, `to`; a cleared
  * field has no `to`), `add_tags` or `remove_tags` (`value`). Only actual changes are listed.
  */
 export const AppliedAction = Type.Object({
@@ -221,7 +221,7 @@ export const CardMoveResult = Type.Object({
 });
 export type CardMoveResult = Static<typeof CardMoveResult>;
 
-/** A group (DESIGN §5) with its members; roles `owner`, `admin`, `member`. */
+/** A group (docs/architecture.md §5) with its members; roles `owner`, `admin`, `member`. */
 export const Group = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -277,11 +277,11 @@ export const BoardsOps = {
   previewActions: op({ subject: 'boards.previewActions', request: busRequest(PreviewActionsBody.properties), response: PreviewActionsResult }),
   /** Card create on a board: board write access; default_tags merged; shared board's group stamped. */
   createTask: op({ subject: 'boards.createTask', request: busRequest(BoardPathParams.properties, BoardTaskCreateBody.properties), response: Task, versionOf: (t) => t.version }),
-  /** Card move (DESIGN §7): 404 column/task, 403, 409 `KANBAN_TASK_NOT_IN_SOURCE_COLUMN`, 422 `KANBAN_TARGET_COLUMN_UNREACHABLE`. */
+  /** Card move (docs/architecture.md §7): 404 column/task, 403, 409 `KANBAN_TASK_NOT_IN_SOURCE_COLUMN`, 422 `KANBAN_TARGET_COLUMN_UNREACHABLE`. */
   move: op({ subject: 'boards.move', request: busRequest(BoardTaskParams.properties, CardMoveBody.properties), response: CardMoveResult, versionOf: (r) => r.task.version }),
 } as const;
 
-/** The groups part of the boards service, subjects `groups.<verb>` (DESIGN §5). */
+/** The groups part of the boards service, subjects `groups.<verb>` (docs/architecture.md §5). */
 export const GroupsOps = {
   create: op({ subject: 'groups.create', request: busRequest(GroupCreateBody.properties), response: Group }),
   /** The caller's groups, oldest first. */

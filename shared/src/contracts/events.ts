@@ -4,7 +4,7 @@ import { busRequest, PathId, StringEnum, Timestamp } from './schemas.js';
 
 /*
  * Contracts of the events family: the change feed and the webhook subscriptions.
- * Served by the query service (DESIGN §1: it owns reads; the webhook dispatcher runs beside it,
+ * Served by the query service (docs/architecture.md §1: it owns reads; the webhook dispatcher runs beside it,
  * see docs/events.md). Subjects live under `query.` and `webhooks.`, never under `events.`, which
  * is the JetStream subject space of the events themselves.
  */
@@ -12,6 +12,21 @@ import { busRequest, PathId, StringEnum, Timestamp } from './schemas.js';
 /** Default and bounds of the feed's `limit` (1..500, default 100). */
 export const FEED_DEFAULT_LIMIT = 100;
 export const FEED_MAX_LIMIT = 500;
+
+/**
+ * Largest event, as the UTF-8 bytes of its JSON envelope (docs/events.md "Sizes"): 960 KiB, so
+ * every event fits one message of a NATS server with its default 1 MiB `max_payload` and one feed
+ * page. Input limits keep writes below it (a task is at most `TASK_MAX_BYTES`, and a
+ * `task.updated` carries it with the changed fields' old and new values); a write whose event would
+ * still be larger is a 413 `PAYLOAD_TOO_LARGE` with nothing written.
+ */
+export const EVENT_MAX_BYTES = 960 * 1024;
+/**
+ * A feed page stops adding events once its envelopes pass this many bytes of JSON (it always holds
+ * at least one event), so a page of large events still fits one bus reply; `next_after` then
+ * points at the last event returned.
+ */
+export const FEED_PAGE_MAX_BYTES = 512 * 1024;
 
 /**
  * The event cursor as text (docs/events.md "Cursors"): an event `seq`, written in decimal digits
@@ -86,7 +101,7 @@ export const FeedPage = Type.Object({
 /** Event types a webhook subscribes to: type names, or `["*"]` for every type. */
 const WebhookEvents = Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'event types, or `["*"]` for all; repeats are dropped, and a list with `*` is stored as `["*"]`' });
 const WebhookUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that receives POSTs; no whitespace or control characters; stored in its WHATWG-normalized form' });
-const WebhookQuery = Type.String({ description: 'task query (DESIGN §6): a task event is delivered only when the task after the change matches' });
+const WebhookQuery = Type.String({ description: 'task query (docs/architecture.md §6): a task event is delivered only when the task after the change matches' });
 
 /** Body of `POST /api/v1/webhooks`. */
 export const WebhookCreateBody = Type.Object(

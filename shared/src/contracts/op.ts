@@ -2,7 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 
 /**
  * One bus operation: its subject, request and response schemas and the caller's timeout
- * (DESIGN §1, §3). Defined once in `shared/src/contracts/<domain>.ts` and imported by the gateway,
+ * (docs/architecture.md §1, §3). Defined once in `shared/src/contracts/<domain>.ts` and imported by the gateway,
  * the owning service and the tests; nothing else writes a subject string.
  */
 export interface Op<Req extends TSchema = TSchema, Res extends TSchema = TSchema> {

@@ -4,9 +4,9 @@ import { op } from './op.js';
 import { busRequest, MetadataObject, Page, PageSize, PathId, StringEnum } from './schemas.js';
 import { Task } from './tasks.js';
 
-/** Query text in the query language (DESIGN §6). */
+/** Query text in the query language (docs/architecture.md §6). */
 const QueryText = Type.String({ description: 'query language text, e.g. `status = \'todo\' ORDER BY metadata.order ASC`' });
-/** `active` (default: the board's running sprint), `none` (no sprint clause) or a sprint id (SPEC column read). */
+/** `active` (default: the board's running sprint), `none` (no sprint clause) or a sprint id (docs/query-service.md "Choices where SPEC is silent"). */
 const SprintChoice = Type.String({ minLength: 1, default: 'active', description: '`active`, `none` or a sprint id' });
 
 /** Sort override of the global query (SortDTO): an API field and a direction. */
@@ -24,7 +24,7 @@ export type SortDTO = Static<typeof SortDTO>;
  * without it (`busRequest`).
  */
 
-/** Body of `POST /api/v1/tasks/query` (SPEC "Sprint rhythm"). */
+/** Body of `POST /api/v1/tasks/query` (docs/query-service.md). */
 export const TasksQueryBody = Type.Object(
   {
     query: Type.Optional(QueryText),
@@ -46,7 +46,7 @@ export const TasksQueryResult = Type.Object({
   totalPages: Type.Integer(),
 });
 
-/** Body of `POST /api/v1/boards/:boardId/query` (SPEC "Board day-to-day"). */
+/** Body of `POST /api/v1/boards/:boardId/query` (docs/query-service.md). */
 export const BoardQueryBody = Type.Object(
   {
     query: Type.Optional(QueryText),
@@ -156,7 +156,7 @@ export const ColumnQueryParams = Type.Object({ boardId: PathId, columnId: PathId
 const QUERY_TIMEOUT_MS = 10_000;
 
 /**
- * The query service's bus API (DESIGN §1: every read of task lists). Queue group `query`.
+ * The query service's bus API (docs/architecture.md §1: every read of task lists). Queue group `query`.
  * The caller's user id travels in the bus meta; every read is scoped to what it may read.
  */
 /** Body of `POST /api/v1/tasks/query/validate`: the text to check, and the board it would run on. */

@@ -2,7 +2,7 @@ import { Kind, Type, TypeRegistry, type TObject, type TProperties, type TUnsafe 
 
 /*
  * Schema helpers shared by the contract files. Everything here is Swagger-2.0-safe (no unions,
- * nullables or tuples: DESIGN §11) so route rows can use the same schemas as the bus.
+ * nullables or tuples: docs/architecture.md §11) so route rows can use the same schemas as the bus.
  */
 
 TypeRegistry.Set<{ enum: string[] }>('StringEnum', (schema, value) => typeof value === 'string' && schema.enum.includes(value));
@@ -17,9 +17,9 @@ export function StringEnum<const T extends string[]>(values: T, opts: { descript
 
 /** Highest page number accepted: far past any real list, and inside every backend's skip range. */
 export const MAX_PAGE = 1_000_000;
-/** Page number, 1-based, 1..{@link MAX_PAGE} (DESIGN §6 "Pages"); outside → 400. */
+/** Page number, 1-based, 1..{@link MAX_PAGE} (docs/architecture.md §6 "Pages"); outside → 400. */
 export const Page = Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1, description: '1-based page number, at most 1,000,000' });
-/** Page size 1..200, default 20; outside that → 400, never clamped (DESIGN §6). */
+/** Page size 1..200, default 20; outside that → 400, never clamped (docs/architecture.md §6). */
 export const PageSize = Type.Integer({ minimum: 1, maximum: 200, default: 20, description: 'items per page, 1..200' });
 
 /** A non-empty id path parameter (`boardId`, `columnId`, `groupId`, …). Not a UUID check: an unknown id is a 404. */
@@ -32,9 +32,11 @@ export const Tags = Type.Array(Type.String({ minLength: 1 }), { description: 'du
 export const METADATA_MAX_DEPTH = 32;
 /** Longest metadata value, as the bytes (UTF-8) of its JSON text. */
 export const METADATA_VALUE_MAX_BYTES = 64 * 1024;
+/** Longest metadata key, in characters (docs/tasks.md "Limits"). */
+export const METADATA_KEY_MAX = 256;
 /**
  * Schema keyword carrying the metadata limits ({@link METADATA_MAX_DEPTH},
- * {@link METADATA_VALUE_MAX_BYTES}): `'object'` checks every value of a metadata object,
+ * {@link METADATA_VALUE_MAX_BYTES}, {@link METADATA_KEY_MAX}): `'object'` checks every key and value of a metadata object,
  * `'value'` the value itself. The gateway's validator enforces it (a 400 naming
  * `/metadata/<key>`); Swagger shows it as a vendor extension; the bus validator ignores it.
  */

@@ -3,7 +3,7 @@ import { op } from './op.js';
 import { PathId, StringEnum, Timestamp, busRequest } from './schemas.js';
 import { Task, TITLE_MAX } from './tasks.js';
 
-/** The rollover target meaning "take the unfinished members out of any sprint" (SPEC "Sprint rhythm"). */
+/** The rollover target meaning "take the unfinished members out of any sprint" (docs/sprints.md "Close-sprint"). */
 export const BACKLOG = 'backlog';
 /** The `target` reported when nothing was unfinished and no rollover was given (docs/sprints.md). */
 export const NO_TARGET = 'none';
@@ -12,7 +12,7 @@ export const NO_TARGET = 'none';
 export const SprintParams = Type.Object({ sprintId: Type.String() });
 
 /**
- * HTTP body of `POST /api/v1/tasks/{sprintId}/close-sprint` (SPEC "Sprint rhythm"). `rollover` is
+ * HTTP body of `POST /api/v1/tasks/{sprintId}/close-sprint` (docs/sprints.md "Close-sprint"). `rollover` is
  * `backlog` or the id of another open sprint; it may be omitted (or the body left empty) only when
  * no member is unfinished. Swagger-2.0-safe (no unions).
  */
@@ -31,7 +31,7 @@ export const CloseSprintRequest = busRequest(SprintParams.properties, CloseSprin
 export type CloseSprintRequest = Static<typeof CloseSprintRequest>;
 
 /**
- * The close outcome (SPEC "Sprint rhythm", response 200). `target` is `backlog`, the target sprint
+ * The close outcome (docs/sprints.md "Response 200"). `target` is `backlog`, the target sprint
  * id, or `none` when nothing was unfinished and no rollover was given. `velocity` is the sum of the
  * numeric `app.points` of the finished members (may be fractional).
  */
@@ -231,10 +231,10 @@ export const Burndown = Type.Object({
 });
 export type Burndown = Static<typeof Burndown>;
 
-/** Ops of the sprints service (DESIGN §1: sprints = close-sprint; lifecycle and reports). */
+/** Ops of the sprints service (docs/architecture.md §1: sprints = close-sprint; lifecycle and reports). */
 export const SprintsOps = {
   /**
-   * Closes a sprint in one transaction (DESIGN §8). Errors: 404 `TASK_NOT_FOUND`, 403 `FORBIDDEN`,
+   * Closes a sprint in one transaction (docs/architecture.md §8). Errors: 404 `TASK_NOT_FOUND`, 403 `FORBIDDEN`,
    * 400 `NOT_A_SPRINT` | `SPRINT_ROLLOVER_REQUIRED` | `SPRINT_ROLLOVER_INVALID` | `SPRINT_ALREADY_CLOSED`,
    * 503 `STORE_UNAVAILABLE` (nothing written).
    */

@@ -1,9 +1,9 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { op } from './op.js';
-import { busRequest, MetadataObject, MetadataValue, Tags, Timestamp } from './schemas.js';
+import { busRequest, METADATA_KEY_MAX, MetadataObject, MetadataValue, Tags, Timestamp } from './schemas.js';
 
 /**
- * Contracts of the task detail family (SPEC "Task detail family", "Metadata keys"; DESIGN §1, §9):
+ * Contracts of the task detail family (docs/tasks.md; docs/architecture.md §1, §9):
  * task create, detail, update, soft delete, one-key metadata writes, folder move and notes.
  *
  * HTTP body schemas are exported so the gateway's route rows reuse them (one schema source). Body
@@ -18,9 +18,18 @@ import { busRequest, MetadataObject, MetadataValue, Tags, Timestamp } from './sc
 export const TITLE_MAX = 500;
 /** Maximum description length in characters. */
 export const DESCRIPTION_MAX = 200_000;
+/** Longest `status` in characters (docs/tasks.md "Limits"); longer → 400 naming `/status`. */
+export const STATUS_MAX = 64;
+/**
+ * Largest task, as the UTF-8 bytes of the JSON of its API object (docs/tasks.md "Limits"): 256 KiB.
+ * A write that would make a task larger is a 413 `PAYLOAD_TOO_LARGE` naming the task's largest
+ * field (`details.field`), with nothing written. It keeps every event about a task within
+ * `EVENT_MAX_BYTES` (a `task.updated` carries the task and the changed fields' old and new values).
+ */
+export const TASK_MAX_BYTES = 256 * 1024;
 
 /**
- * The task object of the API (SPEC "Task (card)"). Cleared optional fields are absent.
+ * The task object of the API (docs/tasks.md "Shapes"). Cleared optional fields are absent.
  * `toTask` (domain/task.ts) maps a stored task to it.
  */
 export const Task = Type.Object(
@@ -57,12 +66,12 @@ export const MetadataKeyParams = Type.Object({ taskId: Type.String(), key: Type.
 
 /** Metadata as sent and returned: original (unescaped) keys, any JSON values except null. */
 const Metadata = MetadataObject('keys such as `order`, `app.sprint`, `cf.priority`; values any JSON except null');
-const Status = Type.String({ minLength: 1, description: 'free string, e.g. `todo`, `doing`, `done`' });
+const Status = Type.String({ minLength: 1, maxLength: STATUS_MAX, description: `free string of 1..${STATUS_MAX} characters, e.g. \`todo\`, \`doing\`, \`done\`` });
 const FolderPath = Type.String({ description: '`""` (unfiled), `/` (root) or `/seg/seg`; segments 1..64 chars without `\\:*?"<>|` and without leading/trailing space or dot' });
 const Instant = (what: string) =>
   Type.String({ description: `${what}: date-only \`YYYY-MM-DD\` (midnight UTC) or RFC 3339 with offset; stored and returned as UTC \`toISOString()\`` });
 
-/** Fields of a new task shared by the plain create and the board card create (SPEC "Task"). */
+/** Fields of a new task shared by the plain create and the board card create (docs/tasks.md "Shapes"). */
 export const TaskCreateFields = {
   title: Type.String({ description: 'required; 1..500 characters after trimming' }),
   description: Type.Optional(Type.String({ maxLength: DESCRIPTION_MAX, description: 'Markdown body' })),
@@ -87,7 +96,7 @@ export const TaskCreateBody = Type.Object(
 );
 export type TaskCreateBody = Static<typeof TaskCreateBody>;
 
-/** Body of `PATCH /tasks/{taskId}`: every field optional, an omitted field is unchanged (SPEC "Task detail family"). */
+/** Body of `PATCH /tasks/{taskId}`: every field optional, an omitted field is unchanged (docs/tasks.md "Rules and choices"). */
 export const TaskUpdateBody = Type.Object(
   {
     title: Type.Optional(TaskCreateFields.title),
@@ -108,7 +117,7 @@ export type TaskUpdateBody = Static<typeof TaskUpdateBody>;
 /** Body of `PATCH /tasks/{taskId}/metadata`: one key per call. */
 export const MetadataSetBody = Type.Object(
   {
-    key: Type.String({ minLength: 1 }),
+    key: Type.String({ minLength: 1, maxLength: METADATA_KEY_MAX, description: `1..${METADATA_KEY_MAX} characters` }),
     value: MetadataValue('any JSON value except null (remove a key with DELETE …/metadata/{key})'),
   },
   { additionalProperties: false },
@@ -126,7 +135,7 @@ export const NoteCreateBody = Type.Object(
 );
 export type NoteCreateBody = Static<typeof NoteCreateBody>;
 
-/** A note on a task (DESIGN §9). */
+/** A note on a task (docs/architecture.md §9). */
 export const Note = Type.Object({
   id: Type.String(),
   task_id: Type.String(),

@@ -2,7 +2,7 @@ import type { DocumentStore, Filter, Session } from '../store/port.js';
 import { Collections } from '../store/collections.js';
 import type { Permission, TaskDoc } from './task.js';
 
-/** Role of a member in a group (DESIGN §5). */
+/** Role of a member in a group (docs/architecture.md §5). */
 export type GroupRole = 'owner' | 'admin' | 'member';
 
 /** A group as stored in `groups`; members are embedded. */
@@ -21,7 +21,7 @@ export interface Principal {
   groupIds: string[];
 }
 
-/** Loads the caller's group memberships (DESIGN §5: read per request, never frozen into the JWT). */
+/** Loads the caller's group memberships (docs/architecture.md §5: read per request, never frozen into the JWT). */
 export async function loadPrincipal(store: DocumentStore, userId: string, session?: Session): Promise<Principal> {
   const groups = await store
     .collection<GroupDoc>(Collections.groups)
@@ -30,7 +30,7 @@ export async function loadPrincipal(store: DocumentStore, userId: string, sessio
 }
 
 /**
- * Filter of every live task the principal can read (DESIGN §5): its own, and those of its groups.
+ * Filter of every live task the principal can read (docs/architecture.md §5): its own, and those of its groups.
  * The server adds it to every list read; query text can only narrow it.
  */
 export function readableTasksFilter(p: Principal): Filter {
@@ -64,7 +64,7 @@ export function canReadBoard(p: Principal, b: Shared): boolean {
   return b.owner_id === p.userId || (b.groupId !== undefined && p.groupIds.includes(b.groupId));
 }
 
-/** Board write access (cards, move, sprint pointer): owner, or group member with `rw` (DESIGN §9). */
+/** Board write access (cards, move, sprint pointer): owner, or group member with `rw` (docs/architecture.md §9). */
 export function canWriteBoard(p: Principal, b: Shared): boolean {
   return b.owner_id === p.userId || (b.groupId !== undefined && b.groupPermission === 'rw' && p.groupIds.includes(b.groupId));
 }

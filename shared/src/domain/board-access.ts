@@ -4,7 +4,7 @@ import type { DocumentStore, Session } from '../store/port.js';
 import { canReadBoard, canWriteBoard, loadPrincipal, type Principal } from './access.js';
 import type { BoardDoc, ColumnDef } from './board.js';
 
-/** What a board operation needs (DESIGN §9): read, write (cards, move) or owner (PUT, DELETE, share). */
+/** What a board operation needs (docs/architecture.md §9): read, write (cards, move) or owner (PUT, DELETE, share). */
 export type BoardNeed = 'read' | 'write' | 'owner';
 
 /** A board the caller may use, with the caller as access rules see it. */
@@ -14,7 +14,7 @@ export interface LoadedBoard {
 }
 
 /**
- * Loads board `boardId` for user `userId` (DESIGN §4, §5, §9), reading the board and the caller's
+ * Loads board `boardId` for user `userId` (docs/architecture.md §4, §5, §9), reading the board and the caller's
  * groups: missing or unreadable → 404 `BOARD_NOT_FOUND`; readable but lacking `need` → 403
  * `FORBIDDEN`. Used by every service that serves a board route (boards, query). A write passes
  * its transaction `session` (the version it then checks is the one it writes); the two reads then

@@ -4,7 +4,7 @@ import type { BoardDoc } from './board.js';
 import { actionView, columnsAsRead } from './columns.js';
 
 /**
- * The board object of the API (SPEC "Board"; DESIGN §9): metadata keys decoded, `version` (1 when
+ * The board object of the API (docs/boards.md "Shapes"; docs/architecture.md §9): metadata keys decoded, `version` (1 when
  * absent: older data), `is_owner` for `userId`, column actions as {@link columnsAsRead} gives them,
  * each in ud's wire form ({@link actionView}), each column's 0-based `order`; ud's `BoardResponse`
  * fields `created_by`, `updated_by`, `is_active` (always true) and `group_permission` (the same as

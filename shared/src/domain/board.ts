@@ -4,17 +4,17 @@ import type { Permission } from './task.js';
 import type { Principal } from './access.js';
 
 /**
- * One enter or exit action of a column, as stored (DESIGN §7). Defined beside
+ * One enter or exit action of a column, as stored (docs/architecture.md §7). Defined beside
  * `materializeActions` (query/materialize.ts), which derives a column's actions from its query.
  */
 export type { ColumnAction };
 
-/** A column definition as stored and returned (DESIGN §7). */
+/** A column definition as stored and returned (docs/architecture.md §7). */
 export interface ColumnDef {
   /** `col-<slug>`, unique on the board, stable across writes. */
   id: string;
   name: string;
-  /** Column query text (query language, DESIGN §6); may be only an ORDER BY, or empty. */
+  /** Column query text (query language, docs/architecture.md §6); may be only an ORDER BY, or empty. */
   query: string;
   actions: ColumnAction[];
   wip_limit?: number;
@@ -42,7 +42,7 @@ export interface BoardDoc extends Doc {
 }
 
 /**
- * The set of tasks a board shows (DESIGN §5), as a store filter, for a caller who can read the
+ * The set of tasks a board shows (docs/architecture.md §5), as a store filter, for a caller who can read the
  * board: a shared board with a group → the live tasks of that group, and only the caller's own
  * ones when the caller is not (or no longer) a member, as for the owner who left the group: a
  * board never shows a task its caller cannot read; otherwise (private, or shared with no group

@@ -1,5 +1,5 @@
 import type { BoardTaskCreateBody, ColumnAction as ColumnActionView, ColumnActionInput, ColumnInput } from '../contracts/boards.js';
-import type { TaskCreateBody } from '../contracts/tasks.js';
+import { STATUS_MAX, type TaskCreateBody } from '../contracts/tasks.js';
 import { AppError, invalidField } from '../errors/index.js';
 import { isMoverValue, materializeActions, MOVER_VALUE, parseQuery } from '../query/index.js';
 import type { ColumnAction, ColumnDef } from './board.js';
@@ -7,7 +7,7 @@ import { METADATA_FIELD, mergeMoveActions } from './move.js';
 import { checkMetadataEntry, distinct, normalizeDate, validatePath } from './task-write.js';
 
 /**
- * Column rules of every board write (SPEC "Column definition"; DESIGN §7): ids backfilled and kept
+ * Column rules of every board write (docs/boards.md "Columns"; docs/architecture.md §7): ids backfilled and kept
  * stable, column queries validated, `source: query` actions regenerated from the column query
  * alone (default_tags are merged into column *queries* and card tags, never into
  * actions), `source: manual` actions checked and kept. Also the initial values of a card created
@@ -38,7 +38,7 @@ export function columnSlugId(name: string): string {
 }
 
 /**
- * Assigns an id to every column (DESIGN §7). A sent id is kept (duplicates → 400 naming the
+ * Assigns an id to every column (docs/architecture.md §7). A sent id is kept (duplicates → 400 naming the
  * second one). A column without one takes the id of the previous column with the same name when
  * that id is still free, else `col-<slug>` made unique with `-2`, `-3`… Returns ids in input order.
  */
@@ -64,7 +64,7 @@ export function backfillColumnIds(columns: ReadonlyArray<Pick<ColumnInput, 'id' 
 }
 
 /**
- * The `source: query` actions of a column query (DESIGN §7), as `preview-actions` returns them.
+ * The `source: query` actions of a column query (docs/architecture.md §7), as `preview-actions` returns them.
  * They come from the column query alone: the board's default_tags are part of the column's
  * effective query (move checks, column read) and of a new card's tags, never actions;
  * a query that is empty or only an ORDER BY has none. Throws the query's 400 (`QUERY_SYNTAX` /
@@ -171,7 +171,7 @@ function typedValue(value: unknown, valueType: string | undefined, at: string): 
   }
 }
 
-/** Fields an action may change besides `metadata.<key>` (SPEC "Task"). */
+/** Fields an action may change besides `metadata.<key>` (docs/tasks.md "Shapes"). */
 const SCALAR_FIELDS = new Set(['status', 'assignee', 'path', 'kickoff', 'deadline']);
 
 /**
@@ -210,11 +210,12 @@ function setValue(field: string, value: unknown, at: string): unknown {
   if (field === 'kickoff' || field === 'deadline') return normalizeDate(at, value);
   if (field === 'path') return validatePath(at, value);
   if (value === '') throw invalidField(at, `${field} must not be empty`, 'required');
+  if (field === 'status' && value.length > STATUS_MAX) throw invalidField(at, `status has at most ${STATUS_MAX} characters`, 'maxLength');
   return value;
 }
 
 /**
- * The stored columns of a board write (DESIGN §7): ids backfilled against `previous`, each query
+ * The stored columns of a board write (docs/architecture.md §7): ids backfilled against `previous`, each query
  * checked, `source: query` actions regenerated from the column query alone (not the board's
  * default_tags), manual actions checked and kept after them, one tag per tag action (client-sent
  * `query` actions are dropped), `wip_limit` kept.
@@ -231,7 +232,7 @@ export function normalizeColumns(columns: readonly ColumnInput[], previous: read
 }
 
 /**
- * The create body of a card created in `column` (SPEC card create `column_id`; DESIGN §7): start
+ * The create body of a card created in `column` (docs/boards.md "Card create on a board"; docs/architecture.md §7): start
  * from the column's enter actions (sets and added tags; clears and removals have nothing to act on
  * in a new card), explicitly sent fields win, tags are the union of sent tags, entered tags and
  * `defaultTags`, and `app.sprint` is stamped with `activeSprintId` unless the body's metadata

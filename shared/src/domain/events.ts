@@ -1,5 +1,8 @@
 import { Collections } from '../store/collections.js';
 import type { Board } from '../contracts/boards.js';
+import { EVENT_MAX_BYTES } from '../contracts/events.js';
+import { TASK_MAX_BYTES, type Task } from '../contracts/tasks.js';
+import { AppError } from '../errors/index.js';
 import type { Doc, DocumentStore, IndexSpec, Session } from '../store/port.js';
 import { timeOrderedId, toTask, type TaskDoc } from './task.js';
 
@@ -95,10 +98,12 @@ export const EVENT_INDEXES: IndexSpec[] = [{ collection: Collections.events, key
  * (no counter, no document shared with another write), with the stamp's `traceparent` when given.
  * Event ids are new time-ordered UUIDs ({@link timeOrderedId}), fixed here so the relay, JetStream and webhooks see the same id. Nothing
  * happens for an empty list. Errors are the store's (503, 409); the caller's transaction then
- * aborts with nothing written. Returns the pending events (their `seq` is given by the relay).
+ * aborts with nothing written; an event over `EVENT_MAX_BYTES` is a 413 ({@link checkEventSize}).
+ * Returns the pending events (their `seq` is given by the relay).
  */
 export async function appendEvents(store: DocumentStore, session: Session, events: readonly NewEvent[], stamp: EventStamp): Promise<PendingEvent[]> {
   if (events.length === 0) return [];
+  for (const e of events) checkEventSize(e);
   const docs = events.map((e): PendingEvent => {
     const doc: PendingEvent = { _id: timeOrderedId(), type: e.type, occurred_at: stamp.occurred_at, actor: stamp.actor, request_id: stamp.request_id, data: e.data };
     if (e.task_id !== undefined) doc.task_id = e.task_id;
@@ -109,6 +114,54 @@ export async function appendEvents(store: DocumentStore, session: Session, event
   if (stamp.traceparent !== undefined) entry.traceparent = stamp.traceparent;
   await store.collection<OutboxDoc>(Collections.outbox).insertOne(entry, { session });
   return docs;
+}
+
+/** UTF-8 bytes of the JSON text of `value` (as the stream, the feed and the bus carry it). */
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+}
+
+/**
+ * Throws 413 `PAYLOAD_TOO_LARGE` (`details: {event_type, bytes, max_bytes}`) when the event's
+ * payload is over `EVENT_MAX_BYTES` (docs/events.md "Sizes"): every event a write commits can
+ * then be streamed, paged and published on the bus. The input limits (docs/tasks.md "Limits")
+ * keep task writes far below it; this is the last guard, for any event type.
+ */
+export function checkEventSize(e: NewEvent): void {
+  const bytes = jsonBytes(e.data);
+  if (bytes <= EVENT_MAX_BYTES) return;
+  throw new AppError('PAYLOAD_TOO_LARGE', {
+    message: `The ${e.type} event of this write would be ${bytes} bytes, over the ${EVENT_MAX_BYTES}-byte limit of an event; nothing was written`,
+    details: { event_type: e.type, bytes, max_bytes: EVENT_MAX_BYTES },
+  });
+}
+
+/**
+ * Throws 413 `PAYLOAD_TOO_LARGE` when the API task object `task` is over `TASK_MAX_BYTES` of JSON
+ * (docs/tasks.md "Limits"), naming its largest field: `details: {field, bytes, max_bytes}` with
+ * `field` a JSON pointer such as `/description` or `/metadata`. Called by the builders of the
+ * events that carry a task, so no write can store a task its events could not carry.
+ */
+export function checkTaskSize(task: Task): void {
+  const bytes = jsonBytes(task);
+  if (bytes <= TASK_MAX_BYTES) return;
+  let field = '';
+  let largest = -1;
+  for (const [k, v] of Object.entries(task)) {
+    const n = jsonBytes(v);
+    if (n > largest) [field, largest] = [k, n];
+  }
+  throw new AppError('PAYLOAD_TOO_LARGE', {
+    message: `${field}: the task would be ${bytes} bytes of JSON, over the ${TASK_MAX_BYTES}-byte limit of a task (its largest field is ${field}, ${largest} bytes); nothing was written`,
+    details: { field: `/${field}`, bytes, max_bytes: TASK_MAX_BYTES },
+  });
+}
+
+/** The API task object of `doc`, checked against the task size limit ({@link checkTaskSize}). */
+function sizedTask(doc: TaskDoc): Task {
+  const task = toTask(doc);
+  checkTaskSize(task);
+  return task;
 }
 
 const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
@@ -143,17 +196,18 @@ function aboutTask(doc: TaskDoc): Pick<NewEvent, 'task_id' | 'board_id'> {
   return doc.boardId === undefined ? { task_id: doc._id } : { task_id: doc._id, board_id: doc.boardId };
 }
 
-/** `task.created` `{task}` (the API task object). */
+/** `task.created` `{task}` (the API task object). Throws 413 for a task over the size limit ({@link checkTaskSize}). */
 export function taskCreatedEvent(doc: TaskDoc): NewEvent {
-  return { type: 'task.created', ...aboutTask(doc), data: { task: toTask(doc) } };
+  return { type: 'task.created', ...aboutTask(doc), data: { task: sizedTask(doc) } };
 }
 
 /**
  * `task.updated` `{task, changes}` from the stored task before and after one write; `null` when
- * no API field changed (nothing to tell).
+ * no API field changed (nothing to tell). Throws 413 when `after` is over the task size limit
+ * ({@link checkTaskSize}).
  */
 export function taskUpdatedEvent(before: TaskDoc, after: TaskDoc): NewEvent | null {
-  const task = toTask(after);
+  const task = sizedTask(after);
   const changes = taskChanges(toTask(before), task);
   if (changes.length === 0) return null;
   return { type: 'task.updated', ...aboutTask(after), data: { task, changes } };

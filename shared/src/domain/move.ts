@@ -6,7 +6,7 @@ import type { TaskDoc } from './task.js';
 import { isMoverValue } from '../query/materialize.js';
 
 /**
- * Card move as a pure computation (SPEC "States and transitions", "Applied action"; DESIGN §7):
+ * Card move as a pure computation (docs/boards.md "Card move"; docs/architecture.md §7):
  * the net effect of merge(exit(from), enter(to)), the ONE update that writes it and the applied
  * actions it reports. The boards service adds the conditional filter and the store call.
  */
@@ -30,7 +30,7 @@ export interface MoveEffect {
 }
 
 /**
- * merge(exit(from), enter(to)) (DESIGN §7): exit actions of `from` first, then enter actions of
+ * merge(exit(from), enter(to)) (docs/architecture.md §7): exit actions of `from` first, then enter actions of
  * `to`; a later action on the same field wins, so enter wins on conflicts. Tags are decided per
  * tag: the enter side overrides the exit side, and within one side `add` beats `remove` (a tag
  * both removed and added is kept).
@@ -88,7 +88,7 @@ export interface MovePlan {
   update: Update;
   /** The task as it would be after the update. */
   after: TaskDoc;
-  /** What actually changes, in SPEC "Applied action" form: sets first, then added, then removed tags. */
+  /** What actually changes, in the applied-action form of docs/boards.md "Card move": sets first, then added, then removed tags. */
   applied: AppliedAction[];
   /** True when the update sets `tags` (a value computed from `task`, so the write must be conditional on them). */
   tagsChanged: boolean;

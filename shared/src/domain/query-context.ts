@@ -9,7 +9,7 @@ import type { TaskDoc } from './task.js';
 
 /**
  * The look-ups of query functions (docs/query-language.md "Functions") under the caller's access
- * rules (DESIGN §5): `activeSprint('<board>')` reads the board with `loadBoard` (missing or
+ * rules (docs/architecture.md §5): `activeSprint('<board>')` reads the board with `loadBoard` (missing or
  * unreadable → 404 `BOARD_NOT_FOUND`, the same answer, so a sprint of an unreadable board never
  * resolves); `openSprints()` / `closedSprints()` list the live sprint tasks (`app.type = sprint`)
  * the caller can read; the time zone is the `timezone` the caller chose (read-only projection of

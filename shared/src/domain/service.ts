@@ -27,7 +27,7 @@ export class OutboxSignal {
   }
 }
 
-/** What every service's handlers are built from (DESIGN §10: typed deps, no env, no connect). */
+/** What every service's handlers are built from (docs/architecture.md §10: typed deps, no env, no connect). */
 export interface ServiceDeps {
   store: DocumentStore;
   clock: Clock;
@@ -59,7 +59,7 @@ export interface BackgroundWork {
 }
 
 /**
- * A service as the process entry points see it: its name (= NATS queue group, DESIGN §3), its
+ * A service as the process entry points see it: its name (= NATS queue group, docs/architecture.md §3), its
  * bindings, and the indexes it needs at start-up. Built by `services/<name>/src/service.ts`.
  */
 export interface ServiceDefinition {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { METADATA_KEY_MAX, METADATA_VALUE_MAX_BYTES } from '../contracts/schemas.js';
 import { TITLE_MAX, type TaskCreateBody, type TaskUpdateBody } from '../contracts/tasks.js';
 import { AppError, invalidField, type FieldError } from '../errors/index.js';
 import { Collections } from '../store/collections.js';
@@ -8,8 +9,8 @@ import { canReadTask, canWriteTask, loadPrincipal, readableTasksFilter, type Pri
 import { timeOrderedId, type TaskDoc } from './task.js';
 
 /**
- * Task-writing rules shared by every service that creates or changes tasks (SPEC "Task",
- * "Task detail family"; DESIGN §9): the tasks service and the boards service's card create.
+ * Task-writing rules shared by every service that creates or changes tasks (docs/tasks.md,
+ * "Rules and choices"; docs/architecture.md §9): the tasks service and the boards service's card create.
  * Field names in errors are JSON pointers of the request body (`/title`, `/metadata/cf.x`).
  */
 
@@ -73,8 +74,8 @@ export function validatePath(field: string, value: string): string {
 }
 
 /**
- * Checks API metadata for storage and escapes its keys (DESIGN §2): keys must be non-empty and
- * values must not be null (a key is removed with DELETE, SPEC "Metadata keys"); keys and the field
+ * Checks API metadata for storage and escapes its keys (docs/architecture.md §2): keys must be non-empty and
+ * values must not be null (a key is removed with DELETE, docs/tasks.md "Rules and choices"); keys and the field
  * names inside values must be storable ({@link checkMetadataEntry}).
  */
 export function encodeMetadataInput(meta: Record<string, unknown>, field = '/metadata'): Record<string, unknown> {
@@ -90,11 +91,16 @@ export function encodeMetadataInput(meta: Record<string, unknown>, field = '/met
  * Checks that one metadata entry can be stored (docs/tasks.md "Metadata keys"; the store's rules,
  * `store/rules.ts`): neither the key nor a field name of an object inside the value holds a NUL
  * byte, which MongoDB cannot store in a field name (dots and a leading `$` in the key are escaped,
- * so those are fine). Throws 400 `VALIDATION_FAILED` naming `keyField` for the key, or
+ * so those are fine), the key has at most `METADATA_KEY_MAX` (256) characters and the value's JSON
+ * at most `METADATA_VALUE_MAX_BYTES` (64 KiB) bytes (docs/tasks.md "Limits": the gateway checks the
+ * same on the HTTP body; this holds them on every path). Throws 400 `VALIDATION_FAILED` naming `keyField` for the key, or
  * `valueField` (default `keyField`) for the value.
  */
 export function checkMetadataEntry(key: string, value: unknown, keyField: string, valueField = keyField): void {
   if (key.includes('\0')) throw invalidField(keyField, 'a metadata key must not contain a NUL byte (U+0000)', 'key');
+  if (key.length > METADATA_KEY_MAX) throw invalidField(keyField, `a metadata key of ${key.length} characters, over the ${METADATA_KEY_MAX}-character limit`, 'maxLength');
+  const bytes = value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value) ?? '');
+  if (bytes > METADATA_VALUE_MAX_BYTES) throw invalidField(valueField, `${bytes} bytes of JSON, over the ${METADATA_VALUE_MAX_BYTES}-byte limit of a metadata value`, 'maxBytes');
   const bad = nulName(value, 0);
   if (bad !== undefined) throw invalidField(valueField, `the field name ${JSON.stringify(bad)} inside the value contains a NUL byte (U+0000)`, 'key');
 }
@@ -128,7 +134,7 @@ export function distinct(values: readonly string[]): string[] {
 }
 
 /**
- * A new stored task from a create body (SPEC "Task"): id {@link timeOrderedId} (a UUID v7), title trimmed, status
+ * A new stored task from a create body (docs/tasks.md "Rules and choices"): id {@link timeOrderedId} (a UUID v7), title trimmed, status
  * default `todo`, path default `""`, `checkInCount` 0, dates from `now` (ISO 8601 UTC),
  * `created_by`/`updated_by` = `userId`, metadata keys escaped. `""` for assignee, kickoff or
  * deadline means none. Pure apart from the id: references (assignee, links) are checked by
@@ -163,7 +169,7 @@ export function newTaskDoc(body: TaskCreateBody, userId: string, now: Date): Tas
 }
 
 /**
- * The MongoDB update for a partial task update (SPEC "Task detail family"): omitted fields stay;
+ * The MongoDB update for a partial task update (docs/tasks.md "Rules and choices"): omitted fields stay;
  * `""` for assignee, kickoff, deadline or derivedFromId `$unset`s the field (absent from the task
  * object afterwards); dates are normalized; `metadata` keys are merged one by one (escaped);
  * `updated_at`/`updated_by` are always set. Throws 400 `VALIDATION_FAILED` naming the field.
@@ -200,7 +206,7 @@ export function metadataSetUpdate(key: string, value: unknown, userId: string, n
 }
 
 /**
- * A note on a task as stored in the `notes` collection (DESIGN §9); `_id` is the note id.
+ * A note on a task as stored in the `notes` collection (docs/architecture.md §9); `_id` is the note id.
  * Listed oldest first (`created_at`, then `_id`).
  */
 export interface NoteDoc extends Doc {
@@ -254,7 +260,7 @@ export function checkSprintWindow(task: Pick<TaskDoc, 'metadata' | 'kickoff' | '
   }
 }
 
-/** The metadata key whose value makes a task a member of that sprint (SPEC "Sprint rhythm"; DESIGN §8). */
+/** The metadata key whose value makes a task a member of that sprint (docs/architecture.md §8). */
 export const SPRINT_KEY = 'app.sprint';
 
 /**
@@ -327,7 +333,7 @@ export async function checkAssignee(store: DocumentStore, assignee: string, fiel
 /**
  * Checks, in one read, that every referenced task id (`derived_from_id`, `linked_to_ids`, …) is a
  * live task the principal can read; else 400 `VALIDATION_FAILED` listing each bad reference by
- * field (an unreadable task is reported like a missing one, DESIGN §4).
+ * field (an unreadable task is reported like a missing one, docs/architecture.md §4).
  */
 export async function checkTaskRefs(store: DocumentStore, p: Principal, refs: ReadonlyArray<{ field: string; id: string }>): Promise<void> {
   if (refs.length === 0) return;

@@ -3,7 +3,7 @@ import type { Task } from '../contracts/tasks.js';
 import { decodeMetadata } from '../store/keys.js';
 import type { Doc } from '../store/port.js';
 
-/** Group permission on a shared resource: read or read-write (SPEC "Other shapes"). */
+/** Group permission on a shared resource: read or read-write (docs/architecture.md §5). */
 export type Permission = 'r' | 'rw';
 
 /**
@@ -41,7 +41,7 @@ export interface TaskDoc extends Doc {
   deleted_at?: string;
   /** 1 on create, +1 on every committed change; absent on older data, which counts as 1. */
   version?: number;
-  /** Close outcome recorded on a sprint task by close-sprint (DESIGN §8). */
+  /** Close outcome recorded on a sprint task by close-sprint (docs/architecture.md §8). */
   sprintClose?: Record<string, unknown>;
 }
 

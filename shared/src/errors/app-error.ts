@@ -1,6 +1,6 @@
 import { ErrorCodes, isErrorCode, type ErrorCode } from './codes.js';
 
-/** One field at fault, as listed in an error body's `validationErrors` (DESIGN §4). */
+/** One field at fault, as listed in an error body's `validationErrors` (docs/architecture.md §4). */
 export interface FieldError {
   /** JSON-pointer-like path of the field, e.g. `/title` or `/columns/2/query`. */
   field: string;
@@ -19,7 +19,7 @@ export interface AppErrorOptions {
   cause?: unknown;
 }
 
-/** The error shape carried over the bus: `{ok:false, error: WireError}` (DESIGN §3). */
+/** The error shape carried over the bus: `{ok:false, error: WireError}` (docs/architecture.md §3). */
 export interface WireError {
   code: ErrorCode;
   message: string;
@@ -32,7 +32,7 @@ const BRAND = Symbol.for('app.AppError');
 
 /**
  * The only error type handlers throw. Its HTTP status comes from the catalogue
- * (`ErrorCodes[code].status`, DESIGN §4).
+ * (`ErrorCodes[code].status`, docs/architecture.md §4).
  */
 export class AppError extends Error {
   readonly code: ErrorCode;

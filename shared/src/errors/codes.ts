@@ -1,5 +1,5 @@
 /**
- * The one error catalogue (DESIGN §4). Every error the service returns has a code from here;
+ * The one error catalogue (docs/architecture.md §4). Every error the service returns has a code from here;
  * the HTTP status is decided here and nowhere else. `docs/errors.md` is generated from this
  * object (`npm run docs:errors`) and a unit test keeps the two in step.
  *
@@ -42,7 +42,7 @@ export const ErrorCodes = {
   IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, message: 'A request with this Idempotency-Key is still running', when: 'A repeat of a request (same user, method, path and Idempotency-Key) while the first is still running; retry later.' },
   EVENTS_EXPIRED: { status: 410, message: 'Events after this cursor are past the retention window', when: 'Feed or stream `after` (or `Last-Event-ID`) older than `EVENT_RETENTION_DAYS`; `details.oldest_available_after` is the oldest cursor still served. Re-read the current state, then follow from the feed\'s latest `next_after`.' },
   PRECONDITION_FAILED: { status: 412, message: 'The resource is not at the version If-Match names', when: 'A write with `If-Match` whose versions do not include the current one; `details.current_version` says which it is; nothing is written.' },
-  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large', when: 'Body over 1 MiB, or a write that would make a stored document larger than MongoDB\'s 16 MiB limit (`details.max_bytes`); nothing is written.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large', when: 'Body over 1 MiB; a write that would make a task larger than 256 KiB of JSON (`details.field` names its largest field) or an event larger than 960 KiB (docs/tasks.md "Limits", docs/events.md "Sizes"); or a stored document larger than MongoDB\'s 16 MiB limit (`details.max_bytes`); nothing is written.' },
   KANBAN_TARGET_COLUMN_UNREACHABLE: { status: 422, message: 'The card would not match the target column after the move', when: 'Move whose actions cannot make the card match the target column query; nothing is written.' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'The Idempotency-Key was used with another request body', when: 'A repeat of an Idempotency-Key (same user, method and path) with a different body.' },
   BATCH_ITEM_NOT_APPLIED: { status: 424, message: 'Not applied: another item of the atomic batch failed', when: 'In the `results` of an atomic batch write that failed (`atomic: true`): the items that were rolled back or not tried; `details.failed_index` names the item that failed.' },

@@ -1,6 +1,6 @@
 import type { FieldError } from './app-error.js';
 
-/** An error body as the target paths send it (DESIGN §4): what {@link legacyErrorBody} folds. */
+/** An error body as the target paths send it (docs/architecture.md §4): what {@link legacyErrorBody} folds. */
 export interface ErrorEnvelope {
   code: string;
   message: string;

@@ -1,4 +1,4 @@
-import { FEED_DEFAULT_LIMIT } from '../contracts/events.js';
+import { FEED_DEFAULT_LIMIT, FEED_PAGE_MAX_BYTES } from '../contracts/events.js';
 import { EVENT_INDEXES } from '../domain/events.js';
 import { AppError, invalidField } from '../errors/index.js';
 import { Collections } from '../store/collections.js';
@@ -102,8 +102,10 @@ export interface FeedPage {
 /**
  * One page of the change feed for user `userId` (`GET /api/v1/events`): events after
  * `after` (default: the start of the retained outbox) matching `filter`, only those the user can
- * read now (DESIGN §5, `visibleTo`), oldest first, at most `limit`. Hidden events are skipped, and
- * `next_after` moves past them, so paging never stalls or repeats. Throws 410 `EVENTS_EXPIRED`
+ * read now (docs/architecture.md §5, `visibleTo`), oldest first, at most `limit`, and at most
+ * `FEED_PAGE_MAX_BYTES` of JSON unless the page is one event (so a page fits one bus reply, while
+ * every event can be read). Hidden events are skipped, and `next_after` moves past them, so paging
+ * never stalls or repeats. Throws 410 `EVENTS_EXPIRED`
  * for an `after` older than the retention window.
  */
 export async function readFeed(
@@ -117,13 +119,23 @@ export async function readFeed(
   if (opts.after !== undefined) await assertNotExpired(store, opts.after);
   const data: EventEnvelope[] = [];
   let scanned = 0;
+  let bytes = 0;
   while (data.length < limit && scanned < SCAN_BUDGET) {
     const want = limit - data.length;
     const batch = await readOutbox(store, cursor, want, filter);
     if (batch.length === 0) break;
     scanned += batch.length;
-    data.push(...(await visibleTo(store, userId, batch)));
-    cursor = batch[batch.length - 1]!.seq;
+    const visible = new Set(await visibleTo(store, userId, batch));
+    for (const e of batch) {
+      if (visible.has(e)) {
+        const size = Buffer.byteLength(JSON.stringify(e), 'utf8');
+        // a full page ends before the event that would pass the byte budget (never empty)
+        if (data.length > 0 && bytes + size > FEED_PAGE_MAX_BYTES) return { data, next_after: cursor };
+        bytes += size;
+        data.push(e);
+      }
+      cursor = e.seq;
+    }
     if (batch.length < want) break;
   }
   return { data, next_after: cursor };

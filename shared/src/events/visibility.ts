@@ -36,7 +36,7 @@ export class AccessSnapshot {
   }
 
   /**
-   * True when `p` may see `e` (DESIGN §5 applied to events):
+   * True when `p` may see `e` (docs/architecture.md §5 applied to events):
    * - an event about a task (`task_id`: task.*, card.moved, note.created, sprint.closed) needs the
    *   task readable now (owner or member of its group), also for `task.deleted`;
    * - an event about a board only (`board.*`) needs the board readable now;

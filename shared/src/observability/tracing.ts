@@ -7,7 +7,7 @@ import { AppError } from '../errors/index.js';
 
 /**
  * Distributed traces with OpenTelemetry (docs/observability.md). The gateway starts or continues a
- * W3C `traceparent`; the bus carries it in the request headers (`traceparent`, DESIGN §3); each
+ * W3C `traceparent`; the bus carries it in the request headers (`traceparent`, docs/architecture.md §3); each
  * service continues it with a server span, and store calls are child spans of whatever span is
  * active. Without {@link startTracing} nothing is traced and no span object is made.
  */

@@ -1,5 +1,5 @@
 /**
- * The query AST (DESIGN §6). Produced by `parseQuery`, printed by `printQuery`, compiled by
+ * The query AST (docs/architecture.md §6). Produced by `parseQuery`, printed by `printQuery`, compiled by
  * `compileQuery`. It carries no positions, so `parseQuery(printQuery(q))` deep-equals `q`.
  * Normal form: `and`/`or` have at least two items and never directly contain their own kind.
  */
@@ -57,7 +57,7 @@ export type Pred =
 /** A condition tree: `and`/`or` lists, `not`, or a predicate. */
 export type Expr = { type: 'and'; items: Expr[] } | { type: 'or'; items: Expr[] } | { type: 'not'; expr: Expr } | Pred;
 
-/** One `ORDER BY` key; a key written without a direction is `desc` (DESIGN §6). */
+/** One `ORDER BY` key; a key written without a direction is `desc` (docs/architecture.md §6). */
 export interface OrderKey {
   field: Field;
   dir: 'asc' | 'desc';
@@ -66,7 +66,7 @@ export interface OrderKey {
 /** A whole query: an optional condition and sort keys (empty = the reader's default order). */
 export type Query = { where?: Expr; orderBy: OrderKey[] };
 
-/** The builtin fields (DESIGN §6), in the order used for suggestions. */
+/** The builtin fields (docs/architecture.md §6), in the order used for suggestions. */
 export const BUILTIN_FIELDS = [
   'id', 'title', 'description', 'status', 'path', 'tags', 'assignee', 'kickoff', 'deadline', 'checkInCount',
   'derivedFromId', 'created_at', 'created_by', 'updated_at', 'updated_by',

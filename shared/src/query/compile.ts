@@ -8,7 +8,7 @@ import { unknownField } from './parse.js';
 import { escapeRegex, likeToRegex } from './patterns.js';
 
 /**
- * The stored path of an API field (DESIGN §2, §6): `id` → `_id`, other builtins as they are,
+ * The stored path of an API field (docs/architecture.md §2, §6): `id` → `_id`, other builtins as they are,
  * metadata fields (`cf.x`, `app.x`, `ns.key`, `metadata.key`) → `metadata.<escaped key>`.
  * Throws `QUERY_UNKNOWN_FIELD` (position 0) for a bare name that is not a builtin, for an empty key
  * (`metadata.`: MongoDB refuses empty field names) and for the key `__proto__`.
@@ -53,7 +53,7 @@ function anyOrAll(path: string, os: Operand[], mode: 'any' | 'all'): Filter {
   return { [mode === 'any' ? '$or' : '$and']: os.map((o) => eq(path, o)) };
 }
 
-/** Missing or null; for `tags` also the empty list and for `path` the empty string (SPEC: "" = no folder). */
+/** Missing or null; for `tags` also the empty list and for `path` the empty string (docs/query-language.md "Semantics": "" = no folder). */
 function isNull(field: Field, path: string): Filter {
   if (field === 'tags') return { $or: [on(path, { $eq: null }), on(path, { $size: 0 })] };
   if (field === 'path') return on(path, { $in: [null, ''] });
@@ -105,7 +105,7 @@ function compileExpr(e: Expr, now: Date): Filter {
   }
 }
 
-/** Sort keys, ending with the unique `_id` tie-breaker (DESIGN §6); none → newest first. */
+/** Sort keys, ending with the unique `_id` tie-breaker (docs/architecture.md §6); none → newest first. */
 function compileSort(keys: OrderKey[]): Sort {
   if (keys.length === 0) return { created_at: -1, _id: 1 };
   const sort: Sort = {};
@@ -119,7 +119,7 @@ function compileSort(keys: OrderKey[]): Sort {
 }
 
 /**
- * Compiles a query to a store filter and sort (DESIGN §6). Function calls must have been replaced
+ * Compiles a query to a store filter and sort (docs/architecture.md §6). Function calls must have been replaced
  * by `resolveQuery` first (an unresolved call is a programming error, thrown as such). Dates resolve against `opts.now`
  * (UTC). Every key of the filter is an operator of the store port's subset or a field path from
  * {@link fieldPath}; every value is a literal from the query (text reaches `$regex` escaped).

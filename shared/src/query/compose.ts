@@ -16,7 +16,7 @@ export function andQueries(...parts: Query[]): Query {
   return { where: items.length === 1 ? items[0]! : { type: 'and', items }, orderBy };
 }
 
-/** The default order of a column read (SPEC "Metadata keys": `metadata.order` ascending). */
+/** The default order of a column read (docs/architecture.md §7: `metadata.order` ascending). */
 const COLUMN_ORDER: OrderKey[] = [{ field: 'metadata.order', dir: 'asc' }];
 
 /** Parses one part of an effective query, tagging its errors with `details.part`. */
@@ -31,7 +31,7 @@ function parsePart(text: string, part: 'column' | 'filter'): Query {
 }
 
 /**
- * The effective query of a column read (DESIGN §7):
+ * The effective query of a column read (docs/architecture.md §7):
  * `(column query) AND ('t' IN tags)… AND app.sprint = '<id>' AND (filter)
  *  ORDER BY <column's ORDER BY, else metadata.order ASC>`, and its canonical text.
  * A filter may not have an ORDER BY (the column decides the order). Parse errors keep their

@@ -1,7 +1,7 @@
 import type { Value } from './ast.js';
 
 /**
- * Date literals (DESIGN §6). Stored dates are ISO 8601 UTC strings from `toISOString()`, so a
+ * Date literals (docs/architecture.md §6). Stored dates are ISO 8601 UTC strings from `toISOString()`, so a
  * date value resolves to normalized ISO text and compares as a string. A *day* (a date-only
  * literal, `today`, `yesterday`, `tomorrow`) is the half-open UTC range [start, next day); an
  * *instant* (an ISO instant with offset, `now`, `±N(d|w|m|y)`) is one point in time.

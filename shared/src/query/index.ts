@@ -1,5 +1,5 @@
 /**
- * The query language (DESIGN §6–7): parse text to an AST, print it canonically, compile it to a
+ * The query language (docs/architecture.md §6–7): parse text to an AST, print it canonically, compile it to a
  * store filter + sort, derive column actions, and assemble a column's effective query.
  * Reference: docs/query-language.md.
  */

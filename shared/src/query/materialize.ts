@@ -1,7 +1,7 @@
 import { metadataKeyOf, type Expr, type Field, type Query, type Value } from './ast.js';
 
 /**
- * One enter or exit action of a column (DESIGN §7).
+ * One enter or exit action of a column (docs/architecture.md §7).
  * `field` is an API field name: `status`, `assignee`, `path`, `tags`, `kickoff`, `deadline`, or
  * `metadata.<key>` for a metadata key (`metadata.cf.priority`, `metadata.app.sprint`, `metadata.order`).
  * `operation`: `set` (value), `add`/`remove` (value: ONE tag, a string), `clear` (no value).
@@ -84,7 +84,7 @@ function actionsOf(e: Expr): ColumnAction[] {
 }
 
 /**
- * The `source: 'query'` actions a column query implies (DESIGN §7), in query order. Walks the
+ * The `source: 'query'` actions a column query implies (docs/architecture.md §7), in query order. Walks the
  * top-level AND: `status|assignee|path = 'v'` → enter set; `assignee = me()` (or a metadata
  * field) → enter set to the mover ({@link MOVER_VALUE}); `<metadata field> = literal` → enter
  * set on `metadata.<key>`; `tags = 'x'`, `'x' IN tags`, `tags CONTAINS 'x'`,

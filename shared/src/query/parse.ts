@@ -30,7 +30,7 @@ interface Hooks {
 }
 
 /**
- * Parses query text (DESIGN §6) into its AST.
+ * Parses query text (docs/architecture.md §6) into its AST.
  * Throws AppError `QUERY_TOO_LONG` (over 10,000 characters), `QUERY_SYNTAX`
  * (`details: {position, found}`, 0-based offset, message quoting the text there) and
  * `QUERY_UNKNOWN_FIELD` (`details: {field, position, suggestion}`). Never anything else.
@@ -39,7 +39,7 @@ export function parseQuery(text: string): Query {
   return cached('Query', text);
 }
 
-/** Parses a filter fragment: like {@link parseQuery} but without ORDER BY (DESIGN §7 column read). */
+/** Parses a filter fragment: like {@link parseQuery} but without ORDER BY (docs/architecture.md §7 column read). */
 export function parseFilter(text: string): Query {
   return cached('Filter', text);
 }

@@ -1,5 +1,5 @@
 /**
- * Text patterns to `$regex` source (DESIGN §6: text is regex-escaped; no ReDoS). The output is
+ * Text patterns to `$regex` source (docs/architecture.md §6: text is regex-escaped; no ReDoS). The output is
  * plain PCRE/ECMAScript syntax that MongoDB and mingo read alike; `[\s\S]` stands for any
  * character so no flag decides whether newlines match.
  */

@@ -1,7 +1,7 @@
 import { LIST_FUNCTIONS, type Expr, type OrderKey, type Pred, type Query, type Value } from './ast.js';
 
 /**
- * Prints a query in canonical form (DESIGN §6; used for `effective_query`): upper-case
+ * Prints a query in canonical form (docs/architecture.md §6; used for `effective_query`): upper-case
  * keywords, single-quoted strings, parentheses only where precedence needs them, every ORDER BY
  * key with its direction. `parseQuery(printQuery(q))` deep-equals `q` for any normal-form AST.
  */

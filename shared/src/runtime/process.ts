@@ -13,7 +13,7 @@ import { AppError } from '../errors/index.js';
 import { EmbeddedStore, MongoStore, StoreInUseError, type DocumentStore } from '../store/index.js';
 import { instrumentBus, instrumentStore, Metrics, serveMetrics, startTracing, type Instruments, type MetricsServer, type Tracing } from '../observability/index.js';
 
-/** Connections a process opens once: the bus and the store (DESIGN §2). */
+/** Connections a process opens once: the bus and the store (docs/architecture.md §2). */
 export interface Connections {
   bus: Bus;
   store: DocumentStore;
@@ -82,7 +82,7 @@ export function checkSeparateProcessStore(config: CommonConfig, name: string): v
 }
 
 /**
- * Opens the bus and the store the config names (DESIGN §2): NATS when `NATS_URL` is set, else the
+ * Opens the bus and the store the config names (docs/architecture.md §2): NATS when `NATS_URL` is set, else the
  * in-process bus (only valid when every participant runs in this process); MongoDB when `MONGO_URL`
  * is set, else the embedded store in `DATA_DIR` with `EMBEDDED_SYNC` durability. Called only from
  * entry points. A `DATA_DIR` another process holds is a {@link StartupError}
@@ -113,7 +113,7 @@ async function openEmbedded(config: CommonConfig, log: Logger): Promise<Embedded
 
 /**
  * Ensures each service's indexes and serves its bindings on the bus with queue group = service
- * name (DESIGN §3), and with `background: true` starts each service's background work.
+ * name (docs/architecture.md §3), and with `background: true` starts each service's background work.
  * Returns one handle per service; disposing it stops taking requests, then its background work.
  */
 export async function serveServices(
@@ -206,7 +206,7 @@ export async function startObservability(config: CommonConfig, name: string): Pr
 }
 
 /**
- * The embedded default's JWT secret (DESIGN §5): `JWT_SECRET` when set; in production it is
+ * The embedded default's JWT secret (docs/architecture.md §5): `JWT_SECRET` when set; in production it is
  * required (throws `ConfigError`); otherwise one is generated once and kept in `<DATA_DIR>/jwt-secret`.
  */
 export function resolveJwtSecret(config: CommonConfig): string {

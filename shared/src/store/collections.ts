@@ -1,4 +1,4 @@
-/** Collection names of the one shared database (DESIGN §1). */
+/** Collection names of the one shared database (docs/architecture.md §1). */
 export const Collections = {
   tasks: 'tasks',
   notes: 'notes',

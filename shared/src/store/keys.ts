@@ -1,5 +1,5 @@
 /**
- * Metadata key escaping (DESIGN §2). Metadata keys contain dots (`app.sprint`, `cf.priority`) that
+ * Metadata key escaping (docs/architecture.md §2). Metadata keys contain dots (`app.sprint`, `cf.priority`) that
  * MongoDB would read as paths, so keys are stored escaped inside the `metadata` sub-document:
  * `%` → `%25`, `.` → `%2E`, a leading `$` → `%24`. API users only ever see the original keys.
  */

@@ -1,5 +1,5 @@
 /**
- * The `DocumentStore` port (DESIGN §2): a narrow subset of the MongoDB driver's `Collection` API.
+ * The `DocumentStore` port (docs/architecture.md §2): a narrow subset of the MongoDB driver's `Collection` API.
  * All repository and domain code is written once against it; two backends implement it
  * (`MongoStore` with the official driver, `EmbeddedStore` with mingo + a better-sqlite3 journal).
  *

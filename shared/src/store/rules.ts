@@ -1,5 +1,5 @@
 /**
- * What a stored document may hold (DESIGN §2; docs/store.md "What the store refuses"): the rules
+ * What a stored document may hold (docs/architecture.md §2; docs/store.md "What the store refuses"): the rules
  * MongoDB enforces on a write, checked the same way by both backends so the embedded stand-in
  * refuses what MongoDB refuses, with the same error:
  *

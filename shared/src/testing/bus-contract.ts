@@ -16,7 +16,7 @@ export interface BusFixture {
 
 /**
  * A production logger (`createLogger`: redaction, `service` binding) whose lines stay in memory,
- * for asserting log content (aesthetics.md §3.10). `lines()` parses what was written so far.
+ * for asserting log content. `lines()` parses what was written so far.
  */
 export function captureLog(name = 'test', level = 'info'): { log: Logger; lines: () => Array<Record<string, unknown>> } {
   const chunks: string[] = [];
@@ -60,7 +60,7 @@ const Nobody = op({ subject: 'contract.nobody', request: Type.Object({}), respon
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
 /**
- * The bus contract (DESIGN §3, aesthetics.md §3.11): one suite every `Bus` implementation passes.
+ * The bus contract (docs/architecture.md §3, §10): one suite every `Bus` implementation passes.
  * `makeBus` runs before each test and must give buses that share no state with other tests (for
  * NATS: a fresh `uniquePrefix()`); `dispose` runs after it.
  */

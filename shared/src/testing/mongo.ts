@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 
-/** Whether MongoDB-backed tests can run here, and from where (DESIGN §2: never fake a pass). */
+/** Whether MongoDB-backed tests can run here, and from where (docs/architecture.md §2: never fake a pass). */
 export type MongoAvailability =
   | { available: true; source: 'MONGO_URL' | 'docker' }
   | { available: false; reason: string };

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** A private nats-server for one test file (aesthetics.md §3.11). */
+/** A private nats-server for one test file (docs/architecture.md §10: tests own their infrastructure). */
 export interface NatsServer extends AsyncDisposable {
   /** `nats://127.0.0.1:<port>`. */
   readonly url: string;

@@ -86,7 +86,7 @@ const sorted = (docs: Doc[]) => ids(docs).sort();
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * The one `DocumentStore` contract suite (DESIGN §2, §10), run against every backend:
+ * The one `DocumentStore` contract suite (docs/architecture.md §2, §10), run against every backend:
  * `makeStore` is called before each test and the store is closed after it. Every test works in
  * collections with a fresh random prefix, so one database can serve the whole run.
  */

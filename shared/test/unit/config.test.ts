@@ -13,7 +13,7 @@ function problemsOf(env: Record<string, string | undefined>): string[] {
 }
 
 describe('loadConfig(CommonConfig, env)', () => {
-  it('applies the DESIGN §2 defaults to an empty environment', () => {
+  it('applies the docs/architecture.md §2 defaults to an empty environment', () => {
     expect(loadConfig(CommonConfig, {})).toEqual({
       PORT: 8080,
       HOST: '0.0.0.0',

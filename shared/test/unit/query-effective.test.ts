@@ -12,7 +12,7 @@ const tagActions = (...tags: string[]): ColumnAction[] => tags.flatMap((tag): Co
 ]);
 const actions = (text: string) => materializeActions(parseQuery(text));
 
-describe('materializeActions (DESIGN §7)', () => {
+describe('materializeActions (docs/architecture.md §7)', () => {
   it('sets status, assignee and path from equalities', () => {
     expect(actions("status = 'doing' AND assignee = 'u1' AND path = '/team'")).toEqual([
       enter('status', 'set', 'doing'), enter('assignee', 'set', 'u1'), enter('path', 'set', '/team'),
@@ -96,7 +96,7 @@ describe('andQueries', () => {
   });
 });
 
-describe('buildEffectiveQuery (DESIGN §7)', () => {
+describe('buildEffectiveQuery (docs/architecture.md §7)', () => {
   it.each([
     [
       'column query, default tags, sprint and filter',

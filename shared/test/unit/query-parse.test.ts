@@ -288,7 +288,7 @@ const DOCS = [
   { _id: 'b', title: 'Beta', description: '{"$gt": ""}', status: 'done', path: '/p', tags: [], checkInCount: 0, metadata: {}, deadline: '2026-03-15T00:00:00.000Z' },
 ] as unknown as TaskDoc[];
 
-/** Operators a compiled filter may use (a subset of the store port's, DESIGN §2). */
+/** Operators a compiled filter may use (a subset of the store port's, docs/architecture.md §2). */
 const OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$all', '$regex', '$options', '$and', '$or', '$nor', '$size']);
 
 /** Every `$` key is a known operator, no path segment starts with `$`, every regex compiles. */

@@ -19,7 +19,7 @@ function boardName(name: string): string {
 }
 
 /**
- * A new board document as `boards.create` stores it (SPEC "Board lifecycle"): the caller owns it;
+ * A new board document as `boards.create` stores it (docs/boards.md): the caller owns it;
  * without `columns` it gets {@link DEFAULT_COLUMNS}; column ids are backfilled and actions
  * materialized; version 1. Throws the 400s of the body (blank name, column rules) naming the field.
  */
@@ -41,7 +41,7 @@ function newBoardDoc(input: BoardCreateBody, userId: string, now: Date, id: stri
   };
 }
 
-/** `boards.create` (SPEC "Board lifecycle"): stores {@link newBoardDoc}; emits `board.created`. */
+/** `boards.create` (docs/boards.md): stores {@link newBoardDoc}; emits `board.created`. */
 export function createBoard(deps: ServiceDeps): Handler<typeof BoardsOps.create> {
   const { store } = deps;
   return async (input, ctx) => runWrite(deps, ctx, async (w) => {
@@ -139,7 +139,7 @@ export function getBoard({ store }: ServiceDeps): Handler<typeof BoardsOps.get> 
 /**
  * `boards.members`: the people of a board a reader may see, to pick an assignee by name and to
  * show whose a card is: the owner, then the members of the board's group (group order), each
- * once, as `{id, username}`. A board the caller cannot read is 404 `BOARD_NOT_FOUND` (DESIGN §4).
+ * once, as `{id, username}`. A board the caller cannot read is 404 `BOARD_NOT_FOUND` (docs/architecture.md §4).
  * A user id without a user record keeps its id as its name.
  */
 export function boardMembers({ store }: ServiceDeps): Handler<typeof BoardsOps.members> {
@@ -156,7 +156,7 @@ export function boardMembers({ store }: ServiceDeps): Handler<typeof BoardsOps.m
 }
 
 /**
- * The change `boards.update` makes to `board` (owner only; DESIGN §9): only carried fields change,
+ * The change `boards.update` makes to `board` (owner only; docs/architecture.md §9): only carried fields change,
  * `columns` replaces the whole list and `metadata` the whole metadata, `activeSprintId: ""` clears
  * the pointer. Columns are re-materialized whenever `columns` or `default_tags` is carried.
  * Throws the body's 400s naming the field.
@@ -259,7 +259,7 @@ export function removeBoard(deps: ServiceDeps): Handler<typeof BoardsOps.remove>
   };
 }
 
-/** `boards.previewActions`: read-only; the same computation as a board write (DESIGN §7). */
+/** `boards.previewActions`: read-only; the same computation as a board write (docs/architecture.md §7). */
 export function previewActions(): Handler<typeof BoardsOps.previewActions> {
   return async ({ query }) => ({ actions: queryActions(query).map(actionView) });
 }

@@ -6,7 +6,7 @@ import {
 import { Collections } from '@app/shared/store';
 
 /**
- * `boards.createTask` (SPEC "POST /boards/{boardId}/tasks"; DESIGN §5, §7): board write access;
+ * `boards.createTask` (docs/boards.md "Card create on a board"; docs/architecture.md §5, §7): board write access;
  * the task rules are the tasks service's (`newTaskDoc`, `checkNewTaskRefs`). default_tags are
  * merged into tags; with `column_id` (Draft) the column's enter actions give initial values and
  * the active sprint is stamped (see `cardCreateBody`); unknown column → 404 `COLUMN_NOT_FOUND`.

@@ -15,7 +15,7 @@ function groupNotFound(groupId: string): AppError {
   return new AppError('GROUP_NOT_FOUND', { details: { groupId } });
 }
 
-/** Roles that may manage a group's members (DESIGN §5). */
+/** Roles that may manage a group's members (docs/architecture.md §5). */
 const MANAGERS: ReadonlySet<GroupRole> = new Set(['owner', 'admin']);
 
 /**

@@ -14,7 +14,7 @@ import { Collections, type Collection, type Filter, type Session } from '@app/sh
 const MAX_ATTEMPTS = 3;
 
 /**
- * `boards.move` (SPEC "POST /boards/{boardId}/tasks/{taskId}/move"; DESIGN §7). Needs board write
+ * `boards.move` (docs/boards.md "Card move"; docs/architecture.md §7). Needs board write
  * access and task write access (403). The card is read with the source filter `{_id, deleted:false}
  * AND board scope AND compiled(from column query + default_tags)`: no match → 409
  * `KANBAN_TASK_NOT_IN_SOURCE_COLUMN` with the current `task` snapshot (404 `TASK_NOT_FOUND` when
@@ -79,7 +79,7 @@ export function moveCard(deps: ServiceDeps): Handler<typeof BoardsOps.move> {
   };
 }
 
-/** The effective query of a column without sprint or filter: column query AND default_tags (DESIGN §7). */
+/** The effective query of a column without sprint or filter: column query AND default_tags (docs/architecture.md §7). */
 function columnQuery(board: BoardDoc, column: ColumnDef) {
   return buildEffectiveQuery({ column: column.query, defaultTags: board.default_tags }).query;
 }

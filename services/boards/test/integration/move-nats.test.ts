@@ -7,7 +7,7 @@ import { startNatsServer, uniquePrefix, type NatsServer } from '@app/shared/test
 import { ALICE, buildBoards } from '../service/fixture.js';
 
 /**
- * Card move over a real nats-server (DESIGN §3, §7): the boards service serves on one NatsBus
+ * Card move over a real nats-server (docs/architecture.md §3, §7): the boards service serves on one NatsBus
  * connection, requests come from another; the store is the suite's test store (`testStore`).
  */
 let nats: NatsServer;

@@ -4,7 +4,7 @@ import { AppError, ErrorCodes } from '@app/shared/errors';
 import { ALICE, BOB, DAVE, buildBoards, type Fixture } from './fixture.js';
 
 /**
- * The board access matrix (DESIGN §4, §5, §9): every board route × caller × board kind → HTTP
+ * The board access matrix (docs/architecture.md §4, §5, §9): every board route × caller × board kind → HTTP
  * status. Owner = alice; `member-r` / `member-rw` = bob, member of alice's group, the shared board
  * being shared with that group at `r` / `rw`; `non-member` = dave. A private board is never shared.
  */

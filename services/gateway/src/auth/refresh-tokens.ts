@@ -3,7 +3,7 @@ import { AppError } from '@app/shared/errors';
 import { Collections, type Doc, type DocumentStore, type Session } from '@app/shared/store';
 import type { Clock } from '@app/shared/domain';
 
-/** Refresh token lifetime (DESIGN §5): 30 days. */
+/** Refresh token lifetime (docs/architecture.md §5): 30 days. */
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 
 /**
@@ -58,7 +58,7 @@ export function issueRefreshToken(store: DocumentStore, clock: Clock, userId: st
 type Rotation = { kind: 'ok'; userId: string; token: string } | { kind: 'invalid' } | { kind: 'reused' };
 
 /**
- * Rotates a refresh token (DESIGN §5): marks it used and issues its successor in the same family,
+ * Rotates a refresh token (docs/architecture.md §5): marks it used and issues its successor in the same family,
  * in one transaction. Throws 401 `REFRESH_TOKEN_INVALID` for an unknown, expired or revoked token,
  * and for a token that was already used — which also revokes its whole family, so a stolen token
  * and its legitimate twin both stop working.

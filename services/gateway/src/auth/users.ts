@@ -5,7 +5,7 @@ import { systemClock, type Clock } from '@app/shared/domain';
 import type { GatewayConfig } from '../config.js';
 import { hashPassword } from './passwords.js';
 
-/** A stored user (DESIGN §5); only the gateway reads and writes the `users` collection. */
+/** A stored user (docs/architecture.md §5); only the gateway reads and writes the `users` collection. */
 export interface UserDoc extends Doc {
   username: string;
   /** argon2id PHC string. */
@@ -69,7 +69,7 @@ export async function createUser(
 
 /**
  * Bootstraps the admin user from `ADMIN_USERNAME`/`ADMIN_PASSWORD` when both are set and no user
- * of that name exists (DESIGN §5; the way in for a deployment with `REGISTRATION_ENABLED=false`).
+ * of that name exists (docs/architecture.md §5; the way in for a deployment with `REGISTRATION_ENABLED=false`).
  * Never changes an existing user's password. Safe to run from several replicas at once.
  * Returns true when it created the user.
  */

@@ -14,17 +14,25 @@ export interface StreamOptions {
   perUser: number;
   /** Interval of the `: heartbeat` comment in ms (default 15 000). */
   heartbeatMs: number;
-  /** Bytes a client may leave unread before it is dropped (default 1 MiB). */
+  /**
+   * Unread bytes above which the stream waits for the client to read before it writes the next
+   * event (default 1 MiB). Not a size limit: an event of any size is written whole, and the
+   * events that arrive meanwhile are read from the store once the client has caught up.
+   */
   maxBufferedBytes: number;
-  /** How long a principal's group list is reused in ms (DESIGN §5: a short cache at most; default 5 000). */
+  /** How long a client may stay above `maxBufferedBytes` without reading before it is dropped, in ms (default 60 000). */
+  stallMs: number;
+  /** How long a principal's group list is reused in ms (docs/architecture.md §5: a short cache at most; default 5 000). */
   principalTtlMs: number;
 }
 
 /** Defaults of {@link StreamOptions}. */
-export const DEFAULT_STREAM_OPTIONS: StreamOptions = { perUser: 5, heartbeatMs: 15_000, maxBufferedBytes: 1024 * 1024, principalTtlMs: 5_000 };
+export const DEFAULT_STREAM_OPTIONS: StreamOptions = { perUser: 5, heartbeatMs: 15_000, maxBufferedBytes: 1024 * 1024, stallMs: 60_000, principalTtlMs: 5_000 };
 
-/** Events read from the store per backlog step. */
-const BACKLOG_PAGE = 500;
+/** Events read from the store per backlog step (each at most `EVENT_MAX_BYTES`). */
+const BACKLOG_PAGE = 100;
+/** Live batches a stream holds while its client catches up; past that it reads them from the store afterwards. */
+const MAX_QUEUED_BATCHES = 64;
 
 /** One SSE frame: `id:` = seq, `event:` = type, `data:` = the envelope (JSON has no raw newlines). */
 export function sseFrame(e: EventEnvelope): string {
@@ -70,8 +78,10 @@ export class EventStreams {
    * written in `seq` order without gaps or repeats: the hub is subscribed first (live events
    * buffered), the store backlog up to its end is written, then buffered and live events past it;
    * a live batch that starts beyond the last seen `seq` has the gap read from the store first.
-   * A client that leaves more than `maxBufferedBytes` unread is disconnected, and every stream
-   * ends when its access token expires (the client reconnects with a fresh token and `Last-Event-ID`).
+   * No event is too large to stream (docs/events.md "Sizes"): with more than `maxBufferedBytes`
+   * unread, the stream waits for the client before writing on, and reads what arrived meanwhile
+   * from the store; a client that reads nothing for `stallMs` is disconnected. Every stream ends
+   * when its access token expires (the client reconnects with a fresh token and `Last-Event-ID`).
    */
   async serve(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const userId = req.user.sub;
@@ -100,26 +110,48 @@ export class EventStreams {
       return principal.p;
     };
     const write = (text: string): void => {
-      if (closed) return;
-      raw.write(text);
-      if (raw.writableLength > this.opts.maxBufferedBytes) {
-        req.log.warn({ userId, buffered: raw.writableLength }, 'event stream client too slow; dropped');
-        raw.destroy();
-      }
+      if (!closed) raw.write(text);
     };
-    const writeEvents = (events: readonly EventEnvelope[]): void => {
-      for (const e of events) write(sseFrame(e));
+    /**
+     * Resolves once the client has read down to `maxBufferedBytes` (at once when it is there),
+     * or the stream closed; a client that reads nothing for `stallMs` meanwhile is dropped.
+     */
+    const drained = (): Promise<void> => {
+      if (closed || raw.writableLength <= this.opts.maxBufferedBytes) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(stall);
+          raw.off('drain', done);
+          raw.off('close', done);
+          resolve();
+        };
+        const stall = setTimeout(() => {
+          req.log.warn({ userId, buffered: raw.writableLength }, 'event stream client stopped reading; dropped');
+          raw.destroy();
+          done();
+        }, this.opts.stallMs);
+        raw.on('drain', done);
+        raw.on('close', done);
+      });
+    };
+    /** Writes the events whole, in order, each once the client has read what came before (backpressure, not a size limit). */
+    const writeEvents = async (events: readonly EventEnvelope[]): Promise<void> => {
+      for (const e of events) {
+        await drained();
+        if (closed) return;
+        write(sseFrame(e));
+      }
     };
     /** Fills `(lastSeen, upTo]` from the store, filtered and visible. */
     const fill = async (upTo: number): Promise<void> => {
       while (!closed && lastSeen < upTo) {
         const page = (await readOutbox(store, lastSeen, BACKLOG_PAGE, filter)).filter((e) => e.seq <= upTo);
         if (page.length === 0) break;
-        writeEvents(await visibleTo(store, userId, page));
+        await writeEvents(await visibleTo(store, userId, page));
         lastSeen = page[page.length - 1]!.seq;
         if (page.length < BACKLOG_PAGE) break;
       }
-      lastSeen = Math.max(lastSeen, upTo);
+      if (!closed) lastSeen = Math.max(lastSeen, upTo);
     };
     const onBatch = async (batch: EventBatch): Promise<void> => {
       const fresh = batch.events.filter((e) => e.seq > lastSeen);
@@ -128,23 +160,47 @@ export class EventStreams {
       const wanted = fresh.filter((e) => matchesFilter(e, filter));
       if (wanted.length > 0) {
         const [p, access] = await Promise.all([principalNow(), batch.access()]);
-        writeEvents(wanted.filter((e) => access.visible(p, e)));
+        await writeEvents(wanted.filter((e) => access.visible(p, e)));
       }
-      lastSeen = fresh[fresh.length - 1]!.seq;
+      if (!closed) lastSeen = fresh[fresh.length - 1]!.seq;
     };
-    const enqueue = (batch: EventBatch): void => {
-      if (!live) {
-        pending.push(batch);
-        return;
-      }
-      chain = chain.then(() => onBatch(batch)).catch((err: unknown) => {
+    // While the client catches up, live batches wait in order; past MAX_QUEUED_BATCHES only the
+    // highest seq they reached is kept (`behind`) and one catch-up step reads them from the store.
+    let queued = 0;
+    let behind = 0;
+    let catchUpQueued = false;
+    const step = (work: () => Promise<void>): void => {
+      chain = chain.then(work).catch((err: unknown) => {
         req.log.warn({ err }, 'event stream batch failed; closing the stream');
         raw.destroy();
       });
     };
+    const catchUp = (): void => {
+      if (catchUpQueued || behind <= lastSeen) return;
+      catchUpQueued = true;
+      step(() => {
+        catchUpQueued = false;
+        return fill(behind);
+      });
+    };
+    const enqueue = (batch: EventBatch): void => {
+      if ((live ? queued : pending.length) >= MAX_QUEUED_BATCHES) {
+        behind = Math.max(behind, batch.events[batch.events.length - 1]?.seq ?? 0);
+        if (live) catchUp();
+        return;
+      }
+      if (!live) {
+        pending.push(batch);
+        return;
+      }
+      queued++;
+      step(() => onBatch(batch).finally(() => queued--));
+    };
 
     const unsubscribe = this.hub.subscribe(enqueue);
-    const heartbeat = setInterval(() => write(': heartbeat\n\n'), this.opts.heartbeatMs);
+    const heartbeat = setInterval(() => {
+      if (raw.writableLength <= this.opts.maxBufferedBytes) write(': heartbeat\n\n');
+    }, this.opts.heartbeatMs);
     // The stream ends when the access token expires: the client reconnects with a fresh one.
     const exp = (req.user as { exp?: unknown }).exp;
     const expiry = typeof exp === 'number' ? setTimeout(() => raw.destroy(), Math.max(0, exp * 1000 - Date.now())) : undefined;
@@ -181,6 +237,7 @@ export class EventStreams {
       await fill(end);
       live = true;
       for (const b of pending.splice(0)) enqueue(b);
+      catchUp();
     } catch (err) {
       req.log.warn({ err }, 'event stream failed to start');
       cleanup();

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { AppError, type ErrorEnvelope, type FieldError } from '@app/shared/errors';
 
 /**
- * The body of every error answer (DESIGN §4): the catalogue's envelope, which the legacy paths fold
+ * The body of every error answer (docs/architecture.md §4): the catalogue's envelope, which the legacy paths fold
  * with `legacyErrorBody`. AppError `extra` fields are spread at the top level (the 409 move body's
  * `task`) without ever replacing its fields; `traceId` is the request id (`x-request-id`), also
  * found on every log line of the request.
@@ -23,7 +23,7 @@ export const ErrorBodySchema = Type.Object(
   { $id: 'ErrorBody', additionalProperties: true },
 );
 
-/** An error as HTTP sends it: the status from the catalogue and the body of DESIGN §4. */
+/** An error as HTTP sends it: the status from the catalogue and the body of docs/architecture.md §4. */
 export interface HttpError {
   statusCode: number;
   body: ErrorBody;
@@ -105,7 +105,7 @@ export function toAppError(err: unknown): AppError {
   return AppError.from(err);
 }
 
-/** The HTTP answer for an error (DESIGN §4): status from the catalogue, body {@link ErrorBody}. */
+/** The HTTP answer for an error (docs/architecture.md §4): status from the catalogue, body {@link ErrorBody}. */
 export function toHttpError(err: unknown, traceId: string): HttpError {
   const e = toAppError(err);
   const body: ErrorBody = { code: e.code, message: e.message, traceId };

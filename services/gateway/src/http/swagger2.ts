@@ -1,5 +1,5 @@
 /**
- * Swagger 2.0 compat transform (research/spike.md, appendix). @fastify/swagger emits JSON Schema
+ * Swagger 2.0 compat transform (docs/architecture.md §11). @fastify/swagger emits JSON Schema
  * constructs that Swagger 2.0 lacks (`anyOf`/`oneOf`, `const`, nullable, tuples, numeric
  * `exclusiveMinimum`, `examples`, `patternProperties`); these functions rewrite them:
  * literal unions → `enum`, `X | null` → `X` + `x-nullable`, records → `additionalProperties`,

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormatsImport from 'ajv-formats';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { METADATA_LIMITS_KEYWORD, METADATA_MAX_DEPTH, METADATA_VALUE_MAX_BYTES } from '@app/shared/contracts';
+import { METADATA_KEY_MAX, METADATA_LIMITS_KEYWORD, METADATA_MAX_DEPTH, METADATA_VALUE_MAX_BYTES } from '@app/shared/contracts';
 import { invalidField } from '@app/shared/errors';
 
 // ajv-formats is CommonJS with a default export.
@@ -30,7 +30,7 @@ export function isLegacyPath(url: string): boolean {
 export const MAX_BODY_DEPTH = 64;
 
 /**
- * Request validators (DESIGN §9, "wrong types → 400"): JSON bodies are checked without
+ * Request validators (docs/architecture.md §9, "wrong types → 400"): JSON bodies are checked without
  * type coercion, so `{"title": 5}` is a 400 naming `/title`; path and query-string values, which
  * are always text on the wire, are coerced (`?preview=3` → 3). A body field the schema does not
  * accept (`additionalProperties: false`, as the Swagger says) is a 400 naming it on the target
@@ -104,7 +104,7 @@ function metadataFault(value: unknown): string | undefined {
 
 type MetadataLimitsValidator = ((kind: unknown, data: unknown, parent: unknown, cxt?: { instancePath: string }) => boolean) & { errors?: Partial<ErrorObject>[] };
 
-/** Registers the metadata-limits keyword (`'object'`: every value of the object; `'value'`: the value). */
+/** Registers the metadata-limits keyword (`'object'`: every key and value of the object; `'value'`: the value). */
 function addMetadataLimits(ajv: Ajv): Ajv {
   const validate: MetadataLimitsValidator = (kind, data, _parent, cxt) => {
     const base = cxt?.instancePath ?? '';
@@ -112,10 +112,10 @@ function addMetadataLimits(ajv: Ajv): Ajv {
       kind === 'object' ? (typeof data === 'object' && data !== null && !Array.isArray(data) ? Object.entries(data) : []) : [['', data]];
     const errors: Partial<ErrorObject>[] = [];
     for (const [key, value] of entries) {
-      const message = metadataFault(value);
+      const message = key.length > METADATA_KEY_MAX ? `a metadata key of ${key.length} characters, over the ${METADATA_KEY_MAX}-character limit` : metadataFault(value);
       if (message === undefined) continue;
       const instancePath = kind === 'object' ? `${base}${pointer([key])}` : base;
-      errors.push({ keyword: METADATA_LIMITS_KEYWORD, instancePath, params: { depth: METADATA_MAX_DEPTH, bytes: METADATA_VALUE_MAX_BYTES }, message });
+      errors.push({ keyword: METADATA_LIMITS_KEYWORD, instancePath, params: { depth: METADATA_MAX_DEPTH, bytes: METADATA_VALUE_MAX_BYTES, key_length: METADATA_KEY_MAX }, message });
     }
     validate.errors = errors;
     return errors.length === 0;

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { AppError } from '@app/shared/errors';
 
-/** Claims of an access token (DESIGN §5): `sub` = user id, `name` = username. */
+/** Claims of an access token (docs/architecture.md §5): `sub` = user id, `name` = username. */
 export interface AccessClaims {
   sub: string;
   name: string;
@@ -58,7 +58,7 @@ declare module 'fastify' {
 /**
  * Registers @fastify/jwt on `app` (root scope; a number `expiresIn` is seconds there): HS256 only, tokens must carry `sub` and `exp`.
  * Restricting `algorithms` matters: without it an HS512 token made with the same secret passes
- * (research/spike.md §3). Also decorates `app.verifiedTokens` ({@link VerifiedTokens}).
+ * (docs/architecture.md §11). Also decorates `app.verifiedTokens` ({@link VerifiedTokens}).
  */
 export async function registerJwt(app: FastifyInstance, opts: { secret: string; expiresInSeconds: number }): Promise<void> {
   await app.register(fastifyJwt, {

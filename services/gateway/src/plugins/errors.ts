@@ -3,7 +3,7 @@ import { AppError, legacyErrorBody } from '@app/shared/errors';
 import { isLegacyPath, toHttpError } from '../http/error-mapping.js';
 
 /**
- * Sends the error answer for `err` (DESIGN §4) and logs it once, here, where its status is
+ * Sends the error answer for `err` (docs/architecture.md §4) and logs it once, here, where its status is
  * decided: 5xx at `error` (`warn` for the bus's 503/504), nothing for 4xx. `traceId` is the
  * request id of the body; an idempotent replay of an error passes the first request's.
  * On the paths of ud's Swagger under `/api/v1` the body takes the legacy shape

@@ -5,7 +5,7 @@ import { ErrorBodySchema } from '../http/error-mapping.js';
 import { swagger2Transform, toSwagger2Document } from '../http/swagger2.js';
 import { BEARER } from '../routes/register.js';
 
-/** Where the Swagger 2.0 document is served (DESIGN §9); the UI lives at `/docs`. */
+/** Where the Swagger 2.0 document is served (docs/architecture.md §9); the UI lives at `/docs`. */
 export const SWAGGER_PATH = '/api/v1/swagger.json';
 
 /**

@@ -5,12 +5,12 @@ import { verifyAgainstDummy, verifyPassword } from '../auth/passwords.js';
 import { issueRefreshToken, rotateRefreshToken } from '../auth/refresh-tokens.js';
 import { createUser, findUserById, findUserByUsername, type UserDoc } from '../auth/users.js';
 import type { GatewayConfig } from '../config.js';
-import { authAt, type LocalDeps, type LocalRoute } from './local.js';
+import { authAt, localRoute, type LocalDeps, type LocalRoute } from './local.js';
 
 const Username = Type.String({ minLength: 3, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' });
 const Password = Type.String({ minLength: 8, maxLength: 1024 });
 
-/** Body of `POST /auth/v2/register` (DESIGN §9); `inviteCode` is checked when `INVITE_CODE` is set. */
+/** Body of `POST /auth/v2/register` (docs/architecture.md §9); `inviteCode` is checked when `INVITE_CODE` is set. */
 export const RegisterBody = Type.Object(
   {
     username: Username,
@@ -39,18 +39,18 @@ export const UdRegisterBody = Type.Object(
 /** Answer of `POST /auth/register` (ud's `RegisterResponse`); `timezone` is `UTC` (no per-user time zone yet). */
 export const UdRegistered = Type.Object({ username: Type.String(), timezone: Type.String({ description: 'always `UTC`' }) });
 
-/** Body of `POST /auth/v2/login` (DESIGN §5). */
+/** Body of `POST /auth/v2/login` (docs/architecture.md §5). */
 export const LoginBody = Type.Object(
   { username: Type.String({ minLength: 1, maxLength: 64 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
   { additionalProperties: false },
 );
 
-/** Body of `POST /auth/refresh-token` (DESIGN §5). */
+/** Body of `POST /auth/refresh-token` (docs/architecture.md §5). */
 export const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
 
 /**
  * Answer of login and refresh: ud's `LoginV2Response` (its published Swagger wins for Live
- * operations, SPEC "What the service does") plus `tokenType` and `expiresIn` (DESIGN §5).
+ * operations, docs/auth.md) plus `tokenType` and `expiresIn` (docs/architecture.md §5).
  * Every field is a string but `expiresIn` (seconds); where the service keeps no such data the
  * documented default is sent: `userRole` `admin` for the admin bootstrapped from
  * `ADMIN_USERNAME`, else `user` (a label only: no permission depends on it); `userTimezone`
@@ -70,7 +70,7 @@ export const TokenPair = Type.Object({
 });
 type TokenPair = Static<typeof TokenPair>;
 
-/** Answer of register, status 201 (DESIGN §9). */
+/** Answer of register, status 201 (docs/architecture.md §9). */
 export const Registered = Type.Object({ userId: Type.String(), username: Type.String() });
 
 function sameSecret(a: string, b: string): boolean {
@@ -102,11 +102,11 @@ function tokenPair(deps: LocalDeps, user: UserDoc, refreshToken: string): TokenP
 }
 
 /**
- * Auth routes (DESIGN §5), answered by the gateway itself at the root and under `/api/v1` (the one
+ * Auth routes (docs/architecture.md §5), answered by the gateway itself at the root and under `/api/v1` (the one
  * base URL of a ud client); bodies of SPEC's "not shown" fixed in docs/auth.md.
  */
 export const authRoutes: LocalRoute[] = [
-  {
+  localRoute({
     method: 'POST',
     ...authAt('/auth/v2/register'),
     summary: 'Register a user',
@@ -116,13 +116,13 @@ export const authRoutes: LocalRoute[] = [
     status: 201,
     rateLimited: true,
     async handle(req, deps) {
-      const body = req.body as Static<typeof RegisterBody>;
+      const body = req.body;
       assertMayRegister(deps.config, body.inviteCode);
       const user = await createUser(deps.store, deps.clock, body);
       return { userId: user._id, username: user.username };
     },
-  },
-  {
+  }),
+  localRoute({
     method: 'POST',
     ...authAt('/auth/register'),
     summary: "Register a user (ud's form: 200 {username, timezone}); same rules as /auth/v2/register",
@@ -131,13 +131,13 @@ export const authRoutes: LocalRoute[] = [
     response: UdRegistered,
     rateLimited: true,
     async handle(req, deps) {
-      const body = req.body as Static<typeof UdRegisterBody>;
+      const body = req.body;
       assertMayRegister(deps.config, body.inviteCode);
       const user = await createUser(deps.store, deps.clock, { username: body.username, password: body.password });
       return { username: user.username, timezone: 'UTC' };
     },
-  },
-  {
+  }),
+  localRoute({
     method: 'POST',
     ...authAt('/auth/v2/login'),
     summary: 'Log in; returns an access token and a refresh token',
@@ -146,14 +146,14 @@ export const authRoutes: LocalRoute[] = [
     response: TokenPair,
     rateLimited: true,
     async handle(req, deps) {
-      const { username, password } = req.body as Static<typeof LoginBody>;
+      const { username, password } = req.body;
       const user = await findUserByUsername(deps.store, username);
       const ok = user ? await verifyPassword(user.passwordHash, password) : await verifyAgainstDummy(password);
       if (!user || !ok) throw new AppError('INVALID_CREDENTIALS');
       return tokenPair(deps, user, await issueRefreshToken(deps.store, deps.clock, user._id));
     },
-  },
-  {
+  }),
+  localRoute({
     method: 'POST',
     ...authAt('/auth/refresh-token'),
     summary: 'Exchange a refresh token for a new token pair (the old refresh token stops working)',
@@ -161,11 +161,11 @@ export const authRoutes: LocalRoute[] = [
     body: RefreshBody,
     response: TokenPair,
     async handle(req, deps) {
-      const { refreshToken } = req.body as Static<typeof RefreshBody>;
+      const { refreshToken } = req.body;
       const next = await rotateRefreshToken(deps.store, deps.clock, refreshToken);
       const user = await findUserById(deps.store, next.userId);
       if (!user) throw new AppError('REFRESH_TOKEN_INVALID');
       return tokenPair(deps, user, next.token);
     },
-  },
+  }),
 ];

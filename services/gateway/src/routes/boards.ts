@@ -13,9 +13,9 @@ const groups = { tag: 'groups', maturity: 'live' } as const;
 const boardId = (params: Record<string, string>) => params.boardId!;
 
 /**
- * Routes of the boards service (SPEC "Board lifecycle", "Board day-to-day"; DESIGN §5, §7, §9):
+ * Routes of the boards service (docs/boards.md; docs/architecture.md §5, §7, §9):
  * board lifecycle, sharing, preview-actions, card create and card move, each also at its legacy
- * `/api/v1/kanban/boards…` path; groups (DESIGN §5, target paths only). Every op input is
+ * `/api/v1/kanban/boards…` path; groups (docs/architecture.md §5, target paths only). Every op input is
  * `{...body, ...path params}`: path parameters win over body fields.
  */
 export const boardRoutes: RouteSpec[] = [
@@ -24,7 +24,7 @@ export const boardRoutes: RouteSpec[] = [
     ...at(''),
     method: 'POST',
     op: BoardsOps.create,
-    input: (req) => req.body as BoardCreateBody,
+    input: (req) => req.body,
     summary: 'Create a board (column ids backfilled, column actions materialized); ?dry_run=true answers 200 {dry_run, board} and writes nothing',
     querystring: BoardDryRunQuery,
     body: BoardCreateBody,
@@ -55,7 +55,7 @@ export const boardRoutes: RouteSpec[] = [
     ...at('/preview-actions'),
     method: 'POST',
     op: BoardsOps.previewActions,
-    input: (req) => req.body as PreviewActionsBody,
+    input: (req) => req.body,
     summary: 'Preview the column actions a column query would materialize (read-only)',
     body: PreviewActionsBody,
     response: PreviewActionsResult,
@@ -88,7 +88,7 @@ export const boardRoutes: RouteSpec[] = [
     method: 'PUT',
     op: BoardsOps.update,
     conditional: true,
-    input: (req) => ({ ...(req.body as BoardUpdateBody), boardId: boardId(req.params) }),
+    input: (req) => ({ ...req.body, boardId: boardId(req.params) }),
     summary: 'Update a board (owner only): carried fields change; columns replace the whole list; ?dry_run=true answers {dry_run, board} and writes nothing',
     params: BoardPathParams,
     querystring: BoardDryRunQuery,
@@ -113,7 +113,7 @@ export const boardRoutes: RouteSpec[] = [
     method: 'POST',
     op: BoardsOps.share,
     conditional: true,
-    input: (req) => ({ ...(req.body as BoardShareBody), boardId: boardId(req.params) }),
+    input: (req) => ({ ...req.body, boardId: boardId(req.params) }),
     summary: 'Share a board with a group the caller belongs to (owner only)',
     params: BoardPathParams,
     body: BoardShareBody,
@@ -135,7 +135,7 @@ export const boardRoutes: RouteSpec[] = [
     ...at('/:boardId/tasks'),
     method: 'GET',
     op: QueryOps.boardTasks,
-    input: (req) => ({ ...(req.query as BoardTasksQuerystring), boardId: boardId(req.params) }),
+    input: (req) => ({ ...req.query, boardId: boardId(req.params) }),
     summary: "The board with every column's card count and first page of cards (each column read as the column read does), in one request",
     params: BoardPathParams,
     querystring: BoardTasksQuerystring,
@@ -146,7 +146,7 @@ export const boardRoutes: RouteSpec[] = [
     ...at('/:boardId/tasks'),
     method: 'POST',
     op: BoardsOps.createTask,
-    input: (req) => ({ ...(req.body as BoardTaskCreateBody), boardId: boardId(req.params) }),
+    input: (req) => ({ ...req.body, boardId: boardId(req.params) }),
     summary: 'Create a card on a board (default_tags merged; column_id is Draft)',
     params: BoardPathParams,
     body: BoardTaskCreateBody,
@@ -159,7 +159,7 @@ export const boardRoutes: RouteSpec[] = [
     method: 'POST',
     op: BoardsOps.move,
     conditional: true,
-    input: (req) => ({ ...(req.body as CardMoveBody), boardId: boardId(req.params), taskId: req.params.taskId! }),
+    input: (req) => ({ ...req.body, boardId: boardId(req.params), taskId: req.params.taskId! }),
     summary: 'Move a card between columns: merge(exit(from), enter(to)) in one conditional write',
     params: BoardTaskParams,
     body: CardMoveBody,
@@ -170,7 +170,7 @@ export const boardRoutes: RouteSpec[] = [
     method: 'POST',
     url: GROUPS,
     op: GroupsOps.create,
-    input: (req) => req.body as GroupCreateBody,
+    input: (req) => req.body,
     summary: 'Create a group; the caller becomes its owner',
     body: GroupCreateBody,
     response: Group,
@@ -200,7 +200,7 @@ export const boardRoutes: RouteSpec[] = [
     method: 'POST',
     url: `${GROUPS}/:groupId/members`,
     op: GroupsOps.addMember,
-    input: (req) => ({ ...(req.body as GroupMemberBody), groupId: req.params.groupId! }),
+    input: (req) => ({ ...req.body, groupId: req.params.groupId! }),
     summary: "Add a member or change a member's role (owner or admin only)",
     params: GroupParams,
     body: GroupMemberBody,

@@ -15,7 +15,7 @@ export const eventRoutes: RouteSpec[] = [
   route({
     method: 'GET', url: '/api/v1/events', op: EventsOps.feed,
     input: (req) => {
-      const { after, ...rest } = req.query as FeedQuerystring;
+      const { after, ...rest } = req.query;
       const cursor = parseCursor(after, '/after');
       return cursor === undefined ? rest : { ...rest, after: cursor };
     },
@@ -24,7 +24,7 @@ export const eventRoutes: RouteSpec[] = [
   }),
   route({
     method: 'POST', url: '/api/v1/webhooks', op: WebhooksOps.create,
-    input: (req) => req.body as WebhookCreateBody,
+    input: (req) => req.body,
     summary: 'Subscribe a URL to events (Standard Webhooks signing); the secret is shown once',
     tag: 'webhooks', maturity: 'live', body: WebhookCreateBody, response: Webhook, status: 201,
   }),
@@ -39,7 +39,7 @@ export const eventRoutes: RouteSpec[] = [
   }),
   route({
     method: 'PATCH', url: '/api/v1/webhooks/:webhookId', op: WebhooksOps.update,
-    input: (req) => ({ ...(req.body as WebhookUpdateBody), webhookId: req.params.webhookId! }),
+    input: (req) => ({ ...req.body, webhookId: req.params.webhookId! }),
     summary: 'Change a webhook (url, events, board, query, active)', tag: 'webhooks', maturity: 'live',
     params: WebhookParams, body: WebhookUpdateBody, response: Webhook,
   }),

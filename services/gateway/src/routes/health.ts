@@ -24,7 +24,7 @@ async function check(ping: () => Promise<void>): Promise<string> {
 
 const Checks = Type.Object({ bus: Type.String(), store: Type.String() });
 
-/** Health, readiness and version (DESIGN §5: public). */
+/** Health, readiness and version (docs/architecture.md §5: public). */
 export const healthRoutes: LocalRoute[] = [
   {
     method: 'GET',

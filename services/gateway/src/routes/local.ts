@@ -7,10 +7,10 @@ import type { DocumentStore } from '@app/shared/store';
 import type { GatewayConfig } from '../config.js';
 import type { EventStreams } from '../events/stream.js';
 import type { AccessClaims } from '../plugins/auth.js';
-import type { Method, RouteRequest } from './route.js';
+import type { Method, RequestOf } from './route.js';
 
 /**
- * `{url, aliases}` of an auth route: at the root (`/auth/v2/login`, DESIGN §5) and under the one
+ * `{url, aliases}` of an auth route: at the root (`/auth/v2/login`, docs/architecture.md §5) and under the one
  * base URL a ud client is given (`/api/v1/auth/v2/login`, docs/compat.md).
  */
 export function authAt(path: string): { url: string; aliases: string[] } {
@@ -33,10 +33,10 @@ export interface LocalDeps {
 
 /**
  * One row of the gateway's local table: routes answered by the gateway itself, without the bus
- * (auth, health, version: public, DESIGN §5; the event stream: authenticated). Listed
+ * (auth, health, version: public, docs/architecture.md §5; the event stream: authenticated). Listed
  * in Swagger like the bus routes.
  */
-export interface LocalRoute {
+export interface LocalRoute<B extends TObject | undefined = TObject | undefined, Q extends TObject | undefined = TObject | undefined> {
   method: Method;
   url: string;
   /**
@@ -46,8 +46,8 @@ export interface LocalRoute {
   aliases?: readonly string[];
   summary: string;
   tag: string;
-  body?: TObject;
-  querystring?: TObject;
+  body?: B;
+  querystring?: Q;
   /** Request headers the route reads (Swagger; validated like the other parts). */
   headers?: TObject;
   /** Needs a bearer token (default false: public). */
@@ -61,7 +61,17 @@ export interface LocalRoute {
   /** Rate limited per client IP (`RATE_LIMIT_AUTH_MAX` per minute): login and register. */
   rateLimited?: boolean;
   /** Returns the success body; errors are thrown as AppError. */
-  handle?(req: RouteRequest, deps: LocalDeps): Promise<unknown>;
+  handle?(req: RequestOf<B, Q, undefined>, deps: LocalDeps): Promise<unknown>;
   /** A long-lived answer written to the reply itself (SSE) instead of `handle`; errors before it starts are thrown as AppError. */
   stream?(req: FastifyRequest, reply: FastifyReply, deps: LocalDeps): Promise<void>;
+}
+
+/**
+ * Declares a local row: the body and query its `handle` reads are typed by the row's own schemas
+ * (already validated). Returned as a plain {@link LocalRoute} for the table.
+ */
+export function localRoute<B extends TObject | undefined = undefined, Q extends TObject | undefined = undefined>(
+  row: LocalRoute<B, Q>,
+): LocalRoute {
+  return row as unknown as LocalRoute;
 }

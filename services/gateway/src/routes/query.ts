@@ -7,15 +7,15 @@ import { boardsAt, route, tasksAt, type RouteSpec } from './route.js';
 /** The body when the client sent none: every field of these bodies is optional. */
 
 /**
- * Routes of the query family (SPEC "Sprint rhythm / POST /api/v1/tasks/query", "Board
- * day-to-day"; DESIGN §1: every read of task lists). Draft ops exist only at target paths.
+ * Routes of the query family (docs/query-service.md: the global task query and the board
+ * reads; docs/architecture.md §1: every read of task lists). Draft ops exist only at target paths.
  */
 export const queryRoutes: RouteSpec[] = [
   route({
     method: 'POST',
     ...tasksAt('/query'),
     op: QueryOps.tasks,
-    input: (req) => req.body as TasksQueryBody,
+    input: (req) => req.body,
     summary: 'Query the tasks the caller can read (backlog views, sprint member lists, ad-hoc slices)',
     tag: 'tasks',
     maturity: 'live',
@@ -26,7 +26,7 @@ export const queryRoutes: RouteSpec[] = [
     method: 'POST',
     url: '/api/v1/tasks/query/validate',
     op: QueryOps.validate,
-    input: (req) => req.body as QueryValidateBody,
+    input: (req) => req.body,
     summary: 'Check query text without running it: faults with position, length and suggestion, and the canonical text',
     tag: 'tasks',
     maturity: 'draft',
@@ -37,7 +37,7 @@ export const queryRoutes: RouteSpec[] = [
     method: 'POST',
     ...boardsAt('/:boardId/query'),
     op: QueryOps.board,
-    input: (req) => ({ ...(req.body as BoardQueryBody), boardId: req.params.boardId! }),
+    input: (req) => ({ ...req.body, boardId: req.params.boardId! }),
     summary: "Free query within one board's visibility scope",
     tag: 'boards',
     maturity: 'live',
@@ -49,7 +49,7 @@ export const queryRoutes: RouteSpec[] = [
     method: 'POST',
     url: '/api/v1/boards/:boardId/columns/:columnId/query',
     op: QueryOps.column,
-    input: (req) => ({ ...(req.body as ColumnQueryBody), boardId: req.params.boardId!, columnId: req.params.columnId! }),
+    input: (req) => ({ ...req.body, boardId: req.params.boardId!, columnId: req.params.columnId! }),
     summary: 'Read one column: column query + default_tags + sprint + filter, echoed as effective_query',
     tag: 'boards',
     maturity: 'draft',
@@ -61,7 +61,7 @@ export const queryRoutes: RouteSpec[] = [
     method: 'GET',
     url: '/api/v1/boards/:boardId/summary',
     op: QueryOps.summary,
-    input: (req) => ({ ...(req.query as SummaryQuerystring), boardId: req.params.boardId! }),
+    input: (req) => ({ ...req.query, boardId: req.params.boardId! }),
     summary: 'Per-column card counts, title previews and WIP flags of a board',
     tag: 'boards',
     maturity: 'draft',

@@ -125,7 +125,7 @@ function routeOptions(d: RouteDescription, handler: RouteOptions['handler'], onR
 }
 
 /**
- * Registers every bus route of the table (DESIGN §9) at its target path and at each legacy path.
+ * Registers every bus route of the table (docs/architecture.md §9) at its target path and at each legacy path.
  * Each request: auth (onRequest) → schema validation → exactly one `bus.requestReply` → the reply
  * text passed through unparsed (204: no body). Legacy answers carry `Deprecation: true` and a
  * `Link` to the target path. Throws at start-up for a draft route with legacy paths.
@@ -137,7 +137,7 @@ function routeOptions(d: RouteDescription, handler: RouteOptions['handler'], onR
 export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readonly RouteSpec[]): void {
   for (const spec of routes) {
     if (spec.maturity === 'draft' && spec.legacy?.length) {
-      throw new Error(`Draft route ${spec.method} ${spec.url} must not have legacy paths (DESIGN §9)`);
+      throw new Error(`Draft route ${spec.method} ${spec.url} must not have legacy paths (docs/architecture.md §9)`);
     }
     const status = spec.status ?? 200;
     const write = WRITES.has(spec.method);

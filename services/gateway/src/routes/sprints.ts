@@ -9,7 +9,7 @@ const BOARDS = '/api/v1/boards';
 const TASKS = '/api/v1/tasks';
 
 /**
- * Routes of the sprints family (SPEC "Sprint rhythm"; lifecycle, report, velocity,
+ * Routes of the sprints family (docs/sprints.md; lifecycle, report, velocity,
  * burndown). All but close-sprint are Draft: target paths only. One bus request each.
  */
 export const sprintRoutes: RouteSpec[] = [
@@ -18,7 +18,7 @@ export const sprintRoutes: RouteSpec[] = [
     ...tasksAt('/:sprintId/close-sprint'),
     op: SprintsOps.close,
     // An omitted body arrives as {} (register.ts); it is legal when no member is unfinished.
-    input: (req) => ({ ...(req.body as CloseSprintBody), sprintId: req.params.sprintId! }),
+    input: (req) => ({ ...req.body, sprintId: req.params.sprintId! }),
     summary: 'Close a sprint: roll unfinished members to the target, settle velocity, write the retro note and the close snapshot, repoint boards',
     tag: 'sprints',
     maturity: 'live',
@@ -31,7 +31,7 @@ export const sprintRoutes: RouteSpec[] = [
     method: 'POST',
     url: `${BOARDS}/:boardId/sprints`,
     op: SprintsOps.create,
-    input: (req) => ({ ...(req.body as CreateSprintBody), boardId: req.params.boardId! }),
+    input: (req) => ({ ...req.body, boardId: req.params.boardId! }),
     summary: 'Create a sprint on a board (app.type = sprint); with start: true also start it',
     params: SprintBoardParams,
     body: CreateSprintBody,
@@ -43,7 +43,7 @@ export const sprintRoutes: RouteSpec[] = [
     method: 'GET',
     url: `${BOARDS}/:boardId/sprints`,
     op: SprintsOps.list,
-    input: (req) => ({ ...(req.query as ListSprintsQuerystring), boardId: req.params.boardId! }),
+    input: (req) => ({ ...req.query, boardId: req.params.boardId! }),
     summary: "List a board's sprints with state, dates, member count and points",
     params: SprintBoardParams,
     querystring: ListSprintsQuerystring,
@@ -55,7 +55,7 @@ export const sprintRoutes: RouteSpec[] = [
     url: `${TASKS}/:sprintId/start-sprint`,
     op: SprintsOps.start,
     // An omitted body arrives as {}: the sprint's own board is pointed at it.
-    input: (req) => ({ ...(req.body as StartSprintBody), sprintId: req.params.sprintId! }),
+    input: (req) => ({ ...req.body, sprintId: req.params.sprintId! }),
     summary: "Start a sprint: record the start snapshot and point boards' activeSprintId at it (a started sprint replays)",
     params: SprintParams,
     body: StartSprintBody,
@@ -76,7 +76,7 @@ export const sprintRoutes: RouteSpec[] = [
     method: 'GET',
     url: `${BOARDS}/:boardId/velocity`,
     op: SprintsOps.velocity,
-    input: (req) => ({ ...(req.query as VelocityQuerystring), boardId: req.params.boardId! }),
+    input: (req) => ({ ...req.query, boardId: req.params.boardId! }),
     summary: "Velocity history of a board's closed sprints, oldest first, with mean and median",
     params: SprintBoardParams,
     querystring: VelocityQuerystring,

@@ -10,7 +10,7 @@ import { taskRoutes } from './tasks.js';
 import { viewRoutes } from './views.js';
 
 /**
- * The gateway's route table (DESIGN §9), as data: every bus-forwarded route of the four families.
+ * The gateway's route table (docs/architecture.md §9), as data: every bus-forwarded route of the four families.
  * Registration, Swagger and the route tests all read it.
  */
 export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes, ...viewRoutes];

@@ -8,7 +8,7 @@ import { route, type RouteSpec } from './route.js';
 export const viewRoutes: RouteSpec[] = [
   route({
     method: 'POST', url: '/api/v1/views', op: ViewsOps.create,
-    input: (req) => req.body as ViewCreateBody,
+    input: (req) => req.body,
     summary: 'Save a query as a view (optionally on a board, shared with its readers)',
     tag: 'views', maturity: 'draft', body: ViewCreateBody, response: View, status: 201,
   }),
@@ -23,7 +23,7 @@ export const viewRoutes: RouteSpec[] = [
   }),
   route({
     method: 'PATCH', url: '/api/v1/views/:viewId', op: ViewsOps.update,
-    input: (req) => ({ ...(req.body as ViewUpdateBody), viewId: req.params.viewId! }),
+    input: (req) => ({ ...req.body, viewId: req.params.viewId! }),
     summary: 'Change a view (owner only; If-Match)', tag: 'views', maturity: 'draft',
     params: ViewParams, body: ViewUpdateBody, response: View, conditional: true,
   }),
@@ -34,7 +34,7 @@ export const viewRoutes: RouteSpec[] = [
   }),
   route({
     method: 'POST', url: '/api/v1/views/:viewId/query', op: ViewsOps.query,
-    input: (req) => ({ ...(req.body as ViewQueryBody), viewId: req.params.viewId! }),
+    input: (req) => ({ ...req.body, viewId: req.params.viewId! }),
     summary: "Run a view for the caller (its functions resolved for the caller: a shared 'assigned to me' view is each reader's own)",
     tag: 'views', maturity: 'draft', params: ViewParams, body: ViewQueryBody, response: ViewQueryResult,
   }),

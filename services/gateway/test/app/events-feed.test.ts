@@ -52,6 +52,29 @@ describe('GET /api/v1/events', () => {
     expect(empty.body).toEqual({ data: [], next_after: 5 });
   });
 
+  it('keeps a page of large events within 512 KiB of JSON (at least one event) and pages through all of them intact', async () => {
+    const taskId = await taskOf(alice);
+    const big = '\u0002'.repeat(50_000); // 300 KB of JSON
+    await appendTestEvents(sys.store, [0, 1, 2, 3].map((i) => ({ type: 'task.updated', task_id: taskId, actor: alice.id, data: { big, i } })));
+    const seen: number[] = [];
+    let after = 0;
+    for (let pages = 0; pages < 10; pages++) {
+      const page = await sys.call('GET', `/api/v1/events?after=${after}`, alice);
+      expect(page.status).toBe(200);
+      if (page.body.data.length === 0) break;
+      expect(page.body.data.length === 1 || JSON.stringify(page.body.data).length <= 512 * 1024).toBe(true);
+      for (const e of page.body.data) {
+        expect(e.data.big).toBe(big);
+        seen.push(e.data.i);
+      }
+      expect(page.body.next_after).toBe(page.body.data[page.body.data.length - 1].seq);
+      after = page.body.next_after;
+    }
+    expect(seen).toEqual([0, 1, 2, 3]);
+    const first = await sys.call('GET', '/api/v1/events?after=0', alice);
+    expect(seqs(first.body)).toEqual([1]);
+  });
+
   it('filters by types and board_id', async () => {
     const taskId = await taskOf(alice);
     const board = aBoard({ owner: alice.id });

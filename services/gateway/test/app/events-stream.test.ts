@@ -161,13 +161,57 @@ describe('GET /api/v1/events/stream', () => {
     await c.until((x) => x.ended, 3_000);
   });
 
-  it('drops a client that stops reading instead of buffering without limit', async () => {
+  it('streams a backlog over 1 MiB and an event larger than the unread-bytes mark whole, resuming with ?after= or Last-Event-ID', async () => {
+    const { sys, base, alice, taskId } = await start();
+    // 100,000 U+0002 characters: 600 KB of JSON each, 1.8 MB after seq 1
+    const big = '\u0002'.repeat(100_000);
+    await appendTestEvents(sys.store, [{ type: 'task.created', task_id: taskId }]);
+    for (let i = 0; i < 3; i++) await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId, data: { big, i } }]);
+    const after = await open(base, alice, '?after=1');
+    const resumed = await open(base, alice, '', { 'last-event-id': '1' });
+    for (const c of [after, resumed]) {
+      await c.until((x) => x.events.length === 3);
+      expect(ids(c)).toEqual([2, 3, 4]);
+      expect(c.events.map((f) => f.data.data)).toEqual([0, 1, 2].map((i) => ({ big, i })));
+      expect(c.ended).toBe(false);
+    }
+    // a small mark: a single event past it is still written whole
+    await sys[Symbol.asyncDispose]();
+    const small = await start({ streamOptions: { maxBufferedBytes: 16 * 1024 } });
+    await appendTestEvents(small.sys.store, [{ type: 'task.updated', task_id: small.taskId, data: { big } }]);
+    const c = await open(small.base, small.alice, '?after=0');
+    await c.until((x) => x.events.length === 1);
+    expect(c.events[0]!.data.data).toEqual({ big });
+  });
+
+  it('waits for a client that reads slowly instead of dropping it, and sends it every event in order', async () => {
     const { sys, base, alice, taskId } = await start({ streamOptions: { maxBufferedBytes: 64 * 1024 } });
     const c = await open(base, alice);
     await c.until(connected);
     c.res!.pause();
     const big = 'x'.repeat(100_000);
+    for (let i = 0; i < 60; i++) await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId, data: { big, i } }]);
+    c.res!.resume();
+    await c.until((x) => x.events.length === 60, 10_000);
+    expect(c.events.map((f) => f.data.data.i)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    expect(ids(c)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    expect(c.ended).toBe(false);
+  });
+
+  it('drops a client that stops reading for the stall time instead of buffering without limit', async () => {
+    const { sys, base, alice, taskId } = await start({ streamOptions: { maxBufferedBytes: 64 * 1024, stallMs: 200, perUser: 1 } });
+    const c = await open(base, alice);
+    await c.until(connected);
+    c.res!.pause();
+    const big = 'x'.repeat(100_000);
     for (let i = 0; i < 60; i++) await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId, data: { big } }]);
+    // its one stream slot frees once it is dropped (while it still reads nothing)
+    const slot = async (): Promise<number> => {
+      const d = await SseClient.open(`${base}/api/v1/events/stream`, alice.headers);
+      d.close();
+      return d.status;
+    };
+    await expect.poll(slot, { timeout: 5_000 }).toBe(200);
     c.res!.resume();
     await c.until((x) => x.ended, 5_000);
     expect(c.events.length).toBeLessThan(60);

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { expectDeprecated, expectError, NOW, system } from './system.js';
 
 /**
- * A board's day through HTTP, gateway + all four services (SPEC "Board day-to-day", "Board
- * lifecycle"; DESIGN §7, §9): columns defined by queries, cards created into columns, column read,
+ * A board's day through HTTP, gateway + all four services (docs/boards.md: a board's day and its
+ * lifecycle; docs/architecture.md §7, §9): columns defined by queries, cards created into columns, column read,
  * board query, summary, move (real, dry run, stale, unreachable), column edits, delete.
  */
 
@@ -48,7 +48,7 @@ describe('board lifecycle through HTTP', () => {
     expect(f.board.columns.map((c: { id: string }) => c.id)).toEqual(IDS);
     expect(f.board.columns.map((c: { name: string; query: string }) => [c.name, c.query])).toEqual(COLUMNS.map((c) => [c.name, c.query]));
     const [todo, doing, done] = f.board.columns;
-    // each column query gives its enter/exit actions; default_tags give none (DESIGN §7)
+    // each column query gives its enter/exit actions; default_tags give none (docs/architecture.md §7)
     expect(actionLines(todo)).toEqual(['enter set status "todo" query']);
     expect(actionLines(done)).toEqual(['enter set status "done" query']);
     expect(actionLines(doing)).toEqual(['enter add tags "wip" query', 'enter set status "doing" query', 'exit remove tags "wip" query']);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectDeprecated, expectError, system, type Answer, type System, type User } from './system.js';
 
 /**
- * Error answers through HTTP, gateway + all services (DESIGN §4, §6, §9; docs/http.md "Error
+ * Error answers through HTTP, gateway + all services (docs/architecture.md §4, §6, §9; docs/http.md "Error
  * body"): every error is `{code, message, traceId, details?, validationErrors?}` with no stack,
  * bad input names its field or query position, and nothing is written.
  */

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { expectDeprecated, expectError, system, type Answer, type System, type User } from './system.js';
 
 /**
- * Sharing a board with a group through HTTP (SPEC "Board lifecycle" share, "Authentication";
- * DESIGN §4, §5, §9): `r` members read, `rw` members also write cards, only the owner changes the
+ * Sharing a board with a group through HTTP (docs/boards.md "Access, sharing, groups", docs/auth.md;
+ * docs/architecture.md §4, §5, §9): `r` members read, `rw` members also write cards, only the owner changes the
  * board, and outsiders see nothing (404, never 403).
  */
 

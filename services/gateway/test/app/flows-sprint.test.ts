@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { expectDeprecated, expectError, system } from './system.js';
 
 /**
- * The sprint rhythm through HTTP (SPEC "Sprint rhythm", "Metadata keys"; DESIGN §7, §8): sprints
+ * The sprint rhythm through HTTP (docs/sprints.md; docs/architecture.md §7, §8): sprints
  * are tasks, a board points at its running sprint, cards created into columns join it, column
  * reads filter by it, and close-sprint rolls over, settles velocity, writes the retro note and
  * repoints the board.

@@ -129,3 +129,70 @@ describe('metadata keys MongoDB cannot store', () => {
     expectField(await sys.call('POST', '/api/v1/boards', alice, { name: 'b', board_type: 'private', columns: valued }), '/columns/0/actions/0/value');
   });
 });
+
+describe('field and task sizes (every event fits what the stream and the bus carry)', () => {
+  it('status has at most 64 characters: 1,000,000 is a 400 naming /status on create, PATCH and a column action', async () => {
+    const before = await taskCount();
+    expectField(await sys.call('POST', '/api/v1/tasks', alice, { title: 'x', status: 's'.repeat(1_000_000) }), '/status');
+    expectField(await sys.call('POST', '/api/v1/tasks', alice, { title: 'x', status: 's'.repeat(65) }), '/status');
+    expect(await taskCount()).toBe(before);
+    const ok = await sys.call('POST', '/api/v1/tasks', alice, { title: 'x', status: 's'.repeat(64) });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+    expectField(await sys.call('PATCH', `/api/v1/tasks/${ok.body.id}`, alice, { status: 's'.repeat(65) }), '/status');
+    const columns = [{ name: 'A', query: '', actions: [{ trigger: 'enter', field: 'status', operation: 'set', value: 's'.repeat(65) }] }];
+    expectField(await sys.call('POST', '/api/v1/boards', alice, { name: 'b', board_type: 'private', columns }), '/columns/0/actions/0/value');
+  });
+
+  it('a metadata key has at most 256 characters: a 1 MB key is a 400 naming it on create, PATCH and the metadata PATCH', async () => {
+    const before = await taskCount();
+    const huge = 'k'.repeat(1_000_000);
+    const res = await sys.call('POST', '/api/v1/tasks', alice, { title: 'x', metadata: { [huge]: 1 } });
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(400);
+    expect(res.body.validationErrors[0].field).toBe(`/metadata/${huge}`);
+    expect(await taskCount()).toBe(before);
+    const ok = await sys.call('POST', '/api/v1/tasks', alice, { title: 'x', metadata: { ['k'.repeat(256)]: 1 } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+    expectField(await sys.call('PATCH', `/api/v1/tasks/${ok.body.id}`, alice, { metadata: { ['k'.repeat(257)]: 1 } }), `/metadata/${'k'.repeat(257)}`);
+    expectField(await sys.call('PATCH', `/api/v1/tasks/${ok.body.id}/metadata`, alice, { key: 'k'.repeat(257), value: 1 }), '/key');
+    expect((await sys.call('GET', `/api/v1/tasks/${ok.body.id}`, alice)).body.version).toBe(1);
+  });
+
+  it('a description of 100,000 U+0002 characters (600 KB of JSON) on a board card is a 413 naming /description; nothing is written', async () => {
+    const board = (await sys.call('POST', '/api/v1/boards', alice, { name: 'sizes', board_type: 'private' })).body;
+    const card = (await sys.call('POST', `/api/v1/boards/${board.id}/tasks`, alice, { title: 'card' })).body;
+    const res = await sys.call('PATCH', `/api/v1/tasks/${card.id}`, alice, { description: '\u0002'.repeat(100_000) });
+    const body = expectError(res, 413, 'PAYLOAD_TOO_LARGE');
+    expect(body.details).toMatchObject({ field: '/description', max_bytes: 256 * 1024 });
+    expect(body.message).toMatch(/^description: /);
+    const after = (await sys.call('GET', `/api/v1/tasks/${card.id}`, alice)).body;
+    expect(after.version).toBe(1);
+    expect(after.description ?? '').toBe('');
+    // the longest description of plain text still fits
+    const long = await sys.call('PATCH', `/api/v1/tasks/${card.id}`, alice, { description: 'd'.repeat(200_000) });
+    expect(long.status).toBe(200);
+  });
+
+  it('a task grown past 256 KiB by metadata writes is a 413 naming /metadata; the task keeps its last accepted state', async () => {
+    const task = (await sys.call('POST', '/api/v1/tasks', alice, { title: 'grows' })).body;
+    const value = 'v'.repeat(60_000);
+    let last = 0;
+    for (let i = 0; i < 4; i++) {
+      const ok = await sys.call('PATCH', `/api/v1/tasks/${task.id}/metadata`, alice, { key: `cf.k${i}`, value });
+      expect(ok.status).toBe(200);
+      last = ok.body.version;
+    }
+    const body = expectError(await sys.call('PATCH', `/api/v1/tasks/${task.id}`, alice, { metadata: { 'cf.k4': value } }), 413, 'PAYLOAD_TOO_LARGE');
+    expect(body.details.field).toBe('/metadata');
+    const now = (await sys.call('GET', `/api/v1/tasks/${task.id}`, alice)).body;
+    expect(now.version).toBe(last);
+    expect(Object.keys(now.metadata)).toEqual(['cf.k0', 'cf.k1', 'cf.k2', 'cf.k3']);
+  });
+
+  it('a write whose event would pass 960 KiB (a board with 15 metadata values of 64 KiB) is a 413 naming the event; nothing is written', async () => {
+    const metadata = Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`ui.${i}`, 'x'.repeat(64 * 1024 - 2)]));
+    const before = (await sys.call('GET', '/api/v1/boards', alice)).body.owned_boards.length;
+    const body = expectError(await sys.call('POST', '/api/v1/boards', alice, { name: 'heavy', board_type: 'private', metadata }), 413, 'PAYLOAD_TOO_LARGE');
+    expect(body.details).toMatchObject({ event_type: 'board.created', max_bytes: 960 * 1024 });
+    expect((await sys.call('GET', '/api/v1/boards', alice)).body.owned_boards.length).toBe(before);
+  });
+});

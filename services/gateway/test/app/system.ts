@@ -114,7 +114,7 @@ export async function system(
 
 /**
  * Asserts an error answer: `status`, `code`, a message and a trace id, and no stack or internal
- * detail anywhere in the body (DESIGN §4). Returns the body for further checks.
+ * detail anywhere in the body (docs/architecture.md §4). Returns the body for further checks.
  */
 export function expectError(res: Answer, status: number, code: string): any {
   expect(res.status, JSON.stringify(res.body)).toBe(status);

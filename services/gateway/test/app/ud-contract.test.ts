@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv, type ValidateFunction } from 'ajv';
@@ -11,7 +11,7 @@ import { system, type Answer, type System, type User } from './system.js';
  * ud's published contract, checked the way a ud client meets this service: one server URL ending
  * in `/api/v1`, the Swagger paths appended to it (auth included), every answer's status and body
  * validated against the operation's response schema in ud's published Swagger 2.0 (an excerpt of
- * it lives beside the repository at `../shared/reference/ud-openapi.json`).
+ * it is kept with this test in `fixtures/ud-openapi.json`).
  *
  * The test walks the Swagger's operations, so every operation in it is either checked here or
  * named in NOT_IMPLEMENTED (asserted unserved, so the list shrinks as operations land). A
@@ -19,28 +19,12 @@ import { system, type Answer, type System, type User } from './system.js';
  */
 
 const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
-const SPEC_REL = join('shared', 'reference', 'ud-openapi.json');
 
 /**
- * `<repo>/../shared/reference/ud-openapi.json`; in a git worktree also the same place beside the
- * main checkout (the worktree's `.git` file points at it).
+ * ud's published Swagger 2.0, the excerpt kept with this test (fixtures/README.md: its source,
+ * commit and counts). Read while the file is collected: a missing fixture fails the run.
  */
-function findSpec(): string | undefined {
-  const candidates = [resolve(REPO, '..', SPEC_REL)];
-  const dotGit = join(REPO, '.git');
-  if (existsSync(dotGit) && statSync(dotGit).isFile()) {
-    const gitDir = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
-    if (gitDir) {
-      const commonFile = join(resolve(REPO, gitDir), 'commondir');
-      const common = existsSync(commonFile) ? resolve(REPO, gitDir, readFileSync(commonFile, 'utf8').trim()) : undefined;
-      if (common) candidates.push(resolve(dirname(common), '..', SPEC_REL));
-    }
-  }
-  return candidates.find((p) => existsSync(p));
-}
-
-const SPEC_PATH = findSpec();
-if (!SPEC_PATH) console.log(`ud contract test skipped: ${resolve(REPO, '..', SPEC_REL)} is absent (ud's published Swagger excerpt)`);
+const UD_SWAGGER_TEXT = readFileSync(fileURLToPath(new URL('./fixtures/ud-openapi.json', import.meta.url)), 'utf8');
 
 // ---- what is known not to conform (each entry is asserted, so it fails once it is out of date) -----
 
@@ -58,7 +42,7 @@ const NOT_IMPLEMENTED: ReadonlySet<string> = new Set([]);
  */
 const DELIBERATE: Readonly<Record<string, string>> = {
   'GET /todolist': 'not served: deprecated in ud, not in SPEC; clients list tasks with POST /todolist/query',
-  'kanban 401': 'the kanban operations carry no `security` in ud\'s Swagger; here every /api/v1 route needs the bearer token (SPEC "Authentication"), so they also answer 401, in the kanban error shape',
+  'kanban 401': 'the kanban operations carry no `security` in ud\'s Swagger; here every /api/v1 route needs the bearer token (docs/architecture.md §5), so they also answer 401, in the kanban error shape',
   'POST /auth/register 401': 'a missing or wrong invite code (with INVITE_CODE set) answers 403 REGISTRATION_DISABLED, as /auth/v2/register does; nothing here answers 401',
   'POST /todolist/{id}/restore 400': 'a task that is not deleted has nothing to restore: 404 TASK_NOT_FOUND, as for a task the caller may not write (never revealing which)',
 };
@@ -408,13 +392,13 @@ function valuesAt(body: unknown, path: string): unknown[] {
 
 // ---- the run ---------------------------------------------------------------------------------------
 
-describe.skipIf(!SPEC_PATH)("ud's published Swagger, at the legacy paths under /api/v1", () => {
+describe("ud's published Swagger, at the legacy paths under /api/v1", () => {
   let doc: SwaggerDoc;
   let ops: Op[];
   let f: Fixture;
 
   beforeAll(async () => {
-    doc = (await SwaggerParser.dereference(JSON.parse(readFileSync(SPEC_PATH!, 'utf8')))) as unknown as SwaggerDoc;
+    doc = (await SwaggerParser.dereference(JSON.parse(UD_SWAGGER_TEXT))) as unknown as SwaggerDoc;
     ops = operationsOf(doc);
     const sys = await system();
     const alice = await sys.user('alice');
@@ -440,8 +424,12 @@ describe.skipIf(!SPEC_PATH)("ud's published Swagger, at the legacy paths under /
     await f?.sys[Symbol.asyncDispose]();
   });
 
-  it('the excerpt is the one described beside it (operation count) and every list here names real operations', () => {
-    expect(ops.length).toBe(32);
+  it('the excerpt is the one its x-excerpt describes (paths, operations, definitions) and every list here names real operations', () => {
+    const raw = JSON.parse(UD_SWAGGER_TEXT) as { paths: object; definitions: object; 'x-excerpt': { counts: Record<string, number> } };
+    expect(raw['x-excerpt'].counts).toEqual({ paths: 24, operations: 32, definitions: 53 });
+    expect(Object.keys(raw.paths).length).toBe(raw['x-excerpt'].counts.paths);
+    expect(ops.length).toBe(raw['x-excerpt'].counts.operations);
+    expect(Object.keys(raw.definitions).length).toBe(raw['x-excerpt'].counts.definitions);
     const opKeys = new Set(ops.map((o) => o.key));
     for (const key of [...NOT_IMPLEMENTED, ...Object.keys(CASES)]) {
       const opKey = key.replace(/ [?.].*$/, '');
@@ -479,7 +467,7 @@ describe.skipIf(!SPEC_PATH)("ud's published Swagger, at the legacy paths under /
 
   // One test per implemented operation of the Swagger, in the document's order: the keys are read
   // from the file while the tests are collected, so an operation added to it gets its own test.
-  const keys = SPEC_PATH ? operationsOf(JSON.parse(readFileSync(SPEC_PATH, 'utf8')) as SwaggerDoc).map((o) => o.key) : [];
+  const keys = operationsOf(JSON.parse(UD_SWAGGER_TEXT) as SwaggerDoc).map((o) => o.key);
   for (const key of keys) {
     const c = CASES[key];
     if (!c || NOT_IMPLEMENTED.has(key)) continue;

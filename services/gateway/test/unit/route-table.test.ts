@@ -41,7 +41,7 @@ describe('route table', () => {
     }
   });
 
-  it('lists the public auth, health and version routes of DESIGN §5', () => {
+  it('lists the public auth, health and version routes of docs/architecture.md §5', () => {
     expect(localRoutes.filter((r) => !r.authenticated).map((r) => `${r.method} ${r.url}`).sort()).toEqual([
       'GET /health',
       'GET /health/ready',

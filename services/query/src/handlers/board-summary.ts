@@ -6,7 +6,7 @@ import { compileColumn, findPage, sprintFor, tasksOf } from '../reads.js';
 const DEFAULT_PREVIEW = 3;
 
 /**
- * Board summary (Draft; SPEC "GET /api/v1/boards/{boardId}/summary"): per column its total, the
+ * Board summary (Draft; docs/query-service.md "Summary"): per column its total, the
  * first `preview` titles in column order, and its WIP flags.
  *
  * Each column is read like a column read (docs/query-service.md "Summary"): its effective query

@@ -6,7 +6,7 @@ import { catchUpOutbox, parseTypes, readFeed, type EventFilter } from '@app/shar
 /**
  * `GET /api/v1/events`: one page of the change feed for the caller — events after
  * `after`, filtered by `types` and `board_id`, only about tasks and boards the caller can read
- * now (DESIGN §5), oldest first, with `next_after`. Errors: 400 `VALIDATION_FAILED` naming
+ * now (docs/architecture.md §5), oldest first, with `next_after`. Errors: 400 `VALIDATION_FAILED` naming
  * `types` for an unknown type; 410 `EVENTS_EXPIRED` for an `after` past the retention window.
  * Read-your-writes: the writes committed before the request are numbered first
  * ({@link catchUpOutbox}), so a client that wrote and then reads sees its events.

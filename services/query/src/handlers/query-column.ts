@@ -15,7 +15,7 @@ function toCard(doc: TaskDoc): ColumnCard {
 const CARD_FIELDS = { title: 1, status: 1, tags: 1, assignee: 1, metadata: 1 } as const;
 
 /**
- * Column read (Draft; SPEC "POST /api/v1/boards/{boardId}/columns/{columnId}/query"): the
+ * Column read (Draft; docs/query-service.md, docs/architecture.md §7): the
  * column's effective query within the board scope, paginated per column, echoing
  * `effective_query`. Errors: 404 `BOARD_NOT_FOUND` / `COLUMN_NOT_FOUND`; 400 for a bad `filter`
  * (position relative to the filter text).

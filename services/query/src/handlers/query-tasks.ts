@@ -25,8 +25,8 @@ function sortOverride(s: SortDTO): Sort {
 }
 
 /**
- * Global task query gate (SPEC "POST /api/v1/tasks/query"). The caller's read scope
- * (`readableTasksFilter`, DESIGN §5) is ANDed with the compiled query, so the query text can only
+ * Global task query gate (docs/query-service.md "Scope: what a read can see"). The caller's read scope
+ * (`readableTasksFilter`, docs/architecture.md §5) is ANDed with the compiled query, so the query text can only
  * narrow it. `sort` replaces the query's ORDER BY. `view: lite` omits `description` (not fetched).
  * Function calls (`me()`, `openSprints()`…) are resolved for the caller first; this query runs on
  * no board, so a bare `activeSprint()` is 400 `QUERY_FUNCTION_CONTEXT`.

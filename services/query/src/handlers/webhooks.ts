@@ -22,7 +22,7 @@ function checkEvents(events: readonly string[]): string[] {
 }
 
 /**
- * Parses a webhook query (DESIGN §6): 400 `QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD` /
+ * Parses a webhook query (docs/architecture.md §6): 400 `QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD` /
  * `QUERY_UNKNOWN_FUNCTION` with the position; a bare `activeSprint()` needs the webhook's
  * `board_id` (400 `QUERY_FUNCTION_CONTEXT`). Functions stay as written; each delivery check
  * resolves them for the owner.

@@ -140,7 +140,7 @@ export class WebhookDispatcher {
 
   /**
    * Creates the deliveries of `events` (oldest first) for every active webhook that wants them and
-   * whose owner can read what they are about now (DESIGN §5). Returns how many were created.
+   * whose owner can read what they are about now (docs/architecture.md §5). Returns how many were created.
    * `traceparents` (event id → the write's `traceparent`) is kept on the deliveries when this
    * dispatcher traces, for the attempts' span links.
    */
@@ -284,7 +284,7 @@ export class WebhookDispatcher {
     return inRootSpan(tracer, 'webhook deliver', { kind: SpanKind.CLIENT, ...(write ? { links: [{ context: write }] } : {}), attributes }, fn);
   }
 
-  /** Visibility at delivery time (DESIGN §5): the owner must still be able to read what the event is about. */
+  /** Visibility at delivery time (docs/architecture.md §5): the owner must still be able to read what the event is about. */
   private async stillVisible(hook: WebhookDoc, d: DeliveryDoc): Promise<boolean> {
     const [principal, access] = await Promise.all([loadPrincipal(this.deps.store, hook.owner_id), AccessSnapshot.load(this.deps.store, [d.event])]);
     return access.visible(principal, d.event);

@@ -1,7 +1,7 @@
 import type { TaskDoc } from '@app/shared/domain';
 import { escapeKey } from '@app/shared/store';
 
-/** The status that marks a member finished and a sprint closed (DESIGN §8). */
+/** The status that marks a member finished and a sprint closed (docs/architecture.md §8). */
 export const DONE = 'done';
 
 /** Stored metadata keys the sprint rules read (escaped, see `store/keys.ts`). */
@@ -25,7 +25,7 @@ export interface Member {
   carried?: number;
 }
 
-/** True when the task is a sprint: metadata `app.type` = `sprint` (SPEC "What the service does"). */
+/** True when the task is a sprint: metadata `app.type` = `sprint` (docs/architecture.md §8). */
 export function isSprint(t: Pick<TaskDoc, 'metadata'>): boolean {
   return t.metadata[StoredKeys.type] === 'sprint';
 }
@@ -40,7 +40,7 @@ export function toMember(t: Pick<TaskDoc, '_id' | 'title' | 'status' | 'metadata
 }
 
 /**
- * Velocity of a sprint (DESIGN §8): the sum of the numeric `app.points` of its finished members.
+ * Velocity of a sprint (docs/architecture.md §8): the sum of the numeric `app.points` of its finished members.
  * Members without numeric points (missing, strings — even numeric ones —, booleans…) add nothing.
  * Rounded to 6 decimals so fractional points add up as people expect (0.1 + 0.2 = 0.3).
  */

@@ -1,7 +1,7 @@
 import type { Member } from './members.js';
 import type { Target } from './target.js';
 
-/** What the retro note summarises (DESIGN §8). Dates are ISO 8601 UTC strings. */
+/** What the retro note summarises (docs/architecture.md §8). Dates are ISO 8601 UTC strings. */
 export interface Retro {
   sprint: { id: string; title: string; kickoff?: string | undefined; deadline?: string | undefined };
   finished: readonly Member[];
@@ -20,7 +20,7 @@ const item = (m: Member, detail: string) => `- ${inline(m.title)} (\`${m.id}\`):
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
- * The markdown of the retro note written on the sprint by close-sprint (DESIGN §8; format in
+ * The markdown of the retro note written on the sprint by close-sprint (docs/architecture.md §8; format in
  * docs/sprints.md): dates, velocity, the finished items with their points, and the rolled-over
  * items with their status and target; unfinished items the closer could not write are listed as
  * left in the sprint.

@@ -211,7 +211,7 @@ export function frozenReportOf(start: StartSnapshotDoc | undefined, close: Pick<
   return { ...(start ? { start: headerOf(start) } : {}), close: headerOf(close), ...outcome };
 }
 
-/** The filter of a sprint's members (DESIGN §8): live tasks whose `app.sprint` is one of `sprintIds`, sprints excluded. */
+/** The filter of a sprint's members (docs/architecture.md §8): live tasks whose `app.sprint` is one of `sprintIds`, sprints excluded. */
 export function membersFilter(sprintIds: readonly string[]) {
   return { deleted: false, [SPRINT_PATH]: sprintIds.length === 1 ? sprintIds[0] : { $in: sprintIds }, [TYPE_PATH]: { $ne: 'sprint' } };
 }

@@ -10,7 +10,7 @@ export interface LoadedSprint {
 }
 
 /**
- * Loads sprint `sprintId` for `userId` (DESIGN §4, §8), principal and task read concurrently
+ * Loads sprint `sprintId` for `userId` (docs/architecture.md §4, §8), principal and task read concurrently
  * (one after the other inside a transaction `session`).
  * Missing, soft-deleted or unreadable → 404 `TASK_NOT_FOUND`; `need: 'write'` and not writable →
  * 403 `FORBIDDEN`; not a sprint (`app.type` ≠ `sprint`) → 400 `NOT_A_SPRINT`.

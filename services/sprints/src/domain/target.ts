@@ -16,7 +16,7 @@ function invalid(rollover: string, reason: string, message: string): AppError {
 }
 
 /**
- * Resolves the body's `rollover` (DESIGN §8). `candidate` is the live task whose id is `rollover`,
+ * Resolves the body's `rollover` (docs/architecture.md §8). `candidate` is the live task whose id is `rollover`,
  * if any. Throws 400 `SPRINT_ROLLOVER_INVALID` (`details.reason`: `same_sprint`, `not_found` —
  * missing, deleted and unreadable look alike —, `not_a_sprint`, `closed`) unless the target is
  * `backlog` or another open sprint the caller can read.

@@ -20,7 +20,7 @@ const POINTS_PATH = `metadata.${StoredKeys.points}`;
 const CARRIED_PATH = `metadata.${StoredKeys.carried}`;
 
 /**
- * `sprints.close` (SPEC "Sprint rhythm", DESIGN §8). Everything, reads included, runs in ONE
+ * `sprints.close` (docs/sprints.md "Close-sprint", docs/architecture.md §8). Everything, reads included, runs in ONE
  * `store.withTransaction`, so any failure leaves nothing written and a retry starts afresh. Store
  * round trips are constant: the members are read with one find and rolled over with one
  * updateMany, and the boards are repointed with one updateMany. The same transaction bumps the
@@ -158,7 +158,7 @@ function pointAt(target: Target, path: string, stamp: Record<string, string>): U
 }
 
 /**
- * A repeat close of a `done` sprint (DESIGN §8): the recorded outcome when the rollover matches,
+ * A repeat close of a `done` sprint (docs/architecture.md §8): the recorded outcome when the rollover matches,
  * else 400 `SPRINT_ALREADY_CLOSED` (also for a sprint set to `done` without close-sprint).
  */
 function replay(sprint: TaskDoc, rollover: string | undefined): CloseSprintResult {

@@ -49,7 +49,7 @@ function under(at: string, e: unknown): never {
 /**
  * `tasks.getMany` (`POST /tasks/batch-get`, legacy `POST /todolist/batch`): the live tasks among
  * `ids` that the caller can read, in the order of the ids (a repeated id once); the others are
- * left out, never reported (DESIGN §4). One read.
+ * left out, never reported (docs/architecture.md §4). One read.
  */
 export const getMany = ({ store }: ServiceDeps): Handler<typeof TasksOps.getMany> => async ({ ids }, ctx) => {
   const wanted = distinct(ids).filter(isUuid);

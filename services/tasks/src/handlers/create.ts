@@ -5,7 +5,7 @@ import { tasksOf } from '../task-access.js';
 
 /**
  * Creates one task in the unit `w` (the single create and each item of a batch create): the
- * task rules of SPEC "Task", version 1, `task.created` emitted. Throws 400s naming the field;
+ * task rules of docs/tasks.md "Rules and choices", version 1, `task.created` emitted. Throws 400s naming the field;
  * 404/403 when `app.sprint` names a sprint the caller may not write (`checkNewTaskRefs`).
  */
 export async function createTaskIn(deps: ServiceDeps, w: WriteUnit, input: TaskCreateBody): Promise<Task> {
@@ -20,7 +20,7 @@ export async function createTaskIn(deps: ServiceDeps, w: WriteUnit, input: TaskC
 }
 
 /**
- * `tasks.create`: a task not on a board, private to its creator (SPEC "Task"), version 1; emits
+ * `tasks.create`: a task not on a board, private to its creator (docs/tasks.md "Rules and choices"), version 1; emits
  * `task.created` in the same transaction. Honours an Idempotency-Key.
  */
 export const create = (deps: ServiceDeps): Handler<typeof TasksOps.create> => async (input, ctx) =>

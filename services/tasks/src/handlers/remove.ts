@@ -14,7 +14,7 @@ export async function removeTaskIn(deps: ServiceDeps, w: WriteUnit, ifMatch: str
 }
 
 /**
- * `tasks.remove`: soft delete (SPEC "States and transitions"); the task then answers 404
+ * `tasks.remove`: soft delete (docs/tasks.md "Rules and choices"); the task then answers 404
  * everywhere until restored. Emits `task.deleted` `{task_id, task}`.
  */
 export const remove = (deps: ServiceDeps): Handler<typeof TasksOps.remove> => async (input, ctx) =>

@@ -25,7 +25,7 @@ export async function updateTaskIn(deps: ServiceDeps, w: WriteUnit, ifMatch: str
   return toTask(after);
 }
 
-/** `tasks.update`: partial update (SPEC "Task detail family"), see {@link updateTaskIn}. */
+/** `tasks.update`: partial update (docs/tasks.md "Rules and choices"), see {@link updateTaskIn}. */
 export const update = (deps: ServiceDeps): Handler<typeof TasksOps.update> => async (input, ctx) => {
   const { taskId, ...patch } = input;
   return runWrite(deps, ctx, (w) => updateTaskIn(deps, w, ctx.ifMatch, taskId, patch));

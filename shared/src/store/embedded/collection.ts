@@ -41,7 +41,7 @@ function toUpdateResult(r: TxnUpdateResult): UpdateResult {
 }
 
 /**
- * A collection of the embedded store (DESIGN §2). Every call is one round trip and one unit of
+ * A collection of the embedded store (docs/architecture.md §2). Every call is one round trip and one unit of
  * work: outside a transaction it is applied (memory and sqlite) before the promise resolves; a
  * failing multi-document call (insertMany, bulkWrite) keeps the writes before the failing one, as
  * MongoDB's ordered writes do.

@@ -111,7 +111,7 @@ interface LockWaiter {
 }
 
 /**
- * The embedded `DocumentStore` (DESIGN §2): documents in memory (one Map per collection),
+ * The embedded `DocumentStore` (docs/architecture.md §2): documents in memory (one Map per collection),
  * filters and updates by mingo, MongoDB sort order, in-memory hash indexes as equality
  * prefilters, and durability through a better-sqlite3 table (`<dir>/store.sqlite`) loaded at open.
  *

@@ -87,7 +87,7 @@ export function lastPerRow(changes: Change[]): Change[] {
 }
 
 /**
- * Durability of the embedded store (DESIGN §2): one better-sqlite3 table
+ * Durability of the embedded store (docs/architecture.md §2): one better-sqlite3 table
  * `docs(coll, id, body)` in WAL mode with `synchronous=NORMAL`, each row addressed by the rowid the
  * store gave its document ({@link Change.rowid}; memory is the source of truth, so no id key is kept), plus, for `full` durability
  * ({@link JournalSync}), a group fsync of the WAL before each write is acknowledged ({@link flush}).

@@ -126,7 +126,7 @@ function equalityFields(filter: Filter, out: Record<string, unknown> = {}): Reco
  * document or `null`), reads see the stored documents with the overlay on top. A non-transactional
  * call uses a fresh Txn and commits it at once; `withTransaction` keeps one per attempt. With
  * `tracksReads`, the version of every document first read or written is remembered so the commit
- * can detect writes made meanwhile by others (DESIGN §2, docs/store.md).
+ * can detect writes made meanwhile by others (docs/architecture.md §2, docs/store.md).
  */
 export class Txn {
   /** Made on the first write (most units only read). */

@@ -1,6 +1,6 @@
 /**
  * Value helpers of the embedded store: path resolution like MongoDB (arrays of sub-documents are
- * traversed), hash keys for equality indexes, and MongoDB's sort order (DESIGN §2).
+ * traversed), hash keys for equality indexes, and MongoDB's sort order (docs/architecture.md §2).
  */
 import type { Doc, Sort } from '../port.js';
 

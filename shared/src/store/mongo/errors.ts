@@ -89,7 +89,7 @@ function withCause(err: AppError, cause: Error): AppError {
 }
 
 /**
- * Maps a driver error once (DESIGN §4): network, server selection, closed client, not-primary
+ * Maps a driver error once (docs/architecture.md §4): network, server selection, closed client, not-primary
  * and time-outs → `STORE_UNAVAILABLE` (503); duplicate key 11000 → `CONFLICT` with
  * `details: {collection, fields}`; a write conflict that survived the driver's retries →
  * `CONFLICT`; a refused document (the store's rules, `../rules.ts`: a NUL byte or a leading `$` in

@@ -278,7 +278,7 @@ function checkOp(collection: string, op: BulkOp): void {
 }
 
 /**
- * The MongoDB `DocumentStore` (DESIGN §2) on the official driver: sessions passed through,
+ * The MongoDB `DocumentStore` (docs/architecture.md §2) on the official driver: sessions passed through,
  * real transactions via `session.withTransaction` (snapshot reads, majority writes, retried by the
  * driver on transient conflicts), `serverSelectionTimeoutMS` 5 s so a down database is a 503,
  * never a hang. Document `_id`s are strings. After {@link close}, every call rejects with
