@@ -59,6 +59,7 @@ export const EventEnvelope = Type.Object(
     type: Type.String({ description: 'event type, e.g. `card.moved`' }),
     occurred_at: Type.String({ format: 'date-time' }),
     actor: Type.String({ description: 'user id of the caller whose write emitted the event' }),
+    actor_token: Type.Optional(Type.String({ description: 'id of the access token the caller used for the write, when it used one (docs/auth.md)' })),
     request_id: Type.String(),
     task_id: Type.Optional(Type.String()),
     board_id: Type.Optional(Type.String()),

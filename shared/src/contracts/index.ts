@@ -34,3 +34,6 @@ export {
   FeedPage, WebhookCreateBody, WebhookUpdateBody, Webhook, WebhookList, DeliveryAttempt, Delivery, DeliveryList, WebhookParams, DeliveryParams,
 } from './events.js';
 export { ViewsOps, ViewParams, ViewCreateBody, ViewUpdateBody, View, ViewList, ViewQueryBody, ViewQueryResult } from './views.js';
+export {
+  SCOPES, type Scope, type TokenGrant, scopesAllow, OP_SCOPES, scopeOf, TOKEN_BOARDS_MAX, TokenCreateBody, AccessToken, CreatedAccessToken, TokenParams,
+} from './tokens.js';

@@ -3,7 +3,7 @@ export { toTask, timeOrderedId, type TaskDoc, type TaskView, type Permission } f
 export { toBoard } from './board-view.js';
 export { boardScopeFilter, type BoardDoc, type ColumnDef, type ColumnAction } from './board.js';
 export {
-  loadPrincipal, readableTasksFilter, canReadTask, canWriteTask, canReadBoard, canWriteBoard,
+  loadPrincipal, narrowToBoards, ownsOutright, readableTasksFilter, canReadTask, canWriteTask, canReadBoard, canWriteBoard,
   type Principal, type GroupDoc, type GroupRole, type Shared,
 } from './access.js';
 export { bindOps, OutboxSignal, type ServiceDeps, type ServiceDefinition, type HandlerFactories, type BackgroundDeps, type BackgroundWork } from './service.js';

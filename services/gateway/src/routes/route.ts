@@ -1,5 +1,6 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { AnyOp, In } from '@app/shared/contracts';
+import type { AccessClaims } from '../plugins/auth.js';
 
 /** HTTP verbs the route table uses. */
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -12,6 +13,8 @@ export interface RouteRequest<B = unknown, Q = Record<string, unknown>, P = Reco
   params: P;
   query: Q;
   body: B;
+  /** The authenticated caller (routes that need a bearer token). */
+  user?: AccessClaims;
 }
 
 /**

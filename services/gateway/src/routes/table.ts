@@ -7,6 +7,7 @@ import { queryRoutes } from './query.js';
 import type { RouteSpec } from './route.js';
 import { sprintRoutes } from './sprints.js';
 import { taskRoutes } from './tasks.js';
+import { tokenRoutes } from './tokens.js';
 import { viewRoutes } from './views.js';
 
 /**
@@ -15,5 +16,5 @@ import { viewRoutes } from './views.js';
  */
 export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes, ...viewRoutes];
 
-/** Routes the gateway answers itself: auth, health, version (public) and the event stream (authenticated). */
-export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes];
+/** Routes the gateway answers itself: auth, health, version (public), the event stream and access tokens (authenticated). */
+export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes];
