@@ -21,6 +21,8 @@ export const COLLECTION_INDEXES: Readonly<Partial<Record<(typeof Collections)[ke
   [Collections.users]: [{ collection: Collections.users, keys: { username: 1 }, unique: true, name: 'username_unique' }],
   /** A refresh token is found by its hash, once (docs/auth.md). */
   [Collections.refreshTokens]: [{ collection: Collections.refreshTokens, keys: { tokenHash: 1 }, unique: true, name: 'token_hash_unique' }],
+  /** A personal access token is found by its hash, once (docs/auth.md). */
+  [Collections.accessTokens]: [{ collection: Collections.accessTokens, keys: { tokenHash: 1 }, unique: true, name: 'access_token_hash_unique' }],
 };
 
 /** Every index of {@link COLLECTION_INDEXES}, in one list: what each writing process ensures first. */

@@ -1,132 +1,53 @@
-import {
-  DndContext, DragOverlay,
-  type Announcements, type DragEndEvent, type DragOverEvent, type DragStartEvent,
-} from '@dnd-kit/core';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { DndContext, DragOverlay } from '@dnd-kit/core';
+import { useCallback, useEffect, useState } from 'react';
 import { createPortal } from 'react-dom';
 import { ApiError, errorText, type Api } from '../api/client.js';
-import type { Board, BoardMember, Summary, Task } from '../api/types.js';
 import { CardDetail } from './CardDetail.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
 import { ColumnEditor } from './ColumnEditor.js';
-import { useLaneDrag } from './drag.js';
 import { FilterBar, NO_FILTERS, type FilterError, type Filters } from './FilterBar.js';
 import { CardFace, Lane } from './Lane.js';
-import { openEventStream, pollInterval, POLL_MS, sleep, type BoardEvent } from './live.js';
+import { pollInterval, POLL_MS } from './live.js';
 import { Notice, type NoticeMessage } from './Notice.js';
-import {
-  applyOptimisticMove, columnFilter, statusChoices, columnOf, describeActions, userPosition, emptyColumn, PAGE_SIZE, restoreColumns, summarySignature,
-  type Columns, type ColumnState, type MovePreview,
-} from './state.js';
-
-/** A sprint the switcher offers: an open sprint task. */
-interface SprintOption {
-  id: string;
-  title: string;
-}
+import { columnFilter, columnOf, emptyColumn, statusChoices, userPosition } from './state.js';
+import { useBoard } from './useBoard.js';
+import { useBoardColumns } from './useBoardColumns.js';
+import { useCardMove, type MoveReport } from './useCardMove.js';
+import { useLiveUpdates } from './useLiveUpdates.js';
 
 /**
  * The board page: lanes with counts and WIP state, per-column pages, filter, sprint
  * switcher, card create, drag-and-drop and keyboard moves with dry-run previews, optimistic moves
  * with rollback, card detail, column editor, close-sprint dialog, and live updates (the event
- * stream when the gateway has one, else the summary re-read every {@link POLL_MS}).
+ * stream when the gateway has one, else the summary re-read every {@link POLL_MS}). The state
+ * lives in hooks: {@link useBoard} (board, sprints, people), {@link useBoardColumns} (the cards),
+ * {@link useCardMove} (moves and drag) and {@link useLiveUpdates} (the live loop).
  */
 export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: string; navigate: (path: string) => void }) {
-  const [board, setBoard] = useState<Board | null>(null);
+  const { board, setBoard, loadBoard, sprints, loadSprints, members, people, loadMembers } = useBoard(api, boardId);
+  const cols = useBoardColumns(api);
+  const { columns, columnsRef, summary, filter, sprint, reload } = cols;
   const [loadError, setLoadError] = useState<string | null>(null);
-  const [columns, setColumns] = useState<Columns>({});
-  const [summary, setSummary] = useState<Summary | null>(null);
-  const [sprint, setSprint] = useState('active');
-  const [sprints, setSprints] = useState<SprintOption[]>([]);
-  const [members, setMembers] = useState<BoardMember[]>([]);
-  const people = useMemo(() => new Map(members.map((m) => [m.id, m.username])), [members]);
-  const [filter, setFilter] = useState<Filters>(NO_FILTERS);
   /** The message bar; `sprintId` ties a notice to a sprint, so closing that sprint ends it. */
   const [notice, setNotice] = useState<(NoticeMessage & { sprintId?: string }) | null>(null);
   const [announcement, setAnnouncement] = useState('');
-  const [preview, setPreview] = useState<MovePreview | null>(null);
   const [openCard, setOpenCard] = useState<string | null>(null);
   const [editing, setEditing] = useState(false);
   const [closing, setClosing] = useState<{ id: string; title: string } | null>(null);
-  const [live, setLive] = useState<'polling' | 'stream'>('polling');
-  const [dragging, setDragging] = useState<string | null>(null);
-  /** Column reloads in flight (the lanes are `aria-busy` meanwhile). */
-  const [reloading, setReloading] = useState(0);
-
-  const columnsRef = useRef(columns);
-  columnsRef.current = columns;
-  const signatureRef = useRef<string | null>(null);
-  const moveInFlight = useRef(0);
-  const previewCache = useRef(new Map<string, MovePreview>());
 
   const writable = board !== null && (board.is_owner || board.permission === 'rw');
-  const order = useMemo(() => board?.columns.map((c) => c.id) ?? [], [board]);
   const nameOf = useCallback((id: string) => board?.columns.find((c) => c.id === id)?.name ?? id, [board]);
+  const fail = useCallback((e: unknown) => setNotice({ text: errorText(e), kind: 'error' }), []);
+  const report = useCallback((r: MoveReport) => {
+    setAnnouncement(r.text);
+    setNotice(r);
+  }, []);
+  const move = useCardMove({ api, board, writable, cols, nameOf, report });
 
-  const fail = (e: unknown) => setNotice({ text: errorText(e), kind: 'error' });
-
-  // ---- reads ----------------------------------------------------------------------------------------
-  /** Reads pages 1..`pages` of one column (aligned pages of PAGE_SIZE). */
-  const readColumn = useCallback(
-    async (b: Board, columnId: string, pages: number, f: Filters, s: string): Promise<ColumnState> => {
-      const { filter: sent } = columnFilter(f.query, f.search, f.mine ? api.session?.userId : undefined);
-      const reads = await Promise.all(
-        Array.from({ length: Math.max(1, pages) }, (_, i) =>
-          api.readColumn(b.id, columnId, { sprint: s, filter: sent, page: i + 1, page_size: PAGE_SIZE }),
-        ),
-      );
-      const seen = new Set<string>();
-      const cards = reads.flatMap((r) => r.data).filter((c) => !seen.has(c.id) && seen.add(c.id));
-      return { cards, total: reads[0]!.total, pages: Math.max(1, pages), loading: false };
-    },
-    [api],
-  );
-
-  /** Re-reads every column (keeping how many pages each shows) and the summary. Throws the filter's 400. */
-  const reloadAll = useCallback(
-    async (b: Board, f: Filters, s: string, only?: readonly string[]) => {
-      const ids = only ?? b.columns.map((c) => c.id);
-      const pages = ids.map((id) => columnsRef.current[id]?.pages ?? 1);
-      setReloading((n) => n + 1);
-      const [states, sum] = await Promise.all([
-        Promise.all(ids.map((id, i) => readColumn(b, id, pages[i]!, f, s))),
-        api.summary(b.id, s),
-      ]).finally(() => setReloading((n) => n - 1));
-      setColumns((prev) => {
-        const next: Columns = only ? { ...prev } : {};
-        ids.forEach((id, i) => {
-          const read = states[i]!;
-          const cur = prev[id];
-          // "Load more" finished while this reload was reading: keep the pages it added after the
-          // ones re-read here, or a live refresh would fold the lane back to its first page.
-          if (cur && cur.pages > read.pages) {
-            const seen = new Set(read.cards.map((c) => c.id));
-            const extra = cur.cards.slice(read.pages * PAGE_SIZE).filter((c) => !seen.has(c.id));
-            next[id] = { ...read, cards: [...read.cards, ...extra], pages: cur.pages };
-          } else next[id] = read;
-        });
-        return next;
-      });
-      setSummary(sum);
-      signatureRef.current = summarySignature(sum);
-    },
-    [api, readColumn],
-  );
-
-  const loadSprints = useCallback(async () => {
-    try {
-      const page = await api.queryTasks("app.type = 'sprint' AND status != 'done' ORDER BY created_at DESC");
-      setSprints(page.data.map((t: Task) => ({ id: t.id, title: t.title })));
-    } catch {
-      setSprints([]);
-    }
-  }, [api]);
-
-  const loadBoard = useCallback(async () => {
-    const b = await api.getBoard(boardId);
-    setBoard(b);
-    return b;
-  }, [api, boardId]);
+  /** Re-reads the columns with the filters and sprint in force; a failure goes to the message bar. */
+  const refresh = useCallback(async () => {
+    if (board) await reload(board).catch(fail);
+  }, [board, reload, fail]);
 
   useEffect(() => {
     let cancelled = false;
@@ -136,11 +57,11 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
         const b = await loadBoard();
         if (cancelled) return;
         performance.mark('board:board-read');
-        setColumns(Object.fromEntries(b.columns.map((c) => [c.id, emptyColumn()])));
-        await reloadAll(b, NO_FILTERS, 'active');
+        cols.reset(b);
+        await reload(b, { filter: NO_FILTERS, sprint: 'active' });
         performance.mark('board:reads-done');
         void loadSprints();
-        api.boardMembers(b.id).then(setMembers, () => setMembers([]));
+        loadMembers();
       } catch (e) {
         if (!cancelled) setLoadError(errorText(e));
       }
@@ -148,10 +69,10 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
     return () => {
       cancelled = true;
     };
-  }, [loadBoard, reloadAll, loadSprints]);
+  }, [loadBoard, reload, loadSprints, loadMembers]);
 
   // First render of every lane's cards: the mark the browser test and bench read.
-  const rendered = board !== null && order.length > 0 && order.every((id) => columns[id] && !columns[id].loading);
+  const rendered = board !== null && board.columns.length > 0 && board.columns.every((c) => columns[c.id] && !columns[c.id]!.loading);
   useEffect(() => {
     if (rendered && performance.getEntriesByName('board:rendered').length === 0) {
       performance.mark('board:rendered');
@@ -159,84 +80,20 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
     }
   }, [rendered]);
 
-  const refresh = useCallback(
-    async (only?: readonly string[]) => {
-      if (!board) return;
-      try {
-        await reloadAll(board, filter, sprint, only);
-      } catch (e) {
-        fail(e);
-      }
-    },
-    [board, filter, sprint, reloadAll],
-  );
-
   // The people may change (a board shared with a group, a member added): re-read them when a card opens.
   useEffect(() => {
-    if (openCard && board) api.boardMembers(board.id).then(setMembers, () => {});
-  }, [api, board, openCard]);
+    if (openCard) loadMembers();
+  }, [loadMembers, openCard]);
 
-  // ---- live updates: event stream when the gateway has one, else periodic summary -------------------
-  const refreshRef = useRef(refresh);
-  refreshRef.current = refresh;
-  useEffect(() => {
-    if (!board) return;
-    const ctl = new AbortController();
-    let streaming = false;
-    let pending: ReturnType<typeof setTimeout> | undefined;
-    const soon = () => {
-      clearTimeout(pending);
-      pending = setTimeout(() => {
-        if (moveInFlight.current === 0) void refreshRef.current();
-      }, 250);
-    };
-    let ticks = 0;
-    const poll = setInterval(async () => {
-      ticks++;
-      // While the stream is open the summary is still checked every 3rd tick: a safety net for
-      // anything the stream did not say (it never costs more than one small read per 15 s).
-      if ((streaming && ticks % 3 !== 0) || moveInFlight.current > 0 || document.hidden) return;
-      try {
-        const sum = await api.summary(board.id, sprint, ctl.signal);
-        const sig = summarySignature(sum);
-        if (sig !== signatureRef.current) {
-          signatureRef.current = sig;
-          void refreshRef.current();
-        }
-      } catch {
-        /* the next tick tries again */
-      }
-    }, pollInterval());
-    (async () => {
-      let lastId: string | undefined;
-      while (!ctl.signal.aborted) {
-        const outcome = await openEventStream(api, {
-          boardId: board.id,
-          ...(lastId ? { lastEventId: lastId } : {}),
-          signal: ctl.signal,
-          onOpen: () => {
-            streaming = true;
-            setLive('stream');
-          },
-          onEvent: (e: BoardEvent, id?: string) => {
-            if (id) lastId = id;
-            const shown = e.task_id !== undefined && columnOf(columnsRef.current, e.task_id) !== undefined;
-            if (e.board_id === board.id || shown || e.type.startsWith('sprint.')) soon();
-          },
-        });
-        streaming = false;
-        setLive('polling');
-        if (outcome === 'absent') return; // this gateway has no stream: polling only
-        if (outcome === 'ended') soon(); // catch up on what the gap may have missed
-        await sleep(outcome === 'ended' ? 2_000 : 30_000, ctl.signal);
-      }
-    })();
-    return () => {
-      ctl.abort();
-      clearInterval(poll);
-      clearTimeout(pending);
-    };
-  }, [api, board, sprint]);
+  const live = useLiveUpdates({
+    api,
+    boardId: board?.id ?? null,
+    sprint,
+    signatureRef: cols.signatureRef,
+    moveInFlight: move.moveInFlight,
+    shows: (e) => e.task_id !== undefined && columnOf(columnsRef.current, e.task_id) !== undefined,
+    refresh: () => void refresh(),
+  });
 
   // ---- filter and sprint ----------------------------------------------------------------------------
   /**
@@ -246,8 +103,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   async function applyFilters(next: Filters): Promise<FilterError | null> {
     if (!board) return null;
     try {
-      await reloadAll(board, next, sprint);
-      setFilter(next);
+      await reload(board, { filter: next });
       return null;
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 400)) {
@@ -272,8 +128,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   }
 
   async function chooseSprint(value: string) {
-    setSprint(value);
-    if (board) await reloadAll(board, filter, value).catch(fail);
+    if (board) await reload(board, { sprint: value }).catch(fail);
   }
 
   async function startSprint(title: string) {
@@ -282,124 +137,14 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
       const s = await api.createBoardSprint(board.id, { title, start: true });
       const b = await loadBoard();
       await loadSprints();
-      await reloadAll(b, filter, sprint);
+      await reload(b);
       setNotice({ text: `Sprint “${s.title}” started.`, kind: 'info', sprintId: s.id });
     } catch (err) {
       fail(err);
     }
   }
 
-  // ---- moves ----------------------------------------------------------------------------------------
-  const dryRun = useCallback(
-    async (cardId: string, from: string, to: string): Promise<MovePreview> => {
-      const key = `${cardId}|${from}|${to}`;
-      const cached = previewCache.current.get(key);
-      if (cached) return cached;
-      let p: MovePreview;
-      try {
-        const r = await api.moveCard(boardId, cardId, from, to, true);
-        p = { cardId, to, ok: true, text: `Moving to ${nameOf(to)} ${describeActions(r.applied_actions)}.` };
-      } catch (e) {
-        p = { cardId, to, ok: false, text: `Cannot move to ${nameOf(to)}: ${e instanceof ApiError ? e.message : String(e)}` };
-      }
-      previewCache.current.set(key, p);
-      return p;
-    },
-    [api, boardId, nameOf],
-  );
-
-  const showPreview = useCallback(
-    (cardId: string, from: string, to: string | undefined) => {
-      if (!to || to === from) return setPreview(null);
-      setPreview({ cardId, to, ok: true, text: `Checking a move to ${nameOf(to)}…` });
-      void dryRun(cardId, from, to).then((p) => setPreview((cur) => (cur && cur.cardId === cardId && cur.to === to ? p : cur)));
-    },
-    [dryRun, nameOf],
-  );
-
-  const performMove = useCallback(
-    async (cardId: string, from: string, to: string) => {
-      if (!board || from === to) return;
-      setPreview(null);
-      if (!writable) {
-        setNotice({ text: 'This board is read-only for you: cards cannot be moved.', kind: 'error' });
-        return;
-      }
-      const before = columnsRef.current;
-      const card = before[from]?.cards.find((c) => c.id === cardId);
-      if (!card) return;
-      setColumns((c) => applyOptimisticMove(c, cardId, from, to));
-      moveInFlight.current++;
-      try {
-        const r = await api.moveCard(board.id, cardId, from, to);
-        setColumns((c) => {
-          const dst = c[to];
-          if (!dst) return c;
-          const cards = dst.cards.map((x) => (x.id === cardId ? { ...x, status: r.task.status, tags: r.task.tags, title: r.task.title } : x));
-          return { ...c, [to]: { ...dst, cards } };
-        });
-        const text = `Moved “${card.title}” from ${nameOf(from)} to ${nameOf(to)}: ${describeActions(r.applied_actions)}.`;
-        setAnnouncement(text);
-        setNotice({ text, kind: 'info' });
-        previewCache.current.clear();
-        moveInFlight.current--;
-        void refresh();
-      } catch (e) {
-        moveInFlight.current--;
-        setColumns((c) => restoreColumns(c, before, [from, to]));
-        previewCache.current.clear();
-        let text: string;
-        if (e instanceof ApiError && e.status === 409) {
-          const now = e.body.task;
-          text =
-            `“${card.title}” was not moved: ${e.message}` +
-            (now ? ` It changed elsewhere (status is now “${now.status}”).` : '') +
-            ` The ${nameOf(from)} column was reloaded.`;
-          await reloadAll(board, filter, sprint).catch(() => {});
-        } else if (e instanceof ApiError && e.status === 403) {
-          text = `“${card.title}” was not moved: you may not move cards on this board.`;
-        } else {
-          text = `“${card.title}” was not moved: ${e instanceof ApiError ? e.message : String(e)}`;
-        }
-        setAnnouncement(text);
-        setNotice({ text, kind: 'error' });
-      }
-    },
-    [api, board, writable, nameOf, refresh, reloadAll, filter, sprint],
-  );
-
-  // ---- drag and drop (pointer and keyboard) ---------------------------------------------------------
-  const { sensors, collision, keyboardTarget } = useLaneDrag(order, 48);
-
-  const onDragStart = (e: DragStartEvent) => {
-    keyboardTarget.current = null;
-    setDragging(String(e.active.id));
-    setPreview(null);
-  };
-  const onDragOver = (e: DragOverEvent) => {
-    const from = e.active.data.current?.from as string;
-    showPreview(String(e.active.id), from, e.over ? String(e.over.id) : undefined);
-  };
-  const onDragEnd = (e: DragEndEvent) => {
-    keyboardTarget.current = null;
-    setDragging(null);
-    const from = e.active.data.current?.from as string;
-    if (e.over && String(e.over.id) !== from) void performMove(String(e.active.id), from, String(e.over.id));
-    else setPreview(null);
-  };
-
-  const cardTitle = (id: string | number) => {
-    const col = columnOf(columnsRef.current, String(id));
-    return col ? (columnsRef.current[col]!.cards.find((c) => c.id === String(id))?.title ?? 'card') : 'card';
-  };
-  const announcements: Announcements = {
-    onDragStart: ({ active }) => `Picked up “${cardTitle(active.id)}”. Use the arrow keys to choose a column, space to drop, escape to cancel.`,
-    onDragOver: ({ active, over }) => (over ? `“${cardTitle(active.id)}” is over ${nameOf(String(over.id))}.` : `“${cardTitle(active.id)}” is over no column.`),
-    onDragEnd: ({ active, over }) => (over ? `“${cardTitle(active.id)}” dropped on ${nameOf(String(over.id))}.` : 'Dropped outside any column.'),
-    onDragCancel: ({ active }) => `Move of “${cardTitle(active.id)}” cancelled.`,
-  };
-
-  // ---- card create ----------------------------------------------------------------------------------
+  // ---- card create and paging -----------------------------------------------------------------------
   async function createCard(columnId: string, title: string): Promise<boolean> {
     if (!board) return false;
     try {
@@ -413,28 +158,8 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
     }
   }
 
-  async function loadMore(columnId: string) {
-    if (!board) return;
-    const col = columnsRef.current[columnId];
-    if (!col) return;
-    try {
-      const r = await api.readColumn(board.id, columnId, {
-        sprint,
-        filter: columnFilter(filter.query, filter.search, filter.mine ? api.session?.userId : undefined).filter,
-        page: col.pages + 1,
-        page_size: PAGE_SIZE,
-      });
-      setColumns((c) => {
-        const cur = c[columnId]!;
-        const ids = new Set(cur.cards.map((x) => x.id));
-        return {
-          ...c,
-          [columnId]: { ...cur, cards: [...cur.cards, ...r.data.filter((x) => !ids.has(x.id))], total: r.total, pages: cur.pages + 1 },
-        };
-      });
-    } catch (e) {
-      fail(e);
-    }
+  function loadMore(columnId: string) {
+    if (board) cols.loadMore(board, columnId).catch(fail);
   }
 
   if (loadError) {
@@ -452,6 +177,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   if (!board) return <p aria-busy="true">Loading board…</p>;
 
   const wipOf = (id: string) => summary?.columns.find((c) => c.column_id === id);
+  const { dragging } = move;
   const draggedCard = dragging ? columns[columnOf(columns, dragging) ?? '']?.cards.find((c) => c.id === dragging) : undefined;
   const activeSprint = sprints.find((s) => s.id === board.activeSprintId);
 
@@ -518,24 +244,8 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
         {announcement}
       </div>
 
-      <DndContext
-        sensors={sensors}
-        collisionDetection={collision}
-        onDragStart={onDragStart}
-        onDragOver={onDragOver}
-        onDragEnd={onDragEnd}
-        onDragCancel={() => {
-          setDragging(null);
-          setPreview(null);
-        }}
-        accessibility={{
-          announcements,
-          screenReaderInstructions: {
-            draggable: 'To move this card, press space, then the arrow keys to choose a column, and space again to drop it. Press M for the move menu.',
-          },
-        }}
-      >
-        <div className="lanes" role="list" aria-label={`Columns of ${board.name}`} aria-busy={reloading > 0}>
+      <DndContext {...move.dnd}>
+        <div className="lanes" role="list" aria-label={`Columns of ${board.name}`} aria-busy={cols.reloading > 0}>
           {board.columns.map((col) => (
             <Lane
               key={col.id}
@@ -544,15 +254,15 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
               summary={wipOf(col.id)}
               writable={writable}
               order={board.columns}
-              preview={preview}
-              dragging={dragging}
+              preview={move.preview}
+              dragging={move.dragging}
               people={people}
               filtered={filter.query !== '' || filter.search !== '' || filter.mine}
               onOpen={setOpenCard}
               onCreate={createCard}
               onLoadMore={loadMore}
-              onMove={performMove}
-              onPreview={showPreview}
+              onMove={move.performMove}
+              onPreview={move.showPreview}
               onReadOnlyMove={() => setNotice({ text: 'This board is read-only for you: cards cannot be moved.', kind: 'error' })}
             />
           ))}
@@ -588,9 +298,9 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           onSaved={(b) => {
             setBoard(b);
             setEditing(false);
-            setColumns((c) => Object.fromEntries(b.columns.map((x) => [x.id, c[x.id] ?? emptyColumn()])));
-            previewCache.current.clear();
-            void reloadAll(b, filter, sprint).catch(fail);
+            cols.reset(b);
+            move.forgetPreviews();
+            void reload(b).catch(fail);
           }}
         />
       )}
@@ -606,7 +316,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
             setNotice((n) => (n?.sprintId === closedId ? null : n));
             const b = await loadBoard().catch(() => board);
             await loadSprints();
-            await reloadAll(b, filter, sprint).catch(fail);
+            await reload(b).catch(fail);
           }}
         />
       )}
