@@ -16,6 +16,7 @@ import { authIndexes } from './auth/users.js';
 import { APP_NAME, type GatewayConfig } from './config.js';
 import { registerJwt } from './plugins/auth.js';
 import { installErrorHandlers, sendError } from './plugins/errors.js';
+import { registerOpenApi } from './plugins/openapi.js';
 import { registerSwagger } from './plugins/swagger.js';
 import { registerWeb, type SpaFallback } from './plugins/web.js';
 import { installValidators } from './http/validators.js';
@@ -104,7 +105,7 @@ function jsonBodiesOnly(app: FastifyInstance): void {
 /**
  * Builds the HTTP gateway (docs/architecture.md §1, §4, §5, §9) without listening: the route table forwarded
  * over `bus` (one round trip per request), local auth/health/token routes on `store`, JWT and
- * personal access token auth, rate limits on login/register and per access token, Swagger 2.0 at `/api/v1/swagger.json` and the UI at `/docs`, and the
+ * personal access token auth, rate limits on login/register and per access token, Swagger 2.0 at `/api/v1/swagger.json` and the UI at `/docs`, OpenAPI 3.1 at `/api/v1/openapi.json`, and the
  * built web board at `/` (plugins/web.ts).
  * Ensures the auth indexes before returning a ready instance (the admin bootstrap is
  * `ensureAdmin`, called by `main.ts`). Tests call `app.inject()`; `main.ts` calls `listen()`.
@@ -157,6 +158,7 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
   await registerJwt(app, { secret: config.JWT_SECRET, expiresInSeconds: config.JWT_EXPIRATION_MINUTES * 60 });
   await app.register(fastifyRateLimit, { global: false, errorResponseBuilder: () => new AppError('RATE_LIMITED') });
   await registerSwagger(app, { title: APP_NAME, version: config.APP_VERSION });
+  registerOpenApi(app, { title: APP_NAME, version: config.APP_VERSION });
 
   await store.ensureIndexes([...authIndexes, ...accessTokenIndexes]);
   const accessTokens = new AccessTokenResolver(store, clock);

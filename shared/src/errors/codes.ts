@@ -52,6 +52,7 @@ export const ErrorCodes = {
   RATE_LIMITED: { status: 429, message: 'Too many requests', when: 'Login or register called too often, or an access token used more than `RATE_LIMIT_TOKEN_MAX` times a minute.' },
   INTERNAL: { status: 500, message: 'Internal error', when: 'An unexpected fault; the log has the details under the `traceId`.' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'A service is unavailable', when: 'No service answers on the bus, or the bus is down.' },
+  QUERY_TIMEOUT: { status: 503, message: 'The query took too long', when: 'A read ran past its time limit (2 s of scanning on the embedded store, `maxTimeMS` on MongoDB) and was stopped; nothing was written. Narrow the query (a status, tag or board condition) and retry.' },
   STORE_UNAVAILABLE: { status: 503, message: 'The store is unavailable', when: 'The database could not be reached; nothing was written.' },
   UPSTREAM_TIMEOUT: { status: 504, message: 'A service did not answer in time', when: 'A bus request timed out.' },
 } as const satisfies Record<string, { status: number; message: string; when: string }>;

@@ -7,6 +7,7 @@ export type { BuiltinField, CmpOp, Expr, Field, FunctionName, OrderKey, Pred, Qu
 export { BUILTIN_FIELDS, FUNCTION_NAMES } from './ast.js';
 export { checkFunctionContext, hasCalls, NO_SPRINT, periodBoundary, resolveQuery, type FunctionLookups, type QueryContext } from './resolve.js';
 export { parseQuery, parseFilter, MAX_QUERY_LENGTH, MAX_DEPTH } from './parse.js';
+export { likeToRegex, MAX_PATTERN_LENGTH, MAX_WILDCARD_RUNS } from './patterns.js';
 export { printQuery } from './print.js';
 export { compileQuery, queryMatches, fieldPath } from './compile.js';
 export { isMoverValue, materializeActions, MOVER_VALUE } from './materialize.js';

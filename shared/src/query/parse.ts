@@ -6,6 +6,7 @@ import {
   type Expr, type Field, type FunctionName, type OrderKey, type Query, type Value,
 } from './ast.js';
 import { readIso } from './dates.js';
+import { patternFault } from './patterns.js';
 import { parse, SyntaxError as PeggySyntaxError, type Expectation } from './gen/parser.js';
 
 /** Longest accepted query text, in characters. */
@@ -25,6 +26,7 @@ interface Hooks {
   call(name: string, args: Array<At<Value>>, at: number): Value;
   number(text: string, at: number): Value;
   isoDate(text: string, at: number): Value;
+  pattern(kind: 'like' | 'match', s: At<string>): string;
 }
 
 /**
@@ -131,6 +133,11 @@ function hooks(text: string): Hooks {
       const n = Number(numText);
       if (!Number.isFinite(n)) throw syntaxError(text, at, `Number out of range ${quote(numText)} at position ${at}`);
       return { type: 'number', value: n === 0 ? 0 : n };
+    },
+    pattern: (kind, { value, at }) => {
+      const fault = patternFault(value, kind);
+      if (fault) throw syntaxError(text, at, `${fault} (at position ${at})`);
+      return value;
     },
     isoDate: (dateText, at) => {
       if (!readIso(dateText)) throw syntaxError(text, at, `Invalid date ${quote(dateText)} at position ${at}`);
