@@ -39,6 +39,8 @@ export const ErrorCodes = {
   WEBHOOK_NOT_FOUND: { status: 404, message: 'Webhook not found', when: 'The webhook does not exist or belongs to another user.' },
   DELIVERY_NOT_FOUND: { status: 404, message: 'Delivery not found', when: 'No such delivery on this webhook.' },
   KANBAN_TASK_NOT_IN_SOURCE_COLUMN: { status: 409, message: 'The card no longer matches the source column', when: 'Move whose card does not match `from_column_id`; the body carries the current `task` snapshot.' },
+  LEASE_NOT_HELD: { status: 409, message: 'You do not hold a lease on this card', when: 'Renew, complete or release of a card that has no lease, or whose lease is another claimer\'s or has another `lease_id`; `details.lease` shows the current lease (holder, expiry) when there is one.' },
+  LEASE_EXPIRED: { status: 409, message: 'Your lease on this card has expired', when: 'Renew, complete or release after the lease\'s `expires_at`: the card is free to claim again (claim it anew); nothing is written.' },
   USERNAME_TAKEN: { status: 409, message: 'That username is taken', when: 'Register with an existing username.' },
   CONFLICT: { status: 409, message: 'The resource changed concurrently', when: 'A write lost a race (duplicate key or a concurrent transaction); retry.' },
   IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, message: 'A request with this Idempotency-Key is still running', when: 'A repeat of a request (same user, method, path and Idempotency-Key) while the first is still running; retry later.' },
