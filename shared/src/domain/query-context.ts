@@ -1,4 +1,4 @@
-import { buildEffectiveQuery, compileQuery, resolveQuery, type FunctionLookups, type Query } from '../query/index.js';
+import { buildEffectiveQuery, compileQuery, resolveQuery, storedQueryError, type FunctionLookups, type Query } from '../query/index.js';
 import { Collections } from '../store/collections.js';
 import { metadataPath } from '../store/keys.js';
 import type { DocumentStore, Filter, Session, Sort } from '../store/port.js';
@@ -69,7 +69,8 @@ export interface CompiledColumn {
  * AND (filter) ORDER BY <column order or metadata.order ASC>` (docs/architecture.md §7), and compiles it.
  * The column read, the board summary and the claim (reading in its transaction `session`) use it.
  * Function calls are resolved for `principal` on this board (`me()` = the reader,
- * `activeSprint()` = the board's running sprint); `text` keeps them as written. A bad `filter` is 400 `QUERY_SYNTAX` with the position relative to the filter text.
+ * `activeSprint()` = the board's running sprint); `text` keeps them as written. A bad `filter` is 400 `QUERY_SYNTAX` with the position relative to the filter text;
+ * a stored column query that cannot run is a 400 naming the column (`storedQueryError`).
  */
 export async function compileColumn(
   store: DocumentStore,
@@ -81,11 +82,15 @@ export async function compileColumn(
   filter?: string,
   session?: Session,
 ): Promise<CompiledColumn> {
-  const effective = buildEffectiveQuery({
-    column: column.query,
-    defaultTags: board.default_tags,
-    ...(sprintId !== undefined ? { sprintId } : {}),
-    ...(filter !== undefined ? { filter } : {}),
-  });
-  return { column, text: effective.text, ...compileQuery(await resolveFor(store, principal, effective.query, { now, board, ...(session ? { session } : {}) }), { now }) };
+  try {
+    const effective = buildEffectiveQuery({
+      column: column.query,
+      defaultTags: board.default_tags,
+      ...(sprintId !== undefined ? { sprintId } : {}),
+      ...(filter !== undefined ? { filter } : {}),
+    });
+    return { column, text: effective.text, ...compileQuery(await resolveFor(store, principal, effective.query, { now, board, ...(session ? { session } : {}) }), { now }) };
+  } catch (e) {
+    throw storedQueryError(e, { kind: 'column', id: column.id, name: column.name });
+  }
 }

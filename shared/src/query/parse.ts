@@ -215,9 +215,23 @@ function checkArgs(text: string, fn: FunctionName, args: Array<At<Value>>, at: n
   const arg = args[0];
   if (!arg) return [];
   if (fn === 'activeSprint' && arg.value.type === 'string') return [arg.value];
-  if (PERIOD_FUNCTIONS.has(fn) && arg.value.type === 'relative') return [arg.value];
+  if (PERIOD_FUNCTIONS.has(fn) && arg.value.type === 'relative') {
+    const { amount, unit } = arg.value;
+    if (Math.abs(amount) > MAX_SHIFT[unit]) {
+      const sign = amount < 0 ? '-' : '+';
+      throw syntaxError(text, arg.at, `The shift ${sign}${Math.abs(amount)}${unit} of ${fn} at position ${arg.at} is out of range; at most ±${MAX_SHIFT[unit]}${unit} (1,000 years)`);
+    }
+    return [arg.value];
+  }
   throw bad(arg.at);
 }
+
+/**
+ * The largest shift of a period function per unit (docs/query-language.md "Functions"): 1,000
+ * years, so the shifted day stays a representable date (years 0000–9999) for any clock this side
+ * of year 8999; larger shifts are `QUERY_SYNTAX` where the query is parsed.
+ */
+export const MAX_SHIFT: Readonly<Record<'d' | 'w' | 'm' | 'y', number>> = Object.freeze({ d: 365_000, w: 52_000, m: 12_000, y: 1_000 });
 
 /** 400 `QUERY_UNKNOWN_FUNCTION` naming `name`, its position and the nearest function (`currentSprint` → `activeSprint()`). */
 export function unknownFunction(name: string, position: number): AppError {

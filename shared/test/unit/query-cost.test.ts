@@ -207,3 +207,25 @@ describe('a time limit on every read', () => {
     }
   });
 });
+
+describe('date functions checked where they are parsed', () => {
+  it('a shift past 1,000 years is QUERY_SYNTAX at its position, in validate too: startOfDay(+8000y), startOfMonth(±999999y), endOfWeek(+999999w)', () => {
+    const cases: Array<[string, number]> = [
+      ['created_at >= startOfDay(+8000y)', 25],
+      ['deadline < startOfMonth(+999999y)', 24],
+      ['deadline > startOfMonth(-999999y)', 24],
+      ['deadline <= endOfWeek(+999999w)', 22],
+      ['deadline <= endOfDay(+365001d)', 21],
+      ['deadline <= endOfMonth(-12001m)', 23],
+    ];
+    for (const [text, position] of cases) {
+      const e = errorOf(() => parseQuery(text));
+      expect([text, e.code, e.status, e.details?.position]).toEqual([text, 'QUERY_SYNTAX', 400, position]);
+      expect(e.message).toContain('out of range');
+      expect(validateQuery(text, { board: false }).errors[0]).toMatchObject({ code: 'QUERY_SYNTAX', position });
+    }
+    for (const text of ['created_at >= startOfDay(+1000y)', 'deadline < endOfWeek(-52000w)', 'deadline < endOfDay(+365000d)']) {
+      expect(validateQuery(text, { board: false }).valid).toBe(true);
+    }
+  });
+});
