@@ -38,6 +38,7 @@ export const ErrorCodes = {
   TOKEN_NOT_FOUND: { status: 404, message: 'Access token not found', when: 'The access token does not exist or belongs to another user.' },
   WEBHOOK_NOT_FOUND: { status: 404, message: 'Webhook not found', when: 'The webhook does not exist or belongs to another user.' },
   DELIVERY_NOT_FOUND: { status: 404, message: 'Delivery not found', when: 'No such delivery on this webhook.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not served here', when: '`GET` or `DELETE` on `/mcp`: the MCP endpoint is stateless and answers `POST` only (docs/agents.md).' },
   KANBAN_TASK_NOT_IN_SOURCE_COLUMN: { status: 409, message: 'The card no longer matches the source column', when: 'Move whose card does not match `from_column_id`; the body carries the current `task` snapshot.' },
   USERNAME_TAKEN: { status: 409, message: 'That username is taken', when: 'Register with an existing username.' },
   CONFLICT: { status: 409, message: 'The resource changed concurrently', when: 'A write lost a race (duplicate key or a concurrent transaction); retry.' },

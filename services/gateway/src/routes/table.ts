@@ -3,6 +3,7 @@ import { boardRoutes } from './boards.js';
 import { eventRoutes, eventStreamRoutes } from './events.js';
 import { healthRoutes } from './health.js';
 import type { LocalRoute } from './local.js';
+import { mcpRoutes } from './mcp.js';
 import { queryRoutes } from './query.js';
 import type { RouteSpec } from './route.js';
 import { sprintRoutes } from './sprints.js';
@@ -16,5 +17,5 @@ import { viewRoutes } from './views.js';
  */
 export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes, ...viewRoutes];
 
-/** Routes the gateway answers itself: auth, health, version (public), the event stream and access tokens (authenticated). */
-export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes];
+/** Routes the gateway answers itself: auth, health, version (public), the event stream, access tokens and MCP (authenticated). */
+export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes, ...mcpRoutes];
