@@ -43,7 +43,7 @@ export const CursorText = (description: string) => Type.String({ pattern: CURSOR
  * `types` filter accept these names (and `*` on webhooks for all of them).
  */
 export const EVENT_TYPES = [
-  'task.created', 'task.updated', 'task.deleted', 'task.restored', 'card.moved',
+  'task.created', 'task.updated', 'task.deleted', 'task.restored', 'card.moved', 'card.claimed', 'card.released',
   'board.created', 'board.updated', 'board.deleted', 'board.shared', 'board.unshared',
   'sprint.closed', 'note.created',
   'view.created', 'view.updated', 'view.deleted',

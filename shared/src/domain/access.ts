@@ -89,6 +89,17 @@ function ownsReach(p: Principal, createdBy: string): boolean {
   return createdBy === p.userId && p.ownTasks !== false;
 }
 
+/**
+ * Filter of the tasks the principal can write (docs/architecture.md §5), as {@link canWriteTask}
+ * decides one: its own (when it reaches them), and those of its groups shared `rw`. Add the live
+ * and scope filters beside it.
+ */
+export function writableTasksFilter(p: Principal): Filter {
+  const or: Filter[] = p.ownTasks === false ? [] : [{ created_by: p.userId }];
+  if (p.groupIds.length > 0) or.push({ groupId: { $in: p.groupIds }, groupPermission: 'rw' });
+  return or.length === 0 ? NOTHING : { $or: or };
+}
+
 /** True when the principal can read the task (owner, or member of its group). */
 export function canReadTask(p: Principal, t: Pick<TaskDoc, 'created_by' | 'groupId'>): boolean {
   return ownsReach(p, t.created_by) || (t.groupId !== undefined && p.groupIds.includes(t.groupId));

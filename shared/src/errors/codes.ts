@@ -40,6 +40,8 @@ export const ErrorCodes = {
   DELIVERY_NOT_FOUND: { status: 404, message: 'Delivery not found', when: 'No such delivery on this webhook.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not served here', when: '`GET` or `DELETE` on `/mcp`: the MCP endpoint is stateless and answers `POST` only (docs/agents.md).' },
   KANBAN_TASK_NOT_IN_SOURCE_COLUMN: { status: 409, message: 'The card no longer matches the source column', when: 'Move whose card does not match `from_column_id`; the body carries the current `task` snapshot.' },
+  LEASE_NOT_HELD: { status: 409, message: 'You do not hold a lease on this card', when: 'Renew, complete or release of a card that has no lease, or whose lease is another claimer\'s or has another `lease_id`; `details.lease` shows the current lease (holder, expiry) when there is one.' },
+  LEASE_EXPIRED: { status: 409, message: 'Your lease on this card has expired', when: 'Renew, complete or release after the lease\'s `expires_at`: the card is free to claim again (claim it anew); nothing is written.' },
   USERNAME_TAKEN: { status: 409, message: 'That username is taken', when: 'Register with an existing username.' },
   CONFLICT: { status: 409, message: 'The resource changed concurrently', when: 'A write lost a race (duplicate key or a concurrent transaction); retry.' },
   IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, message: 'A request with this Idempotency-Key is still running', when: 'A repeat of a request (same user, method, path and Idempotency-Key) while the first is still running; retry later.' },
@@ -53,6 +55,7 @@ export const ErrorCodes = {
   RATE_LIMITED: { status: 429, message: 'Too many requests', when: 'Login or register called too often, or an access token used more than `RATE_LIMIT_TOKEN_MAX` times a minute.' },
   INTERNAL: { status: 500, message: 'Internal error', when: 'An unexpected fault; the log has the details under the `traceId`.' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'A service is unavailable', when: 'No service answers on the bus, or the bus is down.' },
+  QUERY_TIMEOUT: { status: 503, message: 'The query took too long', when: 'A read ran past its time limit (2 s of scanning on the embedded store, `maxTimeMS` on MongoDB) and was stopped; nothing was written. Narrow the query (a status, tag or board condition) and retry.' },
   STORE_UNAVAILABLE: { status: 503, message: 'The store is unavailable', when: 'The database could not be reached; nothing was written.' },
   UPSTREAM_TIMEOUT: { status: 504, message: 'A service did not answer in time', when: 'A bus request timed out.' },
 } as const satisfies Record<string, { status: number; message: string; when: string }>;

@@ -116,8 +116,8 @@ interface RouteDescription {
   response?: TSchema | undefined;
   headers?: TSchema | undefined;
   status: number;
-  /** More success answers for Swagger (status → schema), e.g. a dry run's 200. */
-  alternatives?: Record<number, TSchema> | undefined;
+  /** More success answers for Swagger (status → schema and description), e.g. a dry run's 200. */
+  alternatives?: Record<number, { schema: TSchema; description: string }> | undefined;
   extra?: Record<string, unknown>;
 }
 
@@ -129,7 +129,7 @@ function schemaOf(d: RouteDescription): FastifySchema {
     tags: [d.tag],
     security: d.isPublic ? [] : [{ [BEARER]: [] }],
     response: {
-      ...Object.fromEntries(Object.entries(d.alternatives ?? {}).map(([code, schema]) => [code, { ...schema, description: 'Success (dry run: nothing written)' }])),
+      ...Object.fromEntries(Object.entries(d.alternatives ?? {}).map(([code, alt]) => [code, { ...alt.schema, description: alt.description }])),
       [d.status]: { ...success, description: d.status === 204 ? 'No content' : 'Success' },
       default: { ...Type.Ref(ErrorBodySchema), description: 'Error (see docs/errors.md)' },
     },
@@ -151,6 +151,14 @@ function routeOptions(d: RouteDescription, handler: RouteOptions['handler'], onR
     ...(d.body ? { preValidation: defaultBody } : {}),
     handler,
   };
+}
+
+/** The other success answers of a row for Swagger: a dry run's 200, the 204 of a `null` reply. */
+function alternativesOf(spec: RouteSpec, status: number): RouteDescription['alternatives'] {
+  const alts: NonNullable<RouteDescription['alternatives']> = {};
+  if (spec.dryRun && status !== 200) alts[200] = { schema: spec.dryRun.response, description: 'Success (dry run: nothing written)' };
+  if (spec.noContentWhenNull) alts[204] = { schema: Type.Null(), description: 'No content (nothing to answer, e.g. no card free to claim)' };
+  return Object.keys(alts).length > 0 ? alts : undefined;
 }
 
 /**
@@ -191,7 +199,7 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
       applyMeta(reply, out.meta);
       if (!out.ok) return sendError(out.error, req, reply, out.meta.traceId);
       if (dryRun) return reply.code(200).type('application/json').send(out.text);
-      if (status === 204) return reply.code(204).send();
+      if (status === 204 || (spec.noContentWhenNull && out.text === 'null')) return reply.code(204).send();
       if (!write && out.meta.version !== undefined) {
         const noneMatch = header(req, 'if-none-match');
         if (noneMatch !== undefined && noneMatchHits(noneMatch, out.meta.version)) return reply.code(304).send();
@@ -210,7 +218,7 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
       response: spec.response,
       headers: headersOf(spec),
       status,
-      alternatives: spec.dryRun && status !== 200 ? { 200: spec.dryRun.response } : undefined,
+      alternatives: alternativesOf(spec, status),
       extra: { 'x-maturity': spec.maturity },
     };
     app.route(routeOptions(target, forward, [authenticate, ...perToken]));

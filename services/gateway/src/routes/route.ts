@@ -58,6 +58,8 @@ export interface RouteSpec<
   response?: TSchema;
   /** Success status; default 200. 204 sends no body. */
   status?: number;
+  /** A `null` reply answers 204 with no body (the claim when no card is free); other replies `status`. */
+  noContentWhenNull?: boolean;
   /**
    * The op a request with `?dry_run=true` goes to instead of `op` (board create and update):
    * same input, answered 200 with its reply (`dryRunResponse` in Swagger). The row's
