@@ -1,5 +1,5 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
-import { BoardsOps, EventsOps, QueryOps, SprintsOps, TasksOps, type AnyOp } from '@app/shared/contracts';
+import { BoardsOps, EventsOps, LeasesOps, QueryOps, SprintsOps, TasksOps, type AnyOp } from '@app/shared/contracts';
 import type { RouteSpec } from '../routes/route.js';
 
 /*
@@ -30,7 +30,7 @@ const QUERY_HELP =
   "Query language (read the resource bts://docs/query-language for every field and function): e.g. `status = 'todo' AND assignee = me()`, " +
   "`tags CONTAINS 'bug' ORDER BY updated_at DESC`, `app.sprint = activeSprint()` (on a board), `deadline < +7d`, `title ~ 'login'`.";
 
-/** The curated tools, in the order they are listed. Lease tools join when their ops exist. */
+/** The curated tools, in the order they are listed. */
 export const TOOLS: readonly ToolSpec[] = [
   {
     name: 'find_tasks', title: 'Find tasks', op: QueryOps.tasks, readOnly: true,
@@ -75,6 +75,22 @@ export const TOOLS: readonly ToolSpec[] = [
   {
     name: 'move_card', title: 'Move a card', op: BoardsOps.move, readOnly: false, destructive: true,
     description: 'Moves a card from one column to another on a board, applying the columns’ actions (e.g. status, tags). `from_column_id` must be the column it is in now (else KANBAN_TASK_NOT_IN_SOURCE_COLUMN with the card’s current state). `dry_run: true` shows what would change and writes nothing. Returns {task, applied_actions}.',
+  },
+  {
+    name: 'claim_card', title: 'Claim a card', op: LeasesOps.claim, readOnly: false,
+    description: 'Takes the first card of a column (in the column’s order, optionally only cards matching `query`, e.g. `assignee = me() OR assignee IS NULL`) that nobody holds, and leases it to you for `lease_seconds` (1–3600). Returns {lease_id, expires_at, task}, or null when no card is free. Work on it, renew_lease before it expires, then complete_card (or release_card to give it back). Two agents never get the same card.',
+  },
+  {
+    name: 'renew_lease', title: 'Renew a lease', op: LeasesOps.renew, readOnly: false,
+    description: 'Extends the lease you hold on a card (`lease_id` from claim_card) to `lease_seconds` from now. Fails with LEASE_EXPIRED or LEASE_NOT_HELD when you lost it: stop working on that card.',
+  },
+  {
+    name: 'complete_card', title: 'Complete a claimed card', op: LeasesOps.complete, readOnly: false,
+    description: 'Finishes a card you hold: ends the lease and, with `to_column_id`, moves the card there from the column it was claimed from (the columns’ actions apply, as in move_card). Returns {task, applied_actions}.',
+  },
+  {
+    name: 'release_card', title: 'Release a claimed card', op: LeasesOps.release, readOnly: false,
+    description: 'Gives back a card you hold without finishing it, so another agent can claim it. Returns the card.',
   },
   {
     name: 'list_sprints', title: 'List a board’s sprints', op: SprintsOps.list, readOnly: true,

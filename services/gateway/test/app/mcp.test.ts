@@ -51,7 +51,10 @@ describe('MCP endpoint', () => {
     await using full = await agent(sys, alice.headers.authorization!);
     const { tools } = await full.client.listTools();
     const names = tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['find_tasks', 'get_task', 'create_task', 'update_task', 'list_boards', 'read_column', 'move_card', 'add_note', 'sprint_report']));
+    expect(names).toEqual(expect.arrayContaining([
+      'find_tasks', 'get_task', 'create_task', 'update_task', 'list_boards', 'read_column', 'move_card', 'add_note', 'sprint_report',
+      'claim_card', 'renew_lease', 'complete_card', 'release_card',
+    ]));
     expect(tools.length).toBeLessThanOrEqual(20);
     const find = tools.find((t) => t.name === 'find_tasks')!;
     expect(find.annotations?.readOnlyHint).toBe(true);
@@ -69,7 +72,7 @@ describe('MCP endpoint', () => {
     expect(refused).toMatchObject({ isError: true, body: { code: 'NOT_FOUND' } });
   });
 
-  it('finds my tasks with me(), moves a card into Done (after a dry run), and the feed shows the move by the token', async () => {
+  it('finds my tasks with me(), claims a card and completes it into Done, and the feed shows the claim and the move by the token', async () => {
     await using sys = await listening();
     const [alice, bob] = [await sys.user('alice'), await sys.user('bob')];
     const board = await sys.call('POST', '/api/v1/boards', alice, { name: 'Agents', board_type: 'private' });
@@ -92,12 +95,18 @@ describe('MCP endpoint', () => {
     const dry = await a.call('move_card', { boardId: board.body.id, taskId: mine.body.id, from_column_id: todo, to_column_id: done, dry_run: true });
     expect(dry.isError).toBe(false);
     expect((await a.call('get_task', { taskId: mine.body.id })).body.status).toBe(mine.body.status);
-    const moved = await a.call('move_card', { boardId: board.body.id, taskId: mine.body.id, from_column_id: todo, to_column_id: done });
-    expect(moved.isError).toBe(false);
-    expect(moved.body.task.status).toBe('done');
+    const claimed = await a.call('claim_card', { boardId: board.body.id, columnId: todo, query: 'assignee = me()', lease_seconds: 60 });
+    expect(claimed.isError).toBe(false);
+    expect(claimed.body).toMatchObject({ lease_id: expect.any(String), task: { id: mine.body.id } });
+    const nothingLeft = await a.call('claim_card', { boardId: board.body.id, columnId: todo, query: 'assignee = me()', lease_seconds: 60 });
+    expect(nothingLeft).toEqual({ isError: false, body: null });
+    const completed = await a.call('complete_card', { taskId: mine.body.id, lease_id: claimed.body.lease_id, to_column_id: done });
+    expect(completed.isError).toBe(false);
+    expect(completed.body.task.status).toBe('done');
 
-    const events = await a.call('read_events', { types: 'card.moved', board_id: board.body.id });
-    expect(events.body.data).toEqual([expect.objectContaining({ type: 'card.moved', task_id: mine.body.id, actor: alice.id, actor_token: token.body.id })]);
+    const events = await a.call('read_events', { types: 'card.claimed,card.moved', board_id: board.body.id });
+    expect(events.body.data.map((e: { type: string }) => e.type)).toEqual(['card.claimed', 'card.moved']);
+    for (const e of events.body.data) expect(e).toMatchObject({ task_id: mine.body.id, actor: alice.id, actor_token: token.body.id });
   });
 
   it('passes If-Match and Idempotency-Key as arguments, and answers bad arguments with the field at fault', async () => {
