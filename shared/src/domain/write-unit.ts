@@ -3,8 +3,9 @@ import { callerId, type CallContext } from '../bus/bus.js';
 import { AppError } from '../errors/index.js';
 import { activeTraceparent } from '../observability/tracing.js';
 import { Collections } from '../store/collections.js';
-import type { Doc, DocumentStore, IndexSpec, Session } from '../store/port.js';
-import { appendEvents, EVENT_INDEXES, type NewEvent } from './events.js';
+import type { Doc, IndexSpec, Session } from '../store/port.js';
+import { COLLECTION_INDEXES } from '../store/schema.js';
+import { appendEvents, type NewEvent } from './events.js';
 import type { ServiceDeps } from './service.js';
 
 /**
@@ -67,11 +68,8 @@ export interface IdempotencyDoc extends Doc {
   error?: string;
 }
 
-/** The TTL index of the idempotency records (MongoDB TTL index; the embedded store's expiry sweep). */
-export const IDEMPOTENCY_INDEXES: IndexSpec[] = [{ collection: Collections.idempotency, keys: { expires_at: 1 }, expireAfterSeconds: 0, name: 'idempotency_ttl' }];
-
-/** Indexes of every service that writes through {@link runWrite}: the outbox's and the idempotency records'. */
-export const WRITE_INDEXES: IndexSpec[] = [...EVENT_INDEXES, ...IDEMPOTENCY_INDEXES];
+/** The TTL index of the idempotency records (MongoDB TTL index; the embedded store's expiry sweep); defined once in the store's schema. */
+export const IDEMPOTENCY_INDEXES: readonly IndexSpec[] = COLLECTION_INDEXES[Collections.idempotency]!;
 
 /**
  * The claim need not be durable before the request runs: every way on ends in a durable write of

@@ -7,7 +7,7 @@ export { AccessSnapshot, readableEvents } from './access.js';
 export { OutboxPoller, Listeners, makeBatch, type EventHub, type EventBatch, type BatchListener, type OutboxPollerOptions } from './hub.js';
 export { eventsStreamNames, ensureEventsStream, OutboxRelay, JetStreamHub, followDurable, type EventsStreamNames } from './jetstream.js';
 export {
-  relayOutbox, catchUpOutbox, causalOrder, EventRelay, PROCESS_HOLDER, RELAY_LEASE_MS, RELAY_INTERVAL_MS, RELAY_BATCH, CATCH_UP_WAIT_MS,
+  relayOutbox, catchUpOutbox, causalOrder, passOf, EventRelay, PROCESS_HOLDER, RELAY_LEASE_MS, RELAY_INTERVAL_MS, RELAY_BATCH, RELAY_MAX_EVENTS, RELAY_MAX_BYTES, CATCH_UP_WAIT_MS,
   type RelayOptions, type RelayPass, type EventRelayOptions,
 } from './relay.js';
 export { parseCursor } from './cursor.js';

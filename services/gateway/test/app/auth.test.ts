@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Collections } from '@app/shared/store';
+import { testStore } from '@app/shared/testing';
+import { authIndexes } from '../../src/auth/users.js';
 import { ensureAdmin } from '../../src/index.js';
 import { bearer, login, post, register, testApp, type Tokens } from './helpers.js';
 
@@ -206,6 +208,16 @@ describe('ensureAdmin', () => {
     expect(await ensureAdmin(t.store, { ...config, ADMIN_PASSWORD: 'changed-password' }, t.clock)).toBe(false);
     expect(await login(t.app, 'root', 'admin-password-1')).toMatchObject({ userName: 'root', userRole: 'admin' });
     expect((await post(t.app, '/auth/v2/login', { username: 'root', password: 'changed-password' })).statusCode).toBe(401);
+  });
+
+  it('two gateways starting on a fresh database create one admin, and the unique username index builds', async () => {
+    await using store = await testStore();
+    const config = { ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'admin-password-1' };
+    const created = await Promise.all([ensureAdmin(store, config), ensureAdmin(store, config)]);
+    expect(created.sort()).toEqual([false, true]);
+    expect(await store.collection(Collections.users).countDocuments({ username: 'root' })).toBe(1);
+    // what every later start does: the index builds on what the first start left
+    await expect(store.ensureIndexes(authIndexes)).resolves.toBeUndefined();
   });
 
   it('does nothing without both variables', async () => {
