@@ -14,6 +14,7 @@ import type { DocumentStore } from '@app/shared/store';
 import { AccessTokenResolver, accessTokenIndexes } from './auth/access-tokens.js';
 import { authIndexes } from './auth/users.js';
 import { APP_NAME, type GatewayConfig } from './config.js';
+import { McpEndpoint } from './mcp/server.js';
 import { registerJwt } from './plugins/auth.js';
 import { installErrorHandlers, sendError } from './plugins/errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
@@ -178,7 +179,7 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
     app.addHook('onClose', async () => stop());
   }
   const localDeps: LocalDeps = {
-    bus, store, clock, config, streams, accessTokens, signAccessToken: (claims) => app.jwt.sign(claims), ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    bus, store, clock, config, streams, accessTokens, mcp: new McpEndpoint(bus, allRoutes, { name: APP_NAME, version: config.APP_VERSION }), signAccessToken: (claims) => app.jwt.sign(claims), ...(deps.metrics ? { metrics: deps.metrics } : {}),
   };
   const perToken = [tokenRateLimit(app, config.RATE_LIMIT_TOKEN_MAX)];
   registerBusRoutes(app, bus, deps.routes ?? allRoutes, perToken);

@@ -38,6 +38,7 @@ export const ErrorCodes = {
   TOKEN_NOT_FOUND: { status: 404, message: 'Access token not found', when: 'The access token does not exist or belongs to another user.' },
   WEBHOOK_NOT_FOUND: { status: 404, message: 'Webhook not found', when: 'The webhook does not exist or belongs to another user.' },
   DELIVERY_NOT_FOUND: { status: 404, message: 'Delivery not found', when: 'No such delivery on this webhook.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not served here', when: '`GET` or `DELETE` on `/mcp`: the MCP endpoint is stateless and answers `POST` only (docs/agents.md).' },
   KANBAN_TASK_NOT_IN_SOURCE_COLUMN: { status: 409, message: 'The card no longer matches the source column', when: 'Move whose card does not match `from_column_id`; the body carries the current `task` snapshot.' },
   LEASE_NOT_HELD: { status: 409, message: 'You do not hold a lease on this card', when: 'Renew, complete or release of a card that has no lease, or whose lease is another claimer\'s or has another `lease_id`; `details.lease` shows the current lease (holder, expiry) when there is one.' },
   LEASE_EXPIRED: { status: 409, message: 'Your lease on this card has expired', when: 'Renew, complete or release after the lease\'s `expires_at`: the card is free to claim again (claim it anew); nothing is written.' },
