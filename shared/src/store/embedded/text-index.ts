@@ -543,6 +543,21 @@ export class TextCandidates {
   }
 
   /**
+   * Forgets every kept search and rebuilds the rowid → slot map from `bySlot` (the committed
+   * documents): after a failed commit nothing derived is trusted (docs/store.md "All or nothing").
+   */
+  reset(bySlot: ReadonlyArray<{ rowid: number } | undefined>): void {
+    this.cache.clear();
+    let top = 0;
+    for (const entry of bySlot) if (entry && entry.rowid > top) top = entry.rowid;
+    this.slotOfRow = new Int32Array(Math.max(1024, this.slotOfRow.length, top + 1));
+    for (let slot = 0; slot < bySlot.length; slot++) {
+      const rowid = bySlot[slot]?.rowid;
+      if (rowid !== undefined && rowid > 0) this.slotOfRow[rowid] = slot + 1;
+    }
+  }
+
+  /**
    * Slots whose text a grouped commit changed in memory while its journal write (which marks the
    * document pending for the FTS table) is still to come, with how many such writes are waiting:
    * candidates of every new search until then (docs/store.md "Group commit").
