@@ -65,7 +65,7 @@ export function claimCard(deps: ServiceDeps): Handler<typeof LeasesOps.claim> {
       const { session, now } = w;
       const at = now.toISOString();
       const compiled = await compileColumn(store, principal, board, column, board.activeSprintId, now, query, session);
-      const free: Filter = { $and: [boardScopeFilter(board, principal), writableTasksFilter(principal), compiled.filter, noLiveLease(at)] };
+      const free: Filter = { $and: [noLiveLease(at), boardScopeFilter(board, principal), writableTasksFilter(principal), compiled.filter] };
       const skipped: string[] = [];
       for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
         const candidates = skipped.length === 0 ? free : { $and: [free, { _id: { $nin: skipped } }] };
