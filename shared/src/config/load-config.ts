@@ -84,6 +84,11 @@ export const CommonConfig = Type.Object({
   WEBHOOK_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 30, default: 6 }),
   /** Comma-separated host names or IP addresses webhooks may target despite the SSRF rules. */
   WEBHOOK_ALLOWED_HOSTS: Type.String({ default: '' }),
+  /**
+   * `true` turns the webhook SSRF address rules off (local development: a receiver on localhost).
+   * Default false: the rules apply whatever `NODE_ENV` says (docs/events.md "SSRF rules").
+   */
+  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
   /** Prometheus metrics (docs/observability.md): `false` measures nothing and serves no `/metrics`. */
   METRICS_ENABLED: Type.Boolean({ default: true }),
   /**

@@ -30,7 +30,7 @@ afterEach(async () => {
 
 describe('writes through HTTP reach every event surface', () => {
   it('task and board writes and a card move arrive on the feed, the stream and a webhook', async () => {
-    sys = await system({ webhooks: { tickMs: 20 }, clockAt: new Date().toISOString() });
+    sys = await system({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' }, webhooks: { tickMs: 20 }, clockAt: new Date().toISOString() });
     await sys.app.listen({ port: 0, host: '127.0.0.1' });
     const base = `http://127.0.0.1:${(sys.app.server.address() as AddressInfo).port}`;
     receiver = await Receiver.start();

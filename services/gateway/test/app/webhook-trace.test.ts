@@ -28,7 +28,7 @@ async function spansNamed(name: string, n: number, ms = 3_000): Promise<Readable
 
 describe('webhook delivery spans', () => {
   it('one PATCH yields a relay span and a span per delivery attempt, each the root of its own trace and linked to the request’s trace', async () => {
-    await using sys = await system({ webhooks: { tickMs: 20, attemptTimeoutMs: 1_000, random: () => 0.5 }, clockAt: new Date().toISOString(), tracer: tracing.tracer });
+    await using sys = await system({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' }, webhooks: { tickMs: 20, attemptTimeoutMs: 1_000, random: () => 0.5 }, clockAt: new Date().toISOString(), tracer: tracing.tracer });
     const ok = await Receiver.start();
     const failing = await Receiver.start();
     try {

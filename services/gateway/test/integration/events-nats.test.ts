@@ -1,3 +1,4 @@
+import { CommonConfig, loadConfig } from '@app/shared/config';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,7 +48,9 @@ beforeAll(async () => {
   };
   for (const name of ['query-1', 'query-2']) {
     const query = { ...queryService, background: eventWork({ tickMs: 20 }) };
-    served.push(...(await serveServices([query], { bus: await bus(name), store, log, background: true })));
+    // the receiver is on 127.0.0.1: the local-development opt-out of the webhook address rules
+    const config = loadConfig(CommonConfig, { WEBHOOK_ALLOW_PRIVATE: 'true' });
+    served.push(...(await serveServices([query], { bus: await bus(name), store, log, background: true, config })));
   }
   served.push(...(await serveServices([tasksService], { bus: await bus('tasks'), store, log })));
   for (const name of ['gateway-1', 'gateway-2']) {

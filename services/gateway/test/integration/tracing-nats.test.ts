@@ -53,10 +53,10 @@ beforeAll(async () => {
   served.push(
     ...(await serveServices([tasksService], {
       bus: instrumentBus(serviceBus, tools), store: traced, log: createLogger({ name: 'tasks', level: 'debug', destination: lines }),
-      config: loadConfig(CommonConfig, {}), tracer: tracing.tracer,
+      config: loadConfig(CommonConfig, { WEBHOOK_ALLOW_PRIVATE: 'true' }), tracer: tracing.tracer,
     })),
     ...(await serveServices([{ ...queryService, background: eventWork({ tickMs: 20 }) }], {
-      bus: instrumentBus(queryBus, tools), store: traced, log: silentLogger(), config: loadConfig(CommonConfig, {}), background: true, tracer: tracing.tracer,
+      bus: instrumentBus(queryBus, tools), store: traced, log: silentLogger(), config: loadConfig(CommonConfig, { WEBHOOK_ALLOW_PRIVATE: 'true' }), background: true, tracer: tracing.tracer,
     })),
   );
   app = await buildApp({
