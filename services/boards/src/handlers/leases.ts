@@ -72,7 +72,7 @@ export function claimCard(deps: ServiceDeps): Handler<typeof LeasesOps.claim> {
         const [card] = await tasks.find(candidates, { sort: compiled.sort, limit: 1, session });
         if (!card) return null;
         const lease: LeaseDoc = {
-          id: randomUUID(), holder: w.userId, board_id: board._id, column_id: column.id,
+          id: randomUUID(), holder: w.userId, ...(ctx.grant ? { holder_token: ctx.grant.tokenId } : {}), board_id: board._id, column_id: column.id,
           claimed_at: at, expires_at: new Date(now.getTime() + lease_seconds * 1000).toISOString(), lease_seconds,
         };
         const after = await tasks.findOneAndUpdate(
