@@ -58,20 +58,22 @@ function storeFilter(after: number, f: EventFilter): Filter {
 }
 
 /**
- * Up to `limit` numbered events (`events`) after `after` matching `f`, oldest first, as envelopes.
+ * Up to `limit` numbered events (`events`) after `after` matching `f`, oldest first, as envelopes,
+ * read with `majority` (only events a failover cannot roll back).
  * With `traces` (the relays and the webhook fan-out, when tracing is on), the write's
  * `traceparent` of each event that has one is put there under the event id: it is not part of the
  * envelope, and the same read brings it.
  */
 export async function readOutbox(store: DocumentStore, after: number, limit: number, f: EventFilter = {}, traces?: Map<string, string>): Promise<EventEnvelope[]> {
-  const docs = await store.collection<EventDoc>(Collections.events).find(storeFilter(after, f), { sort: { seq: 1 }, limit });
+  // what a failover could roll back is never handed out (docs/events.md "What is published is durable")
+  const docs = await store.collection<EventDoc>(Collections.events).find(storeFilter(after, f), { sort: { seq: 1 }, limit, readConcern: 'majority' });
   if (traces) for (const d of docs) if (d.traceparent !== undefined) traces.set(d._id, d.traceparent);
   return docs.map(toEnvelope);
 }
 
-/** The highest `seq` in the outbox (0 when empty). */
+/** The highest `seq` in the outbox (0 when empty), read with `majority`. */
 export async function lastSeq(store: DocumentStore): Promise<number> {
-  const [last] = await store.collection<EventDoc>(Collections.events).find({}, { sort: { seq: -1 }, limit: 1, projection: { seq: 1 } });
+  const [last] = await store.collection<EventDoc>(Collections.events).find({}, { sort: { seq: -1 }, limit: 1, projection: { seq: 1 }, readConcern: 'majority' });
   return last?.seq ?? 0;
 }
 
