@@ -5,7 +5,7 @@ import { DONE } from '../domain/members.js';
 import {
   frozenReportOf, frozenReportText, headerOf, latestSnapshots, outcomeOf, readableIds, readMembers, visibleSnapshot, type FrozenReport,
 } from '../domain/snapshots.js';
-import { loadSprint } from '../domain/sprint-access.js';
+import { loadSprint } from '../domain/load-sprint.js';
 
 /**
  * `sprints.report` — `GET /api/v1/tasks/{sprintId}/report` (formulas in docs/sprints.md).

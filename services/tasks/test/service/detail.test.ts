@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TasksOps } from '@app/shared/contracts';
-import { SUBTASKS_MAX } from '../../src/task-access.js';
+import { SUBTASKS_MAX } from '../../src/task-store.js';
 import { ALICE, BOB, CAROL, buildTasks, rejects } from './fixture.js';
 
 describe('tasks.get', () => {

@@ -117,9 +117,18 @@ interface LockWaiter {
 }
 
 /**
- * The embedded `DocumentStore` (docs/architecture.md §2): documents in memory (one Map per collection),
- * filters and updates by mingo, MongoDB sort order, in-memory hash indexes as equality
- * prefilters, and durability through a better-sqlite3 table (`<dir>/store.sqlite`) loaded at open.
+ * The embedded `DocumentStore` (docs/architecture.md §2, docs/store.md) on `<dir>/store.sqlite`
+ * (better-sqlite3, WAL; one process holds it, locked exclusively):
+ * - a plain collection is held in memory as a {@link CollectionState} (documents in slots, hash,
+ *   sort and, for tasks, text indexes), loaded from its journal rows at open, near-unique and sort
+ *   indexes of a large collection filled after the load or on first use
+ *   ({@link DEFERRED_INDEX_MIN_DOCS});
+ * - a history collection (the events outbox, Idempotency-Key records, webhook deliveries;
+ *   {@link HISTORY_COLLECTIONS}) stays in its own SQLite table, read through SQL with a bounded
+ *   cache ({@link HistoryCollection});
+ * - filters run as compiled matchers where they can and through mingo otherwise, updates through
+ *   mingo, sorts in MongoDB order;
+ * - a write is journaled (group commit) and acknowledged once its WAL is synced (`sync: 'full'`).
  *
  * Transactions are serialized by an in-process mutex; their writes stay in an overlay that only
  * their session sees, and are applied in one sqlite transaction at commit. A transaction whose

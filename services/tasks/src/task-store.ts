@@ -12,7 +12,15 @@ export function taskNotFound(taskId: string): AppError {
   return new AppError('TASK_NOT_FOUND', { details: { taskId } });
 }
 
+/*
+ * How the tasks service's handlers read and write tasks: the collections, a task loaded with its
+ * access checked (`loadTask`), the conditional write pinned at the version read (`writeTask`),
+ * notes and the task detail. The access rules themselves are `@app/shared/domain`'s (access.ts).
+ */
+
+/** The `tasks` collection. */
 export const tasksOf = (store: DocumentStore) => store.collection<TaskDoc>(Collections.tasks);
+/** The `notes` collection. */
 export const notesOf = (store: DocumentStore) => store.collection<NoteDoc>(Collections.notes);
 
 /**
