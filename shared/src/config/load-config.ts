@@ -55,7 +55,11 @@ export const CommonConfig = Type.Object({
   MONGO_DB: Type.String({ default: 'boards', minLength: 1 }),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 16 })),
   JWT_EXPIRATION_MINUTES: Type.Integer({ minimum: 1, maximum: 10_080, default: 60 }),
-  REGISTRATION_ENABLED: Type.Boolean({ default: true }),
+  /**
+   * `true` opens registration, `false` closes it. Unset: open, except in production
+   * (`NODE_ENV=production`), where it is open only with `INVITE_CODE` set (docs/auth.md).
+   */
+  REGISTRATION_ENABLED: Type.Optional(Type.Boolean()),
   INVITE_CODE: Type.Optional(Type.String({ minLength: 1 })),
   ADMIN_USERNAME: Type.Optional(Type.String({ minLength: 1 })),
   ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8 })),
