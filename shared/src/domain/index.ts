@@ -22,5 +22,5 @@ export { parseIfMatch, noneMatchHits, versionOf, checkIfMatch, versionGuard, nex
 export {
   runWrite, IDEMPOTENCY_INDEXES, IDEMPOTENCY_LEASE_MS, DEFAULT_IDEMPOTENCY_TTL_HOURS, type IdempotencyDoc, type WriteUnit,
 } from './write-unit.js';
-export { loadBoard, columnOf, type BoardNeed, type LoadedBoard } from './board-access.js';
+export { loadBoard, columnOf, type BoardNeed, type LoadedBoard } from './load-board.js';
 export { queryLookups, resolveFor, compileColumn, type CompiledColumn } from './query-context.js';

@@ -3,7 +3,7 @@ import { Collections } from '../store/collections.js';
 import { metadataPath } from '../store/keys.js';
 import type { DocumentStore, Filter, Session, Sort } from '../store/port.js';
 import { readableTasksFilter, type Principal } from './access.js';
-import { loadBoard } from './board-access.js';
+import { loadBoard } from './load-board.js';
 import type { BoardDoc, ColumnDef } from './board.js';
 import type { TaskDoc } from './task.js';
 

@@ -3,7 +3,7 @@ export {
   DEFAULT_RETENTION_DAYS, SWEPT_COUNTER, eventIndexes, parseTypes, matchesFilter,
   readOutbox, lastSeq, sweptSeq, assertNotExpired, readFeed, sweepEvents, type EventFilter, type FeedPage,
 } from './feed.js';
-export { AccessSnapshot, visibleTo } from './visibility.js';
+export { AccessSnapshot, readableEvents } from './access.js';
 export { OutboxPoller, Listeners, makeBatch, type EventHub, type EventBatch, type BatchListener, type OutboxPollerOptions } from './hub.js';
 export { eventsStreamNames, ensureEventsStream, OutboxRelay, JetStreamHub, followDurable, type EventsStreamNames } from './jetstream.js';
 export {

@@ -1,5 +1,6 @@
 import type { MongoClient } from 'mongodb';
 import { describe, expect, it } from 'vitest';
+import { lastSeq, readOutbox } from '@app/shared/events';
 import { Collections, COMMIT_BUDGET_MS, MongoStore, TRANSACTION_DEADLINE_MS } from '@app/shared/store';
 
 /**
@@ -10,6 +11,7 @@ import { Collections, COMMIT_BUDGET_MS, MongoStore, TRANSACTION_DEADLINE_MS } fr
  */
 
 interface Recorded {
+  reads: Array<{ collection: string; options: Record<string, unknown> }>;
   inserted: Array<{ collection: string; doc: Record<string, unknown> }>;
   updates: Array<{ collection: string; update: Record<string, unknown> }>;
   transactions: Array<Record<string, unknown>>;
@@ -18,9 +20,13 @@ interface Recorded {
 
 /** A client whose sessions commit with `commit()` and whose collections record what they are sent. */
 function standIn(commit: () => Promise<void> = async () => undefined): { client: MongoClient; seen: Recorded } {
-  const seen: Recorded = { inserted: [], updates: [], transactions: [], commits: 0 };
+  const seen: Recorded = { reads: [], inserted: [], updates: [], transactions: [], commits: 0 };
   const collection = (name: string) => ({
     collectionName: name,
+    find: (_filter: unknown, options: Record<string, unknown>) => {
+      seen.reads.push({ collection: name, options });
+      return { toArray: async () => [] };
+    },
     insertOne: async (doc: Record<string, unknown>) => {
       seen.inserted.push({ collection: name, doc });
       return { acknowledged: true, insertedId: doc._id };
@@ -82,5 +88,22 @@ describe('MongoStore: a transaction keeps a fixed part of its deadline for the c
     await expect(store.withTransaction(async () => 'done')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', details: { deadline_ms: 300 } });
     expect(seen.commits).toBe(1);
     expect(seen.transactions[0]!.maxCommitTimeMS).toBe(75);
+  });
+});
+
+describe('MongoStore: what is published is read with majority', () => {
+  it('the feed, the stream, JetStream and webhook reads of events ask for majority; a read in a transaction keeps the transaction’s', async () => {
+    const { client, seen } = standIn();
+    await using store = MongoStore.over(client, { db: 'fresh' });
+    await readOutbox(store, 0, 10);
+    await lastSeq(store);
+    const events = seen.reads.filter((r) => r.collection === Collections.events);
+    expect(events).toHaveLength(2);
+    for (const r of events) expect(r.options.readConcern).toEqual({ level: 'majority' });
+
+    await store.withTransaction(async (session) => store.collection(Collections.events).find({}, { session, readConcern: 'majority' }));
+    expect(seen.reads.at(-1)!.options.readConcern).toBeUndefined();
+    await store.collection(Collections.tasks).find({});
+    expect(seen.reads.at(-1)!.options.readConcern).toBeUndefined();
   });
 });

@@ -51,6 +51,27 @@ describe('register', () => {
     expect((await post(t.app, '/auth/v2/register', { ...body, inviteCode: 'wrong' })).json().code).toBe('REGISTRATION_DISABLED');
     expect((await post(t.app, '/auth/v2/register', { ...body, inviteCode: 'open-sesame' })).statusCode).toBe(201);
   });
+
+  it('in production is closed without INVITE_CODE, unless REGISTRATION_ENABLED=true says otherwise', async () => {
+    const body = { username: 'alice', password: 'correct horse battery' };
+    const prod = { NODE_ENV: 'production' };
+    {
+      await using t = await testApp({ env: prod });
+      const res = await post(t.app, '/auth/v2/register', body);
+      expect(res.statusCode).toBe(403);
+      expect(res.json().code).toBe('REGISTRATION_DISABLED');
+      expect((await post(t.app, '/auth/register', { ...body, inviteCode: 'x' })).statusCode).toBe(403);
+    }
+    {
+      await using t = await testApp({ env: { ...prod, INVITE_CODE: 'open-sesame' } });
+      expect((await post(t.app, '/auth/v2/register', body)).statusCode).toBe(403);
+      expect((await post(t.app, '/auth/v2/register', { ...body, inviteCode: 'open-sesame' })).statusCode).toBe(201);
+    }
+    {
+      await using t = await testApp({ env: { ...prod, REGISTRATION_ENABLED: 'true' } });
+      expect((await post(t.app, '/auth/v2/register', body)).statusCode).toBe(201);
+    }
+  });
 });
 
 describe('login', () => {

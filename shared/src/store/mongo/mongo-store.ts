@@ -77,6 +77,11 @@ function driverSession(session: Session | undefined): { session?: ClientSession 
   throw new AppError('INTERNAL', { message: 'The session is not a MongoStore transaction' });
 }
 
+/** The driver's `readConcern` of a read asking for one (outside a transaction only: inside, the transaction's applies). */
+function readConcernOf(opts: Pick<FindOptions, 'readConcern' | 'session'>): { level: 'majority' } | undefined {
+  return opts.readConcern === 'majority' && !opts.session ? { level: 'majority' } : undefined;
+}
+
 /** Drops `undefined` option values (the driver treats a present key as set). */
 function defined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
@@ -153,13 +158,15 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   /** Carries `maxTimeMS` ({@link QUERY_TIME_LIMIT_MS}); past it, `QUERY_TIMEOUT` (503). */
   find(filter: Filter, opts: FindOptions = {}): Promise<T[]> {
     const { session, sort, skip, limit, projection } = opts;
-    return this.read(session, async (s) => this.out(await this.coll.find(this.f(filter), defined({ ...s, sort, skip, limit, projection, maxTimeMS: this.readLimitMs })).toArray())) as Promise<T[]>;
+    const readConcern = readConcernOf(opts);
+    return this.read(session, async (s) => this.out(await this.coll.find(this.f(filter), defined({ ...s, sort, skip, limit, projection, readConcern, maxTimeMS: this.readLimitMs })).toArray())) as Promise<T[]>;
   }
 
   /** Carries `maxTimeMS` as {@link find} does. */
   findOne(filter: Filter, opts: Omit<FindOptions, 'skip' | 'limit'> = {}): Promise<T | null> {
     const { session, sort, projection } = opts;
-    return this.read(session, async (s) => this.out(await this.coll.findOne(this.f(filter), defined({ ...s, sort, projection, maxTimeMS: this.readLimitMs })))) as Promise<T | null>;
+    const readConcern = readConcernOf(opts);
+    return this.read(session, async (s) => this.out(await this.coll.findOne(this.f(filter), defined({ ...s, sort, projection, readConcern, maxTimeMS: this.readLimitMs })))) as Promise<T | null>;
   }
 
   /** Carries `maxTimeMS` as {@link find} does. */
