@@ -60,6 +60,7 @@ export const OP_SCOPES: Readonly<Record<string, Scope>> = {
   'tasks.upsert': 'write',
   'views.list': 'read', 'views.get': 'read', 'views.query': 'read',
   'views.create': 'write', 'views.update': 'write', 'views.remove': 'write',
+  'flow.cumulative': 'read', 'flow.cycleTime': 'read', 'flow.snapshot': 'write',
 };
 
 /** The scope `op` needs from a token ({@link OP_SCOPES}; `admin` when unlisted). */
