@@ -7,6 +7,7 @@ import {
 } from './handlers/boards.js';
 import { createBoardTask } from './handlers/create-task.js';
 import { addMember, createGroup, getGroup, listGroups, removeMember } from './handlers/groups.js';
+import { addBoardMember, removeBoardMember, updateBoardMember } from './handlers/members.js';
 import { moveCard } from './handlers/move.js';
 import { shareSyncWork } from './share-sync.js';
 
@@ -25,6 +26,9 @@ export const boardsService: ServiceDefinition = {
       list: listBoards,
       get: getBoard,
       members: boardMembers,
+      addMember: addBoardMember,
+      updateMember: updateBoardMember,
+      removeMember: removeBoardMember,
       update: updateBoard,
       remove: removeBoard,
       share: shareBoard,

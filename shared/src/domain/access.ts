@@ -2,8 +2,12 @@ import type { DocumentStore, Filter, Session } from '../store/port.js';
 import { Collections } from '../store/collections.js';
 import type { Permission, TaskDoc } from './task.js';
 
-/** Role of a member in a group (docs/architecture.md §5). */
-export type GroupRole = 'owner' | 'admin' | 'member';
+/**
+ * Role of a member in a group (docs/boards.md "Groups", "Members"): `owner` and `admin` manage
+ * the members; a `reader` reads what is shared with the group but never writes it, whatever the
+ * share's permission.
+ */
+export type GroupRole = 'owner' | 'admin' | 'member' | 'reader';
 
 /** A group as stored in `groups`; members are embedded. */
 export interface GroupDoc {
@@ -19,14 +23,25 @@ export interface GroupDoc {
 export interface Principal {
   userId: string;
   groupIds: string[];
+  /** The groups of `groupIds` in which the caller is a `reader`: their shares never let it write. */
+  readOnlyGroupIds?: string[];
 }
 
-/** Loads the caller's group memberships (docs/architecture.md §5: read per request, never frozen into the JWT). */
+/** True when the caller may write what is shared `rw` with group `groupId` (a member that is no reader). */
+function writesThrough(p: Principal, groupId: string): boolean {
+  return p.groupIds.includes(groupId) && !(p.readOnlyGroupIds ?? []).includes(groupId);
+}
+
+/**
+ * Loads the caller's group memberships and the groups it only reads in (role `reader`); read per
+ * request, never frozen into the JWT (docs/boards.md "Groups").
+ */
 export async function loadPrincipal(store: DocumentStore, userId: string, session?: Session): Promise<Principal> {
   const groups = await store
     .collection<GroupDoc>(Collections.groups)
-    .find({ 'members.user_id': userId }, { projection: { _id: 1 }, ...(session ? { session } : {}) });
-  return { userId, groupIds: groups.map((g) => g._id) };
+    .find({ 'members.user_id': userId }, { projection: { _id: 1, members: 1 }, ...(session ? { session } : {}) });
+  const readOnly = groups.filter((g) => g.members?.some((m) => m.user_id === userId && m.role === 'reader')).map((g) => g._id);
+  return { userId, groupIds: groups.map((g) => g._id), ...(readOnly.length > 0 ? { readOnlyGroupIds: readOnly } : {}) };
 }
 
 /**
@@ -48,7 +63,7 @@ export function canReadTask(p: Principal, t: Pick<TaskDoc, 'created_by' | 'group
 export function canWriteTask(p: Principal, t: Pick<TaskDoc, 'created_by' | 'groupId' | 'groupPermission'>): boolean {
   return (
     t.created_by === p.userId ||
-    (t.groupId !== undefined && t.groupPermission === 'rw' && p.groupIds.includes(t.groupId))
+    (t.groupId !== undefined && t.groupPermission === 'rw' && writesThrough(p, t.groupId))
   );
 }
 
@@ -66,5 +81,5 @@ export function canReadBoard(p: Principal, b: Shared): boolean {
 
 /** Board write access (cards, move, sprint pointer): owner, or group member with `rw` (docs/architecture.md §9). */
 export function canWriteBoard(p: Principal, b: Shared): boolean {
-  return b.owner_id === p.userId || (b.groupId !== undefined && b.groupPermission === 'rw' && p.groupIds.includes(b.groupId));
+  return b.owner_id === p.userId || (b.groupId !== undefined && b.groupPermission === 'rw' && writesThrough(p, b.groupId));
 }

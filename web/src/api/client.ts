@@ -203,6 +203,12 @@ export class Api {
   getBoard = (boardId: string) => this.call<Board>('getBoard', { params: { boardId } });
   /** The board's people (owner and group members) as `{id, username}`. */
   boardMembers = (boardId: string) => this.call<BoardMember[]>('boardMembers', { params: { boardId } });
+  /** Invites `username` to the board as `r` or `rw` (owner only); answers the board's people. */
+  addBoardMember = (boardId: string, username: string, permission: 'r' | 'rw') =>
+    this.call<BoardMember[]>('addBoardMember', { params: { boardId }, body: { username, permission } });
+  updateBoardMember = (boardId: string, userId: string, permission: 'r' | 'rw') =>
+    this.call<BoardMember[]>('updateBoardMember', { params: { boardId, userId }, body: { permission } });
+  removeBoardMember = (boardId: string, userId: string) => this.call<BoardMember[]>('removeBoardMember', { params: { boardId, userId } });
   updateBoard = (boardId: string, body: { name?: string; columns?: ColumnInput[]; activeSprintId?: string }) =>
     this.call<Board>('updateBoard', { params: { boardId }, body });
   shareBoard = (boardId: string, group_id: string, permission: 'r' | 'rw') =>

@@ -10,6 +10,7 @@ import { ColumnEditor } from './ColumnEditor.js';
 import { FilterBar, NO_FILTERS, type FilterError, type Filters } from './FilterBar.js';
 import { CardFace, CardSkeletons, Lane } from './Lane.js';
 import { pollInterval, POLL_MS } from './live.js';
+import { MembersDialog } from './MembersDialog.js';
 import { Notice, type NoticeMessage } from './Notice.js';
 import { SprintHeader } from './SprintHeader.js';
 import { columnFilter, columnOf, emptyColumn, statusChoices, userPosition } from './state.js';
@@ -37,6 +38,8 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   const [openCard, setOpenCard] = useState<string | null>(null);
   const [editing, setEditing] = useState(false);
   const [closing, setClosing] = useState<{ id: string; title: string } | null>(null);
+  const [sharing, setSharing] = useState(false);
+  const [filtersOpen, setFiltersOpen] = useState(false);
   /** Changed to reset the filter bar's inputs (after "Show all cards"). */
   const [filterBarKey, setFilterBarKey] = useState(0);
 
@@ -225,6 +228,11 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
         </span>
         <div className="board-actions">
           {board.is_owner && (
+            <button type="button" className="secondary" onClick={() => setSharing(true)}>
+              Members…
+            </button>
+          )}
+          {board.is_owner && (
             <button type="button" onClick={() => setEditing(true)}>
               Edit columns
             </button>
@@ -240,7 +248,11 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
         {writable && board.is_owner && !board.activeSprintId && <StartSprint onStart={startSprint} />}
       </SprintHeader>
 
-      <div className="toolbar">
+      <div className={`toolbar${filtersOpen ? ' open' : ''}`}>
+        {/* On a phone the filter inputs fold behind this button, so the lanes start near the top. */}
+        <button type="button" className="secondary filters-toggle" aria-expanded={filtersOpen} onClick={() => setFiltersOpen((o) => !o)}>
+          Filter and search{filtered ? ' (on)' : ''}
+        </button>
         <FilterBar key={filterBarKey} applied={filter} onApply={applyFilters} api={api} boardId={board.id} />
         <label className="sprint-switch">
           Sprint
@@ -325,6 +337,18 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           sprints={sprints}
           onClose={() => setOpenCard(null)}
           onChanged={() => void refresh()}
+        />
+      )}
+      {sharing && (
+        <MembersDialog
+          api={api}
+          boardId={board.id}
+          boardName={board.name}
+          onClose={() => setSharing(false)}
+          onChanged={() => {
+            loadMembers();
+            loadBoard().catch(() => {});
+          }}
         />
       )}
       {editing && (

@@ -247,7 +247,9 @@ function BurndownChart({ burn, kickoff, deadline }: { burn: Burndown; kickoff: s
   const build = useCallback(
     (width: number, height: number): uPlot.Options => {
       const todayAt = days.findIndex((d) => d.today);
-      const every = Math.max(1, Math.ceil(days.length / Math.max(2, Math.floor(width / 64))));
+      // A tick per day while labels fit (about 64 px each), else every n-th day; read at each
+      // draw, so a chart resized to a phone's width thins its ticks.
+      const every = (u: uPlot) => Math.max(1, Math.ceil(days.length / Math.max(2, Math.floor(u.width / 64))));
       return {
         width,
         height,
@@ -257,7 +259,7 @@ function BurndownChart({ burn, kickoff, deadline }: { burn: Burndown; kickoff: s
           {
             ...AXIS,
             label: 'day (UTC)',
-            splits: () => days.map((_, i) => i).filter((i) => i % every === 0),
+            splits: (u) => days.map((_, i) => i).filter((i) => i % every(u) === 0),
             values: (_u, ticks) => ticks.map((t) => (days[t] ? shortDay(days[t].date) : '')),
           },
           { ...AXIS, label: 'points remaining', size: 50 },

@@ -134,6 +134,13 @@ describe.skipIf(!hasChromium)('the web board for a team', () => {
     await bob.page.getByRole('button', { name: 'Close sprint…' }).waitFor();
     expect(await seriousViolations(bob.page)).toEqual([]);
     await shoot(bob.page, 'board');
+    // On a phone the lanes start near the top: the filter inputs fold behind one button.
+    await bob.page.setViewportSize({ width: 390, height: 844 });
+    await poll(async () => (await lane(bob.page, 'To Do').boundingBox())!.y).toBeLessThan(300);
+    expect(await bob.page.getByLabel('Search', { exact: true }).isVisible()).toBe(false);
+    await bob.page.getByRole('button', { name: 'Filter and search' }).click();
+    await bob.page.getByLabel('Search', { exact: true }).waitFor();
+    await bob.page.setViewportSize({ width: 1440, height: 900 });
 
     // Alice closes it: Bob's header says no sprint runs.
     expect((await api('POST', `/api/v1/tasks/${sprint.id}/close-sprint`, { rollover: 'backlog' })).status).toBe(200);
@@ -313,5 +320,49 @@ describe.skipIf(!hasChromium)('the web board for a team', () => {
     expect(await seriousViolations(page)).toEqual([]);
     expect(lea.errors).toEqual([]);
     await lea.ctx.close();
+  });
+
+  it('lets the owner invite a teammate by name in the members panel as viewer, make them an editor and remove them; the teammate sees it', async () => {
+    const olga = await pageOf('olga', 1440, 600_000);
+    const tom = await pageOf('tom', 1440, 600_000);
+    const api = apiAs(server.base, olga.token);
+    const board = (await api('POST', '/api/v1/boards', { name: 'Olga board', board_type: 'private' })).body;
+    await api('POST', `/api/v1/boards/${board.id}/tasks`, { title: 'Plan', column_id: board.columns[0].id });
+    await olga.page.goto(`${server.base}/boards/${board.id}`);
+    await olga.page.getByRole('button', { name: 'Members…' }).click();
+    const panel = olga.page.getByRole('dialog', { name: 'Members of Olga board' });
+    await panel.getByRole('listitem', { name: 'olga' }).getByText('owner').waitFor();
+    await panel.getByLabel('User name').fill('nobody-here');
+    await panel.getByRole('button', { name: 'Invite' }).click();
+    expect(await panel.getByRole('alert').textContent()).toBe('No user is called “nobody-here”');
+    await panel.getByLabel('User name').fill('tom');
+    await panel.getByLabel('Permission', { exact: true }).selectOption('r');
+    await panel.getByRole('button', { name: 'Invite' }).click();
+    const tomRow = panel.getByRole('listitem', { name: 'tom' });
+    await poll(() => tomRow.getByLabel('Permission of tom').inputValue()).toBe('r');
+    expect((await api('GET', `/api/v1/boards/${board.id}/members`)).body.map((m: { username: string; permission: string }) => `${m.username}:${m.permission}`)).toEqual(['olga:owner', 'tom:r']);
+    expect(await seriousViolations(olga.page)).toEqual([]);
+
+    // tom sees the board among those shared with him, read only.
+    await tom.page.reload();
+    await tom.page.getByRole('link', { name: 'Olga board' }).click();
+    await cardIn(lane(tom.page, 'To Do'), 'Plan').waitFor();
+    expect(await tom.page.getByRole('button', { name: 'Drag “Plan”' }).count()).toBe(0);
+    expect(await tom.page.getByRole('button', { name: 'Members…' }).count()).toBe(0);
+
+    // An editor now: after a reload he gets the drag handle.
+    await tomRow.getByLabel('Permission of tom').selectOption('rw');
+    await poll(async () => (await api('GET', `/api/v1/boards/${board.id}/members`)).body[1].permission).toBe('rw');
+    await tom.page.reload();
+    await tom.page.getByRole('button', { name: 'Drag “Plan”' }).waitFor();
+
+    // Removed: the board is gone for him.
+    await tomRow.getByRole('button', { name: 'Remove tom' }).click();
+    await tomRow.waitFor({ state: 'detached' });
+    expect((await apiAs(server.base, tom.token)('GET', `/api/v1/boards/${board.id}`)).status).toBe(404);
+    expect(olga.errors).toEqual([]);
+    expect(tom.errors).toEqual([]);
+    await olga.ctx.close();
+    await tom.ctx.close();
   });
 });
