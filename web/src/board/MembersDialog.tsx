@@ -8,6 +8,15 @@ const PERMISSIONS = [
   { value: 'r', label: 'can view' },
 ] as const;
 
+/** The choices of a permission select: `rw` "can edit", `r` "can view". */
+function PermissionOptions() {
+  return PERMISSIONS.map((x) => (
+    <option key={x.value} value={x.value}>
+      {x.label}
+    </option>
+  ));
+}
+
 /**
  * The board's members panel (owner): who is on the board and what each may do; invite by user
  * name as viewer or editor, change a member's permission, remove a member. One API call per
@@ -82,11 +91,7 @@ export function MembersDialog(p: { api: Api; boardId: string; boardName: string;
                         void run(() => api.updateBoardMember(boardId, m.id, v), `${m.username} ${v === 'rw' ? 'can edit' : 'can view'} this board.`);
                       }}
                     >
-                      {PERMISSIONS.map((x) => (
-                        <option key={x.value} value={x.value}>
-                          {x.label}
-                        </option>
-                      ))}
+                      <PermissionOptions />
                     </select>
                   </label>
                   <button
@@ -111,11 +116,7 @@ export function MembersDialog(p: { api: Api; boardId: string; boardName: string;
         <label>
           Permission
           <select name="invite-permission" value={permission} onChange={(e) => setPermission(e.target.value as 'r' | 'rw')}>
-            {PERMISSIONS.map((x) => (
-              <option key={x.value} value={x.value}>
-                {x.label}
-              </option>
-            ))}
+            <PermissionOptions />
           </select>
         </label>
         <button type="submit" disabled={busy}>

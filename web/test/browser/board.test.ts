@@ -1,64 +1,18 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiAs, ROOT, startServer, userToken, WEB_DIST, type RunningServer } from './server.js';
+import type { Locator, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { ARTIFACTS, browser, cardIn, hasChromium, lane, newPage, PASSWORD, poll, seriousViolations, server, STEP, useBrowserSuite, watchErrors } from './harness.js';
+import { apiAs, userToken, WEB_DIST } from './server.js';
 
 /**
  * The web board in a real browser: Debian's Chromium driven by playwright-core against
  * the built all-in-one server on a free port with a temp data dir. Screenshots and the render
  * figures go to web/test-artifacts/ (gitignored).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const ARTIFACTS = join(ROOT, 'web/test-artifacts');
-const PASSWORD = 'correct horse battery';
-const STEP = 15_000; // upper bound of one UI step
+useBrowserSuite();
 
-// Without Chromium the browser tests are skipped on a developer's machine, but never under CI
-// (`CI=true`, set by .ci/run, which installs Debian's chromium): there a skip is an error.
-const hasChromium = existsSync(CHROMIUM);
-const underCi = /^(1|true)$/i.test(process.env.CI ?? '');
-if (!hasChromium && underCi) throw new Error(`no Chromium at ${CHROMIUM}: under CI the browser tests must run (.ci/run installs Debian's chromium)`);
-if (!hasChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (.ci/run installs Debian's chromium; under CI this is an error)`);
-
-let server: RunningServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!hasChromium) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
-  server = await startServer();
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS, timeout: 60_000 });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-/** Errors the page reports: uncaught exceptions and console.error (network status lines excluded, see docs/web.md). */
-function watchErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(`console: ${m.text()}`);
-  });
-  return errors;
-}
-
-async function newPage(ctx: BrowserContext): Promise<Page> {
-  const page = await ctx.newPage();
-  page.setDefaultTimeout(STEP);
-  return page;
-}
-
-/** `expect.poll` with the step bound (vitest's default of 1 s is too short on a loaded CI machine). */
-const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: STEP, interval: 100 });
-
-const lane = (page: Page, name: string) => page.getByRole('listitem', { name, exact: true });
-const cardIn = (l: Locator, title: string) => l.getByRole('listitem', { name: title, exact: true });
 const session = async (page: Page) => JSON.parse((await page.evaluate('localStorage.getItem("board.session")')) as string) as { accessToken: string };
 
 async function login(page: Page, username: string, register: boolean) {
@@ -118,15 +72,6 @@ async function dragOnto(page: Page, handle: Locator, target: Locator) {
   const ob = (await page.getByTestId('drag-overlay').boundingBox())!;
   expect(px >= ob.x && px <= ob.x + ob.width && py >= ob.y && py <= ob.y + ob.height).toBe(true);
   await page.mouse.up();
-}
-
-/** axe-core's violations of impact serious or critical on the page as it is (axe injected from node_modules). */
-async function seriousViolations(page: Page): Promise<Array<{ id: string; impact: string; nodes: string[] }>> {
-  await page.addScriptTag({ path: join(ROOT, 'node_modules/axe-core/axe.min.js') });
-  const found = (await page.evaluate(
-    `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
-  )) as Array<{ id: string; impact: string; nodes: string[] }>;
-  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
 /** Every item of `menu` is visible where it is drawn: inside the viewport and not covered or clipped. */

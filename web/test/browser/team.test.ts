@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiAs, ROOT, startServer, userToken, type RunningServer } from './server.js';
+import type { BrowserContext, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { ARTIFACTS, browser, cardIn, hasChromium, lane, newPage, PASSWORD, poll, seriousViolations, server, useBrowserSuite, watchErrors } from './harness.js';
+import { apiAs, userToken } from './server.js';
 
 /**
  * The web board as a team uses it, in Debian's Chromium against the built all-in-one server:
@@ -11,41 +11,9 @@ import { apiAs, ROOT, startServer, userToken, type RunningServer } from './serve
  * loading and empty states, error messages a person reads, and the small wording points.
  * Screenshots of the board, planning and sprint view at 1440 px and 390 px go to web/test-artifacts/.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const ARTIFACTS = join(ROOT, 'web/test-artifacts');
-const PASSWORD = 'correct horse battery';
-const STEP = 15_000;
 const DAY = 86_400_000;
-const hasChromium = existsSync(CHROMIUM);
+useBrowserSuite();
 
-let server: RunningServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!hasChromium) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
-  server = await startServer();
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS, timeout: 60_000 });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-function watchErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(`console: ${m.text()}`);
-  });
-  return errors;
-}
-
-const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: STEP, interval: 100 });
-const lane = (page: Page, name: string) => page.getByRole('listitem', { name, exact: true });
-const cardIn = (l: Locator, title: string) => l.getByRole('listitem', { name: title, exact: true });
 const day = (offset: number) => new Date(Date.now() + offset * DAY).toISOString().slice(0, 10);
 
 /** A logged-in page of `username` (registered through the API) in a new context of `width` px. */
@@ -53,8 +21,7 @@ async function pageOf(username: string, width: number, pollMs = 1000): Promise<{
   const { token, userId } = await userToken(server.base, username, PASSWORD);
   const ctx = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
   await ctx.addInitScript(`localStorage.setItem("board.pollMs", "${pollMs}")`);
-  const page = await ctx.newPage();
-  page.setDefaultTimeout(STEP);
+  const page = await newPage(ctx);
   const errors = watchErrors(page);
   await page.goto(server.base + '/login');
   await page.getByLabel('Username').fill(username);
@@ -62,14 +29,6 @@ async function pageOf(username: string, width: number, pollMs = 1000): Promise<{
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.getByRole('heading', { name: 'Your boards' }).waitFor();
   return { ctx, page, errors, token, userId };
-}
-
-async function seriousViolations(page: Page): Promise<Array<{ id: string; impact: string; nodes: string[] }>> {
-  await page.addScriptTag({ path: join(ROOT, 'node_modules/axe-core/axe.min.js') });
-  const found = (await page.evaluate(
-    `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
-  )) as Array<{ id: string; impact: string; nodes: string[] }>;
-  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
 /** Screenshots of the page as it is at 1440 px and 390 px wide (the page never scrolls sideways at 390 px). */
@@ -238,8 +197,7 @@ describe.skipIf(!hasChromium)('the web board for a team', () => {
   it('shows skeletons while loading, an empty state for a filter that matches nothing, and errors a person reads', async () => {
     // Errors in one sentence naming the field once.
     const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    const anon = await ctx.newPage();
-    anon.setDefaultTimeout(STEP);
+    const anon = await newPage(ctx);
     await anon.goto(server.base + '/login');
     await anon.getByLabel('Username').fill('shorty');
     await anon.getByLabel('Password').fill('short');
