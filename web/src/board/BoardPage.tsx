@@ -8,11 +8,12 @@ import { CardDetail } from './CardDetail.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
 import { ColumnEditor } from './ColumnEditor.js';
 import { FilterBar, NO_FILTERS, type FilterError, type Filters } from './FilterBar.js';
-import { CardFace, CardSkeletons, Lane } from './Lane.js';
+import { BoardSkeleton, NothingMatches } from './BoardStates.js';
+import { CardFace, Lane } from './Lane.js';
 import { pollInterval, POLL_MS } from './live.js';
 import { MembersDialog } from './MembersDialog.js';
 import { Notice, type NoticeMessage } from './Notice.js';
-import { SprintHeader } from './SprintHeader.js';
+import { SprintHeader, StartSprint } from './SprintHeader.js';
 import { columnFilter, columnOf, emptyColumn, statusChoices, userPosition } from './state.js';
 import { useBoard } from './useBoard.js';
 import { useBoardColumns } from './useBoardColumns.js';
@@ -196,20 +197,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
       </section>
     );
   }
-  if (!board) {
-    return (
-      <section className="board-page" aria-busy="true" aria-label="Loading board">
-        <p className="muted">Loading board…</p>
-        <div className="lanes skeleton-lanes">
-          {[0, 1, 2].map((i) => (
-            <div key={i} className="lane">
-              <CardSkeletons count={2 + (i % 2)} />
-            </div>
-          ))}
-        </div>
-      </section>
-    );
-  }
+  if (!board) return <BoardSkeleton />;
 
   const wipOf = (id: string) => summary?.columns.find((c) => c.column_id === id);
   const { dragging } = move;
@@ -269,18 +257,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
       </div>
       <Notice notice={notice} onDismiss={() => setNotice(null)} />
       {nothingMatches && (
-        <div className="empty-filter" role="status" data-testid="empty-filter">
-          <p>No card on this board matches the filter{filter.mine ? ' (assigned to you)' : ''}.</p>
-          <button
-            type="button"
-            className="secondary"
-            onClick={() => {
-              reload(board, { filter: NO_FILTERS }).then(() => setFilterBarKey((k) => k + 1), fail);
-            }}
-          >
-            Show all cards
-          </button>
-        </div>
+        <NothingMatches mine={filter.mine} onShowAll={() => reload(board, { filter: NO_FILTERS }).then(() => setFilterBarKey((k) => k + 1), fail)} />
       )}
       <div className="sr-only" aria-live="polite" role="log">
         {announcement}
@@ -384,24 +361,3 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
     </section>
   );
 }
-
-/** Owner control when no sprint runs: create a sprint task and make it the board's active sprint. */
-function StartSprint({ onStart }: { onStart: (title: string) => Promise<void> }) {
-  const [title, setTitle] = useState('');
-  return (
-    <form
-      className="start-sprint"
-      onSubmit={(e) => {
-        e.preventDefault();
-        if (title.trim()) void onStart(title.trim()).then(() => setTitle(''));
-      }}
-    >
-      <label>
-        New sprint
-        <input name="sprint-title" placeholder="Sprint title" value={title} onChange={(e) => setTitle(e.target.value)} />
-      </label>
-      <button type="submit">Start sprint</button>
-    </form>
-  );
-}
-

@@ -104,3 +104,24 @@ export function SprintHeader(p: {
     </section>
   );
 }
+
+/** Owner control when no sprint runs: create a sprint task and make it the board's active sprint. */
+export function StartSprint({ onStart }: { onStart: (title: string) => Promise<void> }) {
+  const [title, setTitle] = useState('');
+  return (
+    <form
+      className="start-sprint"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (title.trim()) void onStart(title.trim()).then(() => setTitle(''));
+      }}
+    >
+      <label>
+        New sprint
+        <input name="sprint-title" placeholder="Sprint title" value={title} onChange={(e) => setTitle(e.target.value)} />
+      </label>
+      <button type="submit">Start sprint</button>
+    </form>
+  );
+}
+

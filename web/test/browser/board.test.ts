@@ -351,7 +351,7 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     await cardIn(lane(pageB, 'Done'), 'Write docs').waitFor();
 
     // Screenshots of the owner's board at 1440 px and 360 px (lanes scroll sideways at 360 px).
-    await page.screenshot({ path: join(ARTIFACTS, 'board-1440.png'), fullPage: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'walk-board-1440.png'), fullPage: true });
     await page.setViewportSize({ width: 360, height: 740 });
     await page.waitForTimeout(200);
     const overflow = (await page.evaluate(
@@ -359,7 +359,7 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     )) as number[];
     expect(overflow[0]).toBeGreaterThan(overflow[1]!); // lanes scroll horizontally
     expect(overflow[2]).toBeLessThanOrEqual(360); // the page itself does not
-    await page.screenshot({ path: join(ARTIFACTS, 'board-360.png'), fullPage: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'walk-board-360.png'), fullPage: true });
     await page.setViewportSize({ width: 1440, height: 900 });
 
     // Close the sprint through the dialog: unfinished members listed, rolled to the backlog, velocity shown.

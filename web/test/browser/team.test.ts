@@ -294,7 +294,7 @@ describe.skipIf(!hasChromium)('the web board for a team', () => {
     await panel.getByRole('button', { name: 'Invite' }).click();
     expect(await panel.getByRole('alert').textContent()).toBe('No user is called “nobody-here”');
     await panel.getByLabel('User name').fill('tom');
-    await panel.getByLabel('Permission', { exact: true }).selectOption('r');
+    await panel.getByRole('form', { name: 'Invite a member' }).getByRole('combobox', { name: /^Permission/ }).selectOption('r');
     await panel.getByRole('button', { name: 'Invite' }).click();
     const tomRow = panel.getByRole('listitem', { name: 'tom' });
     await poll(() => tomRow.getByLabel('Permission of tom').inputValue()).toBe('r');
