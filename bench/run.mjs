@@ -14,6 +14,7 @@ import { querySection } from './sections/query.mjs';
 import { scaleSection } from './sections/scale.mjs';
 import { soakSection } from './sections/soak.mjs';
 import { sprintSection } from './sections/sprint.mjs';
+import { textcacheSection } from './sections/textcache.mjs';
 import { validateSection } from './sections/validate.mjs';
 import { writesSection } from './sections/writes.mjs';
 
@@ -27,6 +28,7 @@ const SECTIONS = {
   scale: ['scale: the all-in-one server at 100,000 and 1,000,000 tasks (BENCH_SCALE_SIZES)', scaleSection],
   writes: ['writes: safe writes — If-Match, Idempotency-Key, batch, and the outbox against the build before', writesSection],
   events: ['events: commit-to-SSE latency with 100 streams; feed page vs task detail', eventsSection],
+  textcache: ['textcache: writes while 8 worst-case text searches are kept', textcacheSection],
   validate: ['validate: check-as-you-type query validation in-process, 500-character queries', validateSection],
   observability: ['observability: GET detail and move with metrics off, on, and on with every request traced', observabilitySection],
   soak: ['soak: 400,000 PATCHes of 200 tasks on the embedded default — memory, req/s per round, restart', soakSection],

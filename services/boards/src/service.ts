@@ -1,4 +1,4 @@
-import { BoardsOps, GroupsOps } from '@app/shared/contracts';
+import { BoardsOps, GroupsOps, LeasesOps } from '@app/shared/contracts';
 import { bindOps, WRITE_INDEXES, type ServiceDefinition } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
 import {
@@ -7,16 +7,18 @@ import {
 } from './handlers/boards.js';
 import { createBoardTask } from './handlers/create-task.js';
 import { addMember, createGroup, getGroup, listGroups, removeMember } from './handlers/groups.js';
+import { claimCard, completeLease, releaseLease, renewLease } from './handlers/leases.js';
 import { addBoardMember, removeBoardMember, updateBoardMember } from './handlers/members.js';
 import { moveCard } from './handlers/move.js';
 import { shareSyncWork } from './share-sync.js';
 
 /**
  * The boards service (docs/architecture.md §1: board lifecycle, columns and actions, share, groups, board task
- * create, card move), queue group `boards`. Indexes: boards by owner, by shared group and by
- * active sprint (close-sprint repoints them); groups by member (every request loads the caller's
- * groups), tasks by board (the sharing update of a board's cards). In the background, every
- * replica completes sharing updates of cards whose share request died (`shareSyncWork`).
+ * create, card move, cards claimed under a lease: docs/boards.md "Claiming a card under a lease"),
+ * queue group `boards`. Indexes: boards by owner, by shared group and by active sprint
+ * (close-sprint repoints them); groups by member (every request loads the caller's groups), tasks
+ * by board (the sharing update of a board's cards). In the background, every replica completes
+ * sharing updates of cards whose share request died (`shareSyncWork`).
  */
 export const boardsService: ServiceDefinition = {
   name: 'boards',
@@ -40,6 +42,7 @@ export const boardsService: ServiceDefinition = {
       createTask: createBoardTask,
       move: moveCard,
     }),
+    ...bindOps(deps, LeasesOps, { claim: claimCard, renew: renewLease, complete: completeLease, release: releaseLease }),
     ...bindOps(deps, GroupsOps, { create: createGroup, list: listGroups, get: getGroup, addMember, removeMember }),
   ],
   indexes: [

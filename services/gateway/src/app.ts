@@ -11,17 +11,19 @@ import { OutboxPoller, relayOutbox, type EventHub } from '@app/shared/events';
 import type { Logger } from '@app/shared/log';
 import { statusClass, type Metrics, type Tracer } from '@app/shared/observability';
 import type { DocumentStore } from '@app/shared/store';
+import { AccessTokenResolver, accessTokenIndexes } from './auth/access-tokens.js';
 import { authIndexes } from './auth/users.js';
 import { APP_NAME, type GatewayConfig } from './config.js';
 import { registerJwt } from './plugins/auth.js';
 import { installErrorHandlers, sendError } from './plugins/errors.js';
+import { registerOpenApi } from './plugins/openapi.js';
 import { registerSwagger } from './plugins/swagger.js';
 import { registerWeb, type SpaFallback } from './plugins/web.js';
 import { installValidators } from './http/validators.js';
 import { DEFAULT_STREAM_OPTIONS, EventStreams, type StreamOptions } from './events/stream.js';
 import type { LocalDeps } from './routes/local.js';
 import type { RouteSpec } from './routes/route.js';
-import { registerBusRoutes, registerLocalRoutes } from './routes/register.js';
+import { registerBusRoutes, registerLocalRoutes, tokenRateLimit } from './routes/register.js';
 import { allRoutes, localRoutes } from './routes/table.js';
 
 /** Largest accepted request body: 1 MiB; larger is 413 `PAYLOAD_TOO_LARGE`. */
@@ -102,8 +104,8 @@ function jsonBodiesOnly(app: FastifyInstance): void {
 
 /**
  * Builds the HTTP gateway (docs/architecture.md §1, §4, §5, §9) without listening: the route table forwarded
- * over `bus` (one round trip per request), local auth/health routes on `store`, JWT auth, rate
- * limits on login/register, Swagger 2.0 at `/api/v1/swagger.json` and the UI at `/docs`, and the
+ * over `bus` (one round trip per request), local auth/health/token routes on `store`, JWT and
+ * personal access token auth, rate limits on login/register and per access token, Swagger 2.0 at `/api/v1/swagger.json` and the UI at `/docs`, OpenAPI 3.1 at `/api/v1/openapi.json`, and the
  * built web board at `/` (plugins/web.ts).
  * Ensures the auth indexes before returning a ready instance (the admin bootstrap is
  * `ensureAdmin`, called by `main.ts`). Tests call `app.inject()`; `main.ts` calls `listen()`.
@@ -156,8 +158,11 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
   await registerJwt(app, { secret: config.JWT_SECRET, expiresInSeconds: config.JWT_EXPIRATION_MINUTES * 60 });
   await app.register(fastifyRateLimit, { global: false, errorResponseBuilder: () => new AppError('RATE_LIMITED') });
   await registerSwagger(app, { title: APP_NAME, version: config.APP_VERSION });
+  registerOpenApi(app, { title: APP_NAME, version: config.APP_VERSION });
 
-  await store.ensureIndexes(authIndexes);
+  await store.ensureIndexes([...authIndexes, ...accessTokenIndexes]);
+  const accessTokens = new AccessTokenResolver(store, clock);
+  app.decorate('accessTokens', accessTokens);
 
   // The embedded default's poller also runs a relay pass before each read (numbering the outbox
   // when no running relay holds the lease, e.g. a gateway built without background work).
@@ -173,10 +178,11 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
     app.addHook('onClose', async () => stop());
   }
   const localDeps: LocalDeps = {
-    bus, store, clock, config, streams, signAccessToken: (claims) => app.jwt.sign(claims), ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    bus, store, clock, config, streams, accessTokens, signAccessToken: (claims) => app.jwt.sign(claims), ...(deps.metrics ? { metrics: deps.metrics } : {}),
   };
-  registerBusRoutes(app, bus, deps.routes ?? allRoutes);
-  registerLocalRoutes(app, localDeps, localRoutes);
+  const perToken = [tokenRateLimit(app, config.RATE_LIMIT_TOKEN_MAX)];
+  registerBusRoutes(app, bus, deps.routes ?? allRoutes, perToken);
+  registerLocalRoutes(app, localDeps, localRoutes, perToken);
   if (deps.webRoot !== false) spaFallback = await registerWeb(app, deps.webRoot);
   await app.ready();
   return app;

@@ -10,7 +10,8 @@ const packageVersion = (JSON.parse(readFileSync(new URL('../package.json', impor
  * - `JWT_SECRET` (required here; `main.ts` resolves the embedded default before loading),
  * - `RATE_LIMIT_AUTH_MAX`: login and register requests per client IP per minute (default 10),
  * - `APP_VERSION`: reported by `GET /version` and in Swagger (default: the package version),
- * - `EVENT_STREAMS_PER_USER`: open event streams per user at once (default 5).
+ * - `EVENT_STREAMS_PER_USER`: open event streams per user at once (default 5),
+ * - `RATE_LIMIT_TOKEN_MAX`: requests per personal access token per minute (default 600).
  * Load with `loadConfig(GatewayConfig, env)` from `@app/shared/config`.
  */
 export const GatewayConfig = Type.Object({
@@ -19,6 +20,7 @@ export const GatewayConfig = Type.Object({
   RATE_LIMIT_AUTH_MAX: Type.Integer({ minimum: 1, default: 10 }),
   APP_VERSION: Type.String({ minLength: 1, default: packageVersion }),
   EVENT_STREAMS_PER_USER: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
+  RATE_LIMIT_TOKEN_MAX: Type.Integer({ minimum: 1, default: 600 }),
 });
 export type GatewayConfig = Static<typeof GatewayConfig>;
 

@@ -11,6 +11,7 @@ import { systemClock } from '@app/shared/domain';
 import { NatsBus } from '@app/shared/bus';
 import { JetStreamHub } from '@app/shared/events';
 import { createLogger } from '@app/shared/log';
+import { publicMetricsAccess } from '@app/shared/observability';
 import { checkSeparateProcessStore, guardStartup, onShutdown, openConnections, resolveJwtSecret, serveServices, startObservability } from '@app/shared/runtime';
 import { buildApp, ensureAdmin, GatewayConfig } from './index.js';
 
@@ -52,6 +53,9 @@ const app = await buildApp({
 });
 await app.listen({ port: config.PORT, host: config.HOST });
 const metricsServer = await obs.serve(log);
+if (obs.metrics && !metricsServer && publicMetricsAccess(config) === 'off') {
+  log.warn('metrics are not served: in production /metrics needs METRICS_PORT (internal) or METRICS_TOKEN (docs/observability.md)');
+}
 log.info({ mode: all ? 'all-in-one' : 'gateway', bus: kinds.bus, store: kinds.store, port: config.PORT }, 'listening');
 onShutdown(log, [
   () => app.close(),

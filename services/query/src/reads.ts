@@ -1,7 +1,6 @@
 import { FrozenJsonMemo } from '@app/shared/bus';
-import { resolveFor, toTask, type BoardDoc, type ColumnDef, type Principal, type TaskDoc, type TaskView } from '@app/shared/domain';
+import { toTask, type BoardDoc, type TaskDoc, type TaskView } from '@app/shared/domain';
 import { Collections, type Collection, type DocumentStore, type Filter, type Projection, type Sort } from '@app/shared/store';
-import { buildEffectiveQuery, compileQuery } from '@app/shared/query';
 
 /** Default page size of every list read (docs/http.md "Limits"; docs/architecture.md §6). */
 export const DEFAULT_PAGE_SIZE = 20;
@@ -54,36 +53,5 @@ export function taskJson(doc: TaskDoc, view: TaskView): string {
   return encoded[view].json(doc);
 }
 
-/** A column's effective query (docs/architecture.md §7), printed and compiled. */
-export interface CompiledColumn {
-  column: ColumnDef;
-  /** Canonical text, echoed as `effective_query`. */
-  text: string;
-  filter: Filter;
-  sort: Sort;
-}
-
-/**
- * Assembles a column's effective query, `(column query) AND ('t' IN tags)… AND app.sprint = '<id>'
- * AND (filter) ORDER BY <column order or metadata.order ASC>` (docs/architecture.md §7), and compiles it.
- * The column read and the board summary both use it. Function calls are resolved for `principal`
- * on this board (`me()` = the reader, `activeSprint()` = the board's running sprint); `text` keeps
- * them as written. A bad `filter` is 400 `QUERY_SYNTAX` with the position relative to the filter text.
- */
-export async function compileColumn(
-  store: DocumentStore,
-  principal: Principal,
-  board: BoardDoc,
-  column: ColumnDef,
-  sprintId: string | undefined,
-  now: Date,
-  filter?: string,
-): Promise<CompiledColumn> {
-  const effective = buildEffectiveQuery({
-    column: column.query,
-    defaultTags: board.default_tags,
-    ...(sprintId !== undefined ? { sprintId } : {}),
-    ...(filter !== undefined ? { filter } : {}),
-  });
-  return { column, text: effective.text, ...compileQuery(await resolveFor(store, principal, effective.query, { now, board }), { now }) };
-}
+/** A column's effective query, compiled (shared with the boards service's claim). */
+export { compileColumn, type CompiledColumn } from '@app/shared/domain';

@@ -1,7 +1,7 @@
 import { callerId, FrozenJsonMemo, jsonText, type CallContext, type EncodedJson } from '@app/shared/bus';
 import type { LinkedItem, Note, TaskDetail } from '@app/shared/contracts';
 import {
-  canReadTask, canWriteTask, checkIfMatch, checkSprintChange, distinct, isUuid, loadPrincipal, nextVersion, readableTasksFilter, toTask, versionGuard, versionOf,
+  canReadTask, canWriteTask, checkIfMatch, ownsOutright, checkSprintChange, distinct, isUuid, loadPrincipal, nextVersion, readableTasksFilter, toTask, versionGuard, versionOf,
   type NoteDoc, type Principal, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
@@ -29,7 +29,8 @@ export interface Loaded {
  * Loads live task `taskId` for the caller (docs/architecture.md §5, §9): not a UUID, missing, soft-deleted or
  * unreadable → 404 `TASK_NOT_FOUND`; `need: 'write'` and readable but not writable → 403 `FORBIDDEN`.
  * The task is read first; the caller's groups only when the caller is not its owner (an owner
- * may read and write its tasks whatever its groups) or when a handler asks for `principal()`.
+ * may read and write its tasks whatever its groups, unless an access token narrows it to boards)
+ * or when a handler asks for `principal()`.
  * A write passes its transaction `session` and is then also checked against the request's
  * `If-Match` (412 `PRECONDITION_FAILED`).
  */
@@ -43,7 +44,7 @@ export async function loadTask(
   if (!task) throw taskNotFound(taskId);
   let loading: Promise<Principal> | undefined;
   const principal = () => (loading ??= loadPrincipal(store, userId, session));
-  if (task.created_by !== userId) {
+  if (!ownsOutright(userId, task.created_by)) {
     const p = await principal();
     if (!canReadTask(p, task)) throw taskNotFound(taskId);
     if (need === 'write' && !canWriteTask(p, task)) throw new AppError('FORBIDDEN', { details: { taskId } });
@@ -134,7 +135,7 @@ async function subtaskItems(store: DocumentStore, principal: () => Promise<Princ
     { projection: { ...LINKED_PROJECTION, created_by: 1, groupId: 1 }, sort: { created_at: 1, _id: 1 }, limit: SUBTASKS_MAX },
   );
   if (derived.length === 0) return [];
-  const p = derived.every((t) => t.created_by === userId) ? undefined : await principal();
+  const p = derived.every((t) => ownsOutright(userId, t.created_by)) ? undefined : await principal();
   return derived.filter((t) => !p || canReadTask(p, t)).map(toLinkedItem);
 }
 

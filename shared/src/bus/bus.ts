@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { AnyOp, In, Out } from '../contracts/op.js';
+import type { TokenGrant } from '../contracts/tokens.js';
 import { AppError } from '../errors/index.js';
 import type { EncodedJson } from './json-text.js';
 
@@ -20,6 +21,11 @@ export interface CallMeta {
   idempotencyKey?: string;
   /** `x-idempotency-scope`: `<METHOD> <path>` of the HTTP request the key is scoped to. */
   idempotencyScope?: string;
+  /**
+   * `x-token-*`: what the access token the caller used may do (docs/auth.md "Access tokens");
+   * absent for a JWT. Its `userId` is the meta's `userId`.
+   */
+  grant?: TokenGrant;
 }
 
 /**
@@ -53,6 +59,8 @@ export interface CallContext {
   log: Logger;
   /** The `If-Match` value, when the request carries one (see {@link CallMeta.ifMatch}). */
   ifMatch: string | undefined;
+  /** The access token's grant, when the caller used one (see {@link CallMeta.grant}); its scope was checked before the handler ran. */
+  grant: TokenGrant | undefined;
   /** The Idempotency-Key with its scope and the payload fingerprint, when the request carries a key. */
   idempotency: IdempotencyInput | undefined;
   /** Reply headers the handler wants sent (replay flag); the dispatch adds the op's version. */

@@ -2,8 +2,10 @@ import { hash, randomUUID } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { Logger } from 'pino';
+import { scopeOf, scopesAllow } from '../contracts/tokens.js';
 import { AppError, type FieldError, type WireError } from '../errors/index.js';
 import type { Binding, BusReply, CallContext, CallMeta, IdempotencyInput, ReplyMeta } from './bus.js';
+import { withGrant } from './grant.js';
 import { EncodedJson } from './json-text.js';
 
 /** The reply envelope on the wire (docs/architecture.md §3). */
@@ -102,6 +104,7 @@ export function traceIdOf(traceparent: string | undefined): string | undefined {
 class Context implements CallContext {
   private child: Logger | undefined;
   readonly ifMatch: string | undefined;
+  readonly grant: CallContext['grant'];
   idempotency: IdempotencyInput | undefined;
   readonly reply: ReplyMeta = {};
   encoded: { value: unknown; json: string } | undefined;
@@ -115,6 +118,7 @@ class Context implements CallContext {
     meta: CallMeta,
   ) {
     this.ifMatch = meta.ifMatch;
+    this.grant = meta.grant;
   }
 
   /**
@@ -154,6 +158,14 @@ export async function dispatchReply(
     };
   }
   try {
+    // a token's scope is checked first: a request it may not make learns nothing about its input
+    const grant = meta.grant;
+    if (grant !== undefined) {
+      const need = scopeOf(binding.op);
+      if (!scopesAllow(grant.scopes, need)) {
+        throw new AppError('INSUFFICIENT_SCOPE', { message: `This access token lacks the ${need} scope`, details: { required: need, scopes: grant.scopes } });
+      }
+    }
     let input: unknown;
     try {
       input = payload === '' ? undefined : JSON.parse(payload);
@@ -161,7 +173,7 @@ export async function dispatchReply(
       throw new AppError('BAD_REQUEST', { message: 'Request payload is not JSON' });
     }
     validate(binding.op.request, input);
-    const out = await binding.handler(input as never, ctx);
+    const out = await withGrant(grant, () => binding.handler(input as never, ctx));
     const version = out === null || out === undefined ? undefined : out instanceof EncodedJson ? out.version : binding.op.versionOf?.(out);
     if (version !== undefined) ctx.reply.version = version;
     const text = ctx.encoded !== undefined && ctx.encoded.value === out ? `${OK_PREFIX}${ctx.encoded.json}}` : encodeOk(out);

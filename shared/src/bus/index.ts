@@ -7,3 +7,5 @@ export { EncodedJson, FrozenJsonMemo, jsonText } from './json-text.js';
 export { MemoryBus } from './memory-bus.js';
 export { NatsBus, type NatsBusOptions } from './nats-bus.js';
 export { natsErrorToAppError } from './nats-errors.js';
+export { isNoResponders, noResponders, NoResponders } from './no-responders.js';
+export { currentGrant, withGrant, GrantHeaders, grantHeaders, grantFrom } from './grant.js';

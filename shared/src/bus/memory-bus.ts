@@ -3,6 +3,7 @@ import type { AnyOp, In } from '../contracts/op.js';
 import { AppError } from '../errors/index.js';
 import { ReplyBus, type Binding, type BusReply, type CallMeta, type Served, type ServeOptions } from './bus.js';
 import { decodeReply, dispatchReply, encodeRequest } from './dispatch.js';
+import { noResponders } from './no-responders.js';
 
 interface Entry {
   binding: Binding;
@@ -49,7 +50,7 @@ export class MemoryBus extends ReplyBus {
       this.assertOpen();
       const entries = this.subjects.get(op.subject);
       if (!entries || entries.length === 0) {
-        throw new AppError('SERVICE_UNAVAILABLE', { details: { subject: op.subject } });
+        throw noResponders(op.subject);
       }
       const i = (this.rr.get(op.subject) ?? 0) % entries.length;
       this.rr.set(op.subject, i + 1);

@@ -5,6 +5,7 @@ import type { AnyOp, In } from '../contracts/op.js';
 import { AppError } from '../errors/index.js';
 import { Headers, ReplyBus, replyMetaFrom, replyMetaHeaders, type Binding, type BusReply, type CallMeta, type Served, type ServeOptions } from './bus.js';
 import { decodeReply, dispatchReply, encodeError, encodeRequest } from './dispatch.js';
+import { grantFrom, grantHeaders } from './grant.js';
 import { natsErrorToAppError } from './nats-errors.js';
 
 /** Options of {@link NatsBus.connect}. */
@@ -76,6 +77,7 @@ export class NatsBus extends ReplyBus {
       if (meta.ifMatch !== undefined) h.set(Headers.ifMatch, meta.ifMatch);
       if (meta.idempotencyKey !== undefined) h.set(Headers.idempotencyKey, meta.idempotencyKey);
       if (meta.idempotencyScope !== undefined) h.set(Headers.idempotencyScope, meta.idempotencyScope);
+      for (const [k, v] of grantHeaders(meta.grant)) h.set(k, v);
       reply = await this.nc.request(this.subject(op.subject), encodeRequest(input), { timeout: op.timeoutMs, headers: h });
     } catch (e) {
       throw natsErrorToAppError(e, { subject: op.subject, timeoutMs: op.timeoutMs });
@@ -165,6 +167,8 @@ export class NatsBus extends ReplyBus {
       meta.idempotencyKey = key;
       meta.idempotencyScope = h?.get(Headers.idempotencyScope) || undefined;
     }
+    const grant = h ? grantFrom((name) => h.get(name), meta.userId) : undefined;
+    if (grant) meta.grant = grant;
     const { text: reply, meta: replyMeta } = await dispatchReply(binding, msg.string(), meta, binding.op.subject, log);
     try {
       const pairs = replyMetaHeaders(replyMeta);

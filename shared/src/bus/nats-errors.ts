@@ -7,12 +7,14 @@ import {
   TimeoutError,
 } from '@nats-io/transport-node';
 import { AppError } from '../errors/index.js';
+import { noResponders, type NoResponders } from './no-responders.js';
 
 /**
  * The one adapter from NATS client errors to catalogue errors (docs/architecture.md §3, §4). nats.js v3 errors
  * carry no `code`, so this matches classes (spike §7):
  * - `TimeoutError` → 504 `UPSTREAM_TIMEOUT`;
- * - `RequestError` (no responders, or a request cancelled by a closing connection),
+ * - `RequestError` (no responders: cause {@link NoResponders} when the request is known; or a
+ *   request cancelled by a closing connection),
  *   `ClosedConnectionError`, `DrainingConnectionError`, `ConnectionError` → 503 `SERVICE_UNAVAILABLE`;
  * - `InvalidArgumentError` "max_payload size exceeded" (a request over the server's message size
  *   limit, 1 MiB by default) → 413 `PAYLOAD_TOO_LARGE`;
@@ -24,6 +26,7 @@ import { AppError } from '../errors/index.js';
 export function natsErrorToAppError(e: unknown, request?: { subject: string; timeoutMs: number }): AppError {
   if (AppError.is(e)) return e;
   if (e instanceof TimeoutError) return new AppError('UPSTREAM_TIMEOUT', request ? { details: { ...request }, cause: e } : { cause: e });
+  if (request && e instanceof RequestError && e.isNoResponders()) return noResponders(request.subject, e);
   if (
     e instanceof RequestError ||
     e instanceof ClosedConnectionError ||

@@ -94,6 +94,12 @@ export const CommonConfig = Type.Object({
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   /** Host the metrics endpoint binds to (default `HOST`): keep it on an internal interface in production. */
   METRICS_HOST: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * Bearer token `GET /metrics` then requires (`Authorization: Bearer <token>`), at least 16
+   * characters. In production the gateway serves `/metrics` on `PORT` only with it (else only on
+   * `METRICS_PORT`); on `METRICS_PORT` it is required too when set (docs/observability.md).
+   */
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   /** OTLP/HTTP endpoint traces are exported to (the standard OpenTelemetry variable); unset: no tracing. */
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
   /** `service.name` of the exported spans (the standard OpenTelemetry variable); default the process's name. */

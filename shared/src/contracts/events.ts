@@ -43,7 +43,7 @@ export const CursorText = (description: string) => Type.String({ pattern: CURSOR
  * `types` filter accept these names (and `*` on webhooks for all of them).
  */
 export const EVENT_TYPES = [
-  'task.created', 'task.updated', 'task.deleted', 'task.restored', 'card.moved',
+  'task.created', 'task.updated', 'task.deleted', 'task.restored', 'card.moved', 'card.claimed', 'card.released',
   'board.created', 'board.updated', 'board.deleted', 'board.shared', 'board.unshared',
   'sprint.closed', 'note.created',
   'view.created', 'view.updated', 'view.deleted',
@@ -59,6 +59,7 @@ export const EventEnvelope = Type.Object(
     type: Type.String({ description: 'event type, e.g. `card.moved`' }),
     occurred_at: Type.String({ format: 'date-time' }),
     actor: Type.String({ description: 'user id of the caller whose write emitted the event' }),
+    actor_token: Type.Optional(Type.String({ description: 'id of the access token the caller used for the write, when it used one (docs/auth.md)' })),
     request_id: Type.String(),
     task_id: Type.Optional(Type.String()),
     board_id: Type.Optional(Type.String()),

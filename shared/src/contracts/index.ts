@@ -3,7 +3,8 @@ export { HealthOps } from './health.js';
 export { StringEnum, MAX_PAGE, Page, PageSize, PathId, Tags, MetadataObject, MetadataValue, Timestamp, busRequest,
   METADATA_MAX_DEPTH, METADATA_VALUE_MAX_BYTES, METADATA_KEY_MAX, METADATA_LIMITS_KEYWORD } from './schemas.js';
 export {
-  TITLE_MAX, DESCRIPTION_MAX, STATUS_MAX, TASK_MAX_BYTES, Task, TasksOps, TaskParams, MetadataKeyParams, TaskCreateFields, TaskCreateBody, TaskUpdateBody, MetadataSetBody,
+  TITLE_MAX, DESCRIPTION_MAX, STATUS_MAX, TASK_MAX_BYTES, Task, TaskLease, TasksOps, TaskParams, MetadataKeyParams, TaskCreateFields, TaskCreateBody,
+  TaskUpdateBody, MetadataSetBody,
   TaskMoveBody, NoteCreateBody, Note, NoteList, LinkedItem, TaskDetail, BATCH_MAX, TaskBatchCreateBody, TaskBatchUpdateItem, TaskBatchUpdateBody,
   BatchItemError, BatchItemResult, TaskBatchResult,
 } from './tasks.js';
@@ -30,7 +31,14 @@ export {
 } from './boards.js';
 export { BoardDryRunQuery, BoardPreview } from './boards.js';
 export {
+  LeasesOps, LEASE_SECONDS_MIN, LEASE_SECONDS_MAX, ClaimParams, LeaseTaskParams, ClaimBody, LeaseRenewBody, LeaseCompleteBody, LeaseReleaseBody,
+  CardLease, LeaseCompleteResult,
+} from './leases.js';
+export {
   EVENT_TYPES, type EventType, FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, EVENT_MAX_BYTES, FEED_PAGE_MAX_BYTES, CURSOR_PATTERN, CursorText, EventEnvelope, EventsOps, WebhooksOps, FeedQuerystring, StreamQuerystring,
   FeedPage, WebhookCreateBody, WebhookUpdateBody, Webhook, WebhookList, DeliveryAttempt, Delivery, DeliveryList, WebhookParams, DeliveryParams,
 } from './events.js';
 export { ViewsOps, ViewParams, ViewCreateBody, ViewUpdateBody, View, ViewList, ViewQueryBody, ViewQueryResult } from './views.js';
+export {
+  SCOPES, type Scope, type TokenGrant, scopesAllow, OP_SCOPES, scopeOf, TOKEN_BOARDS_MAX, TokenCreateBody, AccessToken, CreatedAccessToken, TokenParams,
+} from './tokens.js';

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Board } from './boards.js';
 import { op } from './op.js';
 import { busRequest, MetadataObject, Page, PageSize, PathId, StringEnum } from './schemas.js';
-import { Task } from './tasks.js';
+import { Task, TaskLease } from './tasks.js';
 
 /** Query text in the query language (docs/architecture.md §6). */
 const QueryText = Type.String({ description: 'query language text, e.g. `status = \'todo\' ORDER BY metadata.order ASC`' });
@@ -78,7 +78,7 @@ export type ColumnQueryBody = Static<typeof ColumnQueryBody>;
 
 /**
  * A card as the column read returns it. Metadata keys are the API keys (`app.sprint`). `assignee`
- * is absent when unset (the web board shows it on the card).
+ * is absent when unset (the web board shows it on the card); `lease` only on a claimed card.
  */
 export const ColumnCard = Type.Object({
   id: Type.String(),
@@ -87,6 +87,7 @@ export const ColumnCard = Type.Object({
   tags: Type.Array(Type.String()),
   assignee: Type.Optional(Type.String()),
   metadata: MetadataObject(),
+  lease: Type.Optional(TaskLease),
 });
 export type ColumnCard = Static<typeof ColumnCard>;
 

@@ -29,6 +29,21 @@ export const STATUS_MAX = 64;
 export const TASK_MAX_BYTES = 256 * 1024;
 
 /**
+ * The lease a card is claimed under (docs/boards.md "Claiming a card under a lease"), as task reads, column reads and events show
+ * it: who holds it and until when. The lease is live while `expires_at` is in the future; past it
+ * the card is claimable again (a card whose expired lease nobody has taken yet still shows it).
+ */
+export const TaskLease = Type.Object({
+  id: Type.String({ description: 'the lease id the claim answered; renew, complete and release name it' }),
+  holder: Type.String({ description: 'user id of the claimer' }),
+  board_id: Type.String({ description: 'the board the card was claimed on' }),
+  column_id: Type.String({ description: 'the column the card was claimed from' }),
+  claimed_at: Type.String({ format: 'date-time' }),
+  expires_at: Type.String({ format: 'date-time', description: 'the lease is live before this instant' }),
+});
+export type TaskLease = Static<typeof TaskLease>;
+
+/**
  * The task object of the API (docs/tasks.md "Shapes"). Cleared optional fields are absent.
  * `toTask` (domain/task.ts) maps a stored task to it.
  */
@@ -54,6 +69,7 @@ export const Task = Type.Object(
     derivedFromId: Type.Optional(Type.String()),
     linkedToIds: Type.Optional(Type.Array(Type.String())),
     resourceIds: Type.Optional(Type.Array(Type.String())),
+    lease: Type.Optional(TaskLease),
   },
   { $id: 'Task', additionalProperties: true },
 );

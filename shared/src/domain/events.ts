@@ -42,6 +42,8 @@ export interface PendingEvent extends Doc {
   type: EventType;
   occurred_at: string;
   actor: string;
+  /** The access token the actor used for the write, when it used one (docs/auth.md "Access tokens"). */
+  actor_token?: string;
   request_id: string;
   task_id?: string;
   board_id?: string;
@@ -80,6 +82,8 @@ export interface OutboxDoc extends Doc {
 export interface EventStamp {
   /** The caller's user id. */
   actor: string;
+  /** The id of the access token the caller used, when it used one. */
+  actor_token?: string;
   request_id: string;
   /** The write's time (the service clock). */
   occurred_at: string;
@@ -106,6 +110,7 @@ export async function appendEvents(store: DocumentStore, session: Session, event
   for (const e of events) checkEventSize(e);
   const docs = events.map((e): PendingEvent => {
     const doc: PendingEvent = { _id: timeOrderedId(), type: e.type, occurred_at: stamp.occurred_at, actor: stamp.actor, request_id: stamp.request_id, data: e.data };
+    if (stamp.actor_token !== undefined) doc.actor_token = stamp.actor_token;
     if (e.task_id !== undefined) doc.task_id = e.task_id;
     if (e.board_id !== undefined) doc.board_id = e.board_id;
     return doc;

@@ -1,9 +1,9 @@
 export { systemClock, fixedClock, type Clock } from './clock.js';
-export { toTask, timeOrderedId, type TaskDoc, type TaskView, type Permission } from './task.js';
+export { toTask, timeOrderedId, type TaskDoc, type TaskView, type Permission, type LeaseDoc, leaseView } from './task.js';
 export { toBoard } from './board-view.js';
 export { boardScopeFilter, type BoardDoc, type ColumnDef, type ColumnAction } from './board.js';
 export {
-  loadPrincipal, readableTasksFilter, canReadTask, canWriteTask, canReadBoard, canWriteBoard,
+  loadPrincipal, narrowToBoards, ownsOutright, readableTasksFilter, writableTasksFilter, canReadTask, canWriteTask, canReadBoard, canWriteBoard,
   type Principal, type GroupDoc, type GroupRole, type Shared,
 } from './access.js';
 export { bindOps, OutboxSignal, type ServiceDeps, type ServiceDefinition, type HandlerFactories, type BackgroundDeps, type BackgroundWork } from './service.js';
@@ -23,4 +23,4 @@ export {
   runWrite, WRITE_INDEXES, IDEMPOTENCY_INDEXES, IDEMPOTENCY_LEASE_MS, DEFAULT_IDEMPOTENCY_TTL_HOURS, type IdempotencyDoc, type WriteUnit,
 } from './write-unit.js';
 export { loadBoard, columnOf, type BoardNeed, type LoadedBoard } from './board-access.js';
-export { queryLookups, resolveFor } from './query-context.js';
+export { queryLookups, resolveFor, compileColumn, type CompiledColumn } from './query-context.js';

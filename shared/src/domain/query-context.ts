@@ -1,10 +1,10 @@
-import { resolveQuery, type FunctionLookups, type Query } from '../query/index.js';
+import { buildEffectiveQuery, compileQuery, resolveQuery, storedQueryError, type FunctionLookups, type Query } from '../query/index.js';
 import { Collections } from '../store/collections.js';
 import { metadataPath } from '../store/keys.js';
-import type { DocumentStore, Filter, Session } from '../store/port.js';
+import type { DocumentStore, Filter, Session, Sort } from '../store/port.js';
 import { readableTasksFilter, type Principal } from './access.js';
 import { loadBoard } from './board-access.js';
-import type { BoardDoc } from './board.js';
+import type { BoardDoc, ColumnDef } from './board.js';
 import type { TaskDoc } from './task.js';
 
 /**
@@ -53,4 +53,44 @@ export function resolveFor(
     { userId: principal.userId, now: opts.now, ...(opts.board ? { boardId: opts.board._id } : {}) },
     queryLookups(store, principal, { ...(opts.board ? { board: opts.board } : {}), ...(opts.session ? { session: opts.session } : {}) }),
   );
+}
+
+/** A column's effective query (docs/architecture.md §7), printed and compiled. */
+export interface CompiledColumn {
+  column: ColumnDef;
+  /** Canonical text, echoed as `effective_query`. */
+  text: string;
+  filter: Filter;
+  sort: Sort;
+}
+
+/**
+ * Assembles a column's effective query, `(column query) AND ('t' IN tags)… AND app.sprint = '<id>'
+ * AND (filter) ORDER BY <column order or metadata.order ASC>` (docs/architecture.md §7), and compiles it.
+ * The column read, the board summary and the claim (reading in its transaction `session`) use it.
+ * Function calls are resolved for `principal` on this board (`me()` = the reader,
+ * `activeSprint()` = the board's running sprint); `text` keeps them as written. A bad `filter` is 400 `QUERY_SYNTAX` with the position relative to the filter text;
+ * a stored column query that cannot run is a 400 naming the column (`storedQueryError`).
+ */
+export async function compileColumn(
+  store: DocumentStore,
+  principal: Principal,
+  board: BoardDoc,
+  column: ColumnDef,
+  sprintId: string | undefined,
+  now: Date,
+  filter?: string,
+  session?: Session,
+): Promise<CompiledColumn> {
+  try {
+    const effective = buildEffectiveQuery({
+      column: column.query,
+      defaultTags: board.default_tags,
+      ...(sprintId !== undefined ? { sprintId } : {}),
+      ...(filter !== undefined ? { filter } : {}),
+    });
+    return { column, text: effective.text, ...compileQuery(await resolveFor(store, principal, effective.query, { now, board, ...(session ? { session } : {}) }), { now }) };
+  } catch (e) {
+    throw storedQueryError(e, { kind: 'column', id: column.id, name: column.name });
+  }
 }

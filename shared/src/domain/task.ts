@@ -1,10 +1,29 @@
 import { randomFillSync } from 'node:crypto';
-import type { Task } from '../contracts/tasks.js';
+import type { Task, TaskLease } from '../contracts/tasks.js';
 import { decodeMetadata } from '../store/keys.js';
 import type { Doc } from '../store/port.js';
 
 /** Group permission on a shared resource: read or read-write (docs/architecture.md §5). */
 export type Permission = 'r' | 'rw';
+
+/**
+ * The lease a card is held under (docs/boards.md "Claiming a card under a lease"), stored on its
+ * task document: written by a claim, moved forward by a renewal, removed by complete and release.
+ * Live while `expires_at` (ISO UTC, compared as a string against the clock) is in the future; an
+ * expired one stays until a claim takes the card over. The API object is `TaskLease` (without
+ * `lease_seconds`).
+ */
+export interface LeaseDoc {
+  id: string;
+  /** User id of the claimer. */
+  holder: string;
+  board_id: string;
+  column_id: string;
+  claimed_at: string;
+  expires_at: string;
+  /** The length the claim asked for: a renewal without `lease_seconds` renews by as much. */
+  lease_seconds: number;
+}
 
 /**
  * A task as stored in the `tasks` collection. Dates are ISO 8601 UTC strings (`toISOString()`),
@@ -43,6 +62,8 @@ export interface TaskDoc extends Doc {
   version?: number;
   /** Close outcome recorded on a sprint task by close-sprint (docs/architecture.md §8). */
   sprintClose?: Record<string, unknown>;
+  /** The lease the card is claimed under, if any (live or expired). */
+  lease?: LeaseDoc;
 }
 
 /** Which fields a list read returns: `full`, or `lite` without description, notes and share links. */
@@ -50,7 +71,8 @@ export type TaskView = 'full' | 'lite';
 
 /**
  * Maps a stored task to the API object. `lite` omits `description` (absent, not empty: SPEC
- * "Task (card)"). Internal fields (`deleted`, `groupId`, `boardId`, `sprintClose`) never leave.
+ * "Task (card)"). Internal fields (`deleted`, `groupId`, `boardId`, `sprintClose`) never leave;
+ * a lease is shown without its `lease_seconds`.
  */
 export function toTask(doc: TaskDoc, view: TaskView = 'full'): Task {
   const t: Task = {
@@ -75,7 +97,14 @@ export function toTask(doc: TaskDoc, view: TaskView = 'full'): Task {
   if (doc.derivedFromId !== undefined) t.derivedFromId = doc.derivedFromId;
   if (doc.linkedToIds.length > 0) t.linkedToIds = doc.linkedToIds;
   if (doc.resourceIds.length > 0) t.resourceIds = doc.resourceIds;
+  if (doc.lease !== undefined) t.lease = leaseView(doc.lease);
   return t;
+}
+
+/** The API object of a stored lease (`TaskLease`): everything but `lease_seconds`. */
+export function leaseView(lease: LeaseDoc): TaskLease {
+  const { id, holder, board_id, column_id, claimed_at, expires_at } = lease;
+  return { id, holder, board_id, column_id, claimed_at, expires_at };
 }
 
 /** Random bytes drawn 4 KiB at a time (one `randomFillSync` per 409 ids, as `randomUUID` caches its entropy). */

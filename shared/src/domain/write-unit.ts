@@ -104,7 +104,9 @@ export async function runWrite<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: W
     const result = await fn({ session, userId, now, emit: (...e) => void events.push(...e), rollbackWith });
     // traced: the active span (the store transaction's, in the service's request span) becomes the write's trace context
     const traceparent = deps.tracer && events.length > 0 ? activeTraceparent() : undefined;
-    await appendEvents(store, session, events, { actor: userId, request_id: ctx.requestId, occurred_at: now.toISOString(), ...(traceparent ? { traceparent } : {}) });
+    await appendEvents(store, session, events, {
+      actor: userId, request_id: ctx.requestId, occurred_at: now.toISOString(), ...(ctx.grant ? { actor_token: ctx.grant.tokenId } : {}), ...(traceparent ? { traceparent } : {}),
+    });
     emitted = events.length;
     if (record) await record(result, session);
     return result;

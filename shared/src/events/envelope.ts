@@ -27,6 +27,7 @@ export function toEnvelope(doc: EventDoc): EventEnvelope {
     request_id: doc.request_id,
     data: doc.data,
   };
+  if (doc.actor_token !== undefined) e.actor_token = doc.actor_token;
   if (doc.task_id !== undefined) e.task_id = doc.task_id;
   if (doc.board_id !== undefined) e.board_id = doc.board_id;
   return e;

@@ -1,3 +1,5 @@
+import { currentGrant } from '../bus/grant.js';
+import type { TokenGrant } from '../contracts/tokens.js';
 import { canReadBoard, canReadTask, loadPrincipal, type Principal } from '../domain/access.js';
 import type { BoardDoc } from '../domain/board.js';
 import type { TaskDoc } from '../domain/task.js';
@@ -67,9 +69,12 @@ function snapshotBoard(e: EventEnvelope): BoardAccess | undefined {
   return typeof b?.owner_id === 'string' ? { owner_id: b.owner_id } : undefined;
 }
 
-/** The events of `events` user `userId` may see now, in order (reads the principal and the access fields). */
-export async function visibleTo(store: DocumentStore, userId: string, events: readonly EventEnvelope[]): Promise<EventEnvelope[]> {
+/**
+ * The events of `events` user `userId` may see now, in order (reads the principal and the access
+ * fields); `grant`, the access token the reader uses (default: the current request's), narrows it.
+ */
+export async function visibleTo(store: DocumentStore, userId: string, events: readonly EventEnvelope[], grant: TokenGrant | undefined = currentGrant()): Promise<EventEnvelope[]> {
   if (events.length === 0) return [];
-  const [principal, access] = await Promise.all([loadPrincipal(store, userId), AccessSnapshot.load(store, events)]);
+  const [principal, access] = await Promise.all([loadPrincipal(store, userId, undefined, grant), AccessSnapshot.load(store, events)]);
   return events.filter((e) => access.visible(principal, e));
 }

@@ -6,4 +6,4 @@ export {
   startTracing, traceIdOf, activeTraceId, traceparentOf, contextFrom, tracesUrl, TRACER_NAME, activeTraceparent, spanContextOf, linksTo, failSpan, MAX_SPAN_LINKS,
   inRootSpan, untraced, SpanKind, SpanStatusCode, type RootSpanOptions, type Span, type Tracer, type Tracing, type TracingOptions,
 } from './tracing.js';
-export { serveMetrics, type MetricsServer } from './server.js';
+export { serveMetrics, publicMetricsAccess, bearerMatches, type MetricsAccess, type MetricsServer } from './server.js';

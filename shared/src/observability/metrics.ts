@@ -1,6 +1,7 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { FastHistogram } from './histogram.js';
 import { AppError } from '../errors/index.js';
+import { isNoResponders } from '../bus/no-responders.js';
 
 /**
  * Prometheus metrics of one process (docs/observability.md). The all-in-one process has one
@@ -15,12 +16,15 @@ const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 /** Buckets of store calls, in seconds (50 µs … 2.5 s): most are in-memory reads. */
 const STORE_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2.5];
 
-/** `ok`, or the outcome of a failed call as a label: `timeout`, `no_responders`, or the catalogue code in lower case. */
+/**
+ * The outcome of a failed call as a label: `timeout`, `no_responders` (nothing serves the subject),
+ * or the catalogue code in lower case (`service_unavailable` for a closed or disconnected bus).
+ */
 export function outcomeOf(err: unknown): string {
-  const code = AppError.from(err).code;
-  if (code === 'UPSTREAM_TIMEOUT') return 'timeout';
-  if (code === 'SERVICE_UNAVAILABLE') return 'no_responders';
-  return code.toLowerCase();
+  const e = AppError.from(err);
+  if (e.code === 'UPSTREAM_TIMEOUT') return 'timeout';
+  if (isNoResponders(e)) return 'no_responders';
+  return e.code.toLowerCase();
 }
 
 /** Status class label of an HTTP status: `2xx`, `4xx`, … */

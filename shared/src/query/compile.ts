@@ -148,7 +148,7 @@ export function queryMatches(q: Query, taskDoc: Doc, now: Date): boolean {
 /** Compiled forms of shared queries (parse cache, effective-query memo) that do not depend on `now`. */
 const compiled = new WeakMap<Query, { filter: Filter; sort: Sort }>();
 
-/** True when an expression holds a date word (`today`, `now`…) or a relative date (`-7d`). */
+/** True when an expression holds a value that resolves against `now` (see {@link resolvesAtNow}). */
 function dependsOnNow(e: Expr | undefined): boolean {
   if (!e) return false;
   switch (e.type) {
@@ -157,9 +157,34 @@ function dependsOnNow(e: Expr | undefined): boolean {
       return e.items.some(dependsOnNow);
     case 'not':
       return dependsOnNow(e.expr);
-    default: {
-      const text = JSON.stringify(e);
-      return text.includes('"type":"dateword"') || text.includes('"type":"relative"');
-    }
+    default:
+      return valuesOf(e).some(resolvesAtNow);
+  }
+}
+
+/**
+ * True for a date word (`today`, `now`…), a relative date (`-7d`) or a function call (resolved
+ * per request, `startOfWeek()` against the clock): a compiled form holding one is not reusable.
+ */
+function resolvesAtNow(v: Value): boolean {
+  return v.type === 'dateword' || v.type === 'relative' || v.type === 'call';
+}
+
+/** The values a predicate compares with (none for patterns, text matches and null checks). */
+function valuesOf(p: Pred): readonly Value[] {
+  switch (p.type) {
+    case 'cmp':
+    case 'has':
+    case 'contains':
+      return [p.value];
+    case 'in':
+    case 'containsAll':
+      return p.values;
+    case 'between':
+      return [p.low, p.high];
+    case 'like':
+    case 'match':
+    case 'null':
+      return [];
   }
 }

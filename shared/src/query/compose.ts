@@ -60,3 +60,25 @@ export function buildEffectiveQuery(p: { column: string; defaultTags: string[]; 
 
 /** Effective queries (by their parts), least recently used dropped past 500. */
 const effective = new LRUCache<string, { query: Query; text: string }>({ max: 500 });
+
+/**
+ * The error a stored query (a board column's or a view's) answers when it cannot run for a
+ * reader (docs/query-language.md "Stored queries"): a 400 query error (`QUERY_*`) keeps its code
+ * and details, its message names the column or view, and `details.column` / `details.view` holds
+ * its id; anything else thrown while parsing, resolving or compiling it (a date the calendar
+ * cannot hold) becomes 400 `QUERY_SYNTAX` naming it. Other errors (404, 503…) pass unchanged, as
+ * do errors of the caller's own `filter` (`details.part` = `filter`).
+ */
+export function storedQueryError(e: unknown, owner: { kind: 'column' | 'view'; id: string; name: string }): unknown {
+  const label = `${owner.kind === 'column' ? 'Column' : 'View'} "${owner.name}" (${owner.id})`;
+  if (AppError.is(e)) {
+    if (e.status !== 400 || !e.code.startsWith('QUERY_') || e.details?.part === 'filter') return e;
+    return new AppError(e.code, { message: `${label}: ${e.message}`, details: { ...e.details, [owner.kind]: owner.id }, cause: e });
+  }
+  if (!(e instanceof Error)) return e;
+  return new AppError('QUERY_SYNTAX', {
+    message: `${label}: its query cannot run (${e.message}); edit the ${owner.kind}'s query`,
+    details: { [owner.kind]: owner.id, position: 0 },
+    cause: e,
+  });
+}

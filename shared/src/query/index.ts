@@ -6,9 +6,10 @@
 export type { BuiltinField, CmpOp, Expr, Field, FunctionName, OrderKey, Pred, Query, Value } from './ast.js';
 export { BUILTIN_FIELDS, FUNCTION_NAMES } from './ast.js';
 export { checkFunctionContext, hasCalls, NO_SPRINT, periodBoundary, resolveQuery, type FunctionLookups, type QueryContext } from './resolve.js';
-export { parseQuery, parseFilter, MAX_QUERY_LENGTH, MAX_DEPTH } from './parse.js';
+export { parseQuery, parseFilter, MAX_QUERY_LENGTH, MAX_DEPTH, MAX_SHIFT } from './parse.js';
+export { likeToRegex, MAX_PATTERN_LENGTH, MAX_WILDCARD_RUNS } from './patterns.js';
 export { printQuery } from './print.js';
 export { compileQuery, queryMatches, fieldPath } from './compile.js';
 export { isMoverValue, materializeActions, MOVER_VALUE } from './materialize.js';
-export { andQueries, buildEffectiveQuery } from './compose.js';
+export { andQueries, buildEffectiveQuery, storedQueryError } from './compose.js';
 export { validateQuery, type QueryFault, type QueryValidation } from './validate.js';

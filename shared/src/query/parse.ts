@@ -6,6 +6,7 @@ import {
   type Expr, type Field, type FunctionName, type OrderKey, type Query, type Value,
 } from './ast.js';
 import { readIso } from './dates.js';
+import { patternFault } from './patterns.js';
 import { parse, SyntaxError as PeggySyntaxError, type Expectation } from './gen/parser.js';
 
 /** Longest accepted query text, in characters. */
@@ -25,6 +26,7 @@ interface Hooks {
   call(name: string, args: Array<At<Value>>, at: number): Value;
   number(text: string, at: number): Value;
   isoDate(text: string, at: number): Value;
+  pattern(kind: 'like' | 'match', s: At<string>): string;
 }
 
 /**
@@ -132,6 +134,11 @@ function hooks(text: string): Hooks {
       if (!Number.isFinite(n)) throw syntaxError(text, at, `Number out of range ${quote(numText)} at position ${at}`);
       return { type: 'number', value: n === 0 ? 0 : n };
     },
+    pattern: (kind, { value, at }) => {
+      const fault = patternFault(value, kind);
+      if (fault) throw syntaxError(text, at, `${fault} (at position ${at})`);
+      return value;
+    },
     isoDate: (dateText, at) => {
       if (!readIso(dateText)) throw syntaxError(text, at, `Invalid date ${quote(dateText)} at position ${at}`);
       return { type: 'date', value: dateText };
@@ -208,9 +215,23 @@ function checkArgs(text: string, fn: FunctionName, args: Array<At<Value>>, at: n
   const arg = args[0];
   if (!arg) return [];
   if (fn === 'activeSprint' && arg.value.type === 'string') return [arg.value];
-  if (PERIOD_FUNCTIONS.has(fn) && arg.value.type === 'relative') return [arg.value];
+  if (PERIOD_FUNCTIONS.has(fn) && arg.value.type === 'relative') {
+    const { amount, unit } = arg.value;
+    if (Math.abs(amount) > MAX_SHIFT[unit]) {
+      const sign = amount < 0 ? '-' : '+';
+      throw syntaxError(text, arg.at, `The shift ${sign}${Math.abs(amount)}${unit} of ${fn} at position ${arg.at} is out of range; at most ±${MAX_SHIFT[unit]}${unit} (1,000 years)`);
+    }
+    return [arg.value];
+  }
   throw bad(arg.at);
 }
+
+/**
+ * The largest shift of a period function per unit (docs/query-language.md "Functions"): 1,000
+ * years, so the shifted day stays a representable date (years 0000–9999) for any clock this side
+ * of year 8999; larger shifts are `QUERY_SYNTAX` where the query is parsed.
+ */
+export const MAX_SHIFT: Readonly<Record<'d' | 'w' | 'm' | 'y', number>> = Object.freeze({ d: 365_000, w: 52_000, m: 12_000, y: 1_000 });
 
 /** 400 `QUERY_UNKNOWN_FUNCTION` naming `name`, its position and the nearest function (`currentSprint` → `activeSprint()`). */
 export function unknownFunction(name: string, position: number): AppError {

@@ -136,7 +136,18 @@ async function resolveCall(
     default: {
       const arg = c.args[0];
       const shift = arg?.type === 'relative' ? { amount: arg.amount, unit: arg.unit } : undefined;
-      return [{ type: 'date', value: periodBoundary(c.name, shift, ctx.now, await timezone()) }];
+      const tz = await timezone();
+      try {
+        return [{ type: 'date', value: periodBoundary(c.name, shift, ctx.now, tz) }];
+      } catch (e) {
+        if (!(e instanceof RangeError)) throw e;
+        // (the parser bounds shifts; a clock near the end of the calendar could still leave it)
+        const position = positionOf(c);
+        throw new AppError('QUERY_SYNTAX', {
+          message: `${c.name}() at position ${position} falls outside the representable dates (years 0000–9999)`,
+          details: { position, function: c.name },
+        });
+      }
     }
   }
 }

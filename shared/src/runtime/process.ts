@@ -195,7 +195,7 @@ export async function startObservability(config: CommonConfig, name: string): Pr
     instrument: (c) => ({ bus: instrumentBus(c.bus, tools), store: instrumentStore(c.store, tools) }),
     async serve(log) {
       if (!metrics || config.METRICS_PORT === undefined) return undefined;
-      const server = await serveMetrics(metrics, { port: config.METRICS_PORT, host: config.METRICS_HOST ?? config.HOST });
+      const server = await serveMetrics(metrics, { port: config.METRICS_PORT, host: config.METRICS_HOST ?? config.HOST, token: config.METRICS_TOKEN });
       log.info({ port: server.port }, 'metrics endpoint listening');
       return server;
     },

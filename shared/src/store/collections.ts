@@ -6,6 +6,8 @@ export const Collections = {
   groups: 'groups',
   users: 'users',
   refreshTokens: 'refresh_tokens',
+  /** Personal access tokens (hash, scopes, boards, expiry, revoked), owned by the gateway (docs/auth.md). */
+  accessTokens: 'access_tokens',
   /** Frozen sprint start and close snapshots (services/sprints/src/domain/snapshots.ts). */
   sprintSnapshots: 'sprint_snapshots',
   /**

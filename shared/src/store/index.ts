@@ -4,7 +4,7 @@ export type {
 } from './port.js';
 export { escapeKey, unescapeKey, encodeMetadata, decodeMetadata, metadataPath } from './keys.js';
 export { Collections } from './collections.js';
-export { TRANSACTION_DEADLINE_MS } from './port.js';
+export { QUERY_TIME_LIMIT_MS, TRANSACTION_DEADLINE_MS } from './port.js';
 /** Tests a filter against documents in memory, with MongoDB semantics (the embedded store's matcher). */
 export { compileFilter, type Matcher } from './embedded/matcher.js';
 export { EmbeddedStore, MAX_TRANSACTION_ATTEMPTS, StoreInUseError, type EmbeddedStats, type EmbeddedStoreOptions, type JournalSync } from './embedded/index.js';

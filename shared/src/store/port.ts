@@ -140,6 +140,14 @@ export interface IndexSpec {
  */
 export const TRANSACTION_DEADLINE_MS = 4_000;
 
+/**
+ * How long one read (`find`, `findOne`, `countDocuments`) may run, in ms: MongoDB gets it as
+ * `maxTimeMS`, the embedded store stops a scan past it; either way the call rejects with
+ * `QUERY_TIMEOUT` (503) instead of holding a worker (docs/query-language.md "Safety"). Shorter
+ * than every read op's bus timeout (5 s, `shared/src/contracts`), so the client hears why.
+ */
+export const QUERY_TIME_LIMIT_MS = 2_000;
+
 /** Counts of round trips made to the backend, for benchmarks and tests. */
 export interface StoreStats {
   roundTrips: number;

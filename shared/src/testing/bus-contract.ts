@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bind, type Binding, type Bus, type Served } from '../bus/index.js';
+import { bind, isNoResponders, type Binding, type Bus, type Served } from '../bus/index.js';
 import { op } from '../contracts/index.js';
 import { AppError } from '../errors/index.js';
 import { createLogger, silentLogger, type Logger } from '../log/index.js';
@@ -153,6 +153,7 @@ export function busContract(label: string, makeBus: () => Promise<BusFixture>): 
     it('fails with 503 SERVICE_UNAVAILABLE when nothing serves the subject', async () => {
       const err = await rejection(f.client.request(Nobody, {}));
       expect(err).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503, details: { subject: Nobody.subject } });
+      expect(isNoResponders(err), 'told apart from a closed or disconnected bus (the metrics outcome no_responders)').toBe(true);
     });
 
     it('passes request id, user id and traceparent to ctx; generates a request id when absent', async () => {

@@ -7,7 +7,7 @@ import {
   TimeoutError,
 } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
-import { EncodedJson, encodeOk, MemoryBus, natsErrorToAppError } from '@app/shared/bus';
+import { EncodedJson, encodeOk, isNoResponders, MemoryBus, natsErrorToAppError } from '@app/shared/bus';
 import { AppError } from '@app/shared/errors';
 import { busContract } from '@app/shared/testing';
 
@@ -30,7 +30,9 @@ describe('natsErrorToAppError', () => {
   ])('maps %s to %s', (_, nats, code, status) => {
     const err = natsErrorToAppError(nats, request);
     expect(err).toMatchObject({ code, status });
-    expect(err.cause).toBe(nats);
+    // the NATS error is kept for the log: directly, or under the NoResponders that marks a 503 as such
+    expect(isNoResponders(err) ? (err.cause as Error).cause : err.cause).toBe(nats);
+    expect(isNoResponders(err)).toBe(_ === 'no responders');
   });
 
   it('names the subject (and the timeout on a 504) in details', () => {

@@ -15,7 +15,7 @@ import { traceIntoMemory } from '@app/shared/testing';
  */
 
 const ctx = (): CallContext => ({
-  requestId: 'r1', userId: 'u1', traceparent: undefined, subject: 'tasks.update', log: silentLogger(), ifMatch: undefined, idempotency: undefined, reply: {},
+  requestId: 'r1', userId: 'u1', traceparent: undefined, subject: 'tasks.update', log: silentLogger(), ifMatch: undefined, grant: undefined, idempotency: undefined, reply: {},
 });
 
 /** One write that emits one `task.updated` event, through the writers' own unit of work. */

@@ -88,6 +88,16 @@ describe('the instrumented bus', () => {
     expect(await sample(metrics, 'bus_request_duration_seconds_count', { side: 'client', subject: 'tasks.create', outcome: 'no_responders' })).toBe(1);
     await bus.close();
   });
+
+  it('labels a 503 of a closed bus service_unavailable, not no_responders', async () => {
+    const metrics = new Metrics({ defaultMetrics: false });
+    const bus = instrumentBus(new MemoryBus(), { metrics });
+    await bus.serve([bind(TasksOps.get, async () => { throw new AppError('TASK_NOT_FOUND'); })], { queue: 'tasks', log: silentLogger() });
+    await bus.close();
+    await expect(bus.request(TasksOps.get, { taskId: 'x' })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    expect(await sample(metrics, 'bus_request_duration_seconds_count', { side: 'client', subject: 'tasks.get', outcome: 'service_unavailable' })).toBe(1);
+    expect(await sample(metrics, 'bus_request_duration_seconds_count', { side: 'client', subject: 'tasks.get', outcome: 'no_responders' })).toBe(0);
+  });
 });
 
 describe('trace context helpers', () => {

@@ -282,6 +282,12 @@ describe('relative dates', () => {
     expect(bounds('deadline < +999999y', '2026-01-01T00:00:00.000Z')).toEqual({ deadline: { $lt: '9999-12-31T23:59:59.999Z' } });
     expect(bounds('deadline > -999999d', '2026-01-01T00:00:00.000Z')).toEqual({ deadline: { $gt: '0000-01-01T00:00:00.000Z' } });
   });
+  it('resolves the same query text afresh at every clock reading, in any predicate that holds a date', () => {
+    for (const text of ['deadline < -1d', 'deadline BETWEEN -2d AND today', 'deadline IN (today, tomorrow)', "status = 'todo' AND NOT deadline >= now"]) {
+      const first = JSON.stringify(bounds(text, '2026-03-10T00:00:00.000Z'));
+      expect(JSON.stringify(bounds(text, '2026-03-20T00:00:00.000Z')), text).not.toBe(first);
+    }
+  });
   it('resolves day words against the injected clock in UTC', () => {
     expect(bounds('deadline = today', '2026-12-31T23:30:00.000Z')).toEqual({
       deadline: { $gte: '2026-12-31T00:00:00.000Z', $lt: '2027-01-01T00:00:00.000Z' },

@@ -37,6 +37,31 @@ export function errorText(err: unknown): string {
   return err.code.startsWith('QUERY_') ? queryMessage(err.message) : err.message;
 }
 
+/**
+ * An answer's body: its JSON value (`undefined` for an empty body), or `json: false` when the
+ * text is not JSON (a proxy's HTML error page in front of the gateway).
+ */
+function jsonOf(text: string): { json: true; value: unknown } | { json: false } {
+  if (text === '') return { json: true, value: undefined };
+  try {
+    return { json: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { json: false };
+  }
+}
+
+/**
+ * The error body of a failed answer: the gateway's own (docs/http.md "Error body"), or, when
+ * something in front of it answered (an HTML 502, an empty 503), `HTTP_<status>` with the status text.
+ */
+function errorBodyOf(answer: ReturnType<typeof jsonOf>, res: Response): ErrorBody {
+  if (answer.json) {
+    const v = answer.value as Partial<ErrorBody> | undefined;
+    if (v && typeof v === 'object' && typeof v.code === 'string' && typeof v.message === 'string') return v as ErrorBody;
+  }
+  return { code: `HTTP_${res.status}`, message: res.statusText || `HTTP ${res.status}` };
+}
+
 /** What the board keeps of a login (localStorage key {@link SESSION_KEY}). */
 export interface Session {
   accessToken: string;
@@ -180,13 +205,15 @@ export class Api {
       body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
       signal: opts.signal,
     });
-    const text = await res.text();
-    const data: unknown = text === '' ? undefined : JSON.parse(text);
-    if (res.ok) return data as R;
+    const answer = jsonOf(await res.text());
+    if (res.ok) {
+      if (answer.json) return answer.value as R;
+      throw new ApiError(res.status, { code: 'NOT_JSON', message: `The server answered ${res.status} with something other than JSON` });
+    }
     if (res.status === 401 && !ep.public && !retried && this.session) {
       if (await this.refresh()) return this.call<R>(name, opts, true);
     }
-    throw new ApiError(res.status, (data as ErrorBody) ?? { code: 'HTTP_' + res.status, message: res.statusText });
+    throw new ApiError(res.status, errorBodyOf(answer, res));
   }
 
   // ---- auth -------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardCreateBody, BoardMember, BoardsOps, BoardUpdateBody } from '@app/shared/contracts';
 import {
-  DEFAULT_COLUMNS, actionView, boardEvent, canReadTask, checkIfMatch, checkMetadataEntry, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
+  DEFAULT_COLUMNS, actionView, boardEvent, canReadBoard, canReadTask, checkIfMatch, checkMetadataEntry, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
   runWrite, toBoard, versionGuard, versionOf,
   type BoardDoc, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
@@ -121,14 +121,17 @@ function boardMetadata(meta: Record<string, unknown> | undefined): Record<string
 export function listBoards({ store }: ServiceDeps): Handler<typeof BoardsOps.list> {
   return async (_input, ctx) => {
     const userId = callerId(ctx);
-    const { groupIds, readOnlyGroupIds } = await loadPrincipal(store, userId);
+    const principal = await loadPrincipal(store, userId);
+    const { groupIds, readOnlyGroupIds } = principal;
     const sort = { created_at: 1, _id: 1 } as const;
     const [owned, shared] = await Promise.all([
       boardsOf(store).find({ owner_id: userId }, { sort }),
       groupIds.length === 0 ? [] : boardsOf(store).find({ groupId: { $in: groupIds }, owner_id: { $ne: userId } }, { sort }),
     ]);
     const reader = (b: BoardDoc) => b.groupId !== undefined && (readOnlyGroupIds ?? []).includes(b.groupId);
-    return { owned_boards: owned.map((b) => toBoard(b, userId)), shared_boards: shared.map((b) => toBoard(b, userId, reader(b))) };
+    // an access token narrowed to some boards lists only those
+    const listed = (boards: BoardDoc[]) => boards.filter((b) => canReadBoard(principal, b)).map((b) => toBoard(b, userId, reader(b)));
+    return { owned_boards: listed(owned), shared_boards: listed(shared) };
   };
 }
 

@@ -1,14 +1,13 @@
-import { callerId, type Handler } from '@app/shared/bus';
+import { callerId, type CallContext, type Handler } from '@app/shared/bus';
 import type { BoardsOps, CardMoveResult } from '@app/shared/contracts';
 import {
   boardScopeFilter, canReadTask, checkIfMatch, checkSprintChange, columnOf, loadBoard, canWriteTask, mergeMoveActions, nextVersion, planMove, resolveFor,
-  runWrite, toTask,
-  versionGuard, versionOf,
-  type BoardDoc, type ColumnDef, type MovePlan, type Principal, type ServiceDeps, type TaskDoc,
+  runWrite, toTask, versionGuard, versionOf,
+  type BoardDoc, type ColumnDef, type LoadedBoard, type MovePlan, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { buildEffectiveQuery, compileQuery, queryMatches, type Query } from '@app/shared/query';
-import { Collections, type Collection, type Filter, type Session } from '@app/shared/store';
+import { Collections, type Collection, type Filter, type Session, type Update } from '@app/shared/store';
 
 /** Conditional writes tried before a card whose tags keep changing under us is reported as 409 `CONFLICT`. */
 const MAX_ATTEMPTS = 3;
@@ -27,56 +26,82 @@ const MAX_ATTEMPTS = 3;
  * `card.moved` event are one transaction ({@link runWrite}).
  */
 export function moveCard(deps: ServiceDeps): Handler<typeof BoardsOps.move> {
+  return async ({ boardId, taskId, from_column_id, to_column_id, dry_run = false }, ctx) => {
+    const loaded = await loadBoard(deps.store, callerId(ctx), boardId, 'write');
+    return runWrite(deps, ctx, async (w) => (await moveInWrite(deps, ctx, w, loaded, { taskId, from_column_id, to_column_id, dry_run })).result);
+  };
+}
+
+/** What {@link moveInWrite} moves, and what the completion of a lease adds to the move's write. */
+export interface MoveRequest {
+  taskId: string;
+  from_column_id: string;
+  to_column_id: string;
+  dry_run?: boolean;
+  /** More conditions of the one conditional write (a lease complete: the lease is still the caller's). */
+  guard?: Filter;
+  /** Fields the write also removes (a lease complete: `lease`). */
+  unset?: Record<string, ''>;
+}
+
+/**
+ * The move itself, inside the write unit `w` of the caller (see {@link moveCard} for the rules and
+ * errors): reads the card in the source column, plans, checks the target, writes it with ONE
+ * conditional `findOneAndUpdate` (plus `req.guard`, removing `req.unset`) and emits `card.moved`.
+ * Returns the reply and the card as written (`after`; absent on a dry run). Used by the move and by
+ * the completion of a lease (docs/boards.md "Claiming a card under a lease"), so both apply the
+ * column actions the same way.
+ */
+export async function moveInWrite(
+  deps: ServiceDeps, ctx: CallContext, w: WriteUnit, { board, principal }: LoadedBoard, req: MoveRequest,
+): Promise<{ result: CardMoveResult; after?: TaskDoc }> {
   const { store } = deps;
   const tasks = store.collection<TaskDoc>(Collections.tasks);
-  return async ({ boardId, taskId, from_column_id, to_column_id, dry_run = false }, ctx) => {
-    const { board, principal } = await loadBoard(store, callerId(ctx), boardId, 'write');
-    const from = columnOf(board, from_column_id);
-    const to = columnOf(board, to_column_id);
-    return runWrite(deps, ctx, async (w) => {
-      const { session, now } = w;
-      // column functions resolve for the mover on this board (`assignee = me()`: the mover's cards)
-      const resolve = (q: Query) => resolveFor(store, principal, q, { now, board, session });
-      const [source, target] = await Promise.all([resolve(columnQuery(board, from)), resolve(columnQuery(board, to))]);
-      const inSource: Filter = {
-        $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(source, { now }).filter],
-      };
-      const effect = mergeMoveActions(from, to);
-
-      for (let attempt = 1; ; attempt++) {
-        const task = await tasks.findOne(inSource, { session });
-        if (!task) throw await notInSource(tasks, principal, taskId, from_column_id, session);
-        if (!canWriteTask(principal, task)) throw new AppError('FORBIDDEN', { message: 'You may read this card but not change it', details: { taskId } });
-        checkIfMatch(ctx.ifMatch, versionOf(task), { taskId });
-        const plan = planMove(task, effect, principal.userId, now);
-        if (!queryMatches(target, plan.after, now)) {
-          throw new AppError('KANBAN_TARGET_COLUMN_UNREACHABLE', {
-            message: `The card would not match column ${to_column_id} after the move; change the column's actions or the card first`,
-            details: { taskId, to_column_id },
-          });
-        }
-        // a column action that puts the card into a sprint obeys the sprint rule (docs/sprints.md)
-        await checkSprintChange(store, principal.userId, task, plan.update, '/to_column_id', session);
-        if (dry_run) return moveResult(plan, versionOf(task));
-        // pinned at the version planned from: the plan (tags included) is exact for what it replaces
-        const guard = { $and: [inSource, versionGuard(task)] };
-        const version = nextVersion(task);
-        const update = { ...plan.update, $set: { ...(plan.update.$set as Record<string, unknown>), ...version } };
-        const after = await tasks.findOneAndUpdate(guard, update, { returnDocument: 'after', session });
-        if (after) {
-          const result = moveResult(plan, version.version);
-          w.emit({
-            type: 'card.moved', task_id: taskId, board_id: boardId,
-            data: { board_id: boardId, from_column_id, to_column_id, applied_actions: result.applied_actions, task: toTask(after) },
-          });
-          return result;
-        }
-        if (attempt === MAX_ATTEMPTS) {
-          throw new AppError('CONFLICT', { message: 'The card kept changing during the move; read it again and retry', details: { taskId } });
-        }
-      }
-    });
+  const { taskId, from_column_id, to_column_id, dry_run = false } = req;
+  const from = columnOf(board, from_column_id);
+  const to = columnOf(board, to_column_id);
+  const { session, now } = w;
+  // column functions resolve for the mover on this board (`assignee = me()`: the mover's cards)
+  const resolve = (q: Query) => resolveFor(store, principal, q, { now, board, session });
+  const [source, target] = await Promise.all([resolve(columnQuery(board, from)), resolve(columnQuery(board, to))]);
+  const inSource: Filter = {
+    $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(source, { now }).filter],
   };
+  const effect = mergeMoveActions(from, to);
+
+  for (let attempt = 1; ; attempt++) {
+    const task = await tasks.findOne(inSource, { session });
+    if (!task) throw await notInSource(tasks, principal, taskId, from_column_id, session);
+    if (!canWriteTask(principal, task)) throw new AppError('FORBIDDEN', { message: 'You may read this card but not change it', details: { taskId } });
+    checkIfMatch(ctx.ifMatch, versionOf(task), { taskId });
+    const plan = planMove(task, effect, principal.userId, now);
+    if (!queryMatches(target, plan.after, now)) {
+      throw new AppError('KANBAN_TARGET_COLUMN_UNREACHABLE', {
+        message: `The card would not match column ${to_column_id} after the move; change the column's actions or the card first`,
+        details: { taskId, to_column_id },
+      });
+    }
+    // a column action that puts the card into a sprint obeys the sprint rule (docs/sprints.md)
+    await checkSprintChange(store, principal.userId, task, plan.update, '/to_column_id', session);
+    if (dry_run) return { result: moveResult(plan, versionOf(task)) };
+    // pinned at the version planned from: the plan (tags included) is exact for what it replaces
+    const guard = { $and: [inSource, versionGuard(task), ...(req.guard ? [req.guard] : [])] };
+    const version = nextVersion(task);
+    const update: Update = { ...plan.update, $set: { ...(plan.update.$set as Record<string, unknown>), ...version } };
+    if (req.unset) update.$unset = { ...(plan.update.$unset as Record<string, ''> | undefined), ...req.unset };
+    const after = await tasks.findOneAndUpdate(guard, update, { returnDocument: 'after', session });
+    if (after) {
+      const result = moveResult(plan, version.version);
+      w.emit({
+        type: 'card.moved', task_id: taskId, board_id: board._id,
+        data: { board_id: board._id, from_column_id, to_column_id, applied_actions: result.applied_actions, task: toTask(after) },
+      });
+      return { result, after };
+    }
+    if (attempt === MAX_ATTEMPTS) {
+      throw new AppError('CONFLICT', { message: 'The card kept changing during the move; read it again and retry', details: { taskId } });
+    }
+  }
 }
 
 /** The effective query of a column without sprint or filter: column query AND default_tags (docs/architecture.md §7). */

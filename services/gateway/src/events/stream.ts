@@ -85,6 +85,7 @@ export class EventStreams {
    */
   async serve(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const userId = req.user.sub;
+    const grant = req.user.grant;
     const query = req.query as StreamQuerystring;
     const filter: EventFilter = { ...(query.board_id !== undefined ? { boardId: query.board_id } : {}) };
     const types = parseTypes(query.types);
@@ -106,7 +107,7 @@ export class EventStreams {
     let chain: Promise<void> = Promise.resolve();
     let principal: { p: Principal; at: number } | undefined;
     const principalNow = async (): Promise<Principal> => {
-      if (!principal || Date.now() - principal.at > this.opts.principalTtlMs) principal = { p: await loadPrincipal(store, userId), at: Date.now() };
+      if (!principal || Date.now() - principal.at > this.opts.principalTtlMs) principal = { p: await loadPrincipal(store, userId, undefined, grant), at: Date.now() };
       return principal.p;
     };
     const write = (text: string): void => {
@@ -147,7 +148,7 @@ export class EventStreams {
       while (!closed && lastSeen < upTo) {
         const page = (await readOutbox(store, lastSeen, BACKLOG_PAGE, filter)).filter((e) => e.seq <= upTo);
         if (page.length === 0) break;
-        await writeEvents(await visibleTo(store, userId, page));
+        await writeEvents(await visibleTo(store, userId, page, grant));
         lastSeen = page[page.length - 1]!.seq;
         if (page.length < BACKLOG_PAGE) break;
       }

@@ -1,12 +1,19 @@
 import fastifyJwt from '@fastify/jwt';
 import { LRUCache } from 'lru-cache';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { TokenGrant } from '@app/shared/contracts';
 import { AppError } from '@app/shared/errors';
+import { TOKEN_PREFIX, type AccessTokenResolver } from '../auth/access-tokens.js';
 
-/** Claims of an access token (docs/architecture.md §5): `sub` = user id, `name` = username. */
+/**
+ * The authenticated caller (docs/architecture.md §5): `sub` = user id, `name` = username (the claims of a
+ * JWT); `grant` when the caller used a personal access token (`bts_…`, docs/auth.md "Access
+ * tokens"): its id, scopes and boards.
+ */
 export interface AccessClaims {
   sub: string;
   name: string;
+  grant?: TokenGrant;
 }
 
 declare module '@fastify/jwt' {
@@ -52,6 +59,8 @@ export class VerifiedTokens {
 declare module 'fastify' {
   interface FastifyInstance {
     verifiedTokens: VerifiedTokens;
+    /** Resolves personal access tokens (set by `buildApp`). */
+    accessTokens: AccessTokenResolver;
   }
 }
 
@@ -69,6 +78,21 @@ export async function registerJwt(app: FastifyInstance, opts: { secret: string; 
   app.decorate('verifiedTokens', new VerifiedTokens());
 }
 
+/** A bearer header carrying a personal access token rather than a JWT. */
+const ACCESS_TOKEN_SCHEME = `Bearer ${TOKEN_PREFIX}`;
+
+/** Sets `req.user` from a personal access token (`secret` without its prefix); unknown, revoked or expired: 401. */
+function resolveAccessToken(req: FastifyRequest, secret: string, done: HookHandlerDoneFunction): void {
+  req.server.accessTokens.resolve(TOKEN_PREFIX + secret).then(
+    (token) => {
+      if (!token) return done(new AppError('UNAUTHORIZED', { message: 'The access token is unknown, revoked or expired' }));
+      req.user = { sub: token.userId, name: token.username, grant: token.grant };
+      done();
+    },
+    (e: unknown) => done(AppError.from(e)),
+  );
+}
+
 const EXPIRED = new Set(['FST_JWT_AUTHORIZATION_TOKEN_EXPIRED', 'FAST_JWT_EXPIRED']);
 
 /**
@@ -77,11 +101,13 @@ const EXPIRED = new Set(['FST_JWT_AUTHORIZATION_TOKEN_EXPIRED', 'FAST_JWT_EXPIRE
  * `alg:none` or another algorithm) — @fastify/jwt alone answers 400 or 500 for some of these.
  * A header verified before and not yet expired is taken from `app.verifiedTokens`: verification
  * is a large share of a cheap request's CPU (docs/bench.md). Callback-style, so a remembered
- * token costs no promise turn.
+ * token costs no promise turn. A personal access token (`Bearer bts_…`) is resolved through
+ * `app.accessTokens` instead, and `req.user.grant` then says what it may do.
  */
 export function authenticate(req: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const header = req.headers.authorization;
   if (header === undefined) return done(new AppError('UNAUTHORIZED'));
+  if (header.startsWith(ACCESS_TOKEN_SCHEME)) return resolveAccessToken(req, header.slice(ACCESS_TOKEN_SCHEME.length), done);
   const known = req.server.verifiedTokens.get(header, Date.now());
   if (known) {
     req.user = known;

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { AppError } from '@app/shared/errors';
+import { bearerMatches, publicMetricsAccess } from '@app/shared/observability';
 import { APP_NAME } from '../config.js';
 import type { LocalRoute } from './local.js';
 
@@ -53,12 +54,18 @@ export const healthRoutes: LocalRoute[] = [
   {
     method: 'GET',
     url: '/metrics',
-    summary: 'Prometheus metrics of this process (text format; docs/observability.md). 404 when metrics are off or served on METRICS_PORT',
+    summary:
+      'Prometheus metrics of this process (text format; docs/observability.md). 404 when metrics are off, served on METRICS_PORT, or in production without METRICS_TOKEN; 401 without the METRICS_TOKEN bearer token when one is set',
     tag: 'health',
     produces: ['text/plain'],
+    headers: Type.Object({ authorization: Type.Optional(Type.String({ description: '`Bearer <METRICS_TOKEN>` when that token is set' })) }),
     response: Type.String({ description: 'Prometheus text exposition format 0.0.4' }),
-    async stream(_req, reply, { metrics, config }) {
-      if (!metrics || config.METRICS_PORT !== undefined) throw new AppError('NOT_FOUND', { message: 'Metrics are not served here' });
+    async stream(req, reply, { metrics, config }) {
+      const access = publicMetricsAccess(config);
+      if (!metrics || access === 'off') throw new AppError('NOT_FOUND', { message: 'Metrics are not served here' });
+      if (access === 'token' && !bearerMatches(req.headers.authorization, config.METRICS_TOKEN!)) {
+        throw new AppError('UNAUTHORIZED', { message: 'Metrics need the METRICS_TOKEN bearer token' });
+      }
       const text = await metrics.text();
       await reply.header('content-type', metrics.contentType).send(text);
     },

@@ -1,9 +1,11 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Bus } from '@app/shared/bus';
+import type { Scope } from '@app/shared/contracts';
 import type { Clock } from '@app/shared/domain';
 import type { Metrics } from '@app/shared/observability';
 import type { DocumentStore } from '@app/shared/store';
+import type { AccessTokenResolver } from '../auth/access-tokens.js';
 import type { GatewayConfig } from '../config.js';
 import type { EventStreams } from '../events/stream.js';
 import type { AccessClaims } from '../plugins/auth.js';
@@ -27,6 +29,8 @@ export interface LocalDeps {
   signAccessToken(claims: AccessClaims): string;
   /** The event stream server. */
   streams: EventStreams;
+  /** Resolves personal access tokens; the token routes evict a revoked one from it. */
+  accessTokens: AccessTokenResolver;
   /** The process's metrics, served by `GET /metrics`; absent when metrics are off. */
   metrics?: Metrics;
 }
@@ -46,12 +50,15 @@ export interface LocalRoute<B extends TObject | undefined = TObject | undefined,
   aliases?: readonly string[];
   summary: string;
   tag: string;
+  params?: TObject;
   body?: B;
   querystring?: Q;
   /** Request headers the route reads (Swagger; validated like the other parts). */
   headers?: TObject;
   /** Needs a bearer token (default false: public). */
   authenticated?: boolean;
+  /** The scope a personal access token needs for this route (default `read`); a JWT has every scope. */
+  scope?: Scope;
   /** Response media types for Swagger (default JSON), e.g. `text/event-stream`. */
   produces?: string[];
   /** Success response schema (Swagger only). */

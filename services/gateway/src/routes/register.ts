@@ -1,6 +1,8 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
 import { Headers, type Bus, type CallMeta, type ReplyMeta } from '@app/shared/bus';
+import { scopesAllow, type Scope } from '@app/shared/contracts';
+import { AppError } from '@app/shared/errors';
 import { noneMatchHits } from '@app/shared/domain';
 import { ErrorBodySchema } from '../http/error-mapping.js';
 import { authenticate } from '../plugins/auth.js';
@@ -15,7 +17,9 @@ export const BEARER = 'bearerAuth';
 const RATE_WINDOW_MS = 60_000;
 
 function toRouteRequest(req: FastifyRequest): RouteRequest {
-  return { params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body: req.body };
+  const out: RouteRequest = { params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body: req.body };
+  if (req.user) out.user = req.user;
+  return out;
 }
 
 /** `url` with its `:name` segments replaced by the request's (encoded) path parameters. */
@@ -34,6 +38,31 @@ export function pathParams(url: string): string[] {
  */
 async function defaultBody(req: FastifyRequest): Promise<void> {
   if (req.body === undefined || req.body === null) req.body = {};
+}
+
+/**
+ * The per-token rate limit (docs/auth.md "Access tokens"): `max` requests per minute for each
+ * personal access token, counted across every route; JWT requests are not counted here. Runs
+ * after `authenticate` (it reads `req.user.grant`).
+ */
+export function tokenRateLimit(app: FastifyInstance, max: number): onRequestHookHandler {
+  return app.rateLimit({
+    max,
+    timeWindow: RATE_WINDOW_MS,
+    keyGenerator: (req) => `token:${req.user?.grant?.tokenId ?? ''}`,
+    allowList: (req) => !req.user?.grant,
+  });
+}
+
+/** `onRequest` hook of a gateway route needing `scope` from a personal access token: 403 `INSUFFICIENT_SCOPE` without it. */
+export function requireScope(scope: Scope): onRequestHookHandler {
+  return (req, _reply, done) => {
+    const grant = req.user?.grant;
+    if (grant && !scopesAllow(grant.scopes, scope)) {
+      return done(new AppError('INSUFFICIENT_SCOPE', { message: `This access token lacks the ${scope} scope`, details: { required: scope, scopes: grant.scopes } }));
+    }
+    done();
+  };
 }
 
 /** Methods that write: they accept `Idempotency-Key`. */
@@ -87,8 +116,8 @@ interface RouteDescription {
   response?: TSchema | undefined;
   headers?: TSchema | undefined;
   status: number;
-  /** More success answers for Swagger (status → schema), e.g. a dry run's 200. */
-  alternatives?: Record<number, TSchema> | undefined;
+  /** More success answers for Swagger (status → schema and description), e.g. a dry run's 200. */
+  alternatives?: Record<number, { schema: TSchema; description: string }> | undefined;
   extra?: Record<string, unknown>;
 }
 
@@ -100,7 +129,7 @@ function schemaOf(d: RouteDescription): FastifySchema {
     tags: [d.tag],
     security: d.isPublic ? [] : [{ [BEARER]: [] }],
     response: {
-      ...Object.fromEntries(Object.entries(d.alternatives ?? {}).map(([code, schema]) => [code, { ...schema, description: 'Success (dry run: nothing written)' }])),
+      ...Object.fromEntries(Object.entries(d.alternatives ?? {}).map(([code, alt]) => [code, { ...alt.schema, description: alt.description }])),
       [d.status]: { ...success, description: d.status === 204 ? 'No content' : 'Success' },
       default: { ...Type.Ref(ErrorBodySchema), description: 'Error (see docs/errors.md)' },
     },
@@ -124,6 +153,14 @@ function routeOptions(d: RouteDescription, handler: RouteOptions['handler'], onR
   };
 }
 
+/** The other success answers of a row for Swagger: a dry run's 200, the 204 of a `null` reply. */
+function alternativesOf(spec: RouteSpec, status: number): RouteDescription['alternatives'] {
+  const alts: NonNullable<RouteDescription['alternatives']> = {};
+  if (spec.dryRun && status !== 200) alts[200] = { schema: spec.dryRun.response, description: 'Success (dry run: nothing written)' };
+  if (spec.noContentWhenNull) alts[204] = { schema: Type.Null(), description: 'No content (nothing to answer, e.g. no card free to claim)' };
+  return Object.keys(alts).length > 0 ? alts : undefined;
+}
+
 /**
  * Registers every bus route of the table (docs/architecture.md §9) at its target path and at each legacy path.
  * Each request: auth (onRequest) → schema validation → exactly one `bus.requestReply` → the reply
@@ -133,8 +170,10 @@ function routeOptions(d: RouteDescription, handler: RouteOptions['handler'], onR
  * `If-Match` and `Idempotency-Key` travel as bus headers (the key scoped to the method
  * and path); the reply's version becomes the `ETag`, and a GET whose `If-None-Match` names it
  * answers 304 with no body; a replayed answer carries `Idempotency-Replayed: true`.
+ * A request made with a personal access token carries its grant to the service (which checks the
+ * op's scope and the token's boards) and counts against `perToken` (the per-token rate limit).
  */
-export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readonly RouteSpec[]): void {
+export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readonly RouteSpec[], perToken: onRequestHookHandler[] = []): void {
   for (const spec of routes) {
     if (spec.maturity === 'draft' && spec.legacy?.length) {
       throw new Error(`Draft route ${spec.method} ${spec.url} must not have legacy paths (docs/architecture.md §9)`);
@@ -143,6 +182,7 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
     const write = WRITES.has(spec.method);
     const forward = async (req: FastifyRequest, reply: FastifyReply) => {
       const meta: CallMeta = { requestId: req.id, userId: req.user.sub };
+      if (req.user.grant) meta.grant = req.user.grant;
       const traceparent = req.headers.traceparent;
       if (typeof traceparent === 'string') meta.traceparent = traceparent;
       if (write) {
@@ -159,7 +199,7 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
       applyMeta(reply, out.meta);
       if (!out.ok) return sendError(out.error, req, reply, out.meta.traceId);
       if (dryRun) return reply.code(200).type('application/json').send(out.text);
-      if (status === 204) return reply.code(204).send();
+      if (status === 204 || (spec.noContentWhenNull && out.text === 'null')) return reply.code(204).send();
       if (!write && out.meta.version !== undefined) {
         const noneMatch = header(req, 'if-none-match');
         if (noneMatch !== undefined && noneMatchHits(noneMatch, out.meta.version)) return reply.code(304).send();
@@ -178,10 +218,10 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
       response: spec.response,
       headers: headersOf(spec),
       status,
-      alternatives: spec.dryRun && status !== 200 ? { 200: spec.dryRun.response } : undefined,
+      alternatives: alternativesOf(spec, status),
       extra: { 'x-maturity': spec.maturity },
     };
-    app.route(routeOptions(target, forward, [authenticate]));
+    app.route(routeOptions(target, forward, [authenticate, ...perToken]));
     for (const legacy of spec.legacy ?? []) {
       const successor: onRequestHookHandler = async (req, reply) => {
         const q = req.url.indexOf('?');
@@ -195,7 +235,7 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
         summary: `${spec.summary} (legacy path)`,
         extra: { ...target.extra, deprecated: true, description: `Deprecated: use ${spec.method} ${spec.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}.` },
       };
-      app.route(routeOptions(legacyDescription, forward, [successor, authenticate]));
+      app.route(routeOptions(legacyDescription, forward, [successor, authenticate, ...perToken]));
     }
   }
 }
@@ -204,9 +244,10 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
  * Registers the gateway's own routes (auth, health, version, the event stream) with the same
  * validation and Swagger treatment as bus routes: public unless `authenticated`; `rateLimited`
  * rows get @fastify/rate-limit per client IP (one budget across the row's path and `aliases`);
+ * an authenticated row counts against `perToken` (the per-token limit) and needs its `scope` from a token;
  * `stream` rows write their own long-lived answer; each row answers at `url` and at its `aliases`.
  */
-export function registerLocalRoutes(app: FastifyInstance, deps: LocalDeps, routes: readonly LocalRoute[]): void {
+export function registerLocalRoutes(app: FastifyInstance, deps: LocalDeps, routes: readonly LocalRoute[], perToken: onRequestHookHandler[] = []): void {
   for (const r of routes) {
     const status = r.status ?? 200;
     const handler = r.stream
@@ -215,11 +256,11 @@ export function registerLocalRoutes(app: FastifyInstance, deps: LocalDeps, route
     // One limiter per row, shared by all of its paths: a client gets one budget, not one per alias.
     const onRequest: onRequestHookHandler[] = [];
     if (r.rateLimited) onRequest.push(app.rateLimit({ max: deps.config.RATE_LIMIT_AUTH_MAX, timeWindow: RATE_WINDOW_MS }));
-    if (r.authenticated) onRequest.push(authenticate);
+    if (r.authenticated) onRequest.push(authenticate, ...perToken, requireScope(r.scope ?? 'read'));
     for (const url of [r.url, ...(r.aliases ?? [])]) {
       app.route(routeOptions(
         {
-          method: r.method, url, summary: r.summary, tag: r.tag, isPublic: !r.authenticated, body: r.body,
+          method: r.method, url, summary: r.summary, tag: r.tag, isPublic: !r.authenticated, params: r.params, body: r.body,
           querystring: r.querystring, headers: r.headers, response: r.response, status, ...(r.produces ? { extra: { produces: r.produces } } : {}),
         },
         handler,

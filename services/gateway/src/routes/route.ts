@@ -1,5 +1,6 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { AnyOp, In } from '@app/shared/contracts';
+import type { AccessClaims } from '../plugins/auth.js';
 
 /** HTTP verbs the route table uses. */
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -12,6 +13,8 @@ export interface RouteRequest<B = unknown, Q = Record<string, unknown>, P = Reco
   params: P;
   query: Q;
   body: B;
+  /** The authenticated caller (routes that need a bearer token). */
+  user?: AccessClaims;
 }
 
 /**
@@ -55,6 +58,8 @@ export interface RouteSpec<
   response?: TSchema;
   /** Success status; default 200. 204 sends no body. */
   status?: number;
+  /** A `null` reply answers 204 with no body (the claim when no card is free); other replies `status`. */
+  noContentWhenNull?: boolean;
   /**
    * The op a request with `?dry_run=true` goes to instead of `op` (board create and update):
    * same input, answered 200 with its reply (`dryRunResponse` in Swagger). The row's

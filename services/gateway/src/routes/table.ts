@@ -2,18 +2,20 @@ import { authRoutes } from './auth.js';
 import { boardRoutes } from './boards.js';
 import { eventRoutes, eventStreamRoutes } from './events.js';
 import { healthRoutes } from './health.js';
+import { leaseRoutes } from './leases.js';
 import type { LocalRoute } from './local.js';
 import { queryRoutes } from './query.js';
 import type { RouteSpec } from './route.js';
 import { sprintRoutes } from './sprints.js';
 import { taskRoutes } from './tasks.js';
+import { tokenRoutes } from './tokens.js';
 import { viewRoutes } from './views.js';
 
 /**
  * The gateway's route table (docs/architecture.md §9), as data: every bus-forwarded route of the four families.
  * Registration, Swagger and the route tests all read it.
  */
-export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes, ...viewRoutes];
+export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...leaseRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes, ...viewRoutes];
 
-/** Routes the gateway answers itself: auth, health, version (public) and the event stream (authenticated). */
-export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes];
+/** Routes the gateway answers itself: auth, health, version (public), the event stream and access tokens (authenticated). */
+export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes];

@@ -1,6 +1,6 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
-import { Metrics } from '@app/shared/observability';
+import { Metrics, serveMetrics } from '@app/shared/observability';
 import { system } from './system.js';
 
 interface Sample {
@@ -81,6 +81,38 @@ describe('GET /metrics (Prometheus text format)', () => {
     expect(countOf(m, 'sprint_close_duration_seconds', { outcome: 'ok' })).toBe(1);
     expect(m.families.get('events_sse_streams_open')?.metrics[0]?.value).toBe('0');
     expect(m.families.get('webhook_oldest_pending_age_seconds')?.metrics[0]?.value).toBe('0');
+  });
+
+  it('in production is not on the public port: 404 without METRICS_TOKEN, 401 without its bearer token, 200 with it', async () => {
+    await using prod = await system({ metrics: new Metrics(), env: { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) } });
+    const hidden = await prod.app.inject({ method: 'GET', url: '/metrics' });
+    expect(hidden.statusCode).toBe(404);
+    expect(hidden.body).not.toMatch(/http_request_duration_seconds/);
+
+    const token = 'metrics-token-0123456789';
+    await using guarded = await system({ metrics: new Metrics(), env: { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), METRICS_TOKEN: token } });
+    for (const authorization of [undefined, 'Bearer wrong-token-0123456789', token]) {
+      const res = await guarded.app.inject({ method: 'GET', url: '/metrics', headers: authorization === undefined ? {} : { authorization } });
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toMatchObject({ code: 'UNAUTHORIZED' });
+    }
+    const ok = await guarded.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` } });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.body).toMatch(/http_request_duration_seconds/);
+  });
+
+  it('on METRICS_PORT asks for the METRICS_TOKEN bearer token when one is set', async () => {
+    const token = 'metrics-token-0123456789';
+    const server = await serveMetrics(new Metrics(), { port: 0, host: '127.0.0.1', token });
+    try {
+      const url = `http://127.0.0.1:${server.port}/metrics`;
+      expect((await fetch(url)).status).toBe(401);
+      const ok = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+      expect(ok.status).toBe(200);
+      expect(await ok.text()).toMatch(/process_cpu/);
+    } finally {
+      await server.close();
+    }
   });
 
   it('answers 404 when metrics are off', async () => {

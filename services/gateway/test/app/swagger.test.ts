@@ -31,7 +31,7 @@ describe('Swagger 2.0 document', () => {
     }
     for (const r of localRoutes) {
       const security = r.authenticated ? [{ bearerAuth: [] }] : [];
-      expect(doc.paths[r.url]?.[r.method.toLowerCase()], r.url).toMatchObject({ security });
+      expect(doc.paths[swaggerPath(r.url)]?.[r.method.toLowerCase()], r.url).toMatchObject({ security });
     }
     expect(doc.paths['/api/v1/events/stream']?.get).toMatchObject({ produces: ['text/event-stream'] });
     const streamParams = (doc.paths['/api/v1/events/stream']?.get as { parameters?: Array<{ in: string; name: string }> }).parameters ?? [];

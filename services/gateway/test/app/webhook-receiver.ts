@@ -10,6 +10,9 @@ export interface Received {
   answered: number;
 }
 
+/** Longest a hanging request is held before its connection is cut (ms): the receiver stops by itself. */
+const HANG_MS = 60_000;
+
 /** What the receiver does with the next request: answer with a status, or never answer. */
 export type Behaviour = number | 'hang';
 
@@ -33,7 +36,11 @@ export class Receiver {
         const behaviour = r.plan.shift() ?? 200;
         const rec: Received = { headers: req.headers, body, json: body ? JSON.parse(body) : undefined, answered: 0 };
         r.received.push(rec);
-        if (behaviour === 'hang') return;
+        if (behaviour === 'hang') {
+          // never answered; the connection is cut after HANG_MS at the latest (or on close)
+          setTimeout(() => res.destroy(), HANG_MS).unref();
+          return;
+        }
         rec.answered = behaviour;
         res.writeHead(behaviour).end('ok');
       });

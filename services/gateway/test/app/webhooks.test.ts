@@ -205,6 +205,35 @@ describe('webhook delivery', () => {
     expect(log[2].attempts.map((a: any) => a.status_code ?? a.error)).toEqual([500, expect.stringMatching(/timed out/), 200]);
   });
 
+  it("a receiver that hangs delays only its own webhook: another webhook's deliveries all arrive while it hangs", async () => {
+    // attempts may take 30 s, longer than this test: the hanging one stays in flight throughout
+    sys = await system({ webhooks: { tickMs: 20, attemptTimeoutMs: 30_000, random: () => 0.5 }, clockAt: new Date().toISOString() });
+    const alice = await sys.user('alice');
+    const bob = await sys.user('bob');
+    const [aliceTask, bobTask] = [aTask({ owner: alice.id }), aTask({ owner: bob.id })];
+    await insert(sys.store, { tasks: [aliceTask, bobTask] });
+    receiver = await Receiver.start();
+    const slow = await Receiver.start();
+    try {
+      slow.plan.push('hang', 'hang', 'hang');
+      const bobHook = await hook(sys, bob, { url: slow.url, events: ['*'] });
+      await hook(sys, alice, { url: receiver.url, events: ['*'] });
+      await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: bobTask._id, data: { n: 0 } }]);
+      await slow.until(1);
+      for (let n = 1; n <= 10; n++) {
+        await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: aliceTask._id, data: { n } }]);
+        await receiver.until(n, 10_000);
+      }
+      expect(receiver.received.map((r) => r.json.data.n)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      // Bob's one attempt is still in flight, unanswered and not yet recorded
+      expect(slow.received).toHaveLength(1);
+      expect(slow.received[0]!.answered).toBe(0);
+      expect((await deliveries(sys, bob, bobHook.id)).map((d) => d.attempt)).toEqual([0]);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('gives up after WEBHOOK_MAX_ATTEMPTS, retries on request, and disables a webhook failing for 24 h', async () => {
     const { sys, rx, alice, taskId } = await start({ WEBHOOK_MAX_ATTEMPTS: '2' });
     const { id } = await hook(sys, alice, { url: rx.url, events: ['*'] });

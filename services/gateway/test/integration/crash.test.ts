@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { httpJson, startAllInOne, tempDir, type AllInOne } from './child.js';
@@ -10,7 +11,32 @@ import { httpJson, startAllInOne, tempDir, type AllInOne } from './child.js';
  * nothing), and every sprint is either open with all its members or closed with all of them
  * rolled over and its retro note written. Two rounds (the second crashes a restarted store);
  * bounded in requests and time; the folder and the processes are removed whatever happens.
+ *
+ * A request the kill cuts off has an unknown outcome and ends its worker; anything else a worker
+ * meets (an unexpected status, the server gone before the kill) is a failure, counted and reported.
+ * The kill times and the close spread come from one seed, logged at the start: `CRASH_SEED=<seed>`
+ * replays them.
  */
+
+/** The seed of this run's random timings: `CRASH_SEED`, else a fresh one (logged). */
+const SEED = process.env.CRASH_SEED !== undefined ? Number(process.env.CRASH_SEED) : randomInt(2 ** 31);
+
+/** A small seeded generator (mulberry32): uniform floats in [0, 1). */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** True for the error of a request the server's death cut off (fetch's `fetch failed` / `terminated`). */
+function cutOff(e: unknown): boolean {
+  return e instanceof TypeError && (e.message === 'fetch failed' || e.message === 'terminated');
+}
 
 const ROUNDS = 2;
 const CREATORS = 4;
@@ -48,6 +74,8 @@ function columnOf(task: { status: string; tags: string[] }): string {
 
 describe('crash: SIGKILL during concurrent writes, then restart', () => {
   it('keeps every acknowledged write and never half-applies a move or a close-sprint', { timeout: 180_000 }, async () => {
+    console.log(`crash test seed ${SEED} (replay the kill times with CRASH_SEED=${SEED})`);
+    const random = seededRandom(SEED);
     const data = await tempDir('crash-test-');
     let server: AllInOne | undefined;
     try {
@@ -82,25 +110,28 @@ describe('crash: SIGKILL during concurrent writes, then restart', () => {
         }
 
         // the chaos: concurrent writers until the server is killed (or their request budget ends)
-        let dead = false;
-        const worker = async (step: (i: number) => Promise<void>) => {
-          for (let i = 0; i < MAX_REQUESTS_PER_WORKER && !dead; i++) {
+        let killing = false;
+        const failures: string[] = [];
+        const worker = async (name: string, step: (i: number) => Promise<void>) => {
+          for (let i = 0; i < MAX_REQUESTS_PER_WORKER && !killing; i++) {
             try {
               await step(i);
-            } catch {
-              return; // the server died under this request: its outcome is unknown
+            } catch (e) {
+              // cut off by the kill: its outcome is unknown; anything else is a failure
+              if (!(killing && cutOff(e))) failures.push(`${name}, request ${i}: ${e instanceof Error ? e.message : String(e)}`);
+              return;
             }
           }
         };
         const creators = Array.from({ length: CREATORS }, (_, w) =>
-          worker(async (i) => {
+          worker(`creator ${w}`, async (i) => {
             const title = `created ${round}-${w}-${i}`;
             const res = await httpJson(s, 'POST', '/api/v1/tasks', { title, tags: ['crash'] }, token);
             if (res.status === 201) createdAcked.set(res.body.id, title);
           }),
         );
         const movers = Array.from({ length: MOVERS }, (_, w) =>
-          worker(async (i) => {
+          worker(`mover ${w}`, async (i) => {
             const id = roundCards[w * CARDS_PER_MOVER + (i % CARDS_PER_MOVER)]!;
             const card = cards.get(id)!;
             const to = NEXT[card.acked]!;
@@ -110,22 +141,23 @@ describe('crash: SIGKILL during concurrent writes, then restart', () => {
             cards.set(id, { acked: to });
           }),
         );
-        const closer = worker(async (i) => {
+        const closer = worker('closer', async (i) => {
           if (i >= roundSprints.length) {
             await sleep(5);
             return;
           }
-          await sleep(Math.floor(Math.random() * 150)); // closes spread over the window the kill falls in
+          await sleep(Math.floor(random() * 150)); // closes spread over the window the kill falls in
           const id = roundSprints[i]!;
           const res = await httpJson(s, 'POST', `/api/v1/tasks/${id}/close-sprint`, { rollover: 'backlog' }, token);
           if (res.status !== 200) throw new Error(`close ${id}: ${res.status} ${JSON.stringify(res.body)}`);
           sprints.get(id)!.closeAcked = true;
         });
 
-        await sleep(150 + Math.floor(Math.random() * 1_200));
+        await sleep(150 + Math.floor(random() * 1_200));
+        killing = true;
         await s.child.stop('SIGKILL');
-        dead = true;
         await Promise.all([...creators, ...movers, closer]);
+        expect(failures, `worker failures in round ${round} (CRASH_SEED=${SEED})`).toEqual([]);
         expect(createdAcked.size).toBeGreaterThan(0);
 
         // restart on the same folder and check everything acknowledged so far (all rounds)

@@ -135,6 +135,7 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
         clearInterval(sweepTimer);
         if (timer) clearTimeout(timer);
         await running;
+        await dispatcher.settle();
         await sweeping;
         await jet?.close();
         stopSignal?.();

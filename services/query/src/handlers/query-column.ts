@@ -1,18 +1,19 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { ColumnCard, QueryOps } from '@app/shared/contracts';
-import { boardScopeFilter, columnOf, loadBoard, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
+import { boardScopeFilter, columnOf, leaseView, loadBoard, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
 import { decodeMetadata } from '@app/shared/store';
 import { compileColumn, DEFAULT_PAGE_SIZE, findPage, sprintFor, tasksOf } from '../reads.js';
 
-/** The card shape of the column read: id, title, status, tags, assignee (when set), metadata (API keys). */
+/** The card shape of the column read: id, title, status, tags, assignee (when set), metadata (API keys), lease (when claimed). */
 function toCard(doc: TaskDoc): ColumnCard {
   const card: ColumnCard = { id: doc._id, title: doc.title, status: doc.status, tags: doc.tags, metadata: decodeMetadata(doc.metadata) };
   if (doc.assignee !== undefined) card.assignee = doc.assignee;
+  if (doc.lease !== undefined) card.lease = leaseView(doc.lease);
   return card;
 }
 
 /** Only the fields a card shows are fetched. */
-const CARD_FIELDS = { title: 1, status: 1, tags: 1, assignee: 1, metadata: 1 } as const;
+const CARD_FIELDS = { title: 1, status: 1, tags: 1, assignee: 1, metadata: 1, lease: 1 } as const;
 
 /**
  * Column read (Draft; docs/query-service.md, docs/architecture.md §7): the

@@ -6,7 +6,7 @@ import {
   versionGuard, versionOf, type BoardDoc, type HandlerFactories, type Principal, type ServiceDeps,
 } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
-import { checkFunctionContext, compileQuery, fieldPath, parseQuery } from '@app/shared/query';
+import { checkFunctionContext, compileQuery, fieldPath, parseQuery, storedQueryError } from '@app/shared/query';
 import { Collections, type Collection, type DocumentStore, type IndexSpec, type Session, type Sort } from '@app/shared/store';
 import { DEFAULT_PAGE_SIZE, findPage, tasksOf } from '../reads.js';
 
@@ -213,14 +213,18 @@ const query =
     const p = await loadPrincipal(store, userId);
     const view = await readableView(store, p, input.viewId);
     const now = clock.now();
-    const parsed = parseQuery(view.query);
     let scope;
     let board: BoardDoc | undefined;
     if (view.board_id !== undefined) {
       board = (await loadBoard(store, userId, view.board_id, 'read')).board;
       scope = boardScopeFilter(board, p);
     } else scope = readableTasksFilter(p);
-    const compiled = compileQuery(await resolveFor(store, p, parsed, { now, ...(board ? { board } : {}) }), { now });
+    let compiled;
+    try {
+      compiled = compileQuery(await resolveFor(store, p, parseQuery(view.query), { now, ...(board ? { board } : {}) }), { now });
+    } catch (e) {
+      throw storedQueryError(e, { kind: 'view', id: view._id, name: view.name });
+    }
     let sort = compiled.sort;
     if (view.sort) {
       const [path, dir] = [fieldPath(view.sort.column), view.sort.direction === 'asc' ? 1 : -1] as const;

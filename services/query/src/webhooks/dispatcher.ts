@@ -14,8 +14,14 @@ import { inRootSpan, SpanKind, spanContextOf, SpanStatusCode, statusClass, type 
 export const DISABLE_AFTER_MS = 24 * 60 * 60 * 1000;
 /** Default attempts per delivery (`WEBHOOK_MAX_ATTEMPTS`). */
 export const DEFAULT_MAX_ATTEMPTS = 6;
-/** Webhooks a dispatcher replica delivers to at once (each one's deliveries stay sequential). */
-export const PARALLEL_WEBHOOKS = 16;
+/**
+ * Webhooks a dispatcher replica delivers to at once. Each webhook has at most one attempt in flight
+ * (its deliveries stay sequential, in `seq` order), so a slow or hanging receiver holds only its
+ * own slot: the others go on (docs/events.md "Delivery").
+ */
+export const PARALLEL_WEBHOOKS = 64;
+/** How often a webhook waiting for a retry is looked at again anyway (ms). */
+const WAITING_RECHECK_MS = 1_000;
 /** The logged error of an attempt not sent because the owner lost access. */
 const NOT_VISIBLE = 'not sent: the webhook owner can no longer read what this event is about';
 /** Delay before the first retry, before jitter; each later retry waits 4× longer. */
@@ -78,6 +84,10 @@ export class WebhookDispatcher {
   private readonly random: () => number;
   private readonly leaseMs: number;
   private readonly queries = new Map<string, Query>();
+  /** Webhooks being delivered to now (one drain each), by id. */
+  private readonly inFlight = new Map<string, Promise<number>>();
+  /** Webhooks whose oldest pending delivery waits for its retry, by id: until when (ISO). */
+  private readonly waiting = new Map<string, string>();
 
   constructor(private readonly deps: DispatcherDeps) {
     this.maxAttempts = deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
@@ -181,21 +191,43 @@ export class WebhookDispatcher {
     return fresh.length;
   }
 
-  /** Makes every attempt that is due now, up to {@link PARALLEL_WEBHOOKS} webhooks in parallel, each webhook's in `seq` order. Returns the attempts made. */
+  /**
+   * Starts delivering to every webhook with an attempt due now that is not being delivered to
+   * already, up to {@link PARALLEL_WEBHOOKS} webhooks at once, and returns without waiting for them
+   * ({@link settle} does). Each webhook's deliveries go one at a time in `seq` order; webhooks are
+   * independent: one whose receiver hangs until the attempt timeout delays only its own deliveries,
+   * and its backlog does not hide the others' due deliveries (webhooks in flight, or waiting for a
+   * retry, are left out of the search). Returns how many webhooks it started.
+   */
   async deliverDue(): Promise<number> {
+    if (this.inFlight.size >= PARALLEL_WEBHOOKS) return 0;
     const nowIso = this.deps.clock.now().toISOString();
+    for (const [id, until] of this.waiting) if (until <= nowIso) this.waiting.delete(id);
+    const skip = [...this.inFlight.keys(), ...this.waiting.keys()];
     const due = await deliveriesOf(this.deps.store).find(
-      { status: 'pending', next_attempt_at: { $lte: nowIso } },
+      { status: 'pending', next_attempt_at: { $lte: nowIso }, ...(skip.length > 0 ? { webhook_id: { $nin: skip } } : {}) },
       { sort: { seq: 1 }, limit: 500, projection: { webhook_id: 1 } },
     );
-    const hooks = [...new Set(due.map((d) => d.webhook_id))];
-    // At most PARALLEL_WEBHOOKS webhooks at once: outbound requests stay bounded however many are due.
+    let started = 0;
+    for (const id of new Set(due.map((d) => d.webhook_id))) {
+      if (this.inFlight.size >= PARALLEL_WEBHOOKS) break;
+      if (this.inFlight.has(id)) continue;
+      const run = this.drain(id)
+        .catch((err: unknown) => {
+          this.deps.log.warn({ err, webhookId: id }, 'webhook delivery failed; retrying next tick');
+          return 0;
+        })
+        .finally(() => this.inFlight.delete(id));
+      this.inFlight.set(id, run);
+      started++;
+    }
+    return started;
+  }
+
+  /** Waits until the deliveries started so far are done (shutdown, tests); returns the attempts they made. */
+  async settle(): Promise<number> {
     let made = 0;
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < hooks.length) made += await this.drain(hooks[next++]!);
-    };
-    await Promise.all(Array.from({ length: Math.min(PARALLEL_WEBHOOKS, hooks.length) }, worker));
+    while (this.inFlight.size > 0) made += (await Promise.all([...this.inFlight.values()])).reduce((a, b) => a + b, 0);
     return made;
   }
 
@@ -207,7 +239,15 @@ export class WebhookDispatcher {
       const now = clock.now();
       const nowIso = now.toISOString();
       const [head] = await deliveriesOf(store).find({ webhook_id: id, status: 'pending' }, { sort: { seq: 1 }, limit: 1 });
-      if (!head || head.next_attempt_at > nowIso || head.lease_until > nowIso) break;
+      if (!head) break;
+      if (head.next_attempt_at > nowIso) {
+        // its later deliveries look due too: leave the webhook out of the search until its retry,
+        // looking again each second (a retry asked for through the API makes it due sooner)
+        const recheck = new Date(now.getTime() + WAITING_RECHECK_MS).toISOString();
+        this.waiting.set(id, head.next_attempt_at < recheck ? head.next_attempt_at : recheck);
+        break;
+      }
+      if (head.lease_until > nowIso) break;
       const hook = await webhooksOf(store).findOne({ _id: id });
       if (!hook || !hook.active) break;
       const leased = await deliveriesOf(store).findOneAndUpdate(

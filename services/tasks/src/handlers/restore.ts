@@ -1,7 +1,7 @@
 import type { Handler } from '@app/shared/bus';
 import type { TasksOps } from '@app/shared/contracts';
 import {
-  canWriteTask, checkIfMatch, isUuid, loadPrincipal, nextVersion, runWrite, taskRestoredEvent, toTask, versionGuard, versionOf, type ServiceDeps,
+  canWriteTask, checkIfMatch, ownsOutright, isUuid, loadPrincipal, nextVersion, runWrite, taskRestoredEvent, toTask, versionGuard, versionOf, type ServiceDeps,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { taskNotFound, tasksOf } from '../task-access.js';
@@ -21,7 +21,7 @@ export const restore = (deps: ServiceDeps): Handler<typeof TasksOps.restore> => 
     const tasks = tasksOf(deps.store);
     const task = await tasks.findOne({ _id: taskId, deleted: true }, { session: w.session });
     if (!task) throw taskNotFound(taskId);
-    if (task.created_by !== w.userId && !canWriteTask(await loadPrincipal(deps.store, w.userId, w.session), task)) throw taskNotFound(taskId);
+    if (!ownsOutright(w.userId, task.created_by) && !canWriteTask(await loadPrincipal(deps.store, w.userId, w.session), task)) throw taskNotFound(taskId);
     checkIfMatch(ctx.ifMatch, versionOf(task), { taskId });
     const at = w.now.toISOString();
     const after = await tasks.findOneAndUpdate(

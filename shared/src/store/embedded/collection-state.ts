@@ -5,6 +5,7 @@ import { andAll, hasSlot, orSlots, Posting, type Slots } from './slots.js';
 import { SortIndex } from './sort-index.js';
 import type { TextCandidates } from './text-index.js';
 import { hashKey, hashKeysAt, valueAt, valuesAt } from './values.js';
+import { examine } from './scan-clock.js';
 
 /**
  * A stored document, its version (a store-wide sequence number bumped on every write) and its
@@ -545,7 +546,7 @@ export class CollectionState {
     if (!index) return undefined;
     let matches: Matcher | undefined;
     const test = (slot: number): boolean => {
-      stats.docsExamined++;
+      examine(stats);
       const entry = this.bySlot[slot];
       return entry !== undefined && (exact || (matches ??= compileFilter(filter))(entry.doc));
     };
@@ -562,7 +563,7 @@ export class CollectionState {
     let picked: number[];
     if (exact) {
       picked = index.top(sort, slots, n);
-      stats.docsExamined += picked.length;
+      examine(stats, picked.length);
     } else picked = index.top(sort, slots, n, test);
     // (plan sets hold live slots only; a missing entry would be skipped, never handed out)
     return picked.filter((slot) => this.bySlot[slot] !== undefined);

@@ -5,6 +5,7 @@ import type {
 import type { CollectionState } from './collection-state.js';
 import { HISTORY_DELETE_BATCH, type HistoryCollection } from './history.js';
 import { project } from './matcher.js';
+import { timedRead } from './scan-clock.js';
 import type { Txn, TxnUpdateResult } from './txn.js';
 import { sortDocs } from './values.js';
 
@@ -17,6 +18,8 @@ export interface TxnRunner {
   /** The history collection of that name (history.ts), or undefined for an in-memory one. */
   history(collection: string): HistoryCollection | undefined;
   readonly stats: { docsExamined: number };
+  /** A read's time limit in ms (port `QUERY_TIME_LIMIT_MS`; scan-clock.ts). */
+  readLimitMs(): number;
 }
 
 /**
@@ -49,8 +52,9 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     private readonly runner: TxnRunner,
   ) {}
 
+  /** Rejects with `QUERY_TIMEOUT` when its scan runs past the store's read time limit (scan-clock.ts). */
   find(filter: Filter, opts: FindOptions = {}): Promise<T[]> {
-    return this.runner.run(opts.session, (txn) => {
+    return this.runner.run(opts.session, (txn) => timedRead(this.runner.readLimitMs(), () => {
       const skip = opts.skip ?? 0;
       const history = this.runner.history(this.name);
       if (history) {
@@ -63,7 +67,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
       const walked = opts.sort && opts.limit ? txn.matchSorted(this.name, filter, opts.sort, skip + opts.limit) : undefined;
       if (walked) return project(walked.slice(skip), opts.projection) as T[];
       return shape(txn.match(this.name, filter), opts) as T[];
-    });
+    }));
   }
 
   async findOne(filter: Filter, opts: Omit<FindOptions, 'skip' | 'limit'> = {}): Promise<T | null> {
@@ -71,8 +75,9 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     return doc ?? null;
   }
 
+  /** Rejects with `QUERY_TIMEOUT` as {@link find} does. */
   countDocuments(filter: Filter, opts: SessionOption = {}): Promise<number> {
-    return this.runner.run(opts.session, (txn) => txn.count(this.name, filter));
+    return this.runner.run(opts.session, (txn) => timedRead(this.runner.readLimitMs(), () => txn.count(this.name, filter)));
   }
 
   insertOne(doc: T, opts: WriteOptions = {}): Promise<void> {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { AppError } from '../../errors/index.js';
 import type { Collection, Doc, DocumentStore, IndexSpec, Session, StoreStats } from '../port.js';
-import { TRANSACTION_DEADLINE_MS } from '../port.js';
+import { QUERY_TIME_LIMIT_MS, TRANSACTION_DEADLINE_MS } from '../port.js';
 import { EmbeddedCollection, type TxnRunner } from './collection.js';
 import { CollectionState } from './collection-state.js';
 import { HISTORY_COLLECTIONS, HistoryCollection } from './history.js';
@@ -65,6 +65,8 @@ export interface EmbeddedStoreOptions {
    * Default: {@link HISTORY_COLLECTIONS}. A store without a file keeps every collection in memory.
    */
   history?: (collection: string) => boolean;
+  /** A read's time limit in ms (default `QUERY_TIME_LIMIT_MS`): a longer scan stops with `QUERY_TIMEOUT`. */
+  queryTimeLimitMs?: number;
 }
 
 const defaultHistory = (collection: string): boolean => HISTORY_COLLECTIONS.includes(collection);
@@ -127,6 +129,7 @@ export class EmbeddedStore implements DocumentStore {
     state: (name) => this.state(name),
     history: (name) => this.history(name),
     stats: this.stats,
+    readLimitMs: () => this.queryTimeLimitMs,
   };
   /** History collections by name (`null`: an in-memory collection), decided on first use. */
   private readonly histories = new Map<string, HistoryCollection | null>();
@@ -158,6 +161,7 @@ export class EmbeddedStore implements DocumentStore {
     private readonly deferIndexesFrom = DEFERRED_INDEX_MIN_DOCS,
     private readonly lockWaitMs = LOCK_WAIT_MS,
     private readonly isHistory: (collection: string) => boolean = defaultHistory,
+    private readonly queryTimeLimitMs = QUERY_TIME_LIMIT_MS,
   ) {
     // `full`: the grouped commits are journaled right before the WAL fsync that acknowledges them
     if (journal) journal.beforeSync = (synced) => this.writeDeferred(synced);
@@ -175,7 +179,7 @@ export class EmbeddedStore implements DocumentStore {
       throw new AppError('STORE_UNAVAILABLE', { message: `Cannot create the data folder ${opts.dir}`, cause: e });
     }
     const journal = new Journal(join(opts.dir, 'store.sqlite'), opts.sync);
-    const store = new EmbeddedStore(journal, opts.log, opts.deferIndexesFrom ?? DEFERRED_INDEX_MIN_DOCS, opts.lockWaitMs ?? LOCK_WAIT_MS, opts.history ?? defaultHistory);
+    const store = new EmbeddedStore(journal, opts.log, opts.deferIndexesFrom ?? DEFERRED_INDEX_MIN_DOCS, opts.lockWaitMs ?? LOCK_WAIT_MS, opts.history ?? defaultHistory, opts.queryTimeLimitMs);
     const started = Date.now();
     let count = 0;
     // the indexes declared before (ensureIndexes) are there before the services declare them again:
@@ -217,8 +221,8 @@ export class EmbeddedStore implements DocumentStore {
   }
 
   /** The same store without a file (tests): nothing survives {@link close}. */
-  static memory(opts: { log?: Logger; lockWaitMs?: number } = {}): EmbeddedStore {
-    return new EmbeddedStore(undefined, opts.log, DEFERRED_INDEX_MIN_DOCS, opts.lockWaitMs ?? LOCK_WAIT_MS);
+  static memory(opts: { log?: Logger; lockWaitMs?: number; queryTimeLimitMs?: number } = {}): EmbeddedStore {
+    return new EmbeddedStore(undefined, opts.log, DEFERRED_INDEX_MIN_DOCS, opts.lockWaitMs ?? LOCK_WAIT_MS, defaultHistory, opts.queryTimeLimitMs);
   }
 
   collection<T extends Doc = Doc>(name: string): Collection<T> {

@@ -4,6 +4,7 @@ import { HashIndex, pageKey } from './collection-state.js';
 import { lazyMatcher, type Matcher } from './matcher.js';
 import type { Change } from './txn.js';
 import { freezeParsed, sortDocs, valueAt, THROUGH_ARRAY } from './values.js';
+import { examine } from './scan-clock.js';
 
 /**
  * History collections of the embedded store (docs/store.md "History collections"): collections
@@ -405,7 +406,7 @@ export class HistoryCollection {
     if (typeof id === 'string') {
       const doc = skip?.has(id) ? undefined : this.get(id);
       if (!doc) return [];
-      stats.docsExamined++;
+      examine(stats);
       return lazyMatcher(filter)(doc) ? [doc] : [];
     }
     // the same read of an unchanged collection (a feed page, a poll finding nothing new) is answered
@@ -430,7 +431,7 @@ export class HistoryCollection {
   private read(filter: Filter, sort: Sort | undefined, n: number, skip: ReadonlyMap<string, unknown> | undefined, stats: { docsExamined: number }): Doc[] {
     let matches: Matcher | undefined;
     const test = (doc: Doc) => {
-      stats.docsExamined++;
+      examine(stats);
       return (matches ??= lazyMatcher(filter))(doc);
     };
     const out: Doc[] = [];

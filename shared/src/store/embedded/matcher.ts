@@ -1,6 +1,7 @@
 import { Query } from 'mingo';
 import type { Doc, Filter, Projection } from '../port.js';
 import { hashKey, THROUGH_ARRAY, valueAt, valuesAt } from './values.js';
+import { parseWildcard, wildcardMatcher } from './wildcard.js';
 
 /** mingo options: no `$where`/`$function` scripts from filters. */
 export const QUERY_OPTIONS = { scriptEnabled: false } as const;
@@ -13,14 +14,15 @@ type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof RegExp);
 
 /**
- * Compiles a filter once for testing many documents (the embedded store's hot path). Filters made
- * only of `$and`, `$or` and field conditions that are a string/number/boolean (or, on a top-level
+ * Compiles a filter once for testing many documents (the embedded store's hot path). `$and`,
+ * `$or`, `$nor` and field conditions that are a string/number/boolean (or, on a top-level
  * field, an array of them), `$eq`/`$ne` (of either), `$in`/`$nin` (of such scalars), `$regex` (string, `$options` of
- * `i`/`m`/`s`) or, on a top-level field, `$exists` (a boolean: the version pin of a document
- * written before versions existed) compile to plain
- * functions with MongoDB semantics (an array field matches when an element does; paths descend
- * into arrays of sub-documents, as {@link valuesAt}); any other filter is tested by mingo, which
- * defines the semantics (the two agree, `shared/test/unit/store-matcher.test.ts`).
+ * `i`/`m`/`s`; the shapes LIKE, ILIKE and `~` compile to run on the linear wildcard matcher,
+ * wildcard.ts, never on a regular expression), `$not` of such a condition or, on a top-level
+ * field, `$exists` (a boolean: the version pin of a document written before versions existed)
+ * compile to plain functions with MongoDB semantics (an array field matches when an element does; paths descend
+ * into arrays of sub-documents, as {@link valuesAt}); any other field condition (or a whole
+ * filter of another shape) is tested by mingo, which defines the semantics (the two agree, `shared/test/unit/store-matcher.test.ts`).
  */
 export function compileFilter(filter: Filter): Matcher {
   const fast = compileFast(filter);
@@ -111,13 +113,14 @@ function compileFastNow(filter: Filter): Matcher | undefined {
   const parts: Matcher[] = [];
   for (const [key, cond] of Object.entries(filter)) {
     let part: Matcher | undefined;
-    if (key === '$and' || key === '$or') {
-      const subs = Array.isArray(cond) && cond.length > 0 ? cond.map((c) => (isObject(c) ? compileFast(c) : undefined)) : [];
-      if (subs.length === 0 || !subs.every((s) => s !== undefined)) return undefined;
-      const all = subs as Matcher[];
-      part = key === '$and' ? (d) => all.every((s) => s(d)) : (d) => all.some((s) => s(d));
+    if (key === '$and' || key === '$or' || key === '$nor') {
+      if (!Array.isArray(cond) || cond.length === 0 || !cond.every(isObject)) return undefined;
+      // each branch on its own: a branch mingo must test does not take the others (nor a text
+      // pattern beside it: those are always matched here, wildcard.ts) with it
+      const all = cond.map((c) => compileFilter(c as Filter));
+      part = key === '$and' ? (d) => all.every((s) => s(d)) : key === '$or' ? (d) => all.some((s) => s(d)) : (d) => !all.some((s) => s(d));
     } else if (!key.startsWith('$')) {
-      part = compileField(key.split('.'), cond);
+      part = compileField(key.split('.'), cond) ?? mingoByValue({ [key]: cond });
     }
     if (!part) return undefined;
     parts.push(part);
@@ -238,6 +241,20 @@ export function lazyMatcher(filter: Filter): Matcher {
 /** How many documents {@link lazyMatcher} tests without compiling. */
 const DIRECT_TESTS = 4;
 
+/**
+ * The test of a `$regex` condition on one string: the linear wildcard matcher (wildcard.ts) for
+ * the shapes the query language compiles LIKE, ILIKE and `~` to (options `i` and `s` only), else
+ * a RegExp (options of `i`, `m`, `s`); undefined when neither applies (mingo then decides).
+ */
+function textTest(source: string, options: string): ((text: string) => boolean) | undefined {
+  if (/^[is]*$/.test(options)) {
+    const wild = parseWildcard(source);
+    if (wild) return wildcardMatcher(wild, options.includes('i'));
+  }
+  const re = /^[ims]*$/.test(options) ? regExp(source, options) : undefined;
+  return re ? (text) => re.test(text) : undefined;
+}
+
 /** The RegExp, or undefined when the pattern is not valid JavaScript (mingo then decides). */
 function regExp(pattern: string, flags: string): RegExp | undefined {
   try {
@@ -343,8 +360,11 @@ function compileField(path: readonly string[], cond: unknown): Matcher | undefin
       if (test) part = positive ? (d) => someAt(d, path, test) : (d) => !someAt(d, path, test);
     } else if (op === '$regex') {
       const options = cond.$options ?? '';
-      const re = typeof value === 'string' && typeof options === 'string' && /^[ims]*$/.test(options) ? regExp(value, options) : undefined;
-      if (re) part = (d) => someAt(d, path, (v) => typeof v === 'string' && re.test(v));
+      const test = typeof value === 'string' && typeof options === 'string' ? textTest(value, options) : undefined;
+      if (test) part = (d) => someAt(d, path, (v) => typeof v === 'string' && test(v));
+    } else if (op === '$not' && isObject(value)) {
+      const inner = compileField(path, value);
+      if (inner) part = (d) => !inner(d);
     } else if (op === '$options' && '$regex' in cond) {
       continue;
     } else if (op === '$exists' && typeof value === 'boolean' && path.length === 1) {

@@ -6,13 +6,14 @@
  * ever narrows: every candidate is still tested against the whole filter, so results equal a scan.
  *
  * Case: the indexed text and the searched literals are both folded in JavaScript by
- * {@link foldText}, the very case folding of a JavaScript `/i` regular expression (the matcher's),
- * and the FTS table is case-sensitive (`trigram case_sensitive 1`). SQLite's own folding
+ * {@link foldText}, the very case folding of the store's case-insensitive matching (fold.ts, Unicode
+ * simple case folding as MongoDB's), and the FTS table is case-sensitive (`trigram case_sensitive 1`). SQLite's own folding
  * (`case_sensitive 0`) differs from JavaScript's for some non-ASCII letters (σ/ς/Σ, the Kelvin sign,
  * …), which would drop matches; one folding on both sides cannot.
  */
 import type Database from 'better-sqlite3';
 import type { Doc, Filter } from '../port.js';
+import { foldCase } from './fold.js';
 import { compileFilter, type Matcher } from './matcher.js';
 import { Posting, type Slots } from './slots.js';
 import { valuesAt } from './values.js';
@@ -24,7 +25,7 @@ export const TEXT_FIELDS: Readonly<Record<string, readonly string[]>> = Object.f
  * Version of the FTS tables' content (folding, fields). A data dir whose tables carry another
  * version, or none (written before the text index existed), is re-indexed at open.
  */
-export const TEXT_INDEX_VERSION = 2;
+export const TEXT_INDEX_VERSION = 3;
 
 /** Literal pieces shorter than this many characters (code points) cannot use trigrams. */
 export const MIN_LITERAL = 3;
@@ -33,49 +34,21 @@ export const MIN_LITERAL = 3;
 const CACHED_SEARCHES = 64;
 
 const REPLACEMENT = '\uFFFD';
-const PLAIN_ASCII = /^[\x01-\x7f]*$/;
-
-/** Folded forms of non-ASCII code units (the expensive `toUpperCase` calls, memoized). */
-const foldedUnits = new Map<number, string>();
-
-function foldUnit(c: number): string {
-  let f = foldedUnits.get(c);
-  if (f === undefined) {
-    // ECMAScript Canonicalize (non-Unicode ignoreCase): the single-unit upper case, unless it
-    // would map a non-ASCII unit to ASCII
-    const ch = String.fromCharCode(c);
-    const up = ch.toUpperCase();
-    f = up.length === 1 && up.charCodeAt(0) >= 128 ? up : ch;
-    foldedUnits.set(c, f);
-  }
-  return f;
-}
 
 /**
- * Text as the index holds it: every UTF-16 unit mapped as a JavaScript `/i` regex (no `u` flag)
- * compares it (ECMAScript Canonicalize: its upper case when that is one unit, never non-ASCII to
- * ASCII), so `foldText(t).includes(foldText(p))` exactly when `new RegExp(escaped p, 'i')` finds p
- * in t. NUL and lone surrogates (which SQLite cannot hold as UTF-8) become U+FFFD; literals holding
- * them are never searched (see {@link requiredLiterals}).
+ * Text as the index holds it: every code point folded as the store's case-insensitive matching
+ * folds it ({@link foldCase}: Unicode simple case folding, as MongoDB's PCRE2), so
+ * `foldText(t).includes(foldText(p))` exactly when ILIKE or `~` finds p in t. NUL and lone
+ * surrogates (which SQLite cannot hold as UTF-8) become U+FFFD; literals holding them are never
+ * searched (see {@link requiredLiterals}).
  */
 export function foldText(s: string): string {
-  if (PLAIN_ASCII.test(s)) return s.toUpperCase();
-  let out = '';
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 0) out += REPLACEMENT;
-    else if (c < 128) out += c >= 97 && c <= 122 ? String.fromCharCode(c - 32) : s[i];
-    else if (c >= 0xd800 && c <= 0xdbff) {
-      const next = s.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) out += s[i]! + s[++i]!;
-      else out += REPLACEMENT;
-    } else if (c >= 0xdc00 && c <= 0xdfff) out += REPLACEMENT;
-    else out += foldUnit(c);
-  }
-  return out;
+  return foldCase(s).replace(/\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, REPLACEMENT);
 }
 
 const ESCAPABLE = '\\^$.*+?()[]{}|/-';
+/** The end anchor the query compiler writes (patterns.ts): the very end of the text. */
+const END = '(?![\\s\\S])';
 
 /**
  * The literal pieces every string matching the regular expression `pattern` must contain, folded
@@ -84,7 +57,7 @@ const ESCAPABLE = '\\^$.*+?()[]{}|/-';
  *
  * Understood: a concatenation of literal characters (plain or backslash-escaped metacharacters),
  * `[\s\S]` and `.` (any one character, optionally followed by `*` or `*?`), `^` at the start, `$`
- * at the end, lookaheads `(?=(…))`, back-references `\1`…`\9` and `\x00`: exactly what the query
+ * or `(?![\s\S])` at the end, lookaheads `(?=(…))`, back-references `\1`…`\9` and `\x00`: exactly what the query
  * compiler makes of `~` (an escaped literal) and LIKE/ILIKE (`shared/src/query/patterns.ts`).
  * Anything else (alternation, other quantifiers, classes, other escapes) answers `undefined`.
  * Sound because, without alternation or optional parts, every run of literal characters is matched
@@ -119,6 +92,8 @@ export function requiredLiterals(pattern: string): string[] | undefined {
       i++;
     } else if (c === '$' && i === pattern.length - 1) {
       i++;
+    } else if (pattern.startsWith(END, i) && i + END.length === pattern.length) {
+      i += END.length;
     } else if (c === '[') {
       if (!pattern.startsWith('[\\s\\S]', i)) return undefined;
       cut('any');
@@ -599,11 +574,21 @@ export class TextCandidates {
       }
       this.slotOfRow[rowid] = doc ? slot + 1 : 0;
     }
-    for (const c of this.cache.values()) {
+    for (const [key, c] of this.cache) {
       if (!doc) c.slots.remove(slot);
       else if (before && before[c.field] === doc[c.field]) continue;
-      else if (c.matches(doc)) c.slots.add(slot, slotCount);
-      else c.slots.remove(slot);
+      else {
+        let matches: boolean;
+        try {
+          matches = c.matches(doc);
+        } catch {
+          // a kept set that cannot be maintained is dropped (the next such search is answered afresh), never trusted
+          this.cache.delete(key);
+          continue;
+        }
+        if (matches) c.slots.add(slot, slotCount);
+        else c.slots.remove(slot);
+      }
     }
   }
 }

@@ -9,6 +9,7 @@ import { applyUpdate, applyWithMingo } from './updater.js';
 import { deepFreeze } from '../../util/index.js';
 import { sortDocs, THROUGH_ARRAY, toStored, valueAt } from './values.js';
 import { bsonSize, checkDocument, checkUpdate, describe, documentTooLarge, MAX_DOCUMENT_BYTES, notIncrementable, sizeBound } from '../rules.js';
+import { examine } from './scan-clock.js';
 
 /** What a {@link Txn} needs from its store. */
 export interface TxnHost {
@@ -220,7 +221,7 @@ export class Txn {
     let matches: Matcher | undefined;
     const stats = this.host.stats;
     return (doc) => {
-      stats.docsExamined++;
+      examine(stats);
       if (!exact && !(matches ??= lazyMatcher(filter))(doc)) return true;
       out.push(doc);
       this.observe(collection, doc._id);

@@ -7,7 +7,7 @@ import type {
   BulkOp, BulkResult, Collection, Doc, DocumentStore, Filter, FindOneAndUpdateOptions, FindOptions, IndexSpec,
   Session, SessionOption, StoreStats, Update, UpdateOptions, UpdateResult, WriteOptions,
 } from '../port.js';
-import { TRANSACTION_DEADLINE_MS } from '../port.js';
+import { QUERY_TIME_LIMIT_MS, TRANSACTION_DEADLINE_MS } from '../port.js';
 import { checkDocument, checkUpdate } from '../rules.js';
 import { isTransientTransactionError, mapMongoError } from './errors.js';
 import { TtlDates } from './ttl-dates.js';
@@ -86,17 +86,19 @@ function toUpdateResult(r: { matchedCount: number; modifiedCount: number; upsert
 }
 
 /**
- * One MongoDB collection behind the port. Every call is one counted round trip; driver errors
+ * One MongoDB collection behind the port (exported for the unit test of the options it sends). Every call is one counted round trip; driver errors
  * are mapped once by {@link mapMongoError}, except transient transaction errors inside a session,
  * which reach the driver's `withTransaction` unmapped so it can retry.
  */
-class MongoCollection<T extends Doc> implements Collection<T> {
+export class MongoCollection<T extends Doc> implements Collection<T> {
   constructor(
     private readonly coll: DriverCollection<Doc>,
     /** Counts a round trip; throws when the store is closed. */
     private readonly enter: () => void,
     /** The collection's TTL field kept as a BSON date (see {@link TtlDates}), if any (looked up per call: indexes may be ensured later). */
     private readonly ttlOf: () => TtlDates | undefined = () => undefined,
+    /** `maxTimeMS` of every read (ms). */
+    private readonly readLimitMs = QUERY_TIME_LIMIT_MS,
   ) {}
 
   private get ttl(): TtlDates | undefined {
@@ -126,18 +128,38 @@ class MongoCollection<T extends Doc> implements Collection<T> {
     return this.coll.collectionName;
   }
 
+  /** Carries `maxTimeMS` ({@link QUERY_TIME_LIMIT_MS}); past it, `QUERY_TIMEOUT` (503). */
   find(filter: Filter, opts: FindOptions = {}): Promise<T[]> {
     const { session, sort, skip, limit, projection } = opts;
-    return this.call(session, async (s) => this.out(await this.coll.find(this.f(filter), defined({ ...s, sort, skip, limit, projection })).toArray())) as Promise<T[]>;
+    return this.read(session, async (s) => this.out(await this.coll.find(this.f(filter), defined({ ...s, sort, skip, limit, projection, maxTimeMS: this.readLimitMs })).toArray())) as Promise<T[]>;
   }
 
+  /** Carries `maxTimeMS` as {@link find} does. */
   findOne(filter: Filter, opts: Omit<FindOptions, 'skip' | 'limit'> = {}): Promise<T | null> {
     const { session, sort, projection } = opts;
-    return this.call(session, async (s) => this.out(await this.coll.findOne(this.f(filter), defined({ ...s, sort, projection })))) as Promise<T | null>;
+    return this.read(session, async (s) => this.out(await this.coll.findOne(this.f(filter), defined({ ...s, sort, projection, maxTimeMS: this.readLimitMs })))) as Promise<T | null>;
   }
 
+  /** Carries `maxTimeMS` as {@link find} does. */
   countDocuments(filter: Filter, opts: SessionOption = {}): Promise<number> {
-    return this.call(opts.session, (s) => this.coll.countDocuments(this.f(filter), s));
+    return this.read(opts.session, (s) => this.coll.countDocuments(this.f(filter), { ...s, maxTimeMS: this.readLimitMs }));
+  }
+
+  /** {@link call} of a read: the server stopping it at `maxTimeMS` (MaxTimeMSExpired) is `QUERY_TIMEOUT`. */
+  private async read<R>(session: Session | undefined, fn: (s: { session?: ClientSession }) => Promise<R>): Promise<R> {
+    try {
+      return await this.call(session, fn);
+    } catch (e) {
+      const cause = AppError.is(e) ? e.cause : e;
+      if (cause instanceof MongoError && cause.code === MAX_TIME_EXPIRED) {
+        throw new AppError('QUERY_TIMEOUT', {
+          message: `The query ran past its time limit of ${this.readLimitMs} ms and was stopped; narrow it (a status, tag or board condition) and retry`,
+          details: { limit_ms: this.readLimitMs },
+          cause,
+        });
+      }
+      throw e;
+    }
   }
 
   /** `opts.awaitDurable` is ignored here (and in `updateOne`): the write concern stays (port `WriteOptions`). */

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { expectError, system } from './system.js';
+
+/**
+ * What a query may cost, through HTTP on the suite's store leg (docs/query-language.md "Safety"):
+ * a LIKE pattern past the documented limits is a 400 naming its position on every store, and the
+ * text matching of LIKE, ILIKE and `~` answers the same on both stores (case folding, the end of
+ * the text).
+ */
+describe('query cost and text matching through HTTP', () => {
+  it("the probe `title LIKE '%_%_…'` is a 400 at the pattern's position, and every user's writes go on", async () => {
+    await using sys = await system();
+    const alice = await sys.user('alice');
+    const bob = await sys.user('bob');
+    const probe = `title LIKE '${'%_'.repeat(2500)}'`;
+    const refused = expectError(await sys.call('POST', '/api/v1/tasks/query', alice, { query: probe }), 400, 'QUERY_SYNTAX');
+    expect(refused.details.position).toBe(11);
+    const validated = await sys.call('POST', '/api/v1/tasks/query/validate', alice, { query: probe });
+    expect(validated.status).toBe(200);
+    expect(validated.body).toMatchObject({ valid: false, errors: [{ code: 'QUERY_SYNTAX', position: 11 }] });
+    // the largest accepted pattern runs, and writes of every user answer as before
+    const allowed = `title LIKE '${'%_'.repeat(499)}%'`;
+    expect((await sys.call('POST', '/api/v1/tasks/query', alice, { query: allowed })).status).toBe(200);
+    const created = await sys.call('POST', '/api/v1/tasks', bob, { title: 'after the probe' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const renamed = await sys.call('PATCH', `/api/v1/tasks/${created.body.id}`, bob, { title: 'renamed after the probe' }, { 'If-Match': `"${created.body.version}"` });
+    expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+  });
+
+  it('ILIKE and ~ fold ſ/s, Kelvin/k and Angstrom/å as MongoDB does, and a pattern ends at the end of the text, not before a final newline', async () => {
+    await using sys = await system();
+    const alice = await sys.user('alice');
+    for (const title of ['ſtatus', '\u212aelvin', '\u212bngström', 'İstanbul']) {
+      expect((await sys.call('POST', '/api/v1/tasks', alice, { title })).status).toBe(201);
+    }
+    expect((await sys.call('POST', '/api/v1/tasks', alice, { title: 'newline', description: 'line\n' })).status).toBe(201);
+    const titles = async (query: string) => {
+      const res = await sys.call('POST', '/api/v1/tasks/query', alice, { query });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.data.map((t: { title: string }) => t.title).sort();
+    };
+    expect(await titles("title ILIKE 'status'")).toEqual(['ſtatus']);
+    expect(await titles("title ~ 'KELVIN'")).toEqual(['\u212aelvin']);
+    expect(await titles("title ILIKE 'ångström'")).toEqual(['\u212bngström']);
+    expect(await titles("title LIKE 'status'")).toEqual([]);
+    expect(await titles("title ILIKE 'istanbul'")).toEqual([]);
+    expect(await titles("description LIKE 'line'")).toEqual([]);
+    expect(await titles("description ILIKE '%E'")).toEqual([]);
+    expect(await titles("description LIKE 'line_'")).toEqual(['newline']);
+  });
+});

@@ -1,0 +1,43 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { SCOPES, type Scope, type TokenGrant } from '../contracts/tokens.js';
+
+/*
+ * The token grant of the request being handled (docs/auth.md "Access tokens"). The dispatch step
+ * runs each handler inside it, so the access rules (`loadPrincipal`, shared/src/domain/access.ts)
+ * narrow the caller to the token's boards without every handler passing it on. Work started
+ * without a request (background relays, webhook deliveries) sees none.
+ */
+const current = new AsyncLocalStorage<TokenGrant>();
+
+/** The grant of the request this code runs for, or undefined (a JWT request, or no request). */
+export function currentGrant(): TokenGrant | undefined {
+  return current.getStore();
+}
+
+/** Runs `fn` with `grant` as the current grant (none: `fn` runs as is). */
+export function withGrant<R>(grant: TokenGrant | undefined, fn: () => R): R {
+  return grant === undefined ? fn() : current.run(grant, fn);
+}
+
+/** Wire headers of a grant: `x-token-id`, `x-token-scopes` (comma list), `x-token-boards` (comma list, when narrowed). */
+export const GrantHeaders = { tokenId: 'x-token-id', scopes: 'x-token-scopes', boards: 'x-token-boards' } as const;
+
+/** A grant as wire header pairs (none for no grant). */
+export function grantHeaders(grant: TokenGrant | undefined): Array<[string, string]> {
+  if (grant === undefined) return [];
+  const out: Array<[string, string]> = [[GrantHeaders.tokenId, grant.tokenId], [GrantHeaders.scopes, grant.scopes.join(',')]];
+  if (grant.boardIds !== undefined) out.push([GrantHeaders.boards, grant.boardIds.join(',')]);
+  return out;
+}
+
+/**
+ * The grant a request's headers carry for user `userId` (`get` returns '' or undefined for a
+ * missing header). Unknown scope names are dropped, so a garbled header grants less, never more.
+ */
+export function grantFrom(get: (name: string) => string | undefined, userId: string | undefined): TokenGrant | undefined {
+  const tokenId = get(GrantHeaders.tokenId);
+  if (!tokenId || userId === undefined) return undefined;
+  const scopes = (get(GrantHeaders.scopes) ?? '').split(',').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
+  const boards = get(GrantHeaders.boards);
+  return { tokenId, userId, scopes, ...(boards ? { boardIds: boards.split(',') } : {}) };
+}
