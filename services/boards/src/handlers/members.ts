@@ -34,44 +34,58 @@ function assertManages(group: GroupDoc, userId: string, boardId: string): void {
 }
 
 /**
- * The board's group, made and shared when the board has none, and the share raised to `rw` when
- * it is `r` (every `member` then becomes a `reader`, so nobody gains a write). The board's owner
- * must manage the group (owner or admin), else 403 `FORBIDDEN`. Returns the board and group as
- * written in `w`'s transaction.
+ * The board's group, made when the board has none, with `share: true` when the board must then be
+ * shared with it `rw` (a new group, or a share that was `r`: every `member` then becomes a
+ * `reader`, so nobody gains a write). The board's owner must manage the group (owner or admin),
+ * else 403 `FORBIDDEN`.
  */
-async function boardGroup(w: WriteUnit, deps: ServiceDeps, board: BoardDoc): Promise<{ board: BoardDoc; group: GroupDoc }> {
+async function boardGroup(w: WriteUnit, deps: ServiceDeps, board: BoardDoc): Promise<{ group: GroupDoc; share: boolean }> {
   const groups = groupsOf(deps.store);
-  let group = board.groupId === undefined ? null : await groups.findOne({ _id: board.groupId }, { session: w.session });
+  const group = board.groupId === undefined ? null : await groups.findOne({ _id: board.groupId }, { session: w.session });
   if (group) {
     assertManages(group, w.userId, board._id);
-    if (board.groupPermission === 'rw') return { board, group };
-    group = await writeMembers(deps, group, group.members.map((m) => (m.role === 'member' ? { ...m, role: 'reader' as const } : m)), w.session);
-  } else {
-    group = { _id: randomUUID(), name: `${board.name} (board members)`, owner_id: w.userId, members: [{ user_id: w.userId, role: 'owner' }], created_at: w.now.toISOString() };
-    await groups.insertOne(group, { session: w.session });
+    if (board.groupPermission === 'rw') return { group, share: false };
+    const readers = group.members.map((m) => (m.role === 'member' ? { ...m, role: 'reader' as const } : m));
+    return { group: await writeMembers(deps, group, readers, w.session), share: true };
   }
-  const shared = await writeBoard(w, deps, board, {
-    $set: { groupId: group._id, groupPermission: 'rw', board_type: 'shared', updated_at: w.now.toISOString(), updated_by: w.userId },
-  });
-  await recordShareSync(deps.store, w.session, board._id, group._id, 'rw', w.now);
-  w.emit(boardEvent('board.shared', shared));
-  return { board: { ...board, groupId: group._id, groupPermission: 'rw', board_type: 'shared' }, group };
+  const made: GroupDoc = { _id: randomUUID(), name: `${board.name} (board members)`, owner_id: w.userId, members: [{ user_id: w.userId, role: 'owner' }], created_at: w.now.toISOString() };
+  await groups.insertOne(made, { session: w.session });
+  return { group: made, share: true };
 }
 
-/** Gives `userId` `permission` in `group` (added when not a member); its owner's role never changes (400). */
-async function setMember(w: WriteUnit, deps: ServiceDeps, group: GroupDoc, userId: string, permission: 'r' | 'rw', field: string): Promise<void> {
+/**
+ * Gives `userId` `permission` in the board's group (added when not a member), sharing the board
+ * with the group first where {@link boardGroup} says so. The group owner's role never changes
+ * (400 naming `field`). Answers what changed.
+ */
+async function setMember(w: WriteUnit, deps: ServiceDeps, board: BoardDoc, userId: string, permission: 'r' | 'rw', field: string): Promise<MemberChange> {
+  const { group, share } = await boardGroup(w, deps, board);
   if (userId === group.owner_id) throw invalidField(field, "is the owner of the board's group; their permission cannot change", 'owner');
   const current = group.members.find((m) => m.user_id === userId)?.role;
   const role = roleFor(permission, current);
-  if (role === current) return;
-  await writeMembers(deps, group, [...group.members.filter((m) => m.user_id !== userId), { user_id: userId, role }], w.session);
+  if (role !== current) await writeMembers(deps, group, [...group.members.filter((m) => m.user_id !== userId), { user_id: userId, role }], w.session);
+  return share ? { shareWith: group._id } : role !== current ? 'members' : 'none';
 }
 
-/** Runs a member change in one write unit, then completes the sharing of the board's cards (a first share). */
-async function memberWrite(deps: ServiceDeps, ctx: Parameters<Handler<typeof BoardsOps.members>>[1], boardId: string, fn: (w: WriteUnit, board: BoardDoc) => Promise<BoardDoc>): Promise<BoardMember[]> {
+/** What a member change did: nothing, the group's members, or also the board's share (with that group). */
+type MemberChange = 'none' | 'members' | { shareWith: string };
+
+/**
+ * Runs a member change in one write unit. Any change writes the board too: a new version, so a
+ * member's cached copy of the board (whose `permission` depends on its role) is read again, and
+ * `board.updated`, or `board.shared` when the change shared the board with its group (the cards
+ * then follow). Answers the board's people.
+ */
+async function memberWrite(deps: ServiceDeps, ctx: Parameters<Handler<typeof BoardsOps.members>>[1], boardId: string, fn: (w: WriteUnit, board: BoardDoc) => Promise<MemberChange>): Promise<BoardMember[]> {
   const out = await runWrite(deps, ctx, async (w) => {
     const { board } = await ownedBoard(w, deps, ctx, boardId);
-    return peopleOf(deps.store, await fn(w, board), w.session);
+    const change = await fn(w, board);
+    if (change === 'none') return peopleOf(deps.store, board, w.session);
+    const share = typeof change === 'object' ? { groupId: change.shareWith, groupPermission: 'rw' as const, board_type: 'shared' as const } : {};
+    const written = await writeBoard(w, deps, board, { $set: { ...share, updated_at: w.now.toISOString(), updated_by: w.userId } });
+    if (typeof change === 'object') await recordShareSync(deps.store, w.session, board._id, change.shareWith, 'rw', w.now);
+    w.emit(boardEvent(typeof change === 'object' ? 'board.shared' : 'board.updated', written));
+    return peopleOf(deps.store, { ...board, ...share }, w.session);
   });
   // also on a replayed answer (Idempotency-Key): a retry completes what a failed first run left
   await completeShareSync(deps, boardId);
@@ -89,9 +103,7 @@ export function addBoardMember(deps: ServiceDeps): Handler<typeof BoardsOps.addM
       const user = await deps.store.collection<Doc & { username: string }>(Collections.users).findOne({ username }, { projection: { _id: 1 }, session: w.session });
       if (!user) throw new AppError('USER_NOT_FOUND', { message: `No user is called “${username}”`, details: { username } });
       if (user._id === board.owner_id) throw invalidField('/username', 'is the owner of this board', 'owner');
-      const { board: shared, group } = await boardGroup(w, deps, board);
-      await setMember(w, deps, group, user._id, permission, '/username');
-      return shared;
+      return setMember(w, deps, board, user._id, permission, '/username');
     });
 }
 
@@ -103,9 +115,7 @@ export function updateBoardMember(deps: ServiceDeps): Handler<typeof BoardsOps.u
       if (!current?.members.some((m) => m.user_id === userId)) {
         throw new AppError('USER_NOT_FOUND', { message: 'That user is not a member of this board', details: { boardId, userId } });
       }
-      const { board: shared, group } = await boardGroup(w, deps, board);
-      await setMember(w, deps, group, userId, permission, '/userId');
-      return shared;
+      return setMember(w, deps, board, userId, permission, '/userId');
     });
 }
 
@@ -118,10 +128,10 @@ export function removeBoardMember(deps: ServiceDeps): Handler<typeof BoardsOps.r
   return async ({ boardId, userId }, ctx) =>
     memberWrite(deps, ctx, boardId, async (w, board) => {
       const group = board.groupId === undefined ? null : await groupsOf(deps.store).findOne({ _id: board.groupId }, { session: w.session });
-      if (!group || !group.members.some((m) => m.user_id === userId)) return board;
+      if (!group || !group.members.some((m) => m.user_id === userId)) return 'none';
       if (userId === group.owner_id) throw invalidField('/userId', "is the owner of the board's group and cannot be removed", 'owner');
       assertManages(group, w.userId, boardId);
       await writeMembers(deps, group, group.members.filter((m) => m.user_id !== userId), w.session);
-      return board;
+      return 'members';
     });
 }

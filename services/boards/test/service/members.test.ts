@@ -27,8 +27,12 @@ describe('board members (invite by name, r or rw, remove; owner only)', () => {
     await rejects(t.call(BoardsOps.move, { boardId: board.id, taskId: card.id, from_column_id: 'todo', to_column_id: 'doing' }, CAROL), 'FORBIDDEN');
     expect((await t.stored(card.id)).groupId).toBe(shared.group_id); // the card followed its board
 
-    // PATCH turns carol into a writer, bob into a reader.
+    // PATCH turns carol into a writer, bob into a reader; each change is a new version of the board
+    // (what a member reads of it, its `permission`, changed), so a cached copy is read again.
+    const before = (await t.call(BoardsOps.get, { boardId: board.id }, CAROL)).version;
     expect(people(await t.call(BoardsOps.updateMember, { boardId: board.id, userId: CAROL, permission: 'rw' }))).toEqual([[ALICE, 'owner'], [BOB, 'rw'], [CAROL, 'rw']]);
+    const after = await t.call(BoardsOps.get, { boardId: board.id }, CAROL);
+    expect([after.version > before, after.permission]).toEqual([true, 'rw']);
     await t.call(BoardsOps.updateMember, { boardId: board.id, userId: BOB, permission: 'r' });
     expect((await t.newCard(board.id, { title: 'by carol' }, CAROL)).title).toBe('by carol');
     await rejects(t.newCard(board.id, { title: 'by bob again' }, BOB), 'FORBIDDEN');
