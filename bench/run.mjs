@@ -9,6 +9,7 @@ import { distributedSection } from './sections/distributed.mjs';
 import { durabilitySection } from './sections/durability.mjs';
 import { eventsSection } from './sections/events.mjs';
 import { httpSection } from './sections/http.mjs';
+import { leasesSection } from './sections/leases.mjs';
 import { observabilitySection } from './sections/observability.mjs';
 import { querySection } from './sections/query.mjs';
 import { scaleSection } from './sections/scale.mjs';
@@ -23,6 +24,7 @@ const SECTIONS = {
   distributed: ['distributed: gateway + tasks processes over NATS vs the transport floor', distributedSection],
   query: ['query: the query gate over 110,000 tasks', querySection],
   board: ['board: column read, summary and move on a 10,000-card board', boardSection],
+  leases: ['leases: 20 claimers on one column vs 20 movers, no card claimed twice', leasesSection],
   sprint: ['sprint: close-sprint in-process', sprintSection],
   durability: ['durability: embedded journal synchronous=FULL (default) vs EMBEDDED_SYNC=normal', durabilitySection],
   scale: ['scale: the all-in-one server at 100,000 and 1,000,000 tasks (BENCH_SCALE_SIZES)', scaleSection],

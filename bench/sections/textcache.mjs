@@ -2,7 +2,9 @@
 // the costliest patterns the query language accepts (1,000 characters, 32 wildcard runs each;
 // docs/query-language.md "Safety"), against the same server keeping none. Every create and title
 // change is tested against each kept search (docs/store.md "Text search").
+import autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { accessToken, http, JWT_SECRET, measure, pairedRatio, row, target, TABLE_HEAD } from '../lib.mjs';
 import { CREATE_BODY } from './http.mjs';
@@ -25,8 +27,23 @@ export const WORST_PATTERNS = Array.from({ length: 8 }, (_, i) => {
 async function server(scope) {
   const dir = scope.tempDir('bench-textcache-');
   const p = await scope.process(join('', 'bench/servers/all-in-one.mjs'), { env: { DATA_DIR: dir, JWT_SECRET } });
-  return `http://127.0.0.1:${p.info.port}`;
+  return { url: `http://127.0.0.1:${p.info.port}`, pid: p.pid };
 }
+
+/** CPU time (user + system, µs) process `pid` has used so far (/proc, 10 ms ticks). */
+function cpuOf(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/** Server CPU µs per request of `requests` sent `amount` times at c=10 to `url`. */
+async function cpuPerRequest(pid, url, requests, amount) {
+  const before = cpuOf(pid);
+  await new Promise((resolve, reject) => autocannon({ url, connections: 10, amount, requests, timeout: 10 }, (err, res) => (err ? reject(err) : resolve(res))));
+  return (cpuOf(pid) - before) / amount;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function createRequests(headers) {
   return [{ method: 'POST', path: '/api/v1/tasks', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(CREATE_BODY) }];
@@ -47,8 +64,9 @@ function patchRequests(tasks, headers) {
 export async function textcacheSection(scope) {
   const token = accessToken(randomUUID());
   const headers = { authorization: `Bearer ${token}` };
-  const plain = await server(scope);
-  const kept = await server(scope);
+  const plainServer = await server(scope);
+  const keptServer = await server(scope);
+  const [plain, kept] = [plainServer.url, keptServer.url];
   const seeded = {};
   for (const [name, base] of [['plain', plain], ['kept', kept]]) {
     const tasks = [];
@@ -67,6 +85,16 @@ export async function textcacheSection(scope) {
   });
   const createRatio = pairedRatio(r.createKept, r.create);
   const patchRatio = pairedRatio(r.patchKept, r.patch);
+  // server CPU per request, alternated (req/s at c=10 swings with the machine's other users; CPU less)
+  const cpu = { create: [[], []], patch: [[], []] };
+  for (let run = 0; run < 5; run++) {
+    cpu.create[0].push(await cpuPerRequest(plainServer.pid, plain, createRequests(headers), 2000));
+    cpu.create[1].push(await cpuPerRequest(keptServer.pid, kept, createRequests(headers), 2000));
+    cpu.patch[0].push(await cpuPerRequest(plainServer.pid, plain, patchRequests(seeded.plain, headers), 2000));
+    cpu.patch[1].push(await cpuPerRequest(keptServer.pid, kept, patchRequests(seeded.kept, headers), 2000));
+  }
+  const cpuRatio = (k) => median(cpu[k][0].map((plainUs, i) => plainUs / cpu[k][1][i]));
+  const cpuText = (k) => `${Math.round(median(cpu[k][0]))} vs ${Math.round(median(cpu[k][1]))} µs per request, none ÷ kept ${cpuRatio(k).toFixed(3)}×`;
   return [
     'All-in-one server (embedded store), c=10. "kept": the text index keeps the match sets of 8 searches with patterns at the ' +
       'limits (1,000 characters, 32 wildcard runs; title and description), so each write is tested against all 8. ratio = req/s ÷ the row named.',
@@ -79,5 +107,6 @@ export async function textcacheSection(scope) {
     '',
     target(createRatio.value >= 0.9, 'a create with 8 kept worst-case text searches runs at ≥ 0.9× the req/s of one with none', createRatio.text),
     target(patchRatio.value >= 0.9, 'a title PATCH with 8 kept worst-case text searches runs at ≥ 0.9× the req/s of one with none', patchRatio.text),
+    `- server CPU (5 alternated runs of 2,000 requests, c=10): create ${cpuText('create')}; title PATCH ${cpuText('patch')}`,
   ];
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Card } from '../src/api/types.js';
 import {
-  applyOptimisticMove, BACKLOG, burnDays, daysLeft, describeMetadata, cardBadges, planCards, planningQuery, pointsOf, sumPoints, columnFilter, columnOf, describeActions, initials, menuPosition, neighbourColumn, quote, restoreColumns, searchClause,
+  applyOptimisticMove, BACKLOG, burnDays, daysLeft, describeMetadata, cardBadges, liveLease, planCards, planningQuery, pointsOf, sumPoints, columnFilter, columnOf, describeActions, initials, menuPosition, neighbourColumn, quote, restoreColumns, searchClause,
   statusChoices, summarySignature, userPosition, wipState, type Columns,
 } from '../src/board/state.js';
 import { ApiError, errorText, fillPath } from '../src/api/client.js';
@@ -67,6 +67,14 @@ describe('board state rules', () => {
     expect(cardBadges(card('q', { metadata: { 'cf.priority': { deep: true } } }))).toEqual({});
     expect(fillPath('/api/v1/boards/{boardId}/tasks/{taskId}', { boardId: 'a b', taskId: 't/1' })).toBe('/api/v1/boards/a%20b/tasks/t%2F1');
     expect(() => fillPath('/api/v1/tasks/{taskId}', {})).toThrow(/taskId/);
+  });
+
+  it('shows a lease on a card only while it is live', () => {
+    const lease = { id: 'l1', holder: 'u1', board_id: 'b', column_id: 'todo', claimed_at: '2026-03-02T09:00:00.000Z', expires_at: '2026-03-02T09:05:00.000Z' };
+    const leased = card('l', { lease });
+    expect(liveLease(leased, new Date('2026-03-02T09:04:59.999Z'))).toEqual(lease);
+    expect(liveLease(leased, new Date('2026-03-02T09:05:00.000Z'))).toBeUndefined();
+    expect(liveLease(card('free'), new Date('2026-03-02T09:00:00.000Z'))).toBeUndefined();
   });
 
   it('shows a failed call as the server message with the first field at fault, anything else as its text', () => {

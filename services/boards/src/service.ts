@@ -1,5 +1,5 @@
 import { BoardsOps, GroupsOps, LeasesOps } from '@app/shared/contracts';
-import { bindOps, WRITE_INDEXES, type ServiceDefinition } from '@app/shared/domain';
+import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
 import {
   boardMembers, createBoard, ensureDefaultBoard, getBoard, listBoards, previewActions, previewCreateBoard, previewUpdateBoard, removeBoard,
@@ -52,7 +52,6 @@ export const boardsService: ServiceDefinition = {
     { collection: Collections.groups, keys: { 'members.user_id': 1 }, name: 'groups_member' },
     { collection: Collections.tasks, keys: { boardId: 1 } },
     { collection: Collections.boardShareSync, keys: { updated_at: 1 }, name: 'board_share_sync_idle' },
-    ...WRITE_INDEXES,
   ],
   background: shareSyncWork,
 };

@@ -14,6 +14,7 @@ import type { DocumentStore } from '@app/shared/store';
 import { AccessTokenResolver, accessTokenIndexes } from './auth/access-tokens.js';
 import { authIndexes } from './auth/users.js';
 import { APP_NAME, type GatewayConfig } from './config.js';
+import { McpEndpoint } from './mcp/server.js';
 import { registerJwt } from './plugins/auth.js';
 import { installErrorHandlers, sendError } from './plugins/errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
@@ -102,6 +103,20 @@ function jsonBodiesOnly(app: FastifyInstance): void {
   });
 }
 
+/** Longest client `x-request-id` kept, in characters (docs/http.md "Requests"). */
+export const REQUEST_ID_MAX = 128;
+
+/**
+ * The id of a request: the client's `x-request-id` when it has 1..{@link REQUEST_ID_MAX}
+ * characters and no control character (U+0000–U+001F, U+007F), else a new UUID, so what is echoed
+ * and logged is always short and printable.
+ */
+export function requestId(header: string | string[] | undefined): string {
+  const h = Array.isArray(header) ? header[0] : header;
+  // eslint-disable-next-line no-control-regex
+  return h !== undefined && h.length > 0 && h.length <= REQUEST_ID_MAX && !/[\u0000-\u001f\u007f]/.test(h) ? h : randomUUID();
+}
+
 /**
  * Builds the HTTP gateway (docs/architecture.md §1, §4, §5, §9) without listening: the route table forwarded
  * over `bus` (one round trip per request), local auth/health/token routes on `store`, JWT and
@@ -123,8 +138,9 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
   // reads `req.body` typed. Route table rows are typed by their own schemas (routes/route.ts).
   const app = Fastify<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger>({
     loggerInstance: log,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // the client's x-request-id when it is a usable one, else a new UUID (requestId)
+    requestIdHeader: false,
+    genReqId: (req) => requestId(req.headers['x-request-id']),
     bodyLimit: BODY_LIMIT,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Per-request lines only at debug level: they cost ~10% of throughput on the hot path.
@@ -178,7 +194,7 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
     app.addHook('onClose', async () => stop());
   }
   const localDeps: LocalDeps = {
-    bus, store, clock, config, streams, accessTokens, signAccessToken: (claims) => app.jwt.sign(claims), ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    bus, store, clock, config, streams, accessTokens, mcp: new McpEndpoint(bus, allRoutes, { name: APP_NAME, version: config.APP_VERSION }), signAccessToken: (claims) => app.jwt.sign(claims), ...(deps.metrics ? { metrics: deps.metrics } : {}),
   };
   const perToken = [tokenRateLimit(app, config.RATE_LIMIT_TOKEN_MAX)];
   registerBusRoutes(app, bus, deps.routes ?? allRoutes, perToken);

@@ -1,5 +1,5 @@
 import { SprintsOps } from '@app/shared/contracts';
-import { bindOps, WRITE_INDEXES, type ServiceDefinition } from '@app/shared/domain';
+import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, metadataPath } from '@app/shared/store';
 import { sprintBurndown } from './handlers/burndown.js';
 import { closeSprint } from './handlers/close-sprint.js';
@@ -39,6 +39,5 @@ export const sprintsService: ServiceDefinition = {
     // field, so both reads are answered from the index sets without testing documents.
     { collection: Collections.sprintSnapshots, keys: { sprint_id: 1, kind: 1, taken_at: -1, _id: -1 } },
     { collection: Collections.sprintSnapshots, keys: { board_ids: 1, kind: 1, taken_at: -1, _id: -1 } },
-    ...WRITE_INDEXES,
   ],
 };

@@ -6,6 +6,7 @@ import { silentLogger } from '@app/shared/log';
 import { Collections, metadataPath, type DocumentStore } from '@app/shared/store';
 import { aBoard as boardDoc, aGroup as groupDoc, aTask as taskDoc, insert } from '@app/shared/testing';
 import { sprintsService } from '../src/index.js';
+import { startupIndexes } from '@app/shared/runtime';
 
 /** The instant every test's clock is frozen at. */
 export const NOW = '2026-03-13T17:00:00.000Z';
@@ -103,7 +104,7 @@ export function reads(store: DocumentStore) {
 export async function serveSprints(store: DocumentStore, bus: Bus = new MemoryBus()) {
   const clock = fixedClock(NOW);
   const log = silentLogger();
-  await store.ensureIndexes(sprintsService.indexes);
+  await store.ensureIndexes(startupIndexes(sprintsService));
   const served: Served = await bus.serve(sprintsService.bindings({ store, clock, log }), { queue: sprintsService.name, log });
   const close = (userId: string, sprintId: string, body: CloseSprintBody = {}): Promise<CloseSprintResult> =>
     bus.request(SprintsOps.close, { sprintId, ...body }, { userId });

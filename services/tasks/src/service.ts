@@ -1,5 +1,5 @@
 import { TasksOps } from '@app/shared/contracts';
-import { bindOps, WRITE_INDEXES, type ServiceDefinition } from '@app/shared/domain';
+import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, type IndexSpec } from '@app/shared/store';
 import { createBatch, updateBatch } from './handlers/batch.js';
 import { deleteMany, getMany, transfer, updateEach, updateMany, upsert } from './handlers/batch-family.js';
@@ -30,6 +30,5 @@ export const tasksService: ServiceDefinition = {
   indexes: [
     ...['created_by', 'groupId', 'deleted', 'status', 'tags', 'metadata.$**', 'created_at', 'updated_at', 'derivedFromId'].map(taskIndex),
     { collection: Collections.notes, keys: { task_id: 1, created_at: 1 } },
-    ...WRITE_INDEXES,
   ],
 };

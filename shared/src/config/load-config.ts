@@ -55,7 +55,11 @@ export const CommonConfig = Type.Object({
   MONGO_DB: Type.String({ default: 'boards', minLength: 1 }),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 16 })),
   JWT_EXPIRATION_MINUTES: Type.Integer({ minimum: 1, maximum: 10_080, default: 60 }),
-  REGISTRATION_ENABLED: Type.Boolean({ default: true }),
+  /**
+   * `true` opens registration, `false` closes it. Unset: open, except in production
+   * (`NODE_ENV=production`), where it is open only with `INVITE_CODE` set (docs/auth.md).
+   */
+  REGISTRATION_ENABLED: Type.Optional(Type.Boolean()),
   INVITE_CODE: Type.Optional(Type.String({ minLength: 1 })),
   ADMIN_USERNAME: Type.Optional(Type.String({ minLength: 1 })),
   ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8 })),
@@ -84,6 +88,11 @@ export const CommonConfig = Type.Object({
   WEBHOOK_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 30, default: 6 }),
   /** Comma-separated host names or IP addresses webhooks may target despite the SSRF rules. */
   WEBHOOK_ALLOWED_HOSTS: Type.String({ default: '' }),
+  /**
+   * `true` turns the webhook SSRF address rules off (local development: a receiver on localhost).
+   * Default false: the rules apply whatever `NODE_ENV` says (docs/events.md "SSRF rules").
+   */
+  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
   /** Prometheus metrics (docs/observability.md): `false` measures nothing and serves no `/metrics`. */
   METRICS_ENABLED: Type.Boolean({ default: true }),
   /**

@@ -4,13 +4,16 @@ import { EVENT_MAX_BYTES } from '../contracts/events.js';
 import { TASK_MAX_BYTES, type Task } from '../contracts/tasks.js';
 import { AppError } from '../errors/index.js';
 import type { Doc, DocumentStore, IndexSpec, Session } from '../store/port.js';
+import { bsonSize, sizeBound } from '../store/rules.js';
+import { COLLECTION_INDEXES } from '../store/schema.js';
 import { timeOrderedId, toTask, type TaskDoc } from './task.js';
 
 /**
  * The events outbox (written here; numbered by the relay, shared/src/events/relay.ts;
- * read by the feed, stream, webhooks and burndown). Every committed write inserts ONE outbox
- * document holding its events into the `outbox` collection in the SAME store transaction as the
- * write, so a rolled-back write emits nothing and a committed one never loses its events. The
+ * read by the feed, stream, webhooks and burndown). Every committed write inserts its events into
+ * the `outbox` collection in the SAME store transaction as the write, so a rolled-back write emits
+ * nothing and a committed one never loses its events: one outbox document, or several when they
+ * pass {@link OUTBOX_PART_BYTES} (a document is at most 16 MiB). The
  * write does not number them: no document is common to all writes (a counter would make any two
  * concurrent writes conflict on MongoDB). The relay gives them their `seq` after the commit and
  * moves them to `events` (docs/concurrency.md "The events outbox").
@@ -74,6 +77,13 @@ export interface EventDoc extends PendingEvent {
 export interface OutboxDoc extends Doc {
   _id: string;
   events: PendingEvent[];
+  /**
+   * How many events it holds, and an upper bound of their BSON bytes: the relay reads these first
+   * (a projection) to bound a pass by events and bytes (docs/events.md "The relay's passes").
+   * Absent on documents written before they were recorded (read as 1 event of 0 bytes).
+   */
+  event_count?: number;
+  bytes?: number;
   /** The write's W3C `traceparent` when it ran in a sampled span (docs/observability.md "Links to the write"); absent otherwise. */
   traceparent?: string;
 }
@@ -94,12 +104,45 @@ export interface EventStamp {
 /** Id of the relay's state document in `counters`: `{_id: 'events', seq, holder, lease_until}` (seq = the last number given). */
 export const EVENTS_COUNTER = 'events';
 
-/** The index readers rely on: events by `seq`, unique (a second relay pass numbering the same `seq` fails). */
-export const EVENT_INDEXES: IndexSpec[] = [{ collection: Collections.events, keys: { seq: 1 }, unique: true, name: 'events_seq' }];
+/** The index readers rely on: events by `seq`, unique (a second relay pass numbering the same `seq` fails); defined once in the store's schema. */
+export const EVENT_INDEXES: readonly IndexSpec[] = COLLECTION_INDEXES[Collections.events]!;
 
 /**
- * Appends `events` in the transaction `session`: ONE insert of an outbox document holding them
- * (no counter, no document shared with another write), with the stamp's `traceparent` when given.
+ * Most bytes (an upper bound of their BSON size) of events one outbox document holds: a write whose
+ * events pass it (a batch update of tasks with long descriptions, a sprint close's rollover) stores
+ * them in several outbox documents, in order, in the same transaction, each far below MongoDB's
+ * 16 MiB document limit. An event larger than this on its own gets a document of its own.
+ */
+export const OUTBOX_PART_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Splits `events` into the outbox documents' parts, in order, each at most {@link OUTBOX_PART_BYTES}
+ * (except an event bigger than that, alone in its part), with each part's size bound. Counting
+ * costs one pass with no allocation ({@link sizeBound}); exact sizes only when the bound passes the limit.
+ */
+function outboxParts(events: PendingEvent[]): Array<{ events: PendingEvent[]; bytes: number }> {
+  const bound = sizeBound(events);
+  if (bound <= OUTBOX_PART_BYTES) return [{ events, bytes: bound }];
+  const parts: Array<{ events: PendingEvent[]; bytes: number }> = [];
+  let current: { events: PendingEvent[]; bytes: number } = { events: [], bytes: 5 };
+  for (const e of events) {
+    const size = bsonSize(e) + 12;
+    if (current.events.length > 0 && current.bytes + size > OUTBOX_PART_BYTES) {
+      parts.push(current);
+      current = { events: [], bytes: 5 };
+    }
+    current.events.push(e);
+    current.bytes += size;
+  }
+  parts.push(current);
+  return parts;
+}
+
+/**
+ * Appends `events` in the transaction `session`: one insert of an outbox document holding them
+ * (no counter, no document shared with another write), or, when they pass
+ * {@link OUTBOX_PART_BYTES}, several in order (time-ordered ids, so the relay numbers them in
+ * order), each with the stamp's `traceparent` when given, its `event_count` and `bytes`.
  * Event ids are new time-ordered UUIDs ({@link timeOrderedId}), fixed here so the relay, JetStream and webhooks see the same id. Nothing
  * happens for an empty list. Errors are the store's (503, 409); the caller's transaction then
  * aborts with nothing written; an event over `EVENT_MAX_BYTES` is a 413 ({@link checkEventSize}).
@@ -115,9 +158,13 @@ export async function appendEvents(store: DocumentStore, session: Session, event
     if (e.board_id !== undefined) doc.board_id = e.board_id;
     return doc;
   });
-  const entry: OutboxDoc = { _id: timeOrderedId(), events: docs };
-  if (stamp.traceparent !== undefined) entry.traceparent = stamp.traceparent;
-  await store.collection<OutboxDoc>(Collections.outbox).insertOne(entry, { session });
+  const outbox = store.collection<OutboxDoc>(Collections.outbox);
+  // one insert per part, in turn (one operation at a time in a transaction)
+  for (const part of outboxParts(docs)) {
+    const entry: OutboxDoc = { _id: timeOrderedId(), events: part.events, event_count: part.events.length, bytes: part.bytes };
+    if (stamp.traceparent !== undefined) entry.traceparent = stamp.traceparent;
+    await outbox.insertOne(entry, { session });
+  }
   return docs;
 }
 

@@ -15,12 +15,12 @@ export {
 export { mergeMoveActions, planMove, METADATA_FIELD, type MoveEffect, type MovePlan } from './move.js';
 export { DEFAULT_COLUMNS, columnSlugId, backfillColumnIds, queryActions, columnsAsRead, actionView, normalizeColumns, cardCreateBody } from './columns.js';
 export {
-  appendEvents, taskChanges, EVENT_INDEXES, EVENTS_COUNTER, taskCreatedEvent, taskUpdatedEvent, taskDeletedEvent, taskRestoredEvent, boardEvent,
+  appendEvents, OUTBOX_PART_BYTES, taskChanges, EVENT_INDEXES, EVENTS_COUNTER, taskCreatedEvent, taskUpdatedEvent, taskDeletedEvent, taskRestoredEvent, boardEvent,
   type EventDoc, type EventStamp, type EventType, type FieldChange, type NewEvent, type OutboxDoc, type PendingEvent,
 } from './events.js';
 export { parseIfMatch, noneMatchHits, versionOf, checkIfMatch, versionGuard, nextVersion, type IfMatch } from './versions.js';
 export {
-  runWrite, WRITE_INDEXES, IDEMPOTENCY_INDEXES, IDEMPOTENCY_LEASE_MS, DEFAULT_IDEMPOTENCY_TTL_HOURS, type IdempotencyDoc, type WriteUnit,
+  runWrite, IDEMPOTENCY_INDEXES, IDEMPOTENCY_LEASE_MS, DEFAULT_IDEMPOTENCY_TTL_HOURS, type IdempotencyDoc, type WriteUnit,
 } from './write-unit.js';
-export { loadBoard, columnOf, type BoardNeed, type LoadedBoard } from './board-access.js';
+export { loadBoard, columnOf, type BoardNeed, type LoadedBoard } from './load-board.js';
 export { queryLookups, resolveFor, compileColumn, type CompiledColumn } from './query-context.js';

@@ -3,7 +3,7 @@ import { Collections } from '../store/collections.js';
 import { metadataPath } from '../store/keys.js';
 import type { DocumentStore, Filter, Session, Sort } from '../store/port.js';
 import { readableTasksFilter, type Principal } from './access.js';
-import { loadBoard } from './board-access.js';
+import { loadBoard } from './load-board.js';
 import type { BoardDoc, ColumnDef } from './board.js';
 import type { TaskDoc } from './task.js';
 
@@ -14,11 +14,13 @@ import type { TaskDoc } from './task.js';
  * resolves); `openSprints()` / `closedSprints()` list the live sprint tasks (`app.type = sprint`)
  * the caller can read; the time zone is the `timezone` the caller chose (read-only projection of
  * its user record; absent → UTC). `board`, when given, answers `activeSprint()` for the board the
- * query runs on without another read.
+ * query runs on without another read. With `session` (a write's transaction) every read passes it
+ * and the look-ups run one at a time (`oneAtATime`).
  */
 export function queryLookups(store: DocumentStore, principal: Principal, opts: { board?: BoardDoc; session?: Session } = {}): FunctionLookups {
   const s = opts.session ? { session: opts.session } : {};
   return {
+    oneAtATime: opts.session !== undefined,
     async activeSprint(boardId) {
       if (opts.board && opts.board._id === boardId) return opts.board.activeSprintId;
       return (await loadBoard(store, principal.userId, boardId, 'read', opts.session)).board.activeSprintId;

@@ -60,7 +60,9 @@ export interface BackgroundWork {
 
 /**
  * A service as the process entry points see it: its name (= NATS queue group, docs/architecture.md §3), its
- * bindings, and the indexes it needs at start-up. Built by `services/<name>/src/service.ts`.
+ * bindings, and the indexes its own reads need at start-up (the indexes writes rely on, unique
+ * keys and TTL, are defined once per collection in the store's schema and ensured by
+ * `serveServices` for every service). Built by `services/<name>/src/service.ts`.
  */
 export interface ServiceDefinition {
   name: 'tasks' | 'boards' | 'sprints' | 'query';

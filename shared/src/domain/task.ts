@@ -17,6 +17,8 @@ export interface LeaseDoc {
   id: string;
   /** User id of the claimer. */
   holder: string;
+  /** Id of the access token the claim was made with, if any. */
+  holder_token?: string;
   board_id: string;
   column_id: string;
   claimed_at: string;
@@ -103,8 +105,8 @@ export function toTask(doc: TaskDoc, view: TaskView = 'full'): Task {
 
 /** The API object of a stored lease (`TaskLease`): everything but `lease_seconds`. */
 export function leaseView(lease: LeaseDoc): TaskLease {
-  const { id, holder, board_id, column_id, claimed_at, expires_at } = lease;
-  return { id, holder, board_id, column_id, claimed_at, expires_at };
+  const { id, holder, holder_token, board_id, column_id, claimed_at, expires_at } = lease;
+  return { id, holder, ...(holder_token === undefined ? {} : { holder_token }), board_id, column_id, claimed_at, expires_at };
 }
 
 /** Random bytes drawn 4 KiB at a time (one `randomFillSync` per 409 ids, as `randomUUID` caches its entropy). */

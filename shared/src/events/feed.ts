@@ -4,13 +4,13 @@ import { AppError, invalidField } from '../errors/index.js';
 import { Collections } from '../store/collections.js';
 import type { DocumentStore, Filter, IndexSpec } from '../store/port.js';
 import { isEventType, toEnvelope, type EventDoc, type EventEnvelope } from './envelope.js';
-import { visibleTo } from './visibility.js';
+import { readableEvents } from './access.js';
 
 /** Default retention of the outbox in days (`EVENT_RETENTION_DAYS`). */
 export const DEFAULT_RETENTION_DAYS = 7;
 /** `_id` of the counter document holding the highest `seq` the retention sweep removed. */
 export const SWEPT_COUNTER = 'events_swept';
-/** At most this many stored events are scanned per feed page (visibility may hide many). */
+/** At most this many stored events are scanned per feed page (the access rules may hide many). */
 const SCAN_BUDGET = 5_000;
 
 /**
@@ -58,20 +58,22 @@ function storeFilter(after: number, f: EventFilter): Filter {
 }
 
 /**
- * Up to `limit` numbered events (`events`) after `after` matching `f`, oldest first, as envelopes.
+ * Up to `limit` numbered events (`events`) after `after` matching `f`, oldest first, as envelopes,
+ * read with `majority` (only events a failover cannot roll back).
  * With `traces` (the relays and the webhook fan-out, when tracing is on), the write's
  * `traceparent` of each event that has one is put there under the event id: it is not part of the
  * envelope, and the same read brings it.
  */
 export async function readOutbox(store: DocumentStore, after: number, limit: number, f: EventFilter = {}, traces?: Map<string, string>): Promise<EventEnvelope[]> {
-  const docs = await store.collection<EventDoc>(Collections.events).find(storeFilter(after, f), { sort: { seq: 1 }, limit });
+  // what a failover could roll back is never handed out (docs/events.md "What is published is durable")
+  const docs = await store.collection<EventDoc>(Collections.events).find(storeFilter(after, f), { sort: { seq: 1 }, limit, readConcern: 'majority' });
   if (traces) for (const d of docs) if (d.traceparent !== undefined) traces.set(d._id, d.traceparent);
   return docs.map(toEnvelope);
 }
 
-/** The highest `seq` in the outbox (0 when empty). */
+/** The highest `seq` in the outbox (0 when empty), read with `majority`. */
 export async function lastSeq(store: DocumentStore): Promise<number> {
-  const [last] = await store.collection<EventDoc>(Collections.events).find({}, { sort: { seq: -1 }, limit: 1, projection: { seq: 1 } });
+  const [last] = await store.collection<EventDoc>(Collections.events).find({}, { sort: { seq: -1 }, limit: 1, projection: { seq: 1 }, readConcern: 'majority' });
   return last?.seq ?? 0;
 }
 
@@ -95,14 +97,14 @@ export async function assertNotExpired(store: DocumentStore, after: number): Pro
 /** A feed page: visible events oldest first and the cursor of the next page. */
 export interface FeedPage {
   data: EventEnvelope[];
-  /** Pass as `after` to read on; equals the last event scanned (also when visibility hid it). */
+  /** Pass as `after` to read on; equals the last event scanned (also when the access rules hid it). */
   next_after: number;
 }
 
 /**
  * One page of the change feed for user `userId` (`GET /api/v1/events`): events after
  * `after` (default: the start of the retained outbox) matching `filter`, only those the user can
- * read now (docs/architecture.md §5, `visibleTo`), oldest first, at most `limit`, and at most
+ * read now (docs/architecture.md §5, `readableEvents`), oldest first, at most `limit`, and at most
  * `FEED_PAGE_MAX_BYTES` of JSON unless the page is one event (so a page fits one bus reply, while
  * every event can be read). Hidden events are skipped, and `next_after` moves past them, so paging
  * never stalls or repeats. Throws 410 `EVENTS_EXPIRED`
@@ -125,7 +127,7 @@ export async function readFeed(
     const batch = await readOutbox(store, cursor, want, filter);
     if (batch.length === 0) break;
     scanned += batch.length;
-    const visible = new Set(await visibleTo(store, userId, batch));
+    const visible = new Set(await readableEvents(store, userId, batch));
     for (const e of batch) {
       if (visible.has(e)) {
         const size = Buffer.byteLength(JSON.stringify(e), 'utf8');

@@ -3,7 +3,7 @@ import { untraced, type Tracer } from '../observability/tracing.js';
 import type { DocumentStore } from '../store/port.js';
 import type { EventEnvelope } from './envelope.js';
 import { lastSeq, readOutbox } from './feed.js';
-import { AccessSnapshot } from './visibility.js';
+import { AccessSnapshot } from './access.js';
 
 /**
  * A batch of committed events, in `seq` order, as the live side hands them out. `access()` reads

@@ -3,11 +3,11 @@ export {
   DEFAULT_RETENTION_DAYS, SWEPT_COUNTER, eventIndexes, parseTypes, matchesFilter,
   readOutbox, lastSeq, sweptSeq, assertNotExpired, readFeed, sweepEvents, type EventFilter, type FeedPage,
 } from './feed.js';
-export { AccessSnapshot, visibleTo } from './visibility.js';
+export { AccessSnapshot, readableEvents } from './access.js';
 export { OutboxPoller, Listeners, makeBatch, type EventHub, type EventBatch, type BatchListener, type OutboxPollerOptions } from './hub.js';
 export { eventsStreamNames, ensureEventsStream, OutboxRelay, JetStreamHub, followDurable, type EventsStreamNames } from './jetstream.js';
 export {
-  relayOutbox, catchUpOutbox, causalOrder, EventRelay, PROCESS_HOLDER, RELAY_LEASE_MS, RELAY_INTERVAL_MS, RELAY_BATCH, CATCH_UP_WAIT_MS,
+  relayOutbox, catchUpOutbox, causalOrder, passOf, EventRelay, PROCESS_HOLDER, RELAY_LEASE_MS, RELAY_INTERVAL_MS, RELAY_BATCH, RELAY_MAX_EVENTS, RELAY_MAX_BYTES, CATCH_UP_WAIT_MS,
   type RelayOptions, type RelayPass, type EventRelayOptions,
 } from './relay.js';
 export { parseCursor } from './cursor.js';

@@ -29,8 +29,16 @@ import { toEnvelope, type EventEnvelope } from './envelope.js';
 export const RELAY_LEASE_MS = 3_000;
 /** How often a running relay looks at the outbox (ms) when idle (one indexed read of `outbox`). */
 export const RELAY_INTERVAL_MS = 20;
-/** Outbox documents (writes) numbered per pass at most; a full pass is followed by another at once. */
+/** Outbox documents (writes, or parts of a write) numbered per pass at most; a full pass is followed by another at once. */
 export const RELAY_BATCH = 500;
+/**
+ * Events numbered per pass at most (docs/events.md "The relay's passes"): with {@link RELAY_MAX_BYTES}
+ * it keeps a pass's transaction well inside the store's deadline however large the writes
+ * behind it were (a pass always takes at least one outbox document).
+ */
+export const RELAY_MAX_EVENTS = 2_000;
+/** Bytes of events (the outbox documents' recorded `bytes`) numbered per pass at most. */
+export const RELAY_MAX_BYTES = 8 * 1024 * 1024;
 /** How long a reader waits at most for the writes committed before it to be numbered (ms): {@link catchUpOutbox}. */
 export const CATCH_UP_WAIT_MS = 1_000;
 
@@ -66,6 +74,10 @@ export interface RelayOptions {
   leaseMs?: number;
   /** Outbox documents per pass (default {@link RELAY_BATCH}). */
   batch?: number;
+  /** Events per pass at most (default {@link RELAY_MAX_EVENTS}; at least one outbox document is taken). */
+  maxEvents?: number;
+  /** Bytes of events per pass at most (default {@link RELAY_MAX_BYTES}; at least one outbox document is taken). */
+  maxBytes?: number;
   /** End of the lease the caller knows it holds (ms); lets an idle pass skip reading the state. */
   leaseUntil?: number;
   /** Wall clock in ms (default `Date.now`; tests move it). */
@@ -84,11 +96,14 @@ export interface RelayPass {
   busy: boolean;
   /** The events numbered by this pass, in `seq` order, as envelopes. */
   numbered: EventEnvelope[];
-  /** The pass took a full batch: more may be waiting. */
+  /** The pass took all it could (a full batch, or as many events or bytes as it may): more may be waiting. */
   more: boolean;
   /** End of the lease this holder has after the pass (0: none). */
   leaseUntil: number;
 }
+
+/** Find options of an "is there one" read of the outbox: one document, its `_id` only. */
+const ONE_ID = { limit: 1, projection: { _id: 1 } } as const;
 
 const idle = (leaseUntil = 0): RelayPass => ({ busy: false, numbered: [], more: false, leaseUntil });
 
@@ -142,9 +157,31 @@ export function causalOrder(entries: readonly OutboxDoc[]): OutboxDoc[] {
   return out;
 }
 
+/** The outbox documents' sizes a pass reads first (`_id`, `event_count`, `bytes`). */
+type OutboxHead = Pick<OutboxDoc, '_id' | 'event_count' | 'bytes'>;
+
+/**
+ * The oldest of `heads` (in `_id` order) that one pass takes: as many as fit in `maxEvents` events
+ * and `maxBytes` bytes, and at least one. A document without recorded sizes counts as one event of
+ * no bytes.
+ */
+export function passOf(heads: readonly OutboxHead[], maxEvents: number, maxBytes: number): OutboxHead[] {
+  let events = 0;
+  let bytes = 0;
+  let n = 0;
+  for (const h of heads) {
+    events += h.event_count ?? 1;
+    bytes += h.bytes ?? 0;
+    if (n > 0 && (events > maxEvents || bytes > maxBytes)) break;
+    n++;
+  }
+  return heads.slice(0, n);
+}
+
 /**
  * One relay pass (see the file comment): numbers up to `batch` outbox documents, oldest first
- * ({@link causalOrder}), in one store transaction, when this holder may (the lease is free, expired
+ * ({@link causalOrder}), holding at most `maxEvents` events and `maxBytes` bytes (at least one
+ * document: {@link passOf}; their sizes are read first, then only those documents), in one store transaction, when this holder may (the lease is free, expired
  * or its own). An idle pass (nothing pending, no lease to renew) is one read of `outbox` and no
  * transaction. Each numbered event keeps its write's `traceparent` (stored, not in the envelope).
  * Returns what it numbered. Errors: the store's (503); `CONFLICT` (409) when another pass
@@ -155,6 +192,8 @@ export async function relayOutbox(store: DocumentStore, opts: RelayOptions = {})
   const hold = opts.hold ?? false;
   const leaseMs = opts.leaseMs ?? RELAY_LEASE_MS;
   const batch = opts.batch ?? RELAY_BATCH;
+  const maxEvents = opts.maxEvents ?? RELAY_MAX_EVENTS;
+  const maxBytes = opts.maxBytes ?? RELAY_MAX_BYTES;
   const now = opts.now ?? Date.now;
   const counters = store.collection<RelayState>(Collections.counters);
   const outbox = store.collection<OutboxDoc>(Collections.outbox);
@@ -165,11 +204,11 @@ export async function relayOutbox(store: DocumentStore, opts: RelayOptions = {})
   // Without a transaction when there is nothing to do: nothing pending (and no lease to renew), or
   // another holder's lease (a read of the state; the pass below checks it again in its transaction).
   const known = hold && (opts.leaseUntil ?? 0) - now() > leaseMs / 2;
-  // `find` with a limit, no projection: the cheapest "is anything there" on both stores (an idle
-  // relay asks it 50 times a second; a pending document is one write's events)
+  // "is anything there": one id (an idle relay asks it 50 times a second; a pending document
+  // holds a write's events, up to OUTBOX_PART_BYTES, which MongoDB would otherwise send each time)
   // With a tracer these reads make no spans: only a pass that numbers is one (relaySpan).
   const { tracer } = opts;
-  const anyPending = (await untraced(tracer, () => outbox.find({}, { limit: 1 }))).length > 0;
+  const anyPending = (await untraced(tracer, () => outbox.find({}, ONE_ID))).length > 0;
   if (!anyPending && (!hold || known)) return idle(known ? opts.leaseUntil : 0);
   if (!known && heldByOther(await untraced(tracer, () => counters.findOne({ _id: EVENTS_COUNTER })), now())) return { busy: true, numbered: [], more: false, leaseUntil: 0 };
 
@@ -182,8 +221,10 @@ export async function relayOutbox(store: DocumentStore, opts: RelayOptions = {})
     if (heldByOther(state, t)) return { busy: true, numbered: [], more: false, leaseUntil: 0 };
     const ownLease = state?.holder === holder && (state.lease_until ?? 0) > t ? state.lease_until! : 0;
     const renew = hold && ownLease - t <= leaseMs / 2;
-    const pending = await outbox.find({}, { sort: { _id: 1 }, limit: batch, session });
-    if (pending.length === 0 && !renew) return idle(ownLease);
+    const heads = await outbox.find({}, { sort: { _id: 1 }, limit: batch, projection: { _id: 1, event_count: 1, bytes: 1 }, session });
+    if (heads.length === 0 && !renew) return idle(ownLease);
+    const taken = passOf(heads, maxEvents, maxBytes);
+    const pending = taken.length === 0 ? [] : await outbox.find({ _id: { $in: taken.map((h) => h._id) } }, { sort: { _id: 1 }, session });
 
     const leaseUntil = renew ? t + leaseMs : ownLease;
     let seq = state?.seq ?? 0;
@@ -212,7 +253,7 @@ export async function relayOutbox(store: DocumentStore, opts: RelayOptions = {})
       await counters.insertOne({ _id: EVENTS_COUNTER, ...next }, { session });
     }
     carried = pending;
-    return { busy: false, numbered: numbered.map(toEnvelope), more: pending.length === batch, leaseUntil };
+    return { busy: false, numbered: numbered.map(toEnvelope), more: heads.length === batch || taken.length < heads.length, leaseUntil };
   });
   // a pass that only renews the lease is no span (it would be one every lease half-life while idle)
   return tracer && anyPending ? relaySpan(tracer, pass, () => carried) : untraced(tracer, pass);
@@ -245,14 +286,15 @@ async function relaySpan(tracer: Tracer, pass: () => Promise<RelayPass>, carried
  * `waitMs` (default {@link CATCH_UP_WAIT_MS}). With nothing pending it is one read. Otherwise it
  * runs relay passes itself when the lease is free or this process's ({@link relayOutbox} without
  * `hold`), and while another process holds it, waits for that relay (looking every 5 ms). After
- * `waitMs` it returns anyway (the reader then shows what is numbered; the rest follows). Errors:
+ * `waitMs` by the options' clock `now` (default `Date.now`) it returns anyway (the reader then shows what is numbered; the rest follows). Errors:
  * the store's (503).
  */
 export async function catchUpOutbox(store: DocumentStore, opts: Omit<RelayOptions, 'hold'> & { waitMs?: number } = {}): Promise<void> {
   const outbox = store.collection<OutboxDoc>(Collections.outbox);
-  const [newest] = await outbox.find({}, { sort: { _id: -1 }, limit: 1 });
+  const now = opts.now ?? Date.now;
+  const [newest] = await outbox.find({}, { ...ONE_ID, sort: { _id: -1 } });
   if (!newest) return;
-  const until = Date.now() + (opts.waitMs ?? CATCH_UP_WAIT_MS);
+  const until = now() + (opts.waitMs ?? CATCH_UP_WAIT_MS);
   for (;;) {
     let busy = true;
     try {
@@ -261,8 +303,8 @@ export async function catchUpOutbox(store: DocumentStore, opts: Omit<RelayOption
       // another pass committed first (409): look again; a store fault (503) is the reader's answer
       if (!AppError.is(e) || e.code !== 'CONFLICT') throw e;
     }
-    if ((await outbox.find({ _id: { $lte: newest._id } }, { limit: 1 })).length === 0) return;
-    if (Date.now() >= until) return;
+    if ((await outbox.find({ _id: { $lte: newest._id } }, ONE_ID)).length === 0) return;
+    if (now() >= until) return;
     await sleep(busy ? 5 : 0);
   }
 }
@@ -283,6 +325,10 @@ export interface EventRelayOptions {
   pollMs?: number;
   /** Outbox documents per pass (default {@link RELAY_BATCH}). */
   batch?: number;
+  /** Events per pass (default {@link RELAY_MAX_EVENTS}). */
+  maxEvents?: number;
+  /** Bytes of events per pass (default {@link RELAY_MAX_BYTES}). */
+  maxBytes?: number;
   log?: Logger;
   /** The process's tracer: each pass that numbers events is an `events.relay` span linked to the writes ({@link RelayOptions.tracer}). */
   tracer?: Tracer | undefined;
@@ -296,6 +342,11 @@ export interface EventRelayOptions {
  * held and wait; when the holder dies, the first to look after its lease expired takes over from
  * the last committed `seq`. `onRelayed` listeners get each pass's numbered events (the JetStream
  * publisher of the same process sends them on at once). `close` gives the lease up.
+ *
+ * A pass that fails (other than losing a race, 409) halves the next pass's bounds (documents,
+ * events, bytes; down to one outbox document), and each pass that commits doubles them back up to
+ * the options': a backlog whose passes outgrow the store's transaction deadline still drains
+ * instead of retrying the same too-large pass forever (docs/events.md "The relay's passes").
  */
 export class EventRelay {
   private readonly listeners = new Set<(events: EventEnvelope[]) => void>();
@@ -303,6 +354,10 @@ export class EventRelay {
   private readonly leaseMs: number;
   private readonly intervalMs: number;
   private readonly batch: number;
+  private readonly maxEvents: number;
+  private readonly maxBytes: number;
+  /** The share of the bounds the next pass uses (1: all; halved after a failed pass, doubled back after one that commits). */
+  private scale = 1;
   private leaseUntil = 0;
   private readonly pollMs: number;
   private timer: NodeJS.Timeout | undefined;
@@ -322,6 +377,14 @@ export class EventRelay {
     this.intervalMs = opts.intervalMs ?? RELAY_INTERVAL_MS;
     this.pollMs = opts.pollMs ?? this.intervalMs;
     this.batch = opts.batch ?? RELAY_BATCH;
+    this.maxEvents = opts.maxEvents ?? RELAY_MAX_EVENTS;
+    this.maxBytes = opts.maxBytes ?? RELAY_MAX_BYTES;
+  }
+
+  /** The next pass's bounds: the options' times the current scale, at least one document and one event. */
+  get bounds(): { batch: number; maxEvents: number; maxBytes: number } {
+    const of = (n: number) => Math.max(1, Math.floor(n * this.scale));
+    return { batch: of(this.batch), maxEvents: of(this.maxEvents), maxBytes: of(this.maxBytes) };
   }
 
   /** Starts polling (the first pass at once). Returns this relay. */
@@ -343,9 +406,17 @@ export class EventRelay {
 
   /** One pass now, holding the lease (also what the poll runs). */
   async pass(): Promise<RelayPass> {
-    const r = await relayOutbox(this.store, {
-      holder: this.holder, hold: true, leaseMs: this.leaseMs, batch: this.batch, leaseUntil: this.leaseUntil, tracer: this.opts.tracer,
-    });
+    let r: RelayPass;
+    try {
+      r = await relayOutbox(this.store, {
+        holder: this.holder, hold: true, leaseMs: this.leaseMs, ...this.bounds, leaseUntil: this.leaseUntil, tracer: this.opts.tracer,
+      });
+    } catch (err) {
+      // a pass too large for the store's deadline fails the same way every time: take less next time
+      if (!(AppError.is(err) && err.code === 'CONFLICT')) this.scale = Math.max(this.scale / 2, 1 / (2 * Math.max(this.batch, this.maxEvents)));
+      throw err;
+    }
+    if (!r.busy) this.scale = Math.min(1, this.scale * 2);
     this.leaseUntil = r.leaseUntil;
     if (r.numbered.length > 0) {
       for (const l of this.listeners) {
@@ -393,7 +464,7 @@ export class EventRelay {
       more = (await this.pass()).more;
     } catch (err) {
       // 409: another pass won (nothing written); 503: the store is away. Either way: next tick.
-      if (!this.stopped && !(AppError.is(err) && err.code === 'CONFLICT')) this.opts.log?.warn({ err }, 'outbox relay pass failed; retrying');
+      if (!this.stopped && !(AppError.is(err) && err.code === 'CONFLICT')) this.opts.log?.warn({ err, next: this.bounds }, 'outbox relay pass failed; retrying with a smaller pass');
     }
     this.ticking = false;
     if (this.stopped) return;

@@ -2,6 +2,7 @@ import { context, trace, type Tracer } from '@opentelemetry/api';
 import { ReplyBus, type Binding, type Bus, type BusReply, type CallMeta, type Served, type ServeOptions } from '../bus/bus.js';
 import { SprintsOps } from '../contracts/sprints.js';
 import type { AnyOp, In } from '../contracts/op.js';
+import type { HistogramSeries } from './histogram.js';
 import type { Metrics } from './metrics.js';
 import { outcomeOf } from './metrics.js';
 import { contextFrom, failSpan, SpanKind, traceparentOf, type Span } from './tracing.js';
@@ -55,9 +56,29 @@ export class InstrumentedBus extends ReplyBus {
     super();
   }
 
+  /** The client side's `ok` series by subject (an observation without building its label key). */
+  private readonly clientOk = new Map<string, HistogramSeries>();
+
   requestReply<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<BusReply> {
     const { tracer, metrics } = this.tools;
     const subject = op.subject;
+    if (!tracer && metrics) {
+      // metrics alone (the default): one `then` on the call, no span and no async frame
+      let ok = this.clientOk.get(subject);
+      if (!ok) this.clientOk.set(subject, (ok = metrics.busDuration.labels('client', subject, 'ok')));
+      const t0 = performance.now();
+      const series = ok;
+      return this.inner.requestReply(op, input, meta).then(
+        (reply) => {
+          (reply.ok ? series : metrics.busDuration.labels('client', subject, outcomeOf(reply.error))).observe((performance.now() - t0) / 1000);
+          return reply;
+        },
+        (e: unknown) => {
+          metrics.busDuration.labels('client', subject, outcomeOf(e)).observe((performance.now() - t0) / 1000);
+          throw e;
+        },
+      );
+    }
     const span = tracer?.startSpan(`bus ${subject}`, { kind: SpanKind.CLIENT, attributes: { 'messaging.destination.name': subject } });
     const sent = span ? { ...meta, traceparent: traceparentOf(trace.setSpan(context.active(), span)) } : meta;
     return measured(
@@ -89,6 +110,43 @@ export class InstrumentedBus extends ReplyBus {
     const subject = binding.op.subject;
     const closeSprint = subject === SprintsOps.close.subject ? metrics?.sprintCloseDuration : undefined;
     const inner = binding.handler;
+    if (!tracer && metrics) {
+      // metrics alone (the default): one `then` on the handler's promise, no span and no async frame
+      const ok = metrics.busDuration.labels('server', subject, 'ok');
+      const closeOk = closeSprint?.labels('ok');
+      const succeeded = (t0: number): void => {
+        const s = (performance.now() - t0) / 1000;
+        ok.observe(s);
+        closeOk?.observe(s);
+      };
+      const failed = (t0: number, e: unknown): void => {
+        const s = (performance.now() - t0) / 1000;
+        const outcome = outcomeOf(e);
+        metrics.busDuration.labels('server', subject, outcome).observe(s);
+        closeSprint?.labels(outcome).observe(s);
+      };
+      const timed: Binding['handler'] = (input, ctx) => {
+        const t0 = performance.now();
+        let called: ReturnType<Binding['handler']>;
+        try {
+          called = inner(input, ctx);
+        } catch (e) {
+          failed(t0, e);
+          return Promise.reject(e as Error); // a rejection, as from the async handler it stands for
+        }
+        return called.then(
+          (r: unknown) => {
+            succeeded(t0);
+            return r;
+          },
+          (e: unknown) => {
+            failed(t0, e);
+            throw e;
+          },
+        );
+      };
+      return { op: binding.op, handler: timed };
+    }
     const handler: Binding['handler'] = (input, ctx) => {
       const parent = tracer ? contextFrom(ctx.traceparent) : undefined;
       const span = tracer?.startSpan(`bus ${subject} process`, { kind: SpanKind.SERVER, attributes: { 'messaging.destination.name': subject } }, parent);

@@ -24,6 +24,12 @@ export interface FunctionLookups {
   sprints(state: 'open' | 'closed'): Promise<string[]>;
   /** The caller's stored time zone, read only when a period function needs it and the context has none. */
   timezone?(): Promise<string | undefined>;
+  /**
+   * True when the look-ups read inside a transaction: they then run one after the other, as
+   * MongoDB takes one operation at a time in a transaction (docs/store.md "Transactions");
+   * otherwise a query's distinct look-ups run concurrently.
+   */
+  readonly oneAtATime?: boolean;
 }
 
 /** The value `activeSprint()` resolves to when the board runs no sprint: an id no task has, so `=` matches nothing. */
@@ -93,7 +99,7 @@ export function checkFunctionContext(q: Query, where: { board: boolean }): void 
  * zone. A query without calls is returned as is (same object, so compiled forms stay cached).
  * Throws 400 `QUERY_FUNCTION_CONTEXT` (see {@link checkFunctionContext}) and whatever the
  * look-ups throw (404 `BOARD_NOT_FOUND` for a board the caller cannot read). Each distinct
- * look-up runs once per resolution.
+ * look-up runs once per resolution; in turn when `lookups.oneAtATime` (inside a transaction).
  */
 export async function resolveQuery(q: Query, ctx: QueryContext, lookups: FunctionLookups): Promise<Query> {
   if (!q.where) return q;
@@ -111,7 +117,8 @@ export async function resolveQuery(q: Query, ctx: QueryContext, lookups: Functio
     return hit;
   };
   const resolved = new Map<Value, Value[]>();
-  await Promise.all(found.map(async (c) => resolved.set(c, await valueOf(c))));
+  if (lookups.oneAtATime) for (const c of found) resolved.set(c, await valueOf(c));
+  else await Promise.all(found.map(async (c) => resolved.set(c, await valueOf(c))));
   return { ...q, where: substitute(q.where, resolved) };
 }
 

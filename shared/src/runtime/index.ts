@@ -1,5 +1,5 @@
 export {
-  openConnections, serveServices, resolveJwtSecret, onShutdown, runServiceProcess, type Connections,
+  openConnections, serveServices, startupIndexes, resolveJwtSecret, onShutdown, runServiceProcess, type Connections,
   StartupError, startupFailureMessage, exitOnStartupError, guardStartup, checkSeparateProcessStore,
   startObservability, type Observability,
 } from './process.js';

@@ -10,7 +10,7 @@ import { CommonConfig, ConfigError, loadConfig } from '../config/index.js';
 import { OutboxSignal, systemClock, type Clock, type ServiceDefinition } from '../domain/index.js';
 import { createLogger } from '../log/index.js';
 import { AppError } from '../errors/index.js';
-import { EmbeddedStore, MongoStore, StoreInUseError, type DocumentStore } from '../store/index.js';
+import { EmbeddedStore, MongoStore, SCHEMA_INDEXES, StoreInUseError, type DocumentStore, type IndexSpec } from '../store/index.js';
 import { instrumentBus, instrumentStore, Metrics, serveMetrics, startTracing, type Instruments, type MetricsServer, type Tracing } from '../observability/index.js';
 
 /** Connections a process opens once: the bus and the store (docs/architecture.md §2). */
@@ -112,7 +112,16 @@ async function openEmbedded(config: CommonConfig, log: Logger): Promise<Embedded
 }
 
 /**
- * Ensures each service's indexes and serves its bindings on the bus with queue group = service
+ * The indexes a process ensures before it serves `def`: every collection's unique and TTL indexes
+ * (`SCHEMA_INDEXES`, docs/store.md "One definition per collection"), then the service's own.
+ */
+export function startupIndexes(def: Pick<ServiceDefinition, 'indexes'>): IndexSpec[] {
+  return [...SCHEMA_INDEXES, ...def.indexes];
+}
+
+/**
+ * Ensures the indexes every collection's writes rely on (`SCHEMA_INDEXES`, docs/store.md "One
+ * definition per collection"), then each service's own indexes, and serves its bindings on the bus with queue group = service
  * name (docs/architecture.md §3), and with `background: true` starts each service's background work.
  * Returns one handle per service; disposing it stops taking requests, then its background work.
  */
@@ -129,7 +138,7 @@ export async function serveServices(
   // commits of these services' writes reach the relay of this process at once (docs/concurrency.md)
   const outbox = new OutboxSignal();
   for (const def of defs) {
-    await deps.store.ensureIndexes(def.indexes);
+    await deps.store.ensureIndexes(startupIndexes(def));
     const log = deps.log.child({ component: def.name });
     const store = deps.store;
     const health = bind(HealthOps[def.name], async () => {

@@ -4,8 +4,9 @@ export type {
 } from './port.js';
 export { escapeKey, unescapeKey, encodeMetadata, decodeMetadata, metadataPath } from './keys.js';
 export { Collections } from './collections.js';
+export { COLLECTION_INDEXES, SCHEMA_INDEXES, ttlFieldOf } from './schema.js';
 export { QUERY_TIME_LIMIT_MS, TRANSACTION_DEADLINE_MS } from './port.js';
 /** Tests a filter against documents in memory, with MongoDB semantics (the embedded store's matcher). */
 export { compileFilter, type Matcher } from './embedded/matcher.js';
-export { EmbeddedStore, MAX_TRANSACTION_ATTEMPTS, StoreInUseError, type EmbeddedStats, type EmbeddedStoreOptions, type JournalSync } from './embedded/index.js';
-export { MongoStore, type MongoStoreOptions } from './mongo/index.js';
+export { EmbeddedStore, MAX_TRANSACTION_ATTEMPTS, StoreInUseError, type CommitStep, type EmbeddedStats, type EmbeddedStoreOptions, type JournalSync } from './embedded/index.js';
+export { MongoStore, COMMIT_BUDGET_MS, type MongoStoreOptions } from './mongo/index.js';

@@ -43,6 +43,15 @@ export interface FindOptions extends SessionOption {
   skip?: number;
   limit?: number;
   projection?: Projection;
+  /**
+   * `majority` (outside a transaction only): read only what a majority of the replica set has,
+   * which a failover can never roll back. For reads whose results are published (the feed, the
+   * stream, JetStream, webhooks: docs/events.md "What is published is durable"). MongoDB: the
+   * read's `readConcern`; the embedded store ignores it (it has one copy, nothing rolls back).
+   * Inside a transaction the transaction's own read concern applies (snapshot, committed with
+   * majority writes).
+   */
+  readConcern?: 'majority';
 }
 
 /**

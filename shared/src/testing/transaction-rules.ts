@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MongoServerError } from 'mongodb';
 import type {
   BulkOp, Collection, Doc, DocumentStore, Filter, IndexSpec, Session, SessionOption, StoreStats,
@@ -118,7 +119,10 @@ class Attempt {
  *   call of that transaction is in flight (`Promise.all` inside a transaction), or with the session
  *   of a transaction that has ended, throws {@link TransactionRuleError} (MongoDB refuses the
  *   first, code 263, or leaves it undefined). The error is also kept in {@link violations} and
- *   rethrown by `close()`, so a test that swallows it still fails.
+ *   rethrown by `close()`, so a test that swallows it still fails. Each call settles only on a
+ *   later turn of the event loop (as a reply from a server would), so a concurrent branch is
+ *   caught whenever it reaches the store before the first call's caller resumes, however quickly
+ *   the inner store answered: the rule does not depend on timing.
  * - **What each transaction wrote**: {@link transactions} lists, per committed transaction in
  *   commit order, the documents (collection + `_id`) its committed attempt wrote. Matching
  *   documents are found by reading the update's or delete's filter in the transaction just before
@@ -188,6 +192,9 @@ export class TransactionRulesStore implements DocumentStore {
           if (!WRITES.has(op)) return await call(...args);
           return await this.recordWrite(inner, attempt, op, args, session, call);
         } finally {
+          // settle on a later turn of the event loop, as a reply from the server would: every
+          // branch started alongside this one reaches its next store call first, and is refused
+          await nextTurn();
           attempt.inFlight = undefined;
         }
       };

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { appendEvents, EVENTS_COUNTER, type EventDoc, type NewEvent, type OutboxDoc } from '@app/shared/domain';
+import { appendEvents, EVENTS_COUNTER, OUTBOX_PART_BYTES, type EventDoc, type NewEvent, type OutboxDoc } from '@app/shared/domain';
+import { AppError } from '@app/shared/errors';
 import { catchUpOutbox, causalOrder, EventRelay, relayOutbox } from '@app/shared/events';
-import { Collections, EmbeddedStore, type DocumentStore } from '@app/shared/store';
-import { FaultyStore } from '@app/shared/testing';
+import { Collections, EmbeddedStore, type Collection, type Doc, type DocumentStore } from '@app/shared/store';
+import { FaultyStore, testStore } from '@app/shared/testing';
 
 /**
  * The outbox relay (docs/concurrency.md "The events outbox"): writes store their events unnumbered;
@@ -134,4 +135,97 @@ describe('outbox relay', () => {
     await expect.poll(() => seen, { timeout: 2_000 }).toEqual([1, 2, 3]);
     await relay.close();
   });
+
+  it('a write whose events pass one outbox document is stored in several, in its transaction; the relay numbers them all in order', async () => {
+    await using store = await testStore();
+    // 30 updates of tasks with 200,000-character CJK descriptions: 18 MB of events, past MongoDB's 16 MiB document limit
+    const description = '漢'.repeat(200_000);
+    const big = (i: number): NewEvent => ({ type: 'task.updated', task_id: `t${i}`, data: { task: { id: `t${i}`, version: 2, description }, changes: [] } });
+    await write(store, ...Array.from({ length: 30 }, (_, i) => big(i)));
+    const parts = await store.collection<OutboxDoc>(Collections.outbox).find({}, { sort: { _id: 1 }, projection: { event_count: 1, bytes: 1 } });
+    expect(parts.length).toBeGreaterThan(1);
+    expect(parts.reduce((n, p) => n + p.event_count!, 0)).toBe(30);
+    for (const p of parts) expect(p.bytes).toBeLessThanOrEqual(OUTBOX_PART_BYTES);
+
+    const seen: Array<[number, string | undefined]> = [];
+    for (let more = true; more;) {
+      const pass = await relayOutbox(store, { holder: 'p1' });
+      seen.push(...pass.numbered.map((e): [number, string | undefined] => [e.seq, e.task_id]));
+      more = pass.more;
+    }
+    expect(seen).toEqual(Array.from({ length: 30 }, (_, i) => [i + 1, `t${i}`]));
+    expect(await pending(store)).toBe(0);
+  });
+
+  it('a pass numbers at most maxEvents events and maxBytes bytes (at least one write); the backlog drains in further passes', async () => {
+    await using store = await testStore();
+    for (let i = 0; i < 25; i++) await write(store, updated(`t${i}`, 2));
+    const counts: number[] = [];
+    for (let more = true; more;) {
+      const pass = await relayOutbox(store, { holder: 'p1', maxEvents: 10 });
+      counts.push(pass.numbered.length);
+      more = pass.more;
+    }
+    expect(counts).toEqual([10, 10, 5]);
+    expect((await numbered(store)).map((e) => e.seq)).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+
+    // bytes: writes of ~300 KB each, 700 KB a pass; a write larger than the bound still goes, alone
+    const text = (n: number) => 'x'.repeat(n);
+    for (let i = 0; i < 4; i++) await write(store, { type: 'task.created', task_id: `b${i}`, data: { task: { id: `b${i}`, description: text(100_000) } } });
+    await write(store, { type: 'task.created', task_id: 'huge', data: { task: { id: 'huge', description: text(400_000) } } });
+    const sizes: number[] = [];
+    for (let more = true; more;) {
+      const pass = await relayOutbox(store, { holder: 'p1', maxBytes: 700_000 });
+      sizes.push(pass.numbered.length);
+      more = pass.more;
+    }
+    expect(sizes).toEqual([2, 2, 1]);
+    expect(await pending(store)).toBe(0);
+  });
+
+  it('a running relay whose passes fail for their size takes smaller passes until the backlog drains', async () => {
+    // the store refuses to insert more than 16 events at once, as a pass past the transaction deadline fails every time
+    await using inner = EmbeddedStore.memory();
+    const store = refusingLargeInserts(inner, Collections.events, 16);
+    for (let i = 0; i < 100; i++) await write(store, updated(`t${i}`, 2));
+    const relay = new EventRelay(store, { holder: 'loop', intervalMs: 1 }).start();
+    await expect.poll(() => pending(store), { timeout: 10_000 }).toBe(0);
+    await relay.close();
+    expect((await numbered(store)).map((e) => e.seq)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+  });
+
+  it("a reader's catch-up gives up by the clock of its options while another holder keeps the lease", async () => {
+    await using store = EmbeddedStore.memory();
+    let clock = 1_000_000;
+    await write(store, updated('a', 2));
+    expect((await relayOutbox(store, { holder: 'other', hold: true, leaseMs: 1e12, now: () => clock })).numbered).toHaveLength(1);
+    await write(store, updated('b', 2));
+    // every reading of the clock moves it 30 s: a one-minute wait ends after a few looks
+    await catchUpOutbox(store, { holder: 'reader', waitMs: 60_000, now: () => (clock += 30_000) });
+    expect(await pending(store)).toBe(1);
+  });
 });
+
+/** `store` whose collection `name` refuses an `insertMany` of more than `most` documents (503), as a store past its deadline would. */
+function refusingLargeInserts(store: DocumentStore, name: string, most: number): DocumentStore {
+  const wrap = (c: Collection<Doc>): Collection<Doc> =>
+    new Proxy(c, {
+      get(target, prop) {
+        if (prop === 'insertMany') {
+          return async (docs: Doc[], opts?: Parameters<Collection<Doc>['insertMany']>[1]) => {
+            if (docs.length > most) throw new AppError('STORE_UNAVAILABLE', { message: 'The transaction passed its deadline' });
+            return target.insertMany(docs, opts);
+          };
+        }
+        const v = Reflect.get(target, prop) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'collection') return (n: string) => (n === name ? wrap(target.collection(n)) : target.collection(n));
+      const v = Reflect.get(target, prop) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}

@@ -96,6 +96,22 @@ describe('TransactionRulesStore: MongoDB transaction rules around any store', ()
     await expect(store.close()).rejects.toBeInstanceOf(TransactionRuleError);
   });
 
+  it('refuses a concurrent branch whose operation starts after the first one finished on the store but before it settled for its caller', async () => {
+    // on MongoDB each call waits for the server's reply, so the second branch overlaps it; the
+    // in-memory store answers within a few microtasks, which a branch with some awaits outlasts
+    const store = await seeded({ failFirstAttempt: false });
+    const later = async (session: Parameters<Parameters<typeof store.withTransaction>[0]>[0]) => {
+      for (let i = 0; i < 50; i++) await Promise.resolve();
+      return store.collection('boards').findOne({ _id: 'b1' }, { session });
+    };
+    const err = await thrown(
+      store.withTransaction((session) => Promise.all([store.collection('tasks').findOne({ _id: 't1' }, { session }), later(session)])),
+    );
+    expect(err).toBeInstanceOf(TransactionRuleError);
+    expect(err.message).toMatch(/boards\.findOne started while tasks\.findOne is still in flight/);
+    await expect(store.close()).rejects.toBeInstanceOf(TransactionRuleError);
+  });
+
   it('lets calls outside a transaction run in parallel, and one call after another inside one', async () => {
     await using store = await seeded({ failFirstAttempt: false });
     const tasks = store.collection('tasks');

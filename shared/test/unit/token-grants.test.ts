@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { bind, currentGrant, dispatch, grantFrom, grantHeaders, type Reply } from '@app/shared/bus';
 import {
-  BoardsOps, EventsOps, GroupsOps, OP_SCOPES, op, QueryOps, scopeOf, scopesAllow, SprintsOps, TasksOps, ViewsOps, WebhooksOps, type TokenGrant,
+  BoardsOps, EventsOps, GroupsOps, LeasesOps, OP_SCOPES, op, QueryOps, scopeOf, scopesAllow, SprintsOps, TasksOps, ViewsOps, WebhooksOps, type TokenGrant,
 } from '@app/shared/contracts';
 import { silentLogger } from '@app/shared/log';
 
@@ -41,7 +41,7 @@ describe('scopes on the bus', () => {
   });
 
   it('names the scope of every op the services serve, and needs admin for an unlisted one', () => {
-    const all = [BoardsOps, GroupsOps, EventsOps, WebhooksOps, QueryOps, SprintsOps, TasksOps, ViewsOps].flatMap((ops) => Object.values(ops));
+    const all = [BoardsOps, GroupsOps, LeasesOps, EventsOps, WebhooksOps, QueryOps, SprintsOps, TasksOps, ViewsOps].flatMap((ops) => Object.values(ops));
     expect(all.filter((o) => OP_SCOPES[o.subject] === undefined).map((o) => o.subject)).toEqual([]);
     expect(scopeOf({ subject: 'brand.new' })).toBe('admin');
   });

@@ -3,7 +3,7 @@ import { useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent, type 
 import { createPortal } from 'react-dom';
 import type { BoardColumn, Card, Summary } from '../api/types.js';
 import { useCardDrag } from './drag.js';
-import { cardBadges, initials, menuPosition, wipState, type ColumnState, type MovePreview } from './state.js';
+import { cardBadges, initials, liveLease, menuPosition, wipState, type ColumnState, type MovePreview } from './state.js';
 
 interface LaneProps {
   column: BoardColumn;
@@ -282,12 +282,15 @@ function MoveMenu(p: {
 
 /**
  * What a card shows (on the board and in the drag overlay): drag handle, title (opens the
- * detail), tags, priority, points, the assignee's initials (full name in the tooltip) and status.
+ * detail), tags, priority, points, the assignee's initials (full name in the tooltip), a `claimed`
+ * badge while a lease is live (holder and expiry in the tooltip) and status.
  */
 export function CardFace(p: { card: Card; people?: ReadonlyMap<string, string>; handle?: ReactNode; onOpen?: () => void }) {
   const { card } = p;
   const badges = cardBadges(card);
   const who = card.assignee ? (p.people?.get(card.assignee) ?? card.assignee) : undefined;
+  const lease = liveLease(card);
+  const leaseText = lease && `Claimed by ${p.people?.get(lease.holder) ?? lease.holder} until ${new Date(lease.expires_at).toLocaleTimeString()}`;
   return (
     <>
       <div className="card-top">
@@ -311,6 +314,11 @@ export function CardFace(p: { card: Card; people?: ReadonlyMap<string, string>; 
         {who !== undefined && (
           <span className="assignee" title={`Assigned to ${who}`} aria-label={`Assigned to ${who}`} data-testid="assignee">
             {initials(who)}
+          </span>
+        )}
+        {lease !== undefined && (
+          <span className="badge lease" title={leaseText} aria-label={leaseText} data-testid="lease">
+            claimed
           </span>
         )}
         <span className="status" title="status">

@@ -106,6 +106,16 @@ export function cardBadges(card: Card): { priority?: string; points?: string } {
   return out;
 }
 
+/**
+ * The lease a card is claimed under when it is live at `now` (docs/boards.md "Claiming a card
+ * under a lease": live while `now` is before `expires_at`), else undefined: an expired lease
+ * nobody has taken over yet is still on the card but no longer shown.
+ */
+export function liveLease(card: Pick<Card, 'lease'>, now: Date = new Date()): NonNullable<Card['lease']> | undefined {
+  const lease = card.lease;
+  return lease !== undefined && Date.parse(lease.expires_at) > now.getTime() ? lease : undefined;
+}
+
 /** The clause every column read of the page carries: sprint tasks are not cards (docs/web.md). */
 export const NOT_A_SPRINT = "app.type != 'sprint'";
 

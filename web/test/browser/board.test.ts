@@ -350,6 +350,16 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     await pageB.getByRole('button', { name: 'Assigned to me' }).click();
     await cardIn(lane(pageB, 'Done'), 'Write docs').waitFor();
 
+    // A worker claims a card under a lease: once the page reads the column again (here a reload;
+    // on the event stream at once), the card shows a `claimed` badge with holder and expiry.
+    const claimed = await api('POST', `/api/v1/boards/${boardId}/columns/col-doing/claim`, { query: "title = 'Ship it'", lease_seconds: 600 });
+    expect([claimed.status, claimed.body.task.id]).toEqual([200, ids['Ship it']]);
+    await page.reload();
+    const badge = cardIn(lane(page, 'Doing'), 'Ship it').getByTestId('lease');
+    await badge.waitFor();
+    await poll(() => badge.getAttribute('aria-label')).toMatch(/^Claimed by ada until /);
+    expect(await cardIn(lane(page, 'Done'), 'Write docs').getByTestId('lease').count()).toBe(0);
+
     // Screenshots of the owner's board at 1440 px and 360 px (lanes scroll sideways at 360 px).
     await page.screenshot({ path: join(ARTIFACTS, 'walk-board-1440.png'), fullPage: true });
     await page.setViewportSize({ width: 360, height: 740 });

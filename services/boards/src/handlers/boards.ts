@@ -8,7 +8,7 @@ import {
 } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Session, type Update } from '@app/shared/store';
-import { boardsOf, groupsOf } from '../board-access.js';
+import { boardsOf, groupsOf } from '../collections.js';
 import { completeShareSync, recordShareSync } from '../share-sync.js';
 
 /** A board name: trimmed, not blank. */

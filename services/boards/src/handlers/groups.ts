@@ -4,7 +4,7 @@ import type { Group, GroupsOps } from '@app/shared/contracts';
 import { runWrite, type GroupDoc, type GroupRole, type ServiceDeps } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, type Doc, type Session } from '@app/shared/store';
-import { groupsOf } from '../board-access.js';
+import { groupsOf } from '../collections.js';
 
 /** The group object of the API. */
 function toGroup(doc: GroupDoc): Group {

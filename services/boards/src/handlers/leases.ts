@@ -65,14 +65,14 @@ export function claimCard(deps: ServiceDeps): Handler<typeof LeasesOps.claim> {
       const { session, now } = w;
       const at = now.toISOString();
       const compiled = await compileColumn(store, principal, board, column, board.activeSprintId, now, query, session);
-      const free: Filter = { $and: [boardScopeFilter(board, principal), writableTasksFilter(principal), compiled.filter, noLiveLease(at)] };
+      const free: Filter = { $and: [noLiveLease(at), boardScopeFilter(board, principal), writableTasksFilter(principal), compiled.filter] };
       const skipped: string[] = [];
       for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
         const candidates = skipped.length === 0 ? free : { $and: [free, { _id: { $nin: skipped } }] };
         const [card] = await tasks.find(candidates, { sort: compiled.sort, limit: 1, session });
         if (!card) return null;
         const lease: LeaseDoc = {
-          id: randomUUID(), holder: w.userId, board_id: board._id, column_id: column.id,
+          id: randomUUID(), holder: w.userId, ...(ctx.grant ? { holder_token: ctx.grant.tokenId } : {}), board_id: board._id, column_id: column.id,
           claimed_at: at, expires_at: new Date(now.getTime() + lease_seconds * 1000).toISOString(), lease_seconds,
         };
         const after = await tasks.findOneAndUpdate(

@@ -4,7 +4,7 @@ import type { BoardMember, BoardsOps } from '@app/shared/contracts';
 import { boardEvent, runWrite, type BoardDoc, type GroupDoc, type GroupRole, type ServiceDeps, type WriteUnit } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, type Doc } from '@app/shared/store';
-import { groupsOf } from '../board-access.js';
+import { groupsOf } from '../collections.js';
 import { completeShareSync, recordShareSync } from '../share-sync.js';
 import { ownedBoard, peopleOf, writeBoard } from './boards.js';
 import { MANAGERS, writeMembers } from './groups.js';

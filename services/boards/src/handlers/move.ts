@@ -61,9 +61,11 @@ export async function moveInWrite(
   const from = columnOf(board, from_column_id);
   const to = columnOf(board, to_column_id);
   const { session, now } = w;
-  // column functions resolve for the mover on this board (`assignee = me()`: the mover's cards)
+  // column functions resolve for the mover on this board (`assignee = me()`: the mover's cards),
+  // one column after the other: their look-ups read in this transaction (docs/store.md "Transactions")
   const resolve = (q: Query) => resolveFor(store, principal, q, { now, board, session });
-  const [source, target] = await Promise.all([resolve(columnQuery(board, from)), resolve(columnQuery(board, to))]);
+  const source = await resolve(columnQuery(board, from));
+  const target = await resolve(columnQuery(board, to));
   const inSource: Filter = {
     $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(source, { now }).filter],
   };

@@ -6,6 +6,7 @@ import { silentLogger } from '@app/shared/log';
 import { Collections, type Doc, type DocumentStore } from '@app/shared/store';
 import { testStore, type TestStoreOptions } from '@app/shared/testing';
 import { boardsService } from '../../src/index.js';
+import { startupIndexes } from '@app/shared/runtime';
 
 /** Error assertions shared by every service's tests. */
 export { fields, rejects } from '@app/shared/testing';
@@ -39,7 +40,7 @@ export async function buildBoards(
   const bus = opts.bus ?? new MemoryBus();
   const clock = fixedClock(T0);
   const log = silentLogger();
-  await store.ensureIndexes(boardsService.indexes);
+  await store.ensureIndexes(startupIndexes(boardsService));
   await store.collection<Doc>(Collections.users).insertMany([ALICE, BOB, CAROL, DAVE].map((_id, i) => ({ _id, username: `user${i}` })));
   const serviceStore = opts.serviceStore?.(store) ?? store;
   const served = await bus.serve(boardsService.bindings({ store: serviceStore, clock, log }), { queue: 'boards', log });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@app/shared/errors';
-import { Collections, type Doc, type DocumentStore, type IndexSpec } from '@app/shared/store';
+import { Collections, SCHEMA_INDEXES, type Doc, type DocumentStore, type IndexSpec } from '@app/shared/store';
 import { systemClock, type Clock } from '@app/shared/domain';
 import type { GatewayConfig } from '../config.js';
 import { hashPassword } from './passwords.js';
@@ -19,12 +19,12 @@ export interface UserDoc extends Doc {
   created_at: string;
 }
 
-/** Indexes the gateway needs: unique usernames; refresh tokens by hash and by family. */
-export const authIndexes: IndexSpec[] = [
-  { collection: Collections.users, keys: { username: 1 }, unique: true, name: 'username_unique' },
-  { collection: Collections.refreshTokens, keys: { tokenHash: 1 }, unique: true, name: 'token_hash_unique' },
-  { collection: Collections.refreshTokens, keys: { familyId: 1 }, name: 'family' },
-];
+/**
+ * Indexes the gateway ensures: every collection's unique and TTL indexes (`SCHEMA_INDEXES`: unique
+ * usernames and refresh-token hashes among them, docs/store.md "One definition per collection"),
+ * and refresh tokens by family.
+ */
+export const authIndexes: IndexSpec[] = [...SCHEMA_INDEXES, { collection: Collections.refreshTokens, keys: { familyId: 1 }, name: 'family' }];
 
 function usersOf(store: DocumentStore) {
   return store.collection<UserDoc>(Collections.users);
@@ -69,9 +69,12 @@ export async function createUser(
 
 /**
  * Bootstraps the admin user from `ADMIN_USERNAME`/`ADMIN_PASSWORD` when both are set and no user
- * of that name exists (docs/architecture.md §5; the way in for a deployment with `REGISTRATION_ENABLED=false`).
- * Never changes an existing user's password. Safe to run from several replicas at once.
- * Returns true when it created the user.
+ * of that name exists (docs/auth.md; the way in for a deployment with `REGISTRATION_ENABLED=false`).
+ * Never changes an existing user's password. Safe to run from several replicas at once: it
+ * ensures {@link authIndexes} first, so the unique username index exists before the insert and a
+ * second replica's insert of the same name is refused (two gateways starting on a fresh database
+ * never both create the admin, which would leave the index unbuildable).
+ * Returns true when it created the user. Errors: the store's (503).
  */
 export async function ensureAdmin(
   store: DocumentStore,
@@ -80,6 +83,7 @@ export async function ensureAdmin(
 ): Promise<boolean> {
   const { ADMIN_USERNAME: username, ADMIN_PASSWORD: password } = config;
   if (username === undefined || password === undefined) return false;
+  await store.ensureIndexes(authIndexes);
   try {
     await createUser(store, clock, { username, password, role: 'admin' });
     return true;

@@ -3,7 +3,7 @@ import type { EventEnvelope, StreamQuerystring } from '@app/shared/contracts';
 import { loadPrincipal, type Principal } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import {
-  assertNotExpired, catchUpOutbox, lastSeq, parseCursor, matchesFilter, parseTypes, readOutbox, visibleTo, type EventBatch, type EventFilter,
+  assertNotExpired, catchUpOutbox, lastSeq, parseCursor, matchesFilter, parseTypes, readOutbox, readableEvents, type EventBatch, type EventFilter,
   type EventHub,
 } from '@app/shared/events';
 import type { DocumentStore } from '@app/shared/store';
@@ -148,7 +148,7 @@ export class EventStreams {
       while (!closed && lastSeen < upTo) {
         const page = (await readOutbox(store, lastSeen, BACKLOG_PAGE, filter)).filter((e) => e.seq <= upTo);
         if (page.length === 0) break;
-        await writeEvents(await visibleTo(store, userId, page, grant));
+        await writeEvents(await readableEvents(store, userId, page, grant));
         lastSeen = page[page.length - 1]!.seq;
         if (page.length < BACKLOG_PAGE) break;
       }
@@ -161,7 +161,7 @@ export class EventStreams {
       const wanted = fresh.filter((e) => matchesFilter(e, filter));
       if (wanted.length > 0) {
         const [p, access] = await Promise.all([principalNow(), batch.access()]);
-        await writeEvents(wanted.filter((e) => access.visible(p, e)));
+        await writeEvents(wanted.filter((e) => access.canRead(p, e)));
       }
       if (!closed) lastSeen = fresh[fresh.length - 1]!.seq;
     };

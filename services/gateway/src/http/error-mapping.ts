@@ -30,7 +30,7 @@ export interface HttpError {
 }
 
 /** The parts of an Ajv error that Fastify puts on `err.validation`. */
-interface AjvIssue {
+export interface AjvIssue {
   keyword: string;
   instancePath?: string;
   params?: Record<string, unknown>;
@@ -61,8 +61,8 @@ function messageOf(issue: AjvIssue): string {
   return issue.message ?? 'is invalid';
 }
 
-/** Fastify's schema validation failure → 400 `VALIDATION_FAILED` naming each field at fault. */
-function fromValidation(issues: AjvIssue[], part: string): AppError {
+/** A schema validation failure of request part `part` → 400 `VALIDATION_FAILED` naming each field at fault (at most 20). */
+export function fromValidation(issues: AjvIssue[], part: string): AppError {
   const validationErrors: FieldError[] = [];
   for (const issue of issues) {
     const field = fieldOf(issue);

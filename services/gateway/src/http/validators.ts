@@ -42,7 +42,7 @@ export const MAX_BODY_DEPTH = 64;
  * with a 400 naming `/metadata/<key>` (or the value's own field).
  */
 export function installValidators(app: FastifyInstance): void {
-  const strict = addMetadataLimits(addFormats(new Ajv({ ...base, coerceTypes: false, removeAdditional: false })));
+  const strict = strictBodies();
   const lenient = addMetadataLimits(addFormats(new Ajv({ ...base, coerceTypes: false })));
   const coercing = addMetadataLimits(addFormats(new Ajv({ ...base, coerceTypes: 'array' })));
   app.setValidatorCompiler(({ schema, httpPart, url }) =>
@@ -55,6 +55,15 @@ export function installValidators(app: FastifyInstance): void {
     const own = route.preValidation;
     route.preValidation = own === undefined ? [bodyDepth] : [bodyDepth, ...(Array.isArray(own) ? own : [own])];
   });
+}
+
+/**
+ * The validator of the target paths' JSON bodies (see {@link installValidators}): no coercion, an
+ * undeclared field refused, defaults applied, formats and the metadata limits checked. The MCP
+ * tools validate their arguments with it too (docs/agents.md).
+ */
+export function strictBodies(): Ajv {
+  return addMetadataLimits(addFormats(new Ajv({ ...base, coerceTypes: false, removeAdditional: false })));
 }
 
 /** `preValidation` hook: 400 `VALIDATION_FAILED` for a body nested deeper than {@link MAX_BODY_DEPTH}. */

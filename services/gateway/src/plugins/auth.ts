@@ -1,4 +1,6 @@
 import fastifyJwt from '@fastify/jwt';
+import { Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import { LRUCache } from 'lru-cache';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { TokenGrant } from '@app/shared/contracts';
@@ -56,8 +58,38 @@ export class VerifiedTokens {
   }
 }
 
+/** Clock difference tolerated between the token's issuer and this gateway, in seconds (`iat`, `exp`). */
+export const CLOCK_SKEW_SECONDS = 60;
+
+/**
+ * The claims a JWT access token must carry, by type (docs/auth.md "Access tokens"): `sub` a user
+ * id (a string of 1..128 characters: never an object a store could read as an operator), `name`
+ * a string when present, `iat` and `exp` numbers of seconds. Other claims are ignored.
+ */
+const JwtClaims = Type.Object({
+  sub: Type.String({ minLength: 1, maxLength: 128 }),
+  name: Type.Optional(Type.String()),
+  iat: Type.Number(),
+  exp: Type.Number(),
+});
+
+/**
+ * Why the verified claims of a JWT are not acceptable, or undefined when they are: not of the
+ * {@link JwtClaims} types, `iat` in the future beyond {@link CLOCK_SKEW_SECONDS}, or a lifetime
+ * (`exp - iat`) longer than the configured one (`JWT_EXPIRATION_MINUTES`) plus the skew.
+ * `nowSeconds` and `lifetimeSeconds` in seconds.
+ */
+export function claimsFault(claims: unknown, nowSeconds: number, lifetimeSeconds: number): string | undefined {
+  if (!Value.Check(JwtClaims, claims)) return 'its claims are not of the expected types';
+  if (claims.iat > nowSeconds + CLOCK_SKEW_SECONDS) return 'it was issued in the future';
+  if (claims.exp - claims.iat > lifetimeSeconds + CLOCK_SKEW_SECONDS) return 'its lifetime is longer than this service issues';
+  return undefined;
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
+    /** The access token lifetime this gateway issues, in seconds (`JWT_EXPIRATION_MINUTES`). */
+    accessTokenLifetimeSeconds: number;
     verifiedTokens: VerifiedTokens;
     /** Resolves personal access tokens (set by `buildApp`). */
     accessTokens: AccessTokenResolver;
@@ -76,6 +108,7 @@ export async function registerJwt(app: FastifyInstance, opts: { secret: string; 
     verify: { algorithms: ['HS256'], requiredClaims: ['sub', 'exp'] },
   });
   app.decorate('verifiedTokens', new VerifiedTokens());
+  app.decorate('accessTokenLifetimeSeconds', opts.expiresInSeconds);
 }
 
 /** A bearer header carrying a personal access token rather than a JWT. */
@@ -98,7 +131,8 @@ const EXPIRED = new Set(['FST_JWT_AUTHORIZATION_TOKEN_EXPIRED', 'FAST_JWT_EXPIRE
 /**
  * `onRequest` guard of every non-public route: verifies the bearer token and sets `req.user`.
  * Every failure is 401 `UNAUTHORIZED` (missing, empty, malformed, expired, wrongly signed,
- * `alg:none` or another algorithm) — @fastify/jwt alone answers 400 or 500 for some of these.
+ * `alg:none` or another algorithm, or claims refused by {@link claimsFault}) — @fastify/jwt alone
+ * answers 400 or 500 for some of these.
  * A header verified before and not yet expired is taken from `app.verifiedTokens`: verification
  * is a large share of a cheap request's CPU (docs/bench.md). Callback-style, so a remembered
  * token costs no promise turn. A personal access token (`Bearer bts_…`) is resolved through
@@ -115,6 +149,8 @@ export function authenticate(req: FastifyRequest, _reply: FastifyReply, done: Ho
   }
   req.jwtVerify().then(
     () => {
+      const fault = claimsFault(req.user, Date.now() / 1000, req.server.accessTokenLifetimeSeconds);
+      if (fault !== undefined) return done(new AppError('UNAUTHORIZED', { message: `The access token is invalid: ${fault}` }));
       req.server.verifiedTokens.remember(header, req.user, (req.user as { exp?: unknown }).exp);
       done();
     },

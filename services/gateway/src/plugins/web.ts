@@ -13,7 +13,7 @@ export const DEFAULT_WEB_ROOT = fileURLToPath(new URL('../../../../web/dist/', i
  * Path prefixes the SPA fallback never answers: an unknown path below one of them is the
  * JSON 404 of the error catalogue, never the board's index.html.
  */
-export const RESERVED_PREFIXES = ['/api', '/auth', '/health', '/docs', '/version'] as const;
+export const RESERVED_PREFIXES = ['/api', '/auth', '/health', '/docs', '/version', '/mcp'] as const;
 
 /** `Cache-Control` of Vite's content-hashed files under `/assets/`: a year, never revalidated. */
 export const HASHED_CACHE = 'public, max-age=31536000, immutable';

@@ -78,9 +78,19 @@ function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(digest(a), digest(b));
 }
 
-/** 403 `REGISTRATION_DISABLED` unless registration is on and the invite code (when configured) matches. */
+/**
+ * Whether registration is open (docs/auth.md "Configuration"): as `REGISTRATION_ENABLED` says when
+ * it is set; unset, open outside production, and in production only with an `INVITE_CODE`, so a
+ * deployment never has open registration without asking for it.
+ */
+export function registrationOpen(config: Pick<GatewayConfig, 'REGISTRATION_ENABLED' | 'INVITE_CODE' | 'NODE_ENV'>): boolean {
+  if (config.REGISTRATION_ENABLED !== undefined) return config.REGISTRATION_ENABLED;
+  return config.NODE_ENV !== 'production' || config.INVITE_CODE !== undefined;
+}
+
+/** 403 `REGISTRATION_DISABLED` unless registration is open ({@link registrationOpen}) and the invite code (when configured) matches. */
 function assertMayRegister(config: GatewayConfig, inviteCode: string | undefined): void {
-  if (!config.REGISTRATION_ENABLED) throw new AppError('REGISTRATION_DISABLED');
+  if (!registrationOpen(config)) throw new AppError('REGISTRATION_DISABLED');
   if (config.INVITE_CODE !== undefined && (inviteCode === undefined || !sameSecret(inviteCode, config.INVITE_CODE))) {
     throw new AppError('REGISTRATION_DISABLED', { message: 'A valid invite code is required to register' });
   }

@@ -7,6 +7,7 @@ import type { Metrics } from '@app/shared/observability';
 import type { DocumentStore } from '@app/shared/store';
 import type { AccessTokenResolver } from '../auth/access-tokens.js';
 import type { GatewayConfig } from '../config.js';
+import type { McpEndpoint } from '../mcp/server.js';
 import type { EventStreams } from '../events/stream.js';
 import type { AccessClaims } from '../plugins/auth.js';
 import type { Method, RequestOf } from './route.js';
@@ -31,6 +32,8 @@ export interface LocalDeps {
   streams: EventStreams;
   /** Resolves personal access tokens; the token routes evict a revoked one from it. */
   accessTokens: AccessTokenResolver;
+  /** The MCP endpoint's tools and resources. */
+  mcp: McpEndpoint;
   /** The process's metrics, served by `GET /metrics`; absent when metrics are off. */
   metrics?: Metrics;
 }

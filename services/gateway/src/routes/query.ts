@@ -38,7 +38,7 @@ export const queryRoutes: RouteSpec[] = [
     ...boardsAt('/:boardId/query'),
     op: QueryOps.board,
     input: (req) => ({ ...req.body, boardId: req.params.boardId! }),
-    summary: "Free query within one board's visibility scope",
+    summary: "Free query within one board's scope (what its readers can read)",
     tag: 'boards',
     maturity: 'live',
     params: BoardQueryParams,

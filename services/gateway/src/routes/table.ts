@@ -4,6 +4,7 @@ import { eventRoutes, eventStreamRoutes } from './events.js';
 import { healthRoutes } from './health.js';
 import { leaseRoutes } from './leases.js';
 import type { LocalRoute } from './local.js';
+import { mcpRoutes } from './mcp.js';
 import { queryRoutes } from './query.js';
 import type { RouteSpec } from './route.js';
 import { sprintRoutes } from './sprints.js';
@@ -17,5 +18,5 @@ import { viewRoutes } from './views.js';
  */
 export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...leaseRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes, ...viewRoutes];
 
-/** Routes the gateway answers itself: auth, health, version (public), the event stream and access tokens (authenticated). */
-export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes];
+/** Routes the gateway answers itself: auth, health, version (public), the event stream, access tokens and MCP (authenticated). */
+export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes, ...mcpRoutes];

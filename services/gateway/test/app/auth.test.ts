@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Collections } from '@app/shared/store';
+import { testStore } from '@app/shared/testing';
+import { authIndexes } from '../../src/auth/users.js';
 import { ensureAdmin } from '../../src/index.js';
 import { bearer, login, post, register, testApp, type Tokens } from './helpers.js';
 
@@ -48,6 +50,27 @@ describe('register', () => {
     expect((await post(t.app, '/auth/v2/register', body)).statusCode).toBe(403);
     expect((await post(t.app, '/auth/v2/register', { ...body, inviteCode: 'wrong' })).json().code).toBe('REGISTRATION_DISABLED');
     expect((await post(t.app, '/auth/v2/register', { ...body, inviteCode: 'open-sesame' })).statusCode).toBe(201);
+  });
+
+  it('in production is closed without INVITE_CODE, unless REGISTRATION_ENABLED=true says otherwise', async () => {
+    const body = { username: 'alice', password: 'correct horse battery' };
+    const prod = { NODE_ENV: 'production' };
+    {
+      await using t = await testApp({ env: prod });
+      const res = await post(t.app, '/auth/v2/register', body);
+      expect(res.statusCode).toBe(403);
+      expect(res.json().code).toBe('REGISTRATION_DISABLED');
+      expect((await post(t.app, '/auth/register', { ...body, inviteCode: 'x' })).statusCode).toBe(403);
+    }
+    {
+      await using t = await testApp({ env: { ...prod, INVITE_CODE: 'open-sesame' } });
+      expect((await post(t.app, '/auth/v2/register', body)).statusCode).toBe(403);
+      expect((await post(t.app, '/auth/v2/register', { ...body, inviteCode: 'open-sesame' })).statusCode).toBe(201);
+    }
+    {
+      await using t = await testApp({ env: { ...prod, REGISTRATION_ENABLED: 'true' } });
+      expect((await post(t.app, '/auth/v2/register', body)).statusCode).toBe(201);
+    }
   });
 });
 
@@ -206,6 +229,16 @@ describe('ensureAdmin', () => {
     expect(await ensureAdmin(t.store, { ...config, ADMIN_PASSWORD: 'changed-password' }, t.clock)).toBe(false);
     expect(await login(t.app, 'root', 'admin-password-1')).toMatchObject({ userName: 'root', userRole: 'admin' });
     expect((await post(t.app, '/auth/v2/login', { username: 'root', password: 'changed-password' })).statusCode).toBe(401);
+  });
+
+  it('two gateways starting on a fresh database create one admin, and the unique username index builds', async () => {
+    await using store = await testStore();
+    const config = { ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'admin-password-1' };
+    const created = await Promise.all([ensureAdmin(store, config), ensureAdmin(store, config)]);
+    expect(created.sort()).toEqual([false, true]);
+    expect(await store.collection(Collections.users).countDocuments({ username: 'root' })).toBe(1);
+    // what every later start does: the index builds on what the first start left
+    await expect(store.ensureIndexes(authIndexes)).resolves.toBeUndefined();
   });
 
   it('does nothing without both variables', async () => {

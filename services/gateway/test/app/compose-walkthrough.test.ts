@@ -176,11 +176,25 @@ describe('the compose walkthrough on .env.example\'s settings', () => {
     const hook = await sys.call('POST', '/api/v1/webhooks', ada, { url: webhookUrl, events: ['*'] });
     expect(hook.status, JSON.stringify(hook.body)).toBe(201);
     expect(hook.body.secret).toMatch(/^whsec_/);
-    // the walkthrough's npm start webhook would be refused here: loopback in production
+    // the walkthrough's npm start webhook would be refused here: loopback, and no opt-out in .env.example
+    expect(env.WEBHOOK_ALLOW_PRIVATE).toBeUndefined();
     const local = await sys.call('POST', '/api/v1/webhooks', ada, { url: 'http://localhost:3000/hooks', events: ['*'] });
     expect(local.body.code).toBe('WEBHOOK_URL_REFUSED');
 
     expect((await sys.call('POST', '/api/v1/tasks', ada, { title: 'Try the compose deployment', tags: ['ops'] })).status).toBe(201);
+  });
+
+  it("accepts the npm start walkthrough's webhook to localhost with the opt-out the README starts npm start with", async () => {
+    const readme = read('README.md');
+    expect(readme).toContain('With `WEBHOOK_ALLOW_PRIVATE=true npm start` running');
+    const url = /-d '\{"url":"(http:\/\/localhost:[^"]+)"/.exec(readme)?.[1];
+    expect(url).toBe('http://localhost:3000/hooks');
+    await using dev = await system({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    const ada = await dev.user('ada');
+    expect((await dev.call('POST', '/api/v1/webhooks', ada, { url, events: ['*'] })).status).toBe(201);
+    await using plain = await system();
+    const bob = await plain.user('bob');
+    expect((await plain.call('POST', '/api/v1/webhooks', bob, { url, events: ['*'] })).body.code).toBe('WEBHOOK_URL_REFUSED');
   });
 
   it('lets the admin of .env.example log in (the way in when registration is closed)', async () => {

@@ -6,7 +6,7 @@ import { expectError, NOW, system, type System, type User } from './system.js';
 /*
  * The change feed `GET /api/v1/events` through HTTP on the whole system. Events are put
  * in the outbox by `appendTestEvents` (exactly the agreed envelope), so paging, filters,
- * visibility and retention are tested apart from which write emits what.
+ * access and retention are tested apart from which write emits what.
  */
 
 let sys: System;
@@ -113,7 +113,7 @@ describe('GET /api/v1/events', () => {
     expect(rest.body).toEqual({ data: [], next_after: 4 });
     expect(seqs((await sys.call('GET', '/api/v1/events', bob)).body)).toEqual([1, 3, 4]);
 
-    // Visibility is decided when the event is read: bob shares his task and board with a group alice joins.
+    // Access is decided when the event is read: bob shares his task and board with a group alice joins.
     const group = aGroup(bob.id, [alice.id]);
     await insert(sys.store, { groups: [group] });
     await sys.store.collection('tasks').updateOne({ _id: theirs }, { $set: { groupId: group._id, groupPermission: 'r' } });

@@ -186,6 +186,19 @@ describe('routing and auth errors through HTTP', () => {
     expect(res.json()).toEqual({ code: 'BOARD_NOT_FOUND', message: expect.any(String), details: { boardId: 'unknown-board' }, traceId: 'flow-trace-7' });
   });
 
+  it('replaces an x-request-id of 8,000 characters, or with a control character, by a generated UUID (echoed and the traceId)', async () => {
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+    for (const id of ['r'.repeat(8_000), 'trace\u0001x', 'a\u007fb']) {
+      const res = await sys.app.inject({ method: 'GET', url: '/api/v1/boards/unknown-board', headers: { ...alice.headers, 'x-request-id': id } });
+      expect(res.statusCode).toBe(404);
+      expect(res.headers['x-request-id']).toMatch(uuid);
+      expect(res.json().traceId).toBe(res.headers['x-request-id']);
+    }
+    const longest = 'r'.repeat(128);
+    const kept = await sys.app.inject({ method: 'GET', url: '/api/v1/boards/unknown-board', headers: { ...alice.headers, 'x-request-id': longest } });
+    expect(kept.headers['x-request-id']).toBe(longest);
+  });
+
   it('the paths of ud\'s Swagger answer the same catalogue error in the legacy shape: every detail a string', async () => {
     const target = await sys.call('GET', '/api/v1/boards/unknown-board', alice);
     const legacy = await sys.call('GET', '/api/v1/kanban/boards/unknown-board', alice);

@@ -84,6 +84,29 @@ describe('claiming cards under a lease through HTTP', () => {
     expect([next.status, next.body.task.id]).toEqual([200, card.id]);
   });
 
+  it('records the access token a claim was made with; a read-only token, or one narrowed to another board, may not claim', async () => {
+    await using f = await leaseFixture();
+    const card = await f.card('for the agent');
+    const token = async (body: Record<string, unknown>) => {
+      const res = await f.sys.call('POST', '/api/v1/tokens', f.bob, { name: 'agent', ...body });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return { id: res.body.id as string, user: { ...f.bob, headers: { authorization: `Bearer ${res.body.token}` } } };
+    };
+    const reader = await token({ scopes: ['read'] });
+    expectError(await f.claim(reader.user), 403, 'INSUFFICIENT_SCOPE');
+    const other = await f.sys.call('POST', '/api/v1/boards', f.bob, { name: 'elsewhere', board_type: 'private' });
+    const narrowed = await token({ scopes: ['write'], board_ids: [other.body.id] });
+    expectError(await f.claim(narrowed.user), 404, 'BOARD_NOT_FOUND');
+
+    const agent = await token({ scopes: ['write'], board_ids: [f.boardId] });
+    const claimed = await f.claim(agent.user);
+    expect(claimed.status, JSON.stringify(claimed.body)).toBe(200);
+    expect(claimed.body.task).toMatchObject({ id: card.id, lease: { holder: f.bob.id, holder_token: agent.id } });
+    // the same user may finish the agent's lease with its id (the lease id, not the token, is the claim)
+    const released = await f.sys.call('POST', `/api/v1/tasks/${card.id}/lease/release`, f.bob, { lease_id: claimed.body.lease_id });
+    expect(released.status).toBe(200);
+  });
+
   it('answers bad input with a 400 naming the field, and an expired lease with 409 LEASE_EXPIRED', async () => {
     await using f = await leaseFixture();
     const card = await f.card('one');

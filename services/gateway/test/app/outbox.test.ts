@@ -145,6 +145,8 @@ describe('events outbox: one write, its events, in its transaction', () => {
       expect((await sys.call('GET', `/api/v1/tasks/${u.task_id}`, alice)).body.version).toBe(2);
     }
     expect(updates.map((e) => e.task_id)).not.toContain(done);
+    // no board pointed at the sprint: one sprint.closed without a board
+    expect(closed.board_id).toBeUndefined();
     // the replayed close (same rollover) writes nothing and emits nothing
     expect(await emitted(sys, () => sys.call('POST', `/api/v1/tasks/${sprint}/close-sprint`, alice, { rollover: next }))).toEqual([]);
   });
@@ -160,5 +162,32 @@ describe('events outbox: one write, its events, in its transaction', () => {
       expect((await sys.call('PATCH', `/api/v1/tasks/${id}`, alice, { title: 'x' }, { 'if-match': '"5"' })).status).toBe(412);
       expect((await sys.call('POST', '/api/v1/tasks', alice, { title: 'x', assignee: 'nobody' })).status).toBe(400);
     })).toEqual([]);
+  });
+
+  it("close-sprint emits sprint.closed for each board it rotated, with its board_id: a board-filtered feed sees the board's sprint close", async () => {
+    await using sys = await system();
+    const alice = await sys.user('alice');
+    const mk = async (body: Record<string, unknown>) => (await sys.call('POST', '/api/v1/tasks', alice, body)).body.id as string;
+    const sprint = await mk({ title: 'S1', metadata: { 'app.type': 'sprint' } });
+    const next = await mk({ title: 'S2', metadata: { 'app.type': 'sprint' } });
+    const boards: string[] = [];
+    for (const name of ['A', 'B']) {
+      const id = (await sys.call('POST', '/api/v1/boards', alice, { name, board_type: 'private' })).body.id as string;
+      expect((await sys.call('PUT', `/api/v1/boards/${id}`, alice, { activeSprintId: sprint })).status).toBe(200);
+      boards.push(id);
+    }
+    const other = (await sys.call('POST', '/api/v1/boards', alice, { name: 'C', board_type: 'private' })).body.id as string;
+    const events = await emitted(sys, async () => {
+      const res = await sys.call('POST', `/api/v1/tasks/${sprint}/close-sprint`, alice, { rollover: next });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    });
+    const closed = events.filter((e) => e.type === 'sprint.closed');
+    expect(closed.map((e) => e.board_id).sort()).toEqual([...boards].sort());
+    for (const id of boards) {
+      const feed = await sys.call('GET', `/api/v1/events?board_id=${id}&types=sprint.closed`, alice);
+      expect(feed.body.data.map((e: any) => [e.type, e.task_id, e.board_id])).toEqual([['sprint.closed', sprint, id]]);
+      expect(feed.body.data[0].data.result.rotatedBoardIds.sort()).toEqual([...boards].sort());
+    }
+    expect((await sys.call('GET', `/api/v1/events?board_id=${other}&types=sprint.closed`, alice)).body.data).toEqual([]);
   });
 });

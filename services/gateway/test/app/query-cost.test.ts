@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { EmbeddedStore } from '@app/shared/store';
+import { aTask, insert, TransactionRulesStore } from '@app/shared/testing';
 import { expectError, system } from './system.js';
 
 /**
@@ -47,5 +49,15 @@ describe('query cost and text matching through HTTP', () => {
     expect(await titles("description LIKE 'line'")).toEqual([]);
     expect(await titles("description ILIKE '%E'")).toEqual([]);
     expect(await titles("description LIKE 'line_'")).toEqual(['newline']);
+  });
+
+  it('a query whose scan runs past the time limit answers 503 QUERY_TIMEOUT, and the next request answers (embedded store, limit 0 ms)', async () => {
+    await using sys = await system({ store: async () => new TransactionRulesStore(EmbeddedStore.memory({ queryTimeLimitMs: 0 }), { failFirstAttempt: false }) });
+    const alice = await sys.user('alice');
+    await insert(sys.store, { tasks: Array.from({ length: 1500 }, (_, i) => aTask({ owner: alice.id, title: `task ${i}` })) });
+    const slow = await sys.call('POST', '/api/v1/tasks/query', alice, { query: "title ~ 'no such words'" });
+    const body = expectError(slow, 503, 'QUERY_TIMEOUT');
+    expect(body.message).toContain('time limit');
+    expect((await sys.call('POST', '/api/v1/tasks', alice, { title: 'still writable' })).status).toBe(201);
   });
 });

@@ -5,7 +5,7 @@ const fieldsOf = (body: { validationErrors: Array<{ field: string; code: string 
 
 describe('request bodies: a field the contract does not accept', () => {
   it('is a 400 naming it on the target paths, and nothing is written', async () => {
-    await using sys = await system();
+    await using sys = await system({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
     const alice = await sys.user('alice');
     const hook = { url: 'http://127.0.0.1:9/hook', events: ['*'] };
     const secret = expectError(await sys.call('POST', '/api/v1/webhooks', alice, { ...hook, secret: 'whsec_mine' }), 400, 'VALIDATION_FAILED');

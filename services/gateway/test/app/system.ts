@@ -59,15 +59,23 @@ export interface System extends AsyncDisposable {
  * `env` (config variables of the gateway and the services) tune events; `webhooks` runs
  * the query service's background work (dispatcher, sweep) with those options; `clockAt` starts
  * the clock elsewhere than {@link NOW}; `tracer` (of a tracer provider the test started) traces
- * HTTP requests, the bus, the store and the background work as main.ts does.
+ * HTTP requests, the bus, the store and the background work as main.ts does; `store` replaces
+ * the suite's test store.
  */
 export async function system(
-  opts: Pick<GatewayDeps, 'streamOptions' | 'metrics'> & { env?: Record<string, string>; webhooks?: EventWorkOptions; clockAt?: string; tracer?: Tracer } = {},
+  opts: Pick<GatewayDeps, 'streamOptions' | 'metrics'> & {
+    env?: Record<string, string>;
+    webhooks?: EventWorkOptions;
+    clockAt?: string;
+    tracer?: Tracer;
+    /** The store to run on instead of the suite's `testStore()` (a file-backed one to restart on). */
+    store?: () => Promise<TransactionRulesStore>;
+  } = {},
 ): Promise<System> {
   // with metrics or a tracer, the bus and store are measured and traced as main.ts does
   const tools = { metrics: opts.metrics, tracer: opts.tracer };
   const bus = instrumentBus(new MemoryBus(), tools);
-  const rules = await testStore();
+  const rules = await (opts.store ?? testStore)();
   const store = instrumentStore(rules, tools);
   const clock = fixedClock(opts.clockAt ?? NOW);
   const log = silentLogger();

@@ -41,6 +41,12 @@ describe('bearer token verification', () => {
     ['RS256', () => `Bearer ${craftToken(claims(), 'RS256')}`],
     ['a token without sub', () => `Bearer ${craftToken(claims({ sub: undefined }))}`],
     ['a token without exp', () => `Bearer ${craftToken(claims({ exp: undefined }))}`],
+    ['a token whose sub is an operator object {"$ne": null}', () => `Bearer ${craftToken(claims({ sub: { $ne: null } }))}`],
+    ['a token whose sub is a number', () => `Bearer ${craftToken(claims({ sub: 42 }))}`],
+    ['a token without iat', () => `Bearer ${craftToken(claims({ iat: undefined }))}`],
+    ['a token issued an hour in the future', () => `Bearer ${craftToken(claims({ iat: now() + 3600, exp: now() + 4200 }))}`],
+    ['a token with exp 1e20', () => `Bearer ${craftToken(claims({ exp: 1e20 }))}`],
+    ['a token living longer than JWT_EXPIRATION_MINUTES', () => `Bearer ${craftToken(claims({ exp: now() + 2 * 24 * 3600 }))}`],
   ];
 
   it.each(cases)('answers %s with 401 UNAUTHORIZED', async (_name, header) => {

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { aBoard, aGroup, aTask, appendTestEvents, insert } from '@app/shared/testing';
+import { aBoard, aGroup, aTask, appendTestEvents, eventually, insert } from '@app/shared/testing';
 import { expectError, system, type System, type User } from './system.js';
 import { Receiver } from './webhook-receiver.js';
 
@@ -21,9 +21,12 @@ afterEach(async () => {
   receiver = undefined;
 });
 
+/** The local receivers are on 127.0.0.1: the tests opt out of the address rules as a developer would, unless `env` says otherwise. */
+const LOCAL = { WEBHOOK_ALLOW_PRIVATE: 'true' };
+
 async function start(env: Record<string, string> = {}): Promise<{ sys: System; rx: Receiver; alice: User; bob: User; taskId: string }> {
   // The clock starts at the real time so the receiver's signature check accepts the timestamps.
-  sys = await system({ env, webhooks: { tickMs: 20, attemptTimeoutMs: 300, random: () => 0.5 }, clockAt: new Date().toISOString() });
+  sys = await system({ env: { ...LOCAL, ...env }, webhooks: { tickMs: 20, attemptTimeoutMs: 300, random: () => 0.5 }, clockAt: new Date().toISOString() });
   receiver = await Receiver.start();
   const alice = await sys.user('alice');
   const bob = await sys.user('bob');
@@ -38,22 +41,25 @@ async function hook(s: System, as: User, body: Record<string, unknown>): Promise
   return res.body;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 async function deliveries(s: System, as: User, id: string): Promise<any[]> {
   const res = await s.call('GET', `/api/v1/webhooks/${id}/deliveries`, as);
   expect(res.status).toBe(200);
   return res.body.data;
 }
 
-async function untilDelivery(s: System, as: User, id: string, pred: (d: any[]) => boolean, ms = 3_000): Promise<any[]> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const d = await deliveries(s, as, id);
-    if (pred(d)) return d;
-    if (Date.now() > deadline) throw new Error(`deliveries: ${JSON.stringify(d)}`);
-    await sleep(20);
-  }
+function untilDelivery(s: System, as: User, id: string, pred: (d: any[]) => boolean): Promise<any[]> {
+  return eventually(`webhook ${id}'s delivery log`, () => deliveries(s, as, id), pred);
+}
+
+/**
+ * A second receiver with an active webhook of `as` for `events`, as a marker: once it has received
+ * an event, the dispatcher has fanned that event out to every webhook and its attempts have run,
+ * so what another webhook has not received by then it was not sent.
+ */
+async function marker(s: System, as: User, events: string[]): Promise<Receiver> {
+  const rx = await Receiver.start();
+  await hook(s, as, { url: rx.url, events });
+  return rx;
 }
 
 describe('webhook subscriptions', () => {
@@ -94,14 +100,22 @@ describe('webhook subscriptions', () => {
     expectError(await sys.call('POST', '/api/v1/webhooks', alice, { url: rx.url, events: ['*'], board_id: bobsBoard._id }), 404, 'BOARD_NOT_FOUND');
   });
 
-  it('refuses private and loopback targets in production unless allowed by WEBHOOK_ALLOWED_HOSTS', async () => {
-    const prod = await start({ NODE_ENV: 'production' });
+  it('refuses private and loopback targets by default, whatever NODE_ENV, unless allowed by WEBHOOK_ALLOWED_HOSTS', async () => {
+    for (const env of [{}, { NODE_ENV: 'production' }, { NODE_ENV: 'staging' }] as Array<Record<string, string>>) {
+      const plain = await system({ env });
+      const dave = await plain.user('dave');
+      for (const url of ['http://169.254.169.254/latest', 'http://127.0.0.1:3000/hooks']) {
+        expectError(await plain.call('POST', '/api/v1/webhooks', dave, { url, events: ['*'] }), 400, 'WEBHOOK_URL_REFUSED');
+      }
+      await plain[Symbol.asyncDispose]();
+    }
+    const prod = await start({ WEBHOOK_ALLOW_PRIVATE: 'false' });
     for (const url of [prod.rx.url, 'http://localhost/x', 'http://10.1.2.3/x', 'http://169.254.169.254/latest', 'http://[::1]/x', 'http://192.168.0.1/']) {
       const body = expectError(await prod.sys.call('POST', '/api/v1/webhooks', prod.alice, { url, events: ['*'] }), 400, 'WEBHOOK_URL_REFUSED');
-      expect(body.details.reason, url).toMatch(/private, loopback or link-local/);
+      expect(body.details.reason, url).toMatch(/is not an allowed target/);
     }
     await prod.sys[Symbol.asyncDispose]();
-    const allowed = await system({ env: { NODE_ENV: 'production', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
+    const allowed = await system({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
     sys = allowed;
     const rx = prod.rx;
     const carol = await allowed.user('carol');
@@ -110,14 +124,24 @@ describe('webhook subscriptions', () => {
 });
 
 describe('webhook targets and bodies', () => {
-  it('refuses, in production, IPv6 forms that embed an internal IPv4 address (mapped, compatible, NAT64, 6to4, Teredo)', async () => {
-    const prod = await start({ NODE_ENV: 'production' });
+  it('says only that a target is not allowed: no resolved address, the same reason for an internal and an unresolvable name', async () => {
+    const prod = await start({ WEBHOOK_ALLOW_PRIVATE: 'false' });
+    const reason = async (url: string): Promise<string> =>
+      expectError(await prod.sys.call('POST', '/api/v1/webhooks', prod.alice, { url, events: ['*'] }), 400, 'WEBHOOK_URL_REFUSED').details.reason;
+    const internal = await reason('http://localhost/x');
+    const unresolvable = await reason('http://no-such-host.invalid/x');
+    expect(internal).not.toMatch(/127\.0\.0\.1|::1|resolves/);
+    expect(internal.replace('localhost', 'H')).toBe(unresolvable.replace('no-such-host.invalid', 'H'));
+  });
+
+  it('refuses IPv6 forms that embed an internal IPv4 address (mapped, compatible, NAT64, 6to4, Teredo)', async () => {
+    const prod = await start({ WEBHOOK_ALLOW_PRIVATE: 'false' });
     for (const url of [
       'http://[64:ff9b::7f00:1]/', 'http://[::7f00:1]/', 'http://[::ffff:0:7f00:1]/', 'http://[2002:7f00:1::]/',
       'http://[64:ff9b::a9fe:a9fe]/latest', 'http://[64:ff9b:1:7f00:1::]/', 'http://[2001:0:808:808::80ff:fefe]/', 'http://[::ffff:a00:1]/',
     ]) {
       const body = expectError(await prod.sys.call('POST', '/api/v1/webhooks', prod.alice, { url, events: ['*'] }), 400, 'WEBHOOK_URL_REFUSED');
-      expect(body.details.reason, url).toMatch(/private, loopback or link-local/);
+      expect(body.details.reason, url).toMatch(/is not an allowed target/);
     }
     // the same forms around a public IPv4 address are accepted
     for (const url of ['http://[64:ff9b::808:808]/', 'http://[2002:808:808::]/']) {
@@ -145,8 +169,13 @@ describe('webhook targets and bodies', () => {
     expect(created.status).toBe(201);
     expect(created.body.active).toBe(false);
     expect((await sys.call('GET', `/api/v1/webhooks/${created.body.id}`, alice)).body.active).toBe(false);
-    await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId }]);
-    await sleep(200);
+    const other = await marker(sys, alice, ['task.updated']);
+    try {
+      await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId }]);
+      await other.until(1);
+    } finally {
+      await other.close();
+    }
     expect(rx.received).toHaveLength(0);
     expect(await deliveries(sys, alice, created.body.id)).toEqual([]);
     expect((await sys.call('PATCH', `/api/v1/webhooks/${created.body.id}`, alice, { active: true })).body.active).toBe(true);
@@ -180,6 +209,7 @@ describe('webhook delivery', () => {
   it('retries after a 500 and after a timeout with backoff, with the same webhook-id, and keeps per-webhook order', async () => {
     const { sys, rx, alice, taskId } = await start();
     const { id } = await hook(sys, alice, { url: rx.url, events: ['task.updated'] });
+    const other = await marker(sys, alice, ['task.updated']);
     rx.plan.push(500, 'hang');
     const events = await appendTestEvents(sys.store, [1, 2, 3].map((n) => ({ type: 'task.updated', task_id: taskId, data: { n } })));
     await rx.until(1);
@@ -189,11 +219,15 @@ describe('webhook delivery', () => {
     const wait = Date.parse(first.next_attempt_at) - sys.clock.now().getTime();
     expect(wait).toBeGreaterThan(0);
     expect(wait).toBeLessThanOrEqual(30_000);
-    await sleep(150);
+    try {
+      await other.until(3); // the other webhook has had all three
+    } finally {
+      await other.close();
+    }
     expect(rx.received).toHaveLength(1); // events 2 and 3 wait behind event 1
     sys.clock.advance(wait);
     await rx.until(2);
-    log = await untilDelivery(sys, alice, id, (d) => d.find((x) => x.seq === 1)?.attempt === 2, 3_000);
+    log = await untilDelivery(sys, alice, id, (d) => d.find((x) => x.seq === 1)?.attempt === 2);
     expect(log.find((x) => x.seq === 1)).toMatchObject({ status: 'pending', error: expect.stringMatching(/timed out/) });
     expect(log.find((x) => x.seq === 1).status_code).toBeUndefined();
     sys.clock.advance(5 * 60_000);
@@ -207,7 +241,7 @@ describe('webhook delivery', () => {
 
   it("a receiver that hangs delays only its own webhook: another webhook's deliveries all arrive while it hangs", async () => {
     // attempts may take 30 s, longer than this test: the hanging one stays in flight throughout
-    sys = await system({ webhooks: { tickMs: 20, attemptTimeoutMs: 30_000, random: () => 0.5 }, clockAt: new Date().toISOString() });
+    sys = await system({ env: LOCAL, webhooks: { tickMs: 20, attemptTimeoutMs: 30_000, random: () => 0.5 }, clockAt: new Date().toISOString() });
     const alice = await sys.user('alice');
     const bob = await sys.user('bob');
     const [aliceTask, bobTask] = [aTask({ owner: alice.id }), aTask({ owner: bob.id })];
@@ -257,12 +291,7 @@ describe('webhook delivery', () => {
     sys.clock.advance(24 * 3_600_000);
     await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId }]);
     await rx.until(4);
-    const deadline = Date.now() + 3_000;
-    let w = (await sys.call('GET', `/api/v1/webhooks/${id}`, alice)).body;
-    while (w.active && Date.now() < deadline) {
-      await sleep(20);
-      w = (await sys.call('GET', `/api/v1/webhooks/${id}`, alice)).body;
-    }
+    const w = await eventually('the webhook disabled', async () => (await sys.call('GET', `/api/v1/webhooks/${id}`, alice)).body, (x) => !x.active);
     expect(w).toMatchObject({ active: false, disabled_reason: expect.stringContaining('24 h') });
     const enabled = await sys.call('PATCH', `/api/v1/webhooks/${id}`, alice, { active: true });
     expect(enabled.body.active).toBe(true);
@@ -304,10 +333,11 @@ describe('webhook delivery', () => {
       { type: 'task.updated', task_id: bobs._id, data: { task: task('done', ['q4'], bobs._id) } },
       { type: 'task.created', task_id: taskId, data: { task: task('done', ['q4']) } },
       { type: 'task.updated', task_id: taskId, data: { task: task('done', ['q4']) } },
+      { type: 'task.updated', task_id: taskId, data: { task: task('done', ['q4']), marker: true } },
     ]);
-    await rx.until(1);
-    await sleep(150);
-    expect(rx.received.map((r) => r.json.seq)).toEqual([5]);
+    // deliveries keep the events' order: once the matching marker (seq 6) is in, nothing before it can still come
+    await rx.until(2);
+    expect(rx.received.map((r) => r.json.seq)).toEqual([5, 6]);
   });
 
   it("filters by a saved view's current query, its functions resolved for the owner", async () => {
@@ -324,8 +354,8 @@ describe('webhook delivery', () => {
       { type: 'task.updated', task_id: taskId, data: { task: task('todo', alice.id) } },
       { type: 'task.updated', task_id: taskId, data: { task: task('done', alice.id) } },
     ]);
+    // deliveries keep the events' order: once seq 4, the last event, is in, nothing before it can still come
     await rx.until(1);
-    await sleep(150);
     expect(rx.received.map((r) => r.json.seq)).toEqual([4]); // seq 1 is the view's own view.created
     // the deliveries follow the view as it is now
     const changed = await sys.call('PATCH', `/api/v1/views/${view.body.id}`, alice, { query: "status = 'todo'" });
@@ -334,8 +364,7 @@ describe('webhook delivery', () => {
       { type: 'task.updated', task_id: taskId, data: { task: task('done', alice.id) } },
       { type: 'task.updated', task_id: taskId, data: { task: task('todo', bob.id) } },
     ]);
-    await rx.until(2);
-    await sleep(150);
+    await rx.until(2); // seq 7 is the last event: nothing before it can still come
     expect(rx.received.map((r) => r.json.seq)).toEqual([4, 7]); // seq 5 is view.updated
   });
 
@@ -356,20 +385,21 @@ describe('webhook delivery', () => {
     expect(rx.received).toHaveLength(1);
   });
 
-  it('refuses, at connect time, a production target that resolves to loopback', async () => {
+  it('refuses, at connect time, a target that resolves to loopback, without naming the address', async () => {
     const { httpSender } = await import('../../../query/src/webhooks/send.js');
     const { targetPolicy } = await import('../../../query/src/webhooks/ssrf.js');
     receiver = await Receiver.start();
     const port = new URL(receiver.url).port;
-    const send = httpSender(targetPolicy({ NODE_ENV: 'production' }), 1_000);
+    const send = httpSender(targetPolicy({}), 1_000);
     const post = { id: 'e1', body: '{}', secret: 'whsec_' + Buffer.alloc(32).toString('base64'), at: new Date() };
     const out = await send({ ...post, url: `http://localhost:${port}/hook` });
-    expect(out).toMatchObject({ ok: false, error: expect.stringMatching(/refused/) });
+    expect(out).toMatchObject({ ok: false, error: expect.stringMatching(/refused: localhost is not an allowed target/) });
+    expect(out.error).not.toMatch(/127\.0\.0\.1|::1/);
     for (const host of ['[::ffff:7f00:1]', '[64:ff9b::7f00:1]', '[::7f00:1]', '[2002:7f00:1::]']) {
       expect(await send({ ...post, url: `http://${host}:${port}/hook` }), host).toMatchObject({ ok: false, error: expect.stringMatching(/refused/) });
     }
     expect(receiver.received).toHaveLength(0);
-    const allowed = httpSender(targetPolicy({ NODE_ENV: 'production', WEBHOOK_ALLOWED_HOSTS: 'localhost' }), 1_000);
+    const allowed = httpSender(targetPolicy({ WEBHOOK_ALLOWED_HOSTS: 'localhost' }), 1_000);
     expect(await allowed({ ...post, url: `http://localhost:${port}/hook` })).toMatchObject({ ok: true, status_code: 200 });
   });
 });

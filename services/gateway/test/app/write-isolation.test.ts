@@ -45,7 +45,7 @@ async function sprintBoard(sys: System, alice: User, name: string) {
 }
 
 describe('writes to different tasks share no document', () => {
-  it('create, PATCH, metadata set and delete, folder move, note, card create and move, batch create and PATCH, delete, close-sprint', async () => {
+  it('create, PATCH, metadata set and delete, folder move, note, card create and move, claim and lease complete, batch create and PATCH, delete, close-sprint', async () => {
     await using sys = await system();
     const alice = await sys.user('alice');
     const board = await sys.call('POST', '/api/v1/boards', alice, { name: 'Shared board', board_type: 'private', columns: COLUMNS });
@@ -81,6 +81,16 @@ describe('writes to different tasks share no document', () => {
     const [c1, c2] = [await card('c1'), await card('c2')];
     const move = (id: string) => () => sys.call('POST', `/api/v1/boards/${boardId}/tasks/${id}/move`, alice, { from_column_id: 'col-to-do', to_column_id: 'col-doing' });
     await pair('card move on one board', 200, move(c1), move(c2));
+    const claims: Array<{ lease_id: string; task: { id: string } }> = [];
+    const claim = () => async () => {
+      const res = await sys.call('POST', `/api/v1/boards/${boardId}/columns/col-to-do/claim`, alice, { lease_seconds: 60 });
+      claims.push(res.body);
+      return res;
+    };
+    await pair('claim on one column', 200, claim(), claim());
+    const lease = (i: number, op: string, body: Record<string, unknown> = {}) => () =>
+      sys.call('POST', `/api/v1/tasks/${claims[i]!.task.id}/lease/${op}`, alice, { lease_id: claims[i]!.lease_id, ...body });
+    await pair('lease complete into another column', 200, lease(0, 'complete', { to_column_id: 'col-doing' }), lease(1, 'complete', { to_column_id: 'col-doing' }));
     await pair(
       'batch create', 200,
       () => sys.call('POST', '/api/v1/tasks/batch', alice, { tasks: [{ title: 'b1' }, { title: 'b2' }] }),

@@ -11,6 +11,7 @@ import { startNatsServer, testStore, uniquePrefix, type NatsServer, type Transac
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/index.js';
 import { bearer, login, register, testConfig } from '../app/helpers.js';
+import { startupIndexes } from '@app/shared/runtime';
 
 /** Events of the feed matching `filter`, once the committed writes are numbered (as a reader sees them). */
 async function eventCount(filter: Record<string, unknown>): Promise<number> {
@@ -40,7 +41,7 @@ beforeAll(async () => {
   store = await testStore();
   const connect = (name: string) => NatsBus.connect({ servers: nats.url, prefix, name, log });
   buses = await Promise.all(['gateway', 'replica-a', 'replica-b'].map(connect));
-  for (const def of [tasksService, boardsService]) await store.ensureIndexes(def.indexes);
+  for (const def of [tasksService, boardsService]) await store.ensureIndexes(startupIndexes(def));
   for (const [i, bus] of buses.slice(1).entries()) {
     const clock = { now: () => (perReplica[i]!++, systemClock.now()) };
     for (const def of [tasksService, boardsService]) served.push(await bus.serve(def.bindings({ store, clock, log }), { queue: def.name, log }));

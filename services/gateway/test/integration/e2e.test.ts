@@ -8,6 +8,7 @@ import { startNatsServer, testStore, uniquePrefix, type NatsServer, type Transac
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/index.js';
 import { testConfig } from '../app/helpers.js';
+import { startupIndexes } from '@app/shared/runtime';
 
 /**
  * End to end over a real nats-server: the tasks service and the gateway are separate bus
@@ -29,7 +30,7 @@ beforeAll(async () => {
   store = await testStore();
   serviceBus = await NatsBus.connect({ servers: nats.url, prefix, name: 'tasks', log });
   gatewayBus = await NatsBus.connect({ servers: nats.url, prefix, name: 'gateway', log });
-  await store.ensureIndexes(tasksService.indexes);
+  await store.ensureIndexes(startupIndexes(tasksService));
   served = await serviceBus.serve(tasksService.bindings({ store, clock: systemClock, log }), { queue: 'tasks', log });
   app = await buildApp({ bus: gatewayBus, store, clock: systemClock, log, config: testConfig() });
   await app.listen({ port: 0, host: '127.0.0.1' });

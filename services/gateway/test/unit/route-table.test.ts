@@ -54,12 +54,15 @@ describe('route table', () => {
     ]);
   });
 
-  it('serves the event stream and access tokens itself, authenticated; the stream as text/event-stream', () => {
+  it('serves the event stream, access tokens and MCP itself, authenticated; the stream as text/event-stream', () => {
     expect(localRoutes.filter((r) => r.authenticated).map((r) => `${r.method} ${r.url} ${r.produces?.join() ?? 'json'}`)).toEqual([
       'GET /api/v1/events/stream text/event-stream',
       'POST /api/v1/tokens json',
       'GET /api/v1/tokens json',
       'DELETE /api/v1/tokens/:tokenId json',
+      'POST /mcp json',
+      'GET /mcp json',
+      'DELETE /mcp json',
     ]);
   });
 });

@@ -6,7 +6,7 @@ import { DEFAULT_PAGE_SIZE, findPage, tasksOf } from '../reads.js';
 
 /**
  * Free query within one board (docs/query-service.md): the board's
- * visibility scope (`boardScopeFilter`, docs/architecture.md §5, including its default_tags) ANDed with the
+ * read scope (`boardScopeFilter`, docs/architecture.md §5, including its default_tags) ANDed with the
  * compiled query (its functions resolved for the caller, `activeSprint()` = this board's running
  * sprint); full task objects. Errors: 404 `BOARD_NOT_FOUND` (missing or unreadable),
  * 400 query errors.

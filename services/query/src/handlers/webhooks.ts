@@ -44,7 +44,7 @@ async function ownWebhook(store: DocumentStore, ctx: CallContext, id: string): P
 }
 
 /**
- * `POST /api/v1/webhooks`: checks the URL (http(s); SSRF rules in production: 400
+ * `POST /api/v1/webhooks`: checks the URL (http(s); the SSRF rules unless `WEBHOOK_ALLOW_PRIVATE=true`: 400
  * `WEBHOOK_URL_REFUSED`), the event types (400 naming `/events/<i>`), the board (404 when the
  * caller cannot read it), the query (400 with its position) or the saved view (`view_id`, 404
  * `VIEW_NOT_FOUND` unless the caller can read it; not together with a query); stores the webhook with a new

@@ -171,7 +171,7 @@ export class WebhookDispatcher {
     for (const e of events) {
       const traceparent = traces?.get(e.id);
       for (const w of hooks) {
-        if (!this.wants(w, e, now, queries.get(w._id)!) || !access.visible(principals.get(w.owner_id)!, e)) continue;
+        if (!this.wants(w, e, now, queries.get(w._id)!) || !access.canRead(principals.get(w.owner_id)!, e)) continue;
         docs.push({
           _id: deliveryId(w._id, e.id), webhook_id: w._id, event_id: e.id, event_type: e.type, seq: e.seq, event: e,
           status: 'pending', attempt: 0, next_attempt_at: iso, lease_until: NO_LEASE, attempts: [], created_at: iso, updated_at: iso,
@@ -324,10 +324,10 @@ export class WebhookDispatcher {
     return inRootSpan(tracer, 'webhook deliver', { kind: SpanKind.CLIENT, ...(write ? { links: [{ context: write }] } : {}), attributes }, fn);
   }
 
-  /** Visibility at delivery time (docs/architecture.md §5): the owner must still be able to read what the event is about. */
+  /** Access at delivery time (docs/architecture.md §5): the owner must still be able to read what the event is about. */
   private async stillVisible(hook: WebhookDoc, d: DeliveryDoc): Promise<boolean> {
     const [principal, access] = await Promise.all([loadPrincipal(this.deps.store, hook.owner_id), AccessSnapshot.load(this.deps.store, [d.event])]);
-    return access.visible(principal, d.event);
+    return access.canRead(principal, d.event);
   }
 
   /** Writes an attempt's outcome; returns it, and whether later deliveries of the webhook may go next. */

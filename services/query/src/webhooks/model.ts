@@ -76,11 +76,18 @@ export const NO_LEASE = new Date(0).toISOString();
 /** Attempts kept in a delivery's log (the newest). */
 export const ATTEMPT_LOG_MAX = 30;
 
-/** Indexes of the webhook collections. */
+/**
+ * Indexes of the webhook collections: webhooks by owner and by `active`; deliveries by webhook in
+ * `seq` order (a webhook's delivery log), by webhook and status in `seq` order (the dispatcher's
+ * oldest pending delivery of a webhook: the index's first entry for `{webhook_id, status:
+ * 'pending'}`, whatever number of delivered rows the webhook has behind it), and by status and
+ * due time (the deliveries due now).
+ */
 export const webhookIndexes: IndexSpec[] = [
   { collection: Collections.webhooks, keys: { owner_id: 1 } },
   { collection: Collections.webhooks, keys: { active: 1 } },
   { collection: Collections.webhookDeliveries, keys: { webhook_id: 1, seq: 1 } },
+  { collection: Collections.webhookDeliveries, keys: { webhook_id: 1, status: 1, seq: 1 }, name: 'deliveries_pending_head' },
   { collection: Collections.webhookDeliveries, keys: { status: 1, next_attempt_at: 1 } },
 ];
 

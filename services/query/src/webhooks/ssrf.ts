@@ -4,26 +4,27 @@ import ipaddr from 'ipaddr.js';
 import { AppError } from '@app/shared/errors';
 
 /**
- * Where webhooks may POST (SSRF rules): http(s) only, always; with `NODE_ENV=production`
- * no private, loopback, link-local, unspecified, CGNAT or multicast address unless the host (name
- * or IP) is listed in `WEBHOOK_ALLOWED_HOSTS`. The embedded default (not production) allows
- * loopback so a developer can receive on localhost.
+ * Where webhooks may POST (SSRF rules, docs/events.md "SSRF rules"): http(s) only, always; and, by
+ * default, no private, loopback, link-local, unspecified, CGNAT or multicast address unless the
+ * host (name or IP) is listed in `WEBHOOK_ALLOWED_HOSTS`. Only `WEBHOOK_ALLOW_PRIVATE=true` (local
+ * development: a receiver on localhost) turns the address rules off; `NODE_ENV` plays no part.
  */
 export interface TargetPolicy {
-  production: boolean;
+  /** True when the address rules apply (every configuration but `WEBHOOK_ALLOW_PRIVATE=true`). */
+  guarded: boolean;
   /** Lower-case host names and IP addresses exempt from the address rules. */
   allowedHosts: ReadonlySet<string>;
 }
 
-/** The policy of a config: `NODE_ENV` and the comma-separated `WEBHOOK_ALLOWED_HOSTS`. */
-export function targetPolicy(config: { NODE_ENV?: string; WEBHOOK_ALLOWED_HOSTS?: string } | undefined): TargetPolicy {
+/** The policy of a config: `WEBHOOK_ALLOW_PRIVATE` and the comma-separated `WEBHOOK_ALLOWED_HOSTS`; no config: guarded, no exceptions. */
+export function targetPolicy(config: { WEBHOOK_ALLOW_PRIVATE?: boolean; WEBHOOK_ALLOWED_HOSTS?: string } | undefined): TargetPolicy {
   const hosts = (config?.WEBHOOK_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
-  return { production: config?.NODE_ENV === 'production', allowedHosts: new Set(hosts) };
+  return { guarded: config?.WEBHOOK_ALLOW_PRIVATE !== true, allowedHosts: new Set(hosts) };
 }
 
-/** IPv4 ranges a production webhook may not reach (ipaddr.js range names). */
+/** IPv4 ranges a webhook may not reach under the address rules (ipaddr.js range names). */
 const REFUSED_V4 = new Set(['unspecified', 'broadcast', 'multicast', 'linkLocal', 'loopback', 'carrierGradeNat', 'private', 'reserved']);
-/** IPv6 ranges a production webhook may not reach; the ranges that embed an IPv4 address are judged by it instead. */
+/** IPv6 ranges a webhook may not reach under the address rules; the ranges that embed an IPv4 address are judged by it instead. */
 const REFUSED_V6 = new Set(['unspecified', 'linkLocal', 'multicast', 'loopback', 'uniqueLocal', 'deprecatedSiteLocal', 'discard', 'benchmarking', 'reserved']);
 
 const v4 = (b: readonly number[]) => new ipaddr.IPv4([b[0]!, b[1]!, b[2]!, b[3]!]);
@@ -114,27 +115,37 @@ function refused(url: string, reason: string): AppError {
   return new AppError('WEBHOOK_URL_REFUSED', { message: `The webhook URL is not allowed: ${reason}`, details: { url, reason, field: '/url' } });
 }
 
-/** Why `address` may not be reached under `policy`, or undefined when it may. */
+/**
+ * The one reason given for a target the address rules refuse, whatever the cause (an internal
+ * address, or a host that does not resolve): it names neither the address a host resolves to nor
+ * which of the two it was, so webhook errors and the delivery log are no DNS oracle for internal names.
+ */
+function notAllowed(host: string): string {
+  return `${host} is not an allowed target (private, loopback, link-local and unresolvable hosts are refused; WEBHOOK_ALLOWED_HOSTS lists exceptions)`;
+}
+
+/** Why `address` (one that `host` resolved to) may not be reached under `policy` ({@link notAllowed}), or undefined when it may. */
 export function addressRefusal(host: string, address: string, policy: TargetPolicy): string | undefined {
-  if (!policy.production || policy.allowedHosts.has(host) || policy.allowedHosts.has(address.toLowerCase())) return undefined;
-  return isInternalAddress(address) ? `${host} resolves to ${address}, a private, loopback or link-local address (add it to WEBHOOK_ALLOWED_HOSTS to allow it)` : undefined;
+  if (!policy.guarded || policy.allowedHosts.has(host) || policy.allowedHosts.has(address.toLowerCase())) return undefined;
+  return isInternalAddress(address) ? notAllowed(host) : undefined;
 }
 
 /**
- * Checks a webhook URL when it is created or changed: its form ({@link parseTargetUrl}), and in
- * production every address its host resolves to ({@link isInternalAddress}). Throws 400
- * `WEBHOOK_URL_REFUSED`; returns the parsed URL, whose `href` is what is stored.
+ * Checks a webhook URL when it is created or changed: its form ({@link parseTargetUrl}), and under
+ * the address rules every address its host resolves to ({@link isInternalAddress}). Throws 400
+ * `WEBHOOK_URL_REFUSED` (the same reason for an internal and an unresolvable host); returns the
+ * parsed URL, whose `href` is what is stored.
  */
 export async function checkTarget(text: string, policy: TargetPolicy): Promise<URL> {
   const url = parseTargetUrl(text);
-  if (!policy.production) return url;
+  if (!policy.guarded) return url;
   const host = hostOf(url);
   if (policy.allowedHosts.has(host)) return url;
   let addresses: LookupAddress[];
   try {
     addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await new Promise((resolve, reject) => dnsLookup(host, { all: true }, (err, a) => (err ? reject(err) : resolve(a))));
   } catch {
-    throw refused(text, `${host} does not resolve`);
+    throw refused(text, notAllowed(host));
   }
   for (const a of addresses) {
     const why = addressRefusal(host, a.address, policy);

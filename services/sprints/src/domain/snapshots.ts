@@ -1,5 +1,5 @@
 import type { CloseSprintResult, ReportItem, SprintReport, VelocityResult } from '@app/shared/contracts';
-import { readableTasksFilter, type Principal, type TaskDoc } from '@app/shared/domain';
+import { canReadTask, readableTasksFilter, type Principal, type TaskDoc } from '@app/shared/domain';
 import { Collections, type BulkOp, type Doc, type DocumentStore, type Session } from '@app/shared/store';
 import { DONE, StoredKeys, toMember, type Member } from './members.js';
 
@@ -240,15 +240,22 @@ export async function readMembers(store: DocumentStore, sprintId: string, sessio
 /**
  * The ids among `ids` of tasks `reader` can read (owner, or member of the task's group), soft-deleted
  * ones included (a member deleted during a sprint stays in its history). One round trip; none when
- * `ids` is empty.
+ * `ids` is empty. The tasks are read by id with their sharing fields alone, and each is checked
+ * with `canReadTask` (the predicate form of `readableTasksFilter`): a store answers a list of ids
+ * from its `_id` index, where the filter form would also ask it for every task the reader can
+ * reach (docs/bench.md "Where a request's time goes").
  */
 export async function readableIds(store: DocumentStore, reader: Principal, ids: Iterable<string>): Promise<Set<string>> {
   const wanted = [...new Set(ids)];
   if (wanted.length === 0) return new Set();
-  const { deleted: _live, ...access } = readableTasksFilter(reader) as Record<string, unknown>;
-  const docs = await store.collection<TaskDoc>(Collections.tasks).find({ $and: [{ _id: { $in: wanted } }, access] }, { projection: { _id: 1 } });
-  return new Set(docs.map((d) => d._id));
+  const docs = await store.collection<TaskDoc>(Collections.tasks).find({ _id: { $in: wanted } }, { projection: ACCESS_PROJECTION });
+  const visible = new Set<string>();
+  for (const d of docs) if (canReadTask(reader, d)) visible.add(d._id);
+  return visible;
 }
+
+/** What {@link readableIds} reads of a task: its id and the fields read access depends on. */
+const ACCESS_PROJECTION = { _id: 1, created_by: 1, groupId: 1 } as const;
 
 /** `snap` with only the members in `visible`, its member count and total points recomputed; `snap` itself when nothing is hidden. */
 export function visibleSnapshot<T extends { members: SnapMember[]; member_count: number; total_points: number }>(snap: T, visible: ReadonlySet<string>): T {

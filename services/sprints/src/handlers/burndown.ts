@@ -7,7 +7,7 @@ import { burndownSeries } from '../domain/burndown.js';
 import { DONE } from '../domain/members.js';
 import { taskEventsSince } from '../domain/outbox.js';
 import { latestSnapshots, readableIds, readMembers } from '../domain/snapshots.js';
-import { loadSprint } from '../domain/sprint-access.js';
+import { loadSprint } from '../domain/load-sprint.js';
 
 /**
  * `sprints.burndown` — `GET /api/v1/tasks/{sprintId}/burndown`: the daily series of

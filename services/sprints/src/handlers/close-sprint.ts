@@ -24,8 +24,9 @@ const CARRIED_PATH = `metadata.${StoredKeys.carried}`;
  * `store.withTransaction`, so any failure leaves nothing written and a retry starts afresh. Store
  * round trips are constant: the members are read with one find and rolled over with one
  * updateMany, and the boards are repointed with one updateMany. The same transaction bumps the
- * versions of every task and board it changes and appends `sprint.closed` `{result}` plus one
- * `task.updated` per rolled-over member (through {@link runWrite}).
+ * versions of every task and board it changes and appends `sprint.closed` `{result}` (one per
+ * board it rotated, with that `board_id`; one without a board when it rotated none) plus one
+ * `task.updated` per rolled-over member (through {@link runWrite}; docs/events.md "Types").
  *
  * Only members the closer may write are rolled over (docs/sprints.md "Who may put a task into a
  * sprint"): unfinished members it can read but not write are left unchanged and listed in
@@ -125,7 +126,9 @@ export function closeSprint(deps: ServiceDeps): Handler<typeof SprintsOps.close>
         await withVersions(boards, rotated, session);
         await boards.updateMany({ _id: { $in: rotated.map((b) => b._id) } }, { ...pointAt(target, 'activeSprintId', stamp), $inc: { version: 1 } }, { session });
       }
-      w.emit({ type: 'sprint.closed', task_id: sprintId, data: { result } });
+      // one per board it rotated, with that board_id, so board-filtered feeds, streams and webhooks see it
+      if (result.rotatedBoardIds.length === 0) w.emit({ type: 'sprint.closed', task_id: sprintId, data: { result } });
+      for (const board_id of result.rotatedBoardIds) w.emit({ type: 'sprint.closed', task_id: sprintId, board_id, data: { result } });
       return result;
     });
   };

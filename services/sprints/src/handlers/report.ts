@@ -5,7 +5,7 @@ import { DONE } from '../domain/members.js';
 import {
   frozenReportOf, frozenReportText, headerOf, latestSnapshots, outcomeOf, readableIds, readMembers, visibleSnapshot, type FrozenReport,
 } from '../domain/snapshots.js';
-import { loadSprint } from '../domain/sprint-access.js';
+import { loadSprint } from '../domain/load-sprint.js';
 
 /**
  * `sprints.report` — `GET /api/v1/tasks/{sprintId}/report` (formulas in docs/sprints.md).
@@ -32,7 +32,7 @@ export function sprintReport({ store }: ServiceDeps): Handler<typeof SprintsOps.
     if (closed && frozen !== undefined) {
       // Only what the reader may read is counted: the frozen text serves a reader who can read
       // every task it names; for another one it is rebuilt from the snapshots' visible members.
-      const ids = reportIds(JSON.parse(frozen) as FrozenReport);
+      const ids = frozenReportIds(sprintId, frozen);
       const visible = await readableIds(store, principal, ids);
       if (ids.every((id) => visible.has(id))) {
         // `frozen` is an object's JSON text: its members follow the four live ones, in the reply's key order.
@@ -54,7 +54,30 @@ export function sprintReport({ store }: ServiceDeps): Handler<typeof SprintsOps.
   };
 }
 
-/** Every task id a frozen report names. */
+/** Every task id a frozen report names, each once. */
 function reportIds(r: FrozenReport): string[] {
-  return [...r.committed, ...r.added, ...r.removed, ...r.completed, ...r.rolled_over, ...r.remaining].map((m) => m.id);
+  return [...new Set([...r.committed, ...r.added, ...r.removed, ...r.completed, ...r.rolled_over, ...r.remaining].map((m) => m.id))];
+}
+
+/** How many closed sprints' frozen report ids {@link frozenReportIds} keeps (the latest read). */
+export const FROZEN_IDS_KEPT = 64;
+
+/** The ids of the last frozen reports read, by sprint, with the text they were read from. */
+const keptIds = new Map<string, { text: string; ids: string[] }>();
+
+/**
+ * The task ids the frozen report text `frozen` of `sprintId` names, each once. A frozen text never
+ * changes once written, and parsing it is most of a report's cost (~90 µs for 200 members,
+ * docs/bench.md "Where a request's time goes"): the ids of the last {@link FROZEN_IDS_KEPT} texts
+ * read are kept, each with its text, and used again only for that same text. Read access is still
+ * checked on every read.
+ */
+function frozenReportIds(sprintId: string, frozen: string): string[] {
+  const kept = keptIds.get(sprintId);
+  if (kept?.text === frozen) return kept.ids;
+  const ids = reportIds(JSON.parse(frozen) as FrozenReport);
+  keptIds.delete(sprintId);
+  keptIds.set(sprintId, { text: frozen, ids });
+  if (keptIds.size > FROZEN_IDS_KEPT) keptIds.delete(keptIds.keys().next().value!);
+  return ids;
 }

@@ -8,7 +8,7 @@ import { Collections } from '@app/shared/store';
 import { DONE } from '../domain/members.js';
 import { currentEventsSeq } from '../domain/outbox.js';
 import { readMembers, snapshotsOf, startSnapshot, startSnapshotId, type StartSnapshotDoc } from '../domain/snapshots.js';
-import { loadSprint } from '../domain/sprint-access.js';
+import { loadSprint } from '../domain/load-sprint.js';
 
 /** The reply of start-sprint from the recorded start snapshot. */
 function resultOf(s: StartSnapshotDoc, replayed: boolean): StartSprintResult {

@@ -6,7 +6,7 @@ import {
 } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, metadataPath, type Doc } from '@app/shared/store';
-import { loadTask, tasksOf, writeTask } from '../task-access.js';
+import { loadTask, tasksOf, writeTask } from '../task-store.js';
 import { errorText, settleEach, type Settled } from './batch.js';
 import { createTaskIn } from './create.js';
 import { removeTaskIn } from './remove.js';

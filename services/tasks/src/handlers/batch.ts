@@ -32,21 +32,30 @@ async function runItems(
       // conflict or network error, labelled TransientTransactionError) must reach the store's
       // withTransaction unchanged so the batch is rerun, as a single write would be.
       if (!AppError.is(err) || err.status >= 500) throw err;
-      const { code, message, details, validationErrors, extra } = err.toWire();
-      const error = { ...extra, code, message, ...(details ? { details } : {}), ...(validationErrors ? { validationErrors } : {}) };
-      results.push({ index, status: err.status, error });
+      results.push(failedItem(index, err));
       if (atomic) w.rollbackWith({ results: notApplied(count, index, results[index]!) });
     }
   }
   return { results };
 }
 
-/** The results of an atomic batch whose item `failed` failed: that item's error, 424 for every other. */
+/** The result of item `index` that answers `err`: the status of its code in the error catalogue, and its error body. */
+function failedItem(index: number, err: AppError): BatchItemResult {
+  const { code, message, details, validationErrors, extra } = err.toWire();
+  const error = { ...extra, code, message, ...(details ? { details } : {}), ...(validationErrors ? { validationErrors } : {}) };
+  return { index, status: err.status, error };
+}
+
+/**
+ * The results of an atomic batch whose item `failed` failed: that item's error, and for every
+ * other `BATCH_ITEM_NOT_APPLIED` (424 in the error catalogue, docs/errors.md) naming it.
+ */
 function notApplied(count: number, failed: number, failure: BatchItemResult): BatchItemResult[] {
-  const message = `Not applied: item ${failed} of this atomic batch failed, so nothing was written`;
-  return Array.from({ length: count }, (_, index) =>
-    index === failed ? failure : { index, status: 424, error: { code: 'BATCH_ITEM_NOT_APPLIED', message, details: { failed_index: failed } } },
-  );
+  const notTried = new AppError('BATCH_ITEM_NOT_APPLIED', {
+    message: `Not applied: item ${failed} of this atomic batch failed, so nothing was written`,
+    details: { failed_index: failed },
+  });
+  return Array.from({ length: count }, (_, index) => (index === failed ? failure : failedItem(index, notTried)));
 }
 
 /** `tasks.createBatch`: `POST /tasks/batch`, 1..100 creates (each 201 or its error). */

@@ -1,7 +1,7 @@
 import type { Handler } from '@app/shared/bus';
 import type { TasksOps } from '@app/shared/contracts';
 import { runWrite, taskUpdatedEvent, type ServiceDeps } from '@app/shared/domain';
-import { loadTask, taskNotFound, tasksOf } from '../task-access.js';
+import { loadTask, taskNotFound, tasksOf } from '../task-store.js';
 
 /**
  * `tasks.checkIn` (`POST /tasks/{id}/check-in`, legacy `/todolist/{id}/check-in`): counts one

@@ -1,7 +1,7 @@
 import { type Handler } from '@app/shared/bus';
 import type { Task, TaskCreateBody, TasksOps } from '@app/shared/contracts';
 import { checkNewTaskRefs, checkSprintWindow, loadPrincipal, newTaskDoc, runWrite, SPRINT_KEY, taskCreatedEvent, toTask, type ServiceDeps, type WriteUnit } from '@app/shared/domain';
-import { tasksOf } from '../task-access.js';
+import { tasksOf } from '../task-store.js';
 
 /**
  * Creates one task in the unit `w` (the single create and each item of a batch create): the

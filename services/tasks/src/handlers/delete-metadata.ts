@@ -3,7 +3,7 @@ import type { TasksOps } from '@app/shared/contracts';
 import { runWrite, taskUpdatedEvent, type ServiceDeps } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { escapeKey, metadataPath } from '@app/shared/store';
-import { loadTask, taskDetail, writeTask } from '../task-access.js';
+import { loadTask, taskDetail, writeTask } from '../task-store.js';
 
 /**
  * `tasks.deleteMetadata`: removes one key; a key the task does not carry → 404

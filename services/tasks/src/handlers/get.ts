@@ -1,7 +1,7 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { TasksOps } from '@app/shared/contracts';
 import type { ServiceDeps } from '@app/shared/domain';
-import { loadTask, taskDetailJson } from '../task-access.js';
+import { loadTask, taskDetailJson } from '../task-store.js';
 
 /** `tasks.get`: task detail with notes, linked items and subtasks, encoded from memoized pieces ({@link taskDetailJson}). */
 export const get = (deps: ServiceDeps): Handler<typeof TasksOps.get> => async (input, ctx) => {

@@ -1,7 +1,7 @@
 import type { Handler } from '@app/shared/bus';
 import type { TasksOps } from '@app/shared/contracts';
 import { runWrite, taskUpdatedEvent, toTask, validatePath, type ServiceDeps } from '@app/shared/domain';
-import { loadTask, writeTask } from '../task-access.js';
+import { loadTask, writeTask } from '../task-store.js';
 
 /** `tasks.movePath`: moves a task to another folder `path` (not the kanban card move); `task.updated` when it changes. */
 export const movePath = (deps: ServiceDeps): Handler<typeof TasksOps.movePath> => async (input, ctx) =>

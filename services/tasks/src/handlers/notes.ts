@@ -1,7 +1,7 @@
 import type { Handler } from '@app/shared/bus';
 import type { TasksOps } from '@app/shared/contracts';
 import { newNoteDoc, runWrite, type ServiceDeps } from '@app/shared/domain';
-import { listNotes as readNotes, loadTask, notesOf, toNote } from '../task-access.js';
+import { listNotes as readNotes, loadTask, notesOf, toNote } from '../task-store.js';
 
 /**
  * `tasks.addNote`: adds a note to a task the caller can write; replies with the note (201) and

@@ -1,7 +1,7 @@
 import type { Handler } from '@app/shared/bus';
 import type { TasksOps } from '@app/shared/contracts';
 import { runWrite, taskDeletedEvent, type ServiceDeps, type WriteUnit } from '@app/shared/domain';
-import { loadTask, writeTask } from '../task-access.js';
+import { loadTask, writeTask } from '../task-store.js';
 
 /**
  * Soft-deletes task `taskId` in the unit `w` (the single DELETE and each id of batch-delete):

@@ -4,7 +4,7 @@ import {
   canWriteTask, checkIfMatch, ownsOutright, isUuid, loadPrincipal, nextVersion, runWrite, taskRestoredEvent, toTask, versionGuard, versionOf, type ServiceDeps,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
-import { taskNotFound, tasksOf } from '../task-access.js';
+import { taskNotFound, tasksOf } from '../task-store.js';
 
 /**
  * `tasks.restore` (`POST /tasks/{id}/restore`, legacy `/todolist/{id}/restore`): makes a

@@ -1,7 +1,7 @@
 import type { Handler } from '@app/shared/bus';
 import type { TasksOps } from '@app/shared/contracts';
 import { checkMetadataEntry, metadataSetUpdate, nullMetadataValue, runWrite, taskUpdatedEvent, type ServiceDeps } from '@app/shared/domain';
-import { loadTask, taskDetail, writeTask } from '../task-access.js';
+import { loadTask, taskDetail, writeTask } from '../task-store.js';
 
 /** `tasks.setMetadata`: sets one key to any JSON value except null; replies with the task detail; `task.updated` when it changes. */
 export const setMetadata = (deps: ServiceDeps): Handler<typeof TasksOps.setMetadata> => async (input, ctx) =>

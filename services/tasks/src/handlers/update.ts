@@ -2,7 +2,7 @@ import type { Handler } from '@app/shared/bus';
 import type { Task, TasksOps, TaskUpdateBody } from '@app/shared/contracts';
 import { checkAssignee, checkSprintWindow, checkTaskRefs, runWrite, taskPatchUpdate, taskUpdatedEvent, toTask, type ServiceDeps, type WriteUnit } from '@app/shared/domain';
 import { invalidField } from '@app/shared/errors';
-import { loadTask, writeTask } from '../task-access.js';
+import { loadTask, writeTask } from '../task-store.js';
 
 /**
  * Updates one task in the unit `w` (the single PATCH and each item of a batch PATCH). Access is

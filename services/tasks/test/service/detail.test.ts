@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TasksOps } from '@app/shared/contracts';
+import { SUBTASKS_MAX } from '../../src/task-store.js';
 import { ALICE, BOB, CAROL, buildTasks, rejects } from './fixture.js';
 
 describe('tasks.get', () => {
@@ -79,6 +80,22 @@ describe('tasks.get', () => {
     expect((await t.call(TasksOps.get, { taskId: parent.id }, BOB)).subtasks).toEqual([summary(bobs)]);
     // the metadata writes answer the same detail
     expect((await t.call(TasksOps.setMetadata, { taskId: parent.id, key: 'order', value: 1 })).subtasks).toHaveLength(2);
+  });
+
+  it('lists at most SUBTASKS_MAX subtasks: the oldest, ties by id, also when more exist', async () => {
+    await using t = await buildTasks();
+    const parent = await t.newTask('parent');
+    const made = [];
+    for (let i = 0; i <= SUBTASKS_MAX; i++) made.push(await t.newTask(`sub ${i}`, ALICE, { derived_from_id: parent.id }));
+    const order = (a: { created_at: string; id: string }, b: { created_at: string; id: string }) =>
+      a.created_at.localeCompare(b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    const ids = (list: Array<{ created_at: string; id: string }>) => list.map((x) => x.id);
+    const detail = await t.call(TasksOps.get, { taskId: parent.id });
+    expect(ids(detail.subtasks ?? [])).toEqual(ids([...made].sort(order).slice(0, SUBTASKS_MAX)));
+    // one fewer: every one of them, in the same order
+    await t.call(TasksOps.remove, { taskId: made[0]!.id });
+    const fewer = await t.call(TasksOps.get, { taskId: parent.id });
+    expect(ids(fewer.subtasks ?? [])).toEqual(ids(made.slice(1).sort(order)));
   });
 
   it('answers 404 TASK_NOT_FOUND to other users, unknown ids and ids that are not UUIDs', async () => {

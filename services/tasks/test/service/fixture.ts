@@ -7,6 +7,7 @@ import { silentLogger } from '@app/shared/log';
 import { Collections, type Doc } from '@app/shared/store';
 import { testStore, type TestStoreOptions } from '@app/shared/testing';
 import { tasksService } from '../../src/index.js';
+import { startupIndexes } from '@app/shared/runtime';
 
 /** Error assertions shared by every service's tests. */
 export { fields, rejects } from '@app/shared/testing';
@@ -28,7 +29,7 @@ export async function buildTasks(opts: TestStoreOptions = {}) {
   const bus = new MemoryBus();
   const clock = fixedClock(T0);
   const log = silentLogger();
-  await store.ensureIndexes(tasksService.indexes);
+  await store.ensureIndexes(startupIndexes(tasksService));
   await store.collection<Doc>(Collections.users).insertMany([ALICE, BOB, CAROL].map((_id, i) => ({ _id, username: `user${i}` })));
   await bus.serve(tasksService.bindings({ store, clock, log }), { queue: 'tasks', log });
 

@@ -10,6 +10,7 @@ import { Collections, EmbeddedStore, type DocumentStore } from '@app/shared/stor
 import { FaultyStore, testStore } from '@app/shared/testing';
 import { tasksService } from '../../src/index.js';
 import { ALICE, T0 } from './fixture.js';
+import { startupIndexes } from '@app/shared/runtime';
 
 /** Idempotency-Key records live in the store: across a restart, after a 5xx, and under the TTL sweep. */
 
@@ -24,7 +25,7 @@ const meta = (key: string): CallMeta => ({ userId: ALICE, idempotencyKey: key, i
 async function serve(store: DocumentStore, inner: DocumentStore = store) {
   const bus = new MemoryBus();
   const log = silentLogger();
-  await inner.ensureIndexes(tasksService.indexes);
+  await inner.ensureIndexes(startupIndexes(tasksService));
   await bus.serve(tasksService.bindings({ store, clock: fixedClock(T0), log }), { queue: 'tasks', log });
   return bus;
 }

@@ -8,6 +8,7 @@ import { Collections, type Doc } from '@app/shared/store';
 import { FaultyStore, testStore } from '@app/shared/testing';
 import { tasksService } from '../../src/index.js';
 import { ALICE, T0 } from './fixture.js';
+import { startupIndexes } from '@app/shared/runtime';
 
 /** The tasks service on a FaultyStore (a rolled-back write emits nothing; a failed event append writes nothing). */
 async function faulty() {
@@ -15,7 +16,7 @@ async function faulty() {
   const store = new FaultyStore(inner);
   const bus = new MemoryBus();
   const log = silentLogger();
-  await inner.ensureIndexes(tasksService.indexes);
+  await inner.ensureIndexes(startupIndexes(tasksService));
   await inner.collection<Doc>(Collections.users).insertOne({ _id: ALICE, username: 'alice' });
   await bus.serve(tasksService.bindings({ store, clock: fixedClock(T0), log }), { queue: 'tasks', log });
   return {

@@ -271,6 +271,20 @@ function forgetAfterThisRun(state: CollectionState): void {
   });
 }
 
+/**
+ * A step of a commit that updates a derived structure, where a test may inject a fault
+ * (`EmbeddedStoreOptions.faults`): the hash indexes, the sort indexes, the text index's kept
+ * searches, a history collection's pending writes, the journal write.
+ */
+export type CommitStep = 'index' | 'sort-index' | 'text' | 'history' | 'journal';
+
+/** What {@link CollectionState.undo} needs to put back the document one {@link CollectionState.apply} replaced. */
+export interface Undo {
+  id: string;
+  /** The entry before (undefined: none). */
+  old: Entry | undefined;
+}
+
 /** One collection of the embedded store: its documents (by id and by slot) and its indexes. */
 export class CollectionState {
   readonly entries = new Map<string, Entry>();
@@ -301,6 +315,8 @@ export class CollectionState {
      * {@link sortIndex}), and the hash indexes declared `'after-load'` are filled so ({@link fillAfterLoad}).
      */
     private readonly sortInStepsFrom = Infinity,
+    /** Called before each derived structure a write updates (tests' fault injection: {@link CommitStep}); may throw. */
+    private readonly fault?: (step: CommitStep) => void,
   ) {}
 
   /** Unique indexes, for the uniqueness checks of writes. */
@@ -441,30 +457,86 @@ export class CollectionState {
   /**
    * Stores (or with `null` removes) a document under a new version, maintaining the indexes.
    * `rowid`: the sqlite rowid of its journal row (the text index's key; undefined without a file).
+   * Take {@link undoOf} first: when a derived structure (hash, sort or text index) throws, the
+   * document itself is already stored, and the caller undoes the commit and calls {@link resetDerived}.
    */
   apply(id: string, doc: Doc | null, version: number, rowid: number | undefined): void {
     const old = this.entries.get(id);
     this.changes++;
     if (!doc) {
       if (!old) return;
-      for (const ix of this.indexes) if (ix.covers(old.slot)) ix.remove(old.slot, old.doc);
-      for (const sx of this.sortIndexes.values()) sx.write(old.slot, null);
-      this.text?.write(old.slot, old.doc, null, this.bySlot.length, rowid);
       this.bySlot[old.slot] = undefined;
       this.entries.delete(id);
+      this.fault?.('index');
+      for (const ix of this.indexes) if (ix.covers(old.slot)) ix.remove(old.slot, old.doc);
+      this.fault?.('sort-index');
+      for (const sx of this.sortIndexes.values()) sx.write(old.slot, null);
+      this.fault?.('text');
+      this.text?.write(old.slot, old.doc, null, this.bySlot.length, rowid);
       return;
     }
     const slot = old ? old.slot : this.bySlot.length;
     const entry: Entry = { doc, version, slot, rowid: rowid ?? 0 };
     this.bySlot[slot] = entry;
     this.entries.set(id, entry);
+    this.fault?.('index');
     for (const ix of this.indexes) {
       if (!ix.covers(slot)) continue; // (a new document's slot is past every index still filling)
       if (old) ix.replace(slot, old.doc, doc, this.bySlot.length);
       else ix.add(slot, doc, this.bySlot.length);
     }
+    this.fault?.('sort-index');
     for (const sx of this.sortIndexes.values()) sx.write(slot, doc);
+    this.fault?.('text');
     this.text?.write(slot, old?.doc, doc, this.bySlot.length, rowid);
+  }
+
+  /** What {@link undo} needs to put back the document of `id` as it is now (take it before {@link apply}). */
+  undoOf(id: string): Undo {
+    return { id, old: this.entries.get(id) };
+  }
+
+  /**
+   * Puts back the document {@link apply} replaced (the documents only: call {@link resetDerived}
+   * after undoing a commit's writes, newest first). A new document's slot stays empty (slots are
+   * never reused). Cannot throw.
+   */
+  undo(u: Undo): void {
+    this.changes++;
+    const now = this.entries.get(u.id);
+    if (now && now !== u.old) this.bySlot[now.slot] = undefined;
+    if (u.old) {
+      this.entries.set(u.id, u.old);
+      this.bySlot[u.old.slot] = u.old;
+    } else this.entries.delete(u.id);
+  }
+
+  /**
+   * Drops everything derived from the documents and rebuilds it from them, never trusting what a
+   * failed commit left (docs/store.md "All or nothing"): unique (and compound) hash indexes are
+   * rebuilt now (writes check them), the other hash indexes are emptied and filled again by their
+   * first lookup, sort indexes and kept pages are dropped (rebuilt on first use), and the text
+   * index forgets its kept searches and re-reads its rowid map.
+   */
+  resetDerived(): void {
+    this.changes++;
+    this.lastPlan = undefined;
+    this.keptPages = new Map();
+    this.keptAt = -1;
+    this.sortIndexes.clear();
+    for (let i = 0; i < this.indexes.length; i++) {
+      const old = this.indexes[i]!;
+      const index = new HashIndex(old.fields, old.unique);
+      if (!old.unique && old.fields.length === 1) {
+        index.filledUpTo = 0;
+        index.firstUse = true;
+      } else {
+        for (const { doc, slot } of this.entries.values()) index.add(slot, doc, this.bySlot.length);
+      }
+      this.indexes[i] = index;
+      if (old.fields.length === 1) this.single.set(old.fields[0]!, index);
+    }
+    this.text?.reset(this.bySlot);
   }
 
   /**

@@ -5,7 +5,7 @@ import { AppError } from '../../errors/index.js';
 import type { Collection, Doc, DocumentStore, IndexSpec, Session, StoreStats } from '../port.js';
 import { QUERY_TIME_LIMIT_MS, TRANSACTION_DEADLINE_MS } from '../port.js';
 import { EmbeddedCollection, type TxnRunner } from './collection.js';
-import { CollectionState } from './collection-state.js';
+import { CollectionState, type CommitStep } from './collection-state.js';
 import { HISTORY_COLLECTIONS, HistoryCollection } from './history.js';
 import { Journal, type JournalSync } from './journal.js';
 import { changedTextFields, TEXT_FIELDS, TextCandidates } from './text-index.js';
@@ -67,6 +67,12 @@ export interface EmbeddedStoreOptions {
   history?: (collection: string) => boolean;
   /** A read's time limit in ms (default `QUERY_TIME_LIMIT_MS`): a longer scan stops with `QUERY_TIMEOUT`. */
   queryTimeLimitMs?: number;
+  /**
+   * Tests only: called at each step of a commit that updates something derived from the documents
+   * ({@link CommitStep}: hash, sort and text indexes, history collections, the journal write); a
+   * throw there is a fault of that step, which the commit must survive all or nothing.
+   */
+  faults?: (step: CommitStep) => void;
 }
 
 const defaultHistory = (collection: string): boolean => HISTORY_COLLECTIONS.includes(collection);
@@ -111,9 +117,18 @@ interface LockWaiter {
 }
 
 /**
- * The embedded `DocumentStore` (docs/architecture.md §2): documents in memory (one Map per collection),
- * filters and updates by mingo, MongoDB sort order, in-memory hash indexes as equality
- * prefilters, and durability through a better-sqlite3 table (`<dir>/store.sqlite`) loaded at open.
+ * The embedded `DocumentStore` (docs/architecture.md §2, docs/store.md) on `<dir>/store.sqlite`
+ * (better-sqlite3, WAL; one process holds it, locked exclusively):
+ * - a plain collection is held in memory as a {@link CollectionState} (documents in slots, hash,
+ *   sort and, for tasks, text indexes), loaded from its journal rows at open, near-unique and sort
+ *   indexes of a large collection filled after the load or on first use
+ *   ({@link DEFERRED_INDEX_MIN_DOCS});
+ * - a history collection (the events outbox, Idempotency-Key records, webhook deliveries;
+ *   {@link HISTORY_COLLECTIONS}) stays in its own SQLite table, read through SQL with a bounded
+ *   cache ({@link HistoryCollection});
+ * - filters run as compiled matchers where they can and through mingo otherwise, updates through
+ *   mingo, sorts in MongoDB order;
+ * - a write is journaled (group commit) and acknowledged once its WAL is synced (`sync: 'full'`).
  *
  * Transactions are serialized by an in-process mutex; their writes stay in an overlay that only
  * their session sees, and are applied in one sqlite transaction at commit. A transaction whose
@@ -149,6 +164,8 @@ export class EmbeddedStore implements DocumentStore {
   private lockWatch: ReturnType<typeof setInterval> | undefined;
   /** Writes applied in memory and not journaled yet, in commit order (see {@link commit} and {@link commitLater}). */
   private deferred: Change[] = [];
+  /** The undos of {@link deferred}'s writes, in the same order (a failed journal write takes them back). */
+  private deferredUndos: Array<() => void> = [];
   /** The acknowledgements of the deferred commits: settled once they are journaled (and, `full`, synced). */
   private deferredAcks: Waiter | undefined;
   private deferredTimer: ReturnType<typeof setImmediate> | undefined;
@@ -162,6 +179,7 @@ export class EmbeddedStore implements DocumentStore {
     private readonly lockWaitMs = LOCK_WAIT_MS,
     private readonly isHistory: (collection: string) => boolean = defaultHistory,
     private readonly queryTimeLimitMs = QUERY_TIME_LIMIT_MS,
+    private readonly faults?: (step: CommitStep) => void,
   ) {
     // `full`: the grouped commits are journaled right before the WAL fsync that acknowledges them
     if (journal) journal.beforeSync = (synced) => this.writeDeferred(synced);
@@ -179,7 +197,7 @@ export class EmbeddedStore implements DocumentStore {
       throw new AppError('STORE_UNAVAILABLE', { message: `Cannot create the data folder ${opts.dir}`, cause: e });
     }
     const journal = new Journal(join(opts.dir, 'store.sqlite'), opts.sync);
-    const store = new EmbeddedStore(journal, opts.log, opts.deferIndexesFrom ?? DEFERRED_INDEX_MIN_DOCS, opts.lockWaitMs ?? LOCK_WAIT_MS, opts.history ?? defaultHistory, opts.queryTimeLimitMs);
+    const store = new EmbeddedStore(journal, opts.log, opts.deferIndexesFrom ?? DEFERRED_INDEX_MIN_DOCS, opts.lockWaitMs ?? LOCK_WAIT_MS, opts.history ?? defaultHistory, opts.queryTimeLimitMs, opts.faults);
     const started = Date.now();
     let count = 0;
     // the indexes declared before (ensureIndexes) are there before the services declare them again:
@@ -221,8 +239,8 @@ export class EmbeddedStore implements DocumentStore {
   }
 
   /** The same store without a file (tests): nothing survives {@link close}. */
-  static memory(opts: { log?: Logger; lockWaitMs?: number; queryTimeLimitMs?: number } = {}): EmbeddedStore {
-    return new EmbeddedStore(undefined, opts.log, DEFERRED_INDEX_MIN_DOCS, opts.lockWaitMs ?? LOCK_WAIT_MS, defaultHistory, opts.queryTimeLimitMs);
+  static memory(opts: { log?: Logger; lockWaitMs?: number; queryTimeLimitMs?: number; faults?: (step: CommitStep) => void } = {}): EmbeddedStore {
+    return new EmbeddedStore(undefined, opts.log, DEFERRED_INDEX_MIN_DOCS, opts.lockWaitMs ?? LOCK_WAIT_MS, defaultHistory, opts.queryTimeLimitMs, opts.faults);
   }
 
   collection<T extends Doc = Doc>(name: string): Collection<T> {
@@ -256,7 +274,7 @@ export class EmbeddedStore implements DocumentStore {
       const fields = TEXT_FIELDS[name];
       const text = this.journal && fields ? new TextCandidates(fields, (field, literals) => this.journal!.text.search(name, field, literals)) : undefined;
       if (text) this.texts.set(name, text);
-      this.states.set(name, (s = new CollectionState(name, text, this.deferIndexesFrom)));
+      this.states.set(name, (s = new CollectionState(name, text, this.deferIndexesFrom, this.faults)));
     }
     return s;
   }
@@ -380,6 +398,15 @@ export class EmbeddedStore implements DocumentStore {
     this.assertOpen();
   }
 
+  /**
+   * Journaled documents whose full-text rows are still to be written (docs/store.md "Text search
+   * (embedded)"): they are written at most `TEXT_FLUSH_MS` after their write, and searches find
+   * them meanwhile. 0 once every flush has run, and always for a store without a file.
+   */
+  textRowsPending(): number {
+    return this.journal?.text.pendingCount ?? 0;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     clearImmediate(this.deferredTimer);
@@ -418,38 +445,71 @@ export class EmbeddedStore implements DocumentStore {
     const own = txn.changes();
     if (own.length === 0) return undefined;
     for (const c of own) if (c.doc) txn.assertUnique(c.collection, c.doc, true);
-    if (!this.journal) {
-      for (const c of own) this.state(c.collection).apply(c.id, c.doc, ++this.seq, undefined);
-      return undefined;
-    }
     // (an indexed field of a history collection turned off for SQL is recorded before anything is applied)
-    for (const c of own) if (c.doc) this.history(c.collection)?.admit(c.doc);
-    for (const c of own) {
-      const history = this.history(c.collection);
-      if (history) {
-        history.apply(c.id, c.doc, ++this.seq, c);
-        continue;
-      }
-      const state = this.state(c.collection);
-      const before = state.entries.get(c.id);
-      if (before) c.rowid = before.rowid;
-      else if (c.doc) {
-        c.rowid = ++this.lastRowid;
-        c.inserted = true;
-      }
-      const fields = TEXT_FIELDS[c.collection];
-      if (fields && c.doc) c.textChanged = changedTextFields(fields, before?.doc, c.doc);
-      state.apply(c.id, c.doc, ++this.seq, c.rowid);
-      if (fields && c.doc && c.textChanged !== 0) {
-        c.textSlot = state.entries.get(c.id)!.slot;
-        this.texts.get(c.collection)?.textChangeGrouped(c.textSlot);
-      }
-    }
+    if (this.journal) for (const c of own) if (c.doc) this.history(c.collection)?.admit(c.doc);
+    const undos = this.applyAll(own);
+    if (!this.journal) return undefined;
+    for (const c of own) if (c.textSlot !== undefined) this.texts.get(c.collection)?.textChangeGrouped(c.textSlot);
     this.deferred.push(...own);
+    this.deferredUndos.push(...undos);
     const acks = (this.deferredAcks ??= waiter());
     if (lazy) this.lazyTimer ??= setTimeout(() => this.journalLazy(), LAZY_JOURNAL_MS).unref();
     else this.scheduleDeferred();
     return acks.promise;
+  }
+
+  /**
+   * Applies a unit's changes in memory, all or nothing (docs/store.md "All or nothing"): the
+   * documents first, each change's undo taken before it is made; when anything throws on the way
+   * (a hash, sort or text index, a history collection), every change made is undone, newest
+   * first, the derived structures of the collections touched are dropped and rebuilt from the
+   * documents (never trusted), and `STORE_UNAVAILABLE` (503) is thrown: nothing was written.
+   * Returns the undos (for a journal write that fails, {@link writeDeferred}).
+   */
+  private applyAll(own: Change[]): Array<() => void> {
+    const undos: Array<() => void> = [];
+    const touched = new Set<CollectionState>();
+    const lastRowid = this.lastRowid;
+    try {
+      for (const c of own) {
+        const history = this.history(c.collection);
+        if (history) {
+          const u = history.undoOf(c.id);
+          undos.push(() => history.undo(u));
+          this.faults?.('history');
+          history.apply(c.id, c.doc, ++this.seq, c);
+          continue;
+        }
+        const state = this.state(c.collection);
+        const before = state.entries.get(c.id);
+        if (this.journal) {
+          if (before) c.rowid = before.rowid;
+          else if (c.doc) {
+            c.rowid = ++this.lastRowid;
+            c.inserted = true;
+          }
+          const fields = TEXT_FIELDS[c.collection];
+          if (fields && c.doc) c.textChanged = changedTextFields(fields, before?.doc, c.doc);
+        }
+        const u = state.undoOf(c.id);
+        undos.push(() => state.undo(u));
+        touched.add(state);
+        state.apply(c.id, c.doc, ++this.seq, c.rowid);
+        if (this.journal && c.doc && c.textChanged !== undefined && c.textChanged !== 0 && TEXT_FIELDS[c.collection]) c.textSlot = state.entries.get(c.id)!.slot;
+      }
+    } catch (err) {
+      this.lastRowid = lastRowid;
+      this.rollBack(undos, touched);
+      this.log?.error({ err }, 'embedded store: a commit failed while applied in memory; undone');
+      throw new AppError('STORE_UNAVAILABLE', { message: 'The write could not be applied; nothing was written', cause: err });
+    }
+    return undos;
+  }
+
+  /** Undoes `undos` newest first, then rebuilds the derived structures of `states` ({@link CollectionState.resetDerived}). */
+  private rollBack(undos: ReadonlyArray<() => void>, states: Iterable<CollectionState>): void {
+    for (let i = undos.length - 1; i >= 0; i--) undos[i]!();
+    for (const state of states) state.resetDerived();
   }
 
   /** The non-durable writes' timer ran out before a durable write came: journal them now. */
@@ -488,23 +548,31 @@ export class EmbeddedStore implements DocumentStore {
 
   /**
    * Journals the grouped commits in one sqlite transaction and settles their acknowledgements with
-   * `synced` (the WAL fsync about to start, `full`) or at once. A failed write rejects them with
-   * `STORE_UNAVAILABLE` (outcome unknown, as after a timeout) and leaves the writes, which are in
-   * memory, for the next write to journal.
+   * `synced` (the WAL fsync about to start, `full`) or at once. A failed write (its sqlite
+   * transaction rolled back) takes the group's commits back in memory too ({@link rollBack}) and
+   * rejects them with `STORE_UNAVAILABLE`: nothing of them is visible or written later.
    */
   private writeDeferred(synced: Promise<void> | undefined): void {
     if (this.deferred.length === 0 || !this.journal || this.closed) return;
     const acks = this.deferredAcks;
     this.deferredAcks = undefined;
+    const changes = this.deferred;
+    const undos = this.deferredUndos;
+    this.deferred = [];
+    this.deferredUndos = [];
     try {
-      this.journal.write(this.deferred);
+      this.faults?.('journal');
+      this.journal.write(changes);
     } catch (err) {
-      this.log?.warn({ err }, 'embedded store: grouped commits not journaled yet');
-      acks?.settle(Promise.reject(err));
+      // nothing of the group is on disk: its commits are taken back in memory too, so no later
+      // write can persist what these writers were told failed (docs/store.md "All or nothing")
+      this.log?.warn({ err }, 'embedded store: grouped commits not journaled; undone');
+      this.rollBack(undos, this.states.values());
+      this.journaled(changes);
+      acks?.settle(Promise.reject(AppError.is(err) ? err : new AppError('STORE_UNAVAILABLE', { message: 'The embedded store could not write to disk; nothing was written', cause: err })));
       return;
     }
-    this.journaled(this.deferred);
-    this.deferred = [];
+    this.journaled(changes);
     acks?.settle(synced ?? this.journal.flush());
   }
 

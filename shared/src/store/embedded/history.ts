@@ -14,6 +14,13 @@ import { examine } from './scan-clock.js';
  * speed then follow the live data, not the write history.
  */
 
+/** What {@link HistoryCollection.undo} needs to take back one write. */
+export interface HistoryUndo {
+  id: string;
+  pending: { doc: Doc | null; change: Change | undefined } | undefined;
+  version: number | undefined;
+}
+
 /** The collections kept as history collections by default (see {@link EmbeddedStoreOptions.history}). */
 export const HISTORY_COLLECTIONS: readonly string[] = ['events', 'outbox', 'idempotency', 'webhook_deliveries'];
 
@@ -344,7 +351,10 @@ export class HistoryCollection {
     return this.versions.get(id) ?? 0;
   }
 
-  /** A committed write (`null`: delete), pending until {@link journaled}; `change` is what the journal writes. */
+  /**
+   * A committed write (`null`: delete), pending until {@link journaled}; `change` is what the journal
+   * writes. Take {@link undoOf} first to be able to take it back.
+   */
   apply(id: string, doc: Doc | null, version: number, change: Change | undefined): void {
     this.changes++;
     this.pending.set(id, { doc, change });
@@ -358,6 +368,22 @@ export class HistoryCollection {
       this.versions = kept;
       this.versionsKeptUpTo = Math.max(VERSIONS_KEPT, kept.size * 2);
     }
+  }
+
+  /** What {@link undo} needs to take back a write of `id` made from now on. */
+  undoOf(id: string): HistoryUndo {
+    return { id, pending: this.pending.get(id), version: this.versions.get(id) };
+  }
+
+  /** Takes back a write of a failed commit ({@link apply}'s answer; newest first). Cannot throw. */
+  undo(u: HistoryUndo): void {
+    this.changes++;
+    this.cache.delete(u.id);
+    if (u.pending) this.pending.set(u.id, u.pending);
+    else this.pending.delete(u.id);
+    if (u.version === undefined) this.versions.delete(u.id);
+    else this.versions.set(u.id, u.version);
+    this.kept = new Map();
   }
 
   /** The journal wrote `change`: unless written again since, its document is read from the table (and the cache) now. */

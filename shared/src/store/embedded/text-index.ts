@@ -374,6 +374,13 @@ export class TextTables {
     this.pending = new Map();
   }
 
+  /** Documents journaled whose FTS rows are still to be written by {@link flushPending}. */
+  get pendingCount(): number {
+    let n = 0;
+    for (const rows of this.pending.values()) n += rows.size;
+    return n;
+  }
+
   /** The sqlite transaction of the marks staged since the last call committed: they are pending now. */
   committed(): void {
     if (this.staged.length === 0) return;
@@ -540,6 +547,21 @@ export class TextCandidates {
     this.cache.set(key, { field, matches, slots: posting });
     if (this.cache.size > CACHED_SEARCHES) this.cache.delete(this.cache.keys().next().value!);
     return posting;
+  }
+
+  /**
+   * Forgets every kept search and rebuilds the rowid → slot map from `bySlot` (the committed
+   * documents): after a failed commit nothing derived is trusted (docs/store.md "All or nothing").
+   */
+  reset(bySlot: ReadonlyArray<{ rowid: number } | undefined>): void {
+    this.cache.clear();
+    let top = 0;
+    for (const entry of bySlot) if (entry && entry.rowid > top) top = entry.rowid;
+    this.slotOfRow = new Int32Array(Math.max(1024, this.slotOfRow.length, top + 1));
+    for (let slot = 0; slot < bySlot.length; slot++) {
+      const rowid = bySlot[slot]?.rowid;
+      if (rowid !== undefined && rowid > 0) this.slotOfRow[rowid] = slot + 1;
+    }
   }
 
   /**

@@ -9,6 +9,7 @@ import type {
 } from '../port.js';
 import { QUERY_TIME_LIMIT_MS, TRANSACTION_DEADLINE_MS } from '../port.js';
 import { checkDocument, checkUpdate } from '../rules.js';
+import { SCHEMA_INDEXES, ttlFieldOfIndex } from '../schema.js';
 import { isTransientTransactionError, mapMongoError } from './errors.js';
 import { TtlDates } from './ttl-dates.js';
 
@@ -21,6 +22,27 @@ export interface MongoStoreOptions {
   serverSelectionTimeoutMS?: number;
   /** A transaction's deadline, all attempts included (ms); default {@link TRANSACTION_DEADLINE_MS}. */
   transactionDeadlineMs?: number;
+}
+
+/**
+ * The part of a transaction's deadline kept for its commit (ms), and the commit's
+ * `maxCommitTimeMS`: the work (every attempt of `fn`) must be done by deadline − this, so a commit
+ * started then still ends within the deadline, retries included (docs/concurrency.md
+ * "Deadlines"). A quarter of the deadline when that is shorter (a store opened with a short one).
+ */
+export const COMMIT_BUDGET_MS = 1_000;
+
+/** Thrown inside {@link within} when `ms` passed first. */
+const TIMED_OUT = Symbol('timed out');
+
+/** `p`, or a rejection with {@link TIMED_OUT} once `ms` have passed (the timer is cleared either way). */
+async function within<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(TIMED_OUT), Math.max(0, ms))))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 class MongoSession implements Session {
@@ -53,6 +75,11 @@ function driverSession(session: Session | undefined): { session?: ClientSession 
   if (!session) return {};
   if (session instanceof MongoSession) return { session: session.client };
   throw new AppError('INTERNAL', { message: 'The session is not a MongoStore transaction' });
+}
+
+/** The driver's `readConcern` of a read asking for one (outside a transaction only: inside, the transaction's applies). */
+function readConcernOf(opts: Pick<FindOptions, 'readConcern' | 'session'>): { level: 'majority' } | undefined {
+  return opts.readConcern === 'majority' && !opts.session ? { level: 'majority' } : undefined;
 }
 
 /** Drops `undefined` option values (the driver treats a present key as set). */
@@ -131,13 +158,15 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   /** Carries `maxTimeMS` ({@link QUERY_TIME_LIMIT_MS}); past it, `QUERY_TIMEOUT` (503). */
   find(filter: Filter, opts: FindOptions = {}): Promise<T[]> {
     const { session, sort, skip, limit, projection } = opts;
-    return this.read(session, async (s) => this.out(await this.coll.find(this.f(filter), defined({ ...s, sort, skip, limit, projection, maxTimeMS: this.readLimitMs })).toArray())) as Promise<T[]>;
+    const readConcern = readConcernOf(opts);
+    return this.read(session, async (s) => this.out(await this.coll.find(this.f(filter), defined({ ...s, sort, skip, limit, projection, readConcern, maxTimeMS: this.readLimitMs })).toArray())) as Promise<T[]>;
   }
 
   /** Carries `maxTimeMS` as {@link find} does. */
   findOne(filter: Filter, opts: Omit<FindOptions, 'skip' | 'limit'> = {}): Promise<T | null> {
     const { session, sort, projection } = opts;
-    return this.read(session, async (s) => this.out(await this.coll.findOne(this.f(filter), defined({ ...s, sort, projection, maxTimeMS: this.readLimitMs })))) as Promise<T | null>;
+    const readConcern = readConcernOf(opts);
+    return this.read(session, async (s) => this.out(await this.coll.findOne(this.f(filter), defined({ ...s, sort, projection, readConcern, maxTimeMS: this.readLimitMs })))) as Promise<T | null>;
   }
 
   /** Carries `maxTimeMS` as {@link find} does. */
@@ -287,7 +316,11 @@ function checkOp(collection: string, op: BulkOp): void {
 export class MongoStore implements DocumentStore {
   readonly stats: StoreStats = { roundTrips: 0 };
   private closed = false;
-  /** TTL fields by collection, from the TTL indexes ensured (kept as BSON dates, see {@link TtlDates}). */
+  /**
+   * TTL fields by collection (kept as BSON dates, see {@link TtlDates}): those of the store's schema
+   * from the start, whichever service writes them (docs/store.md "One definition per collection"),
+   * and those of any other TTL index ensured.
+   */
   private readonly ttl = new Map<string, TtlDates>();
 
   private constructor(
@@ -295,7 +328,23 @@ export class MongoStore implements DocumentStore {
     private readonly db: Db,
     private readonly log: Logger | undefined,
     private readonly deadlineMs = TRANSACTION_DEADLINE_MS,
-  ) {}
+  ) {
+    for (const spec of SCHEMA_INDEXES) this.noteTtl(spec);
+  }
+
+  /**
+   * A store over a client the caller made (and connected, or not: the driver connects on first
+   * use), on database `opts.db`; closing the store closes the client. {@link connect} is the usual way.
+   */
+  static over(client: MongoClient, opts: Omit<MongoStoreOptions, 'url' | 'serverSelectionTimeoutMS'>): MongoStore {
+    return new MongoStore(client, client.db(opts.db), opts.log, opts.transactionDeadlineMs ?? TRANSACTION_DEADLINE_MS);
+  }
+
+  /** Keeps the field of a TTL index as a BSON date from now on. */
+  private noteTtl(spec: IndexSpec): void {
+    const field = ttlFieldOfIndex(spec);
+    if (field !== undefined) this.ttl.set(spec.collection, new TtlDates(field));
+  }
 
   /** Connects (rejects with `STORE_UNAVAILABLE` when no server answers within the selection timeout). */
   static async connect(opts: MongoStoreOptions): Promise<MongoStore> {
@@ -311,7 +360,7 @@ export class MongoStore implements DocumentStore {
       throw mapMongoError(e);
     }
     opts.log?.info({ db: opts.db }, 'mongo store connected');
-    return new MongoStore(client, client.db(opts.db), opts.log, opts.transactionDeadlineMs ?? TRANSACTION_DEADLINE_MS);
+    return MongoStore.over(client, opts);
   }
 
   collection<T extends Doc = Doc>(name: string): Collection<T> {
@@ -324,47 +373,59 @@ export class MongoStore implements DocumentStore {
   /**
    * Runs `fn` in a transaction (snapshot reads, majority writes) and retries it as the driver's
    * `withTransaction` does (a `TransientTransactionError` reruns `fn` after a jittered backoff of
-   * 5 ms × 1.5ⁿ up to 500 ms; an `UnknownTransactionCommitResult` retries the commit), but within
-   * the transaction's deadline ({@link TRANSACTION_DEADLINE_MS}, docs/concurrency.md "Deadlines")
-   * instead of the driver's fixed 120 s: no operation starts past it, the commit may take only what
-   * is left of it (`maxCommitTimeMS`), and no retry starts past it. Past the deadline a write
-   * conflict ends as `CONFLICT` (409) and anything else as `STORE_UNAVAILABLE` (503), the attempt
-   * aborted: nothing written. (A commit whose outcome stayed unknown at the deadline is reported
-   * as 503 too; MongoDB may still have applied it, which the Idempotency-Key of a retry covers.)
+   * 5 ms × 1.5ⁿ up to 500 ms; an `UnknownTransactionCommitResult` retries the commit, with the same
+   * backoff), but within the transaction's deadline ({@link TRANSACTION_DEADLINE_MS},
+   * docs/concurrency.md "Deadlines") instead of the driver's fixed 120 s. A fixed part of it,
+   * {@link COMMIT_BUDGET_MS}, is kept for the commit: no operation of `fn` starts past
+   * deadline − budget, the commit's `maxCommitTimeMS` is the budget, and the commit with its
+   * retries is given up at the deadline even when the driver is still waiting for a server. Past
+   * it a write conflict ends as `CONFLICT` (409) and anything else as `STORE_UNAVAILABLE` (503),
+   * before the bus timeout of the write. A commit whose outcome is unknown at the deadline (503)
+   * may still be applied by the server: a 503 or 504 of a write may have committed, which the
+   * Idempotency-Key of a retry covers.
    */
   async withTransaction<R>(fn: (session: Session) => Promise<R>): Promise<R> {
     this.assertOpen();
     const deadline = performance.now() + this.deadlineMs;
+    const budget = Math.min(COMMIT_BUDGET_MS, Math.floor(this.deadlineMs / 4));
+    const workUntil = deadline - budget;
     const left = () => deadline - performance.now();
     const session = this.client.startSession();
-    // waits before the next attempt; false when the deadline would pass first
-    const backoff = async (attempt: number): Promise<boolean> => {
+    // a commit still in flight at the deadline: the session ends when it settles
+    let inFlight: Promise<unknown> | undefined;
+    // waits before the next try; false when `until` would pass first
+    const backoff = async (attempt: number, until: number): Promise<boolean> => {
       const wait = backoffMs(attempt + 1);
-      if (left() <= wait) return false;
+      if (until - performance.now() <= wait) return false;
       await sleep(wait);
       return true;
     };
     try {
       for (let attempt = 0; ; attempt++) {
-        session.startTransaction({ readConcern: { level: 'snapshot' }, writeConcern: { w: 'majority' }, maxCommitTimeMS: Math.max(1, Math.floor(left())) });
+        session.startTransaction({ readConcern: { level: 'snapshot' }, writeConcern: { w: 'majority' }, maxCommitTimeMS: budget });
         let result: R;
         try {
-          result = await fn(new MongoSession(session, deadline));
+          result = await fn(new MongoSession(session, workUntil));
         } catch (e) {
           if (session.inTransaction()) await session.abortTransaction().catch(() => undefined);
-          if (hasLabel(e, 'TransientTransactionError') && (await backoff(attempt))) continue;
+          if (hasLabel(e, 'TransientTransactionError') && (await backoff(attempt, workUntil))) continue;
           throw e;
         }
-        this.stats.roundTrips++;
         let retry = false;
-        while (!retry) {
+        for (let commits = 0; !retry; commits++) {
+          this.stats.roundTrips++;
+          const commit = session.commitTransaction();
           try {
-            await session.commitTransaction();
+            await within(commit, left());
             return result;
           } catch (e) {
+            if (e === TIMED_OUT) {
+              inFlight = commit.catch(() => undefined);
+              throw pastDeadline(this.deadlineMs);
+            }
             const timedOut = e instanceof MongoError && e.code === MAX_TIME_EXPIRED;
-            if (hasLabel(e, 'UnknownTransactionCommitResult') && !timedOut && left() > 0) continue;
-            if (hasLabel(e, 'TransientTransactionError') && (await backoff(attempt))) retry = true;
+            if (hasLabel(e, 'UnknownTransactionCommitResult') && !timedOut && (await backoff(commits, deadline))) continue;
+            if (hasLabel(e, 'TransientTransactionError') && (await backoff(attempt, workUntil))) retry = true;
             else if (timedOut || hasLabel(e, 'UnknownTransactionCommitResult')) throw pastDeadline(this.deadlineMs, e);
             else throw e;
           }
@@ -374,7 +435,9 @@ export class MongoStore implements DocumentStore {
       this.log?.debug({ err: e }, 'mongo store: transaction failed');
       throw mapMongoError(e);
     } finally {
-      await session.endSession().catch(() => undefined);
+      const end = () => session.endSession().catch(() => undefined);
+      if (inFlight) void inFlight.then(end);
+      else await end();
     }
   }
 
@@ -386,9 +449,8 @@ export class MongoStore implements DocumentStore {
     this.assertOpen();
     try {
       for (const spec of specs) {
-        const expireAfterSeconds = spec.expireAfterSeconds;
-        const field = Object.keys(spec.keys)[0];
-        if (expireAfterSeconds !== undefined && field !== undefined) this.ttl.set(spec.collection, new TtlDates(field));
+        this.noteTtl(spec);
+        const { expireAfterSeconds } = spec;
         await this.db.collection(spec.collection).createIndex(spec.keys, defined({ unique: spec.unique, name: spec.name, expireAfterSeconds }));
       }
     } catch (e) {

@@ -13,7 +13,7 @@ type BoardAccess = Pick<BoardDoc, 'owner_id' | 'groupId'>;
 
 /**
  * The current access fields of the tasks and boards a batch of events is about, read once per
- * batch (visibility is decided at delivery time, on the documents as they are now).
+ * batch (access is decided at delivery time, on the documents as they are now).
  * A task or board that no longer exists (hard-deleted) falls back to the snapshot in the event.
  */
 export class AccessSnapshot {
@@ -38,13 +38,13 @@ export class AccessSnapshot {
   }
 
   /**
-   * True when `p` may see `e` (docs/architecture.md §5 applied to events):
+   * True when `p` may read `e` (the access rules of docs/architecture.md §5 applied to events):
    * - an event about a task (`task_id`: task.*, card.moved, note.created, sprint.closed) needs the
    *   task readable now (owner or member of its group), also for `task.deleted`;
    * - an event about a board only (`board.*`) needs the board readable now;
    * - an event naming neither is seen by its actor only.
    */
-  visible(p: Principal, e: EventEnvelope): boolean {
+  canRead(p: Principal, e: EventEnvelope): boolean {
     if (e.task_id) {
       const t = this.tasks.get(e.task_id) ?? snapshotTask(e);
       return t !== undefined && canReadTask(p, t);
@@ -73,8 +73,8 @@ function snapshotBoard(e: EventEnvelope): BoardAccess | undefined {
  * The events of `events` user `userId` may see now, in order (reads the principal and the access
  * fields); `grant`, the access token the reader uses (default: the current request's), narrows it.
  */
-export async function visibleTo(store: DocumentStore, userId: string, events: readonly EventEnvelope[], grant: TokenGrant | undefined = currentGrant()): Promise<EventEnvelope[]> {
+export async function readableEvents(store: DocumentStore, userId: string, events: readonly EventEnvelope[], grant: TokenGrant | undefined = currentGrant()): Promise<EventEnvelope[]> {
   if (events.length === 0) return [];
   const [principal, access] = await Promise.all([loadPrincipal(store, userId, undefined, grant), AccessSnapshot.load(store, events)]);
-  return events.filter((e) => access.visible(principal, e));
+  return events.filter((e) => access.canRead(principal, e));
 }

@@ -1,0 +1,166 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema,
+  type CallToolResult, type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { ValidateFunction } from 'ajv';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Bus, CallMeta } from '@app/shared/bus';
+import { BoardsOps, scopeOf, scopesAllow, type Board } from '@app/shared/contracts';
+import { AppError } from '@app/shared/errors';
+import { fromValidation, toHttpError, type AjvIssue } from '../http/error-mapping.js';
+import { strictBodies } from '../http/validators.js';
+import type { AccessClaims } from '../plugins/auth.js';
+import type { RouteSpec } from '../routes/route.js';
+import { queryLanguageReference } from './query-reference.js';
+import { bindTools, TOOLS, type BoundTool, type ToolSpec } from './tools.js';
+
+/*
+ * The MCP endpoint (docs/agents.md): a thin adapter from MCP to the route table. Each tool call is
+ * one bus request to the tool's op, made as the authenticated caller with its token's grant, so the
+ * services check scope, boards and access exactly as for HTTP. Stateless: every POST gets its own
+ * MCP server and transport (the Streamable HTTP transport without sessions, JSON answers).
+ */
+
+/** Name and version the server reports in `initialize`. */
+export interface McpInfo {
+  name: string;
+  version: string;
+}
+
+/** URI of the query language reference resource. */
+export const QUERY_LANGUAGE_URI = 'bts://docs/query-language';
+/** URI template of a board's column definitions. */
+export const BOARD_COLUMNS_TEMPLATE = 'bts://boards/{boardId}/columns';
+const BOARD_COLUMNS = /^bts:\/\/boards\/([^/]+)\/columns$/;
+
+/** A tool bound to its row, with its argument validator compiled once. */
+interface ReadyTool extends BoundTool {
+  validate: ValidateFunction;
+  listing: Tool;
+}
+
+/** The MCP `Tool` a client lists: name, description, JSON Schema input and the read-only and destructive hints. */
+function listingOf(t: BoundTool): Tool {
+  const { spec } = t;
+  return {
+    name: spec.name,
+    title: spec.title,
+    description: spec.description,
+    inputSchema: JSON.parse(JSON.stringify(t.input)) as Tool['inputSchema'],
+    annotations: {
+      title: spec.title,
+      readOnlyHint: spec.readOnly,
+      ...(spec.readOnly ? {} : { destructiveHint: spec.destructive ?? false, idempotentHint: false }),
+      openWorldHint: false,
+    },
+  };
+}
+
+/** An error as a tool result the model can read: the HTTP error body as JSON text. */
+function errorResult(err: unknown, requestId: string): CallToolResult {
+  const { body } = toHttpError(err, requestId);
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+}
+
+/**
+ * The MCP endpoint's tools and resources over `bus`: the curated {@link TOOLS} bound to `routes`
+ * (plus `extra` tools, e.g. the lease tools), validated with the same rules as HTTP bodies.
+ */
+export class McpEndpoint {
+  private readonly tools: ReadyTool[];
+
+  constructor(
+    private readonly bus: Bus,
+    routes: readonly RouteSpec[],
+    private readonly info: McpInfo,
+    tools: readonly ToolSpec[] = TOOLS,
+  ) {
+    const ajv = strictBodies();
+    this.tools = bindTools(tools, routes).map((t) => ({ ...t, validate: ajv.compile(t.input), listing: listingOf(t) }));
+  }
+
+  /** The tools `user` may call: all for a JWT, those within its scopes for an access token. */
+  toolsFor(user: AccessClaims): ReadyTool[] {
+    const grant = user.grant;
+    return grant ? this.tools.filter((t) => scopesAllow(grant.scopes, scopeOf(t.row.op))) : this.tools;
+  }
+
+  /** Answers one MCP POST (already authenticated) on the raw response. */
+  async handle(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const server = this.serverFor(req.user, req.id);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    reply.hijack();
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req.raw, reply.raw, req.body);
+  }
+
+  /** The MCP server of one request, for `user`. */
+  private serverFor(user: AccessClaims, requestId: string): Server {
+    const server = new Server(this.info, { capabilities: { tools: {}, resources: {} } });
+    const tools = this.toolsFor(user);
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => t.listing) }));
+    server.setRequestHandler(CallToolRequestSchema, async (r) => {
+      const tool = tools.find((t) => t.spec.name === r.params.name);
+      if (!tool) return errorResult(new AppError('NOT_FOUND', { message: `No tool ${r.params.name} is available to this caller` }), requestId);
+      return this.call(tool, r.params.arguments ?? {}, user, requestId);
+    });
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+      resources: [{ uri: QUERY_LANGUAGE_URI, name: 'query-language', title: 'Query language reference', mimeType: 'text/markdown', description: 'Fields, operators, dates and functions of task queries' }],
+    }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+      resourceTemplates: [{
+        uriTemplate: BOARD_COLUMNS_TEMPLATE, name: 'board-columns', title: 'A board’s columns', mimeType: 'application/json',
+        description: 'The column definitions of a board: id, name, query, actions, WIP limit, in order',
+      }],
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (r) => {
+      const { uri } = r.params;
+      if (uri === QUERY_LANGUAGE_URI) return { contents: [{ uri, mimeType: 'text/markdown', text: queryLanguageReference() }] };
+      const boardId = BOARD_COLUMNS.exec(uri)?.[1];
+      if (boardId === undefined) throw new Error(`Unknown resource ${uri}`);
+      const board = await this.bus.request(BoardsOps.get, { boardId: decodeURIComponent(boardId) }, this.meta(user, requestId));
+      return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(columnsOf(board), null, 2) }] };
+    });
+    return server;
+  }
+
+  /** The bus meta of a call by `user`: its id and its token's grant. */
+  private meta(user: AccessClaims, requestId: string): CallMeta {
+    return { requestId, userId: user.sub, ...(user.grant ? { grant: user.grant } : {}) };
+  }
+
+  /** One tool call: validate the arguments, split them into the row's request parts, one bus request. */
+  private async call(tool: ReadyTool, args: Record<string, unknown>, user: AccessClaims, requestId: string): Promise<CallToolResult> {
+    try {
+      const input = structuredClone(args);
+      if (!tool.validate(input)) throw fromValidation((tool.validate.errors ?? []) as AjvIssue[], 'arguments');
+      const parts = { params: {} as Record<string, string>, query: {} as Record<string, unknown>, body: {} as Record<string, unknown> };
+      const meta = this.meta(user, requestId);
+      for (const [name, value] of Object.entries(input)) {
+        const part = tool.parts[name];
+        if (part === 'if_match') meta.ifMatch = `"${String(value)}"`;
+        else if (part === 'idempotency_key') {
+          meta.idempotencyKey = String(value);
+          meta.idempotencyScope = `MCP ${tool.spec.name}`;
+        } else if (part === 'params') parts.params[name] = String(value);
+        else if (part !== undefined) parts[part][name] = value;
+      }
+      const out = await this.bus.requestReply(tool.row.op, tool.row.input({ ...parts, user }), meta);
+      if (!out.ok) return errorResult(out.error, out.meta.traceId ?? requestId);
+      return { content: [{ type: 'text', text: out.text }] };
+    } catch (e) {
+      return errorResult(e, requestId);
+    }
+  }
+}
+
+/** The column definitions of a board as the columns resource gives them. */
+function columnsOf(board: Board): unknown {
+  return { board_id: board.id, name: board.name, columns: board.columns };
+}

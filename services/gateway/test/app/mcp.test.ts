@@ -1,0 +1,155 @@
+import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { describe, expect, it } from 'vitest';
+import { system, type System, type User } from './system.js';
+
+/**
+ * The MCP endpoint driven by the MCP SDK's own client over HTTP (docs/agents.md): tools listed by
+ * the token's scopes, queries with `me()`, writes with If-Match and Idempotency-Key as arguments,
+ * moves with their dry run, the resources, and the events the calls leave in the feed.
+ */
+
+interface Agent extends AsyncDisposable {
+  client: Client;
+  /** Calls a tool and parses its JSON text; `isError` says whether it failed. */
+  call(name: string, args?: Record<string, unknown>): Promise<{ isError: boolean; body: any }>;
+}
+
+/** An MCP client connected to the listening system with `authorization`. */
+async function agent(sys: System, authorization: string): Promise<Agent> {
+  const { port } = sys.app.server.address() as AddressInfo;
+  const client = new Client({ name: 'test-agent', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers: { authorization } } }));
+  return {
+    client,
+    async call(name, args = {}) {
+      const r = await client.callTool({ name, arguments: args });
+      const text = (r.content as Array<{ type: string; text: string }>)[0]!.text;
+      return { isError: r.isError === true, body: JSON.parse(text) };
+    },
+    [Symbol.asyncDispose]: () => client.close(),
+  };
+}
+
+async function listening(): Promise<System> {
+  const sys = await system();
+  await sys.app.listen({ port: 0, host: '127.0.0.1' });
+  return sys;
+}
+
+async function tokenFor(sys: System, as: User, body: Record<string, unknown>): Promise<string> {
+  const res = await sys.call('POST', '/api/v1/tokens', as, { name: 'agent', ...body });
+  expect(res.status).toBe(201);
+  return `Bearer ${res.body.token}`;
+}
+
+describe('MCP endpoint', () => {
+  it('lists the curated tools with JSON Schema inputs, read-only ones marked, and only those a token’s scopes allow', async () => {
+    await using sys = await listening();
+    const alice = await sys.user('alice');
+    await using full = await agent(sys, alice.headers.authorization!);
+    const { tools } = await full.client.listTools();
+    const names = tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining([
+      'find_tasks', 'get_task', 'create_task', 'update_task', 'list_boards', 'read_column', 'move_card', 'add_note', 'sprint_report',
+      'claim_card', 'renew_lease', 'complete_card', 'release_card',
+    ]));
+    expect(tools.length).toBeLessThanOrEqual(20);
+    const find = tools.find((t) => t.name === 'find_tasks')!;
+    expect(find.annotations?.readOnlyHint).toBe(true);
+    expect(find.inputSchema.properties).toHaveProperty('query');
+    const update = tools.find((t) => t.name === 'update_task')!;
+    expect(update.annotations?.readOnlyHint).toBe(false);
+    expect(update.inputSchema).toMatchObject({ required: ['taskId'], properties: { if_match: { type: 'integer' }, idempotency_key: { type: 'string' }, title: { type: 'string' } } });
+
+    await using reader = await agent(sys, await tokenFor(sys, alice, { scopes: ['read'] }));
+    const readable = (await reader.client.listTools()).tools;
+    expect(readable.length).toBeGreaterThan(0);
+    expect(readable.every((t) => t.annotations?.readOnlyHint === true)).toBe(true);
+    expect(readable.map((t) => t.name)).not.toContain('create_task');
+    const refused = await reader.call('create_task', { title: 'no' });
+    expect(refused).toMatchObject({ isError: true, body: { code: 'NOT_FOUND' } });
+  });
+
+  it('finds my tasks with me(), claims a card and completes it into Done, and the feed shows the claim and the move by the token', async () => {
+    await using sys = await listening();
+    const [alice, bob] = [await sys.user('alice'), await sys.user('bob')];
+    const board = await sys.call('POST', '/api/v1/boards', alice, { name: 'Agents', board_type: 'private' });
+    const columns: Array<{ id: string; name: string }> = board.body.columns;
+    const todo = columns[0]!.id;
+    const done = columns[columns.length - 1]!.id;
+    const mine = await sys.call('POST', `/api/v1/boards/${board.body.id}/tasks`, alice, { title: 'mine', column_id: todo, assignee: alice.id });
+    await sys.call('POST', `/api/v1/boards/${board.body.id}/tasks`, alice, { title: 'bob’s', column_id: todo, assignee: bob.id });
+
+    const token = await sys.call('POST', '/api/v1/tokens', alice, { name: 'worker', scopes: ['write'], board_ids: [board.body.id] });
+    await using a = await agent(sys, `Bearer ${token.body.token}`);
+    const found = await a.call('find_tasks', { query: "assignee = me() AND title = 'mine'" });
+    expect(found.isError).toBe(false);
+    expect(found.body.data.map((t: { id: string }) => t.id)).toEqual([mine.body.id]);
+
+    const column = await a.call('read_column', { boardId: board.body.id, columnId: todo, filter: 'assignee = me()' });
+    expect(column.body.data.map((c: { id: string }) => c.id)).toEqual([mine.body.id]);
+    expect(column.body.effective_query).toContain('me()');
+
+    const dry = await a.call('move_card', { boardId: board.body.id, taskId: mine.body.id, from_column_id: todo, to_column_id: done, dry_run: true });
+    expect(dry.isError).toBe(false);
+    expect((await a.call('get_task', { taskId: mine.body.id })).body.status).toBe(mine.body.status);
+    const claimed = await a.call('claim_card', { boardId: board.body.id, columnId: todo, query: 'assignee = me()', lease_seconds: 60 });
+    expect(claimed.isError).toBe(false);
+    expect(claimed.body).toMatchObject({ lease_id: expect.any(String), task: { id: mine.body.id } });
+    const nothingLeft = await a.call('claim_card', { boardId: board.body.id, columnId: todo, query: 'assignee = me()', lease_seconds: 60 });
+    expect(nothingLeft).toEqual({ isError: false, body: null });
+    const completed = await a.call('complete_card', { taskId: mine.body.id, lease_id: claimed.body.lease_id, to_column_id: done });
+    expect(completed.isError).toBe(false);
+    expect(completed.body.task.status).toBe('done');
+
+    const events = await a.call('read_events', { types: 'card.claimed,card.moved', board_id: board.body.id });
+    expect(events.body.data.map((e: { type: string }) => e.type)).toEqual(['card.claimed', 'card.moved']);
+    for (const e of events.body.data) expect(e).toMatchObject({ task_id: mine.body.id, actor: alice.id, actor_token: token.body.id });
+  });
+
+  it('passes If-Match and Idempotency-Key as arguments, and answers bad arguments with the field at fault', async () => {
+    await using sys = await listening();
+    const alice = await sys.user('alice');
+    await using a = await agent(sys, alice.headers.authorization!);
+    const first = await a.call('create_task', { title: 'once', idempotency_key: 'k-1' });
+    const again = await a.call('create_task', { title: 'once', idempotency_key: 'k-1' });
+    expect(again.body.id).toBe(first.body.id);
+    expect((await sys.call('POST', '/api/v1/tasks/query', alice, { query: "title = 'once'" })).body.total).toBe(1);
+
+    const stale = await a.call('update_task', { taskId: first.body.id, title: 'late', if_match: first.body.version + 1 });
+    expect(stale).toMatchObject({ isError: true, body: { code: 'PRECONDITION_FAILED' } });
+    const fresh = await a.call('update_task', { taskId: first.body.id, title: 'renamed', if_match: first.body.version });
+    expect(fresh.body).toMatchObject({ title: 'renamed', version: first.body.version + 1 });
+
+    const bad = await a.call('create_task', { title: 5, colour: 'red' });
+    expect(bad).toMatchObject({ isError: true, body: { code: 'VALIDATION_FAILED' } });
+    expect(bad.body.validationErrors.map((e: { field: string }) => e.field)).toEqual(expect.arrayContaining(['/title', '/colour']));
+    const query = await a.call('find_tasks', { query: 'assignee = mee()' });
+    expect(query).toMatchObject({ isError: true, body: { code: 'QUERY_UNKNOWN_FUNCTION' } });
+  });
+
+  it('serves the query language reference and a board’s columns as resources', async () => {
+    await using sys = await listening();
+    const alice = await sys.user('alice');
+    const board = await sys.call('POST', '/api/v1/boards', alice, { name: 'B', board_type: 'private' });
+    await using a = await agent(sys, alice.headers.authorization!);
+    const { resources } = await a.client.listResources();
+    const reference = await a.client.readResource({ uri: resources[0]!.uri });
+    expect((reference.contents[0] as { text: string }).text).toContain('me()');
+    const { resourceTemplates } = await a.client.listResourceTemplates();
+    const uri = resourceTemplates[0]!.uriTemplate.replace('{boardId}', board.body.id);
+    const columns = JSON.parse(((await a.client.readResource({ uri })).contents[0] as { text: string }).text);
+    expect(columns.columns.map((c: { id: string }) => c.id)).toEqual(board.body.columns.map((c: { id: string }) => c.id));
+  });
+
+  it('refuses a caller without a token, and GET on the stateless endpoint', async () => {
+    await using sys = await listening();
+    const alice = await sys.user('alice');
+    const anonymous = await sys.app.inject({ method: 'POST', url: '/mcp', payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(anonymous.statusCode).toBe(401);
+    const get = await sys.app.inject({ method: 'GET', url: '/mcp', headers: alice.headers });
+    expect(get.statusCode).toBe(405);
+  });
+});
