@@ -21,7 +21,6 @@ describe('loadConfig(CommonConfig, env)', () => {
       BUS_PREFIX: '',
       MONGO_DB: 'boards',
       JWT_EXPIRATION_MINUTES: 60,
-      REGISTRATION_ENABLED: true,
       LOG_LEVEL: 'info',
       NODE_ENV: 'development',
       EMBEDDED_SYNC: 'full',
@@ -30,6 +29,7 @@ describe('loadConfig(CommonConfig, env)', () => {
       EVENT_RETENTION_DAYS: 7,
       WEBHOOK_MAX_ATTEMPTS: 6,
       WEBHOOK_ALLOWED_HOSTS: '',
+      WEBHOOK_ALLOW_PRIVATE: false,
       METRICS_ENABLED: true,
     });
   });
