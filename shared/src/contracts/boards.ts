@@ -61,6 +61,22 @@ export const ColumnActionInput = Type.Object(
 );
 export type ColumnActionInput = Static<typeof ColumnActionInput>;
 
+/**
+ * What a move or card create into a column at its `wip_limit` does (docs/boards.md "WIP limits"):
+ * `warn` (the default) writes and reports the column over its limit; `block` refuses with 409
+ * `WIP_LIMIT_REACHED`.
+ */
+const WipPolicy = StringEnum(['warn', 'block'], { description: '`warn` (default): the move succeeds and reports the column over its limit; `block`: a move or card create into a full column is 409 `WIP_LIMIT_REACHED`' });
+
+/** A column's WIP state as a move reports it: the count includes the moved card. */
+export const WipState = Type.Object({
+  column_id: Type.String(),
+  wip_limit: Type.Integer({ minimum: 1 }),
+  count: Type.Integer({ minimum: 0, description: 'cards in the column with the moved or created card' }),
+  over_limit: Type.Boolean({ description: 'count > wip_limit' }),
+});
+export type WipState = Static<typeof WipState>;
+
 /** A column definition as returned (docs/boards.md "Columns"; docs/architecture.md §7). */
 export const Column = Type.Object({
   id: Type.String(),
@@ -68,6 +84,7 @@ export const Column = Type.Object({
   query: Type.String({ description: 'column query (query language); may be empty or only an ORDER BY' }),
   actions: Type.Array(ColumnAction),
   wip_limit: Type.Optional(Type.Integer({ minimum: 1 })),
+  wip_policy: Type.Optional(WipPolicy),
   order: Type.Integer({ minimum: 0, description: 'the column\'s 0-based position on the board (reads only; the list order is the board order)' }),
 });
 
@@ -78,7 +95,8 @@ export const ColumnInput = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     query: Type.Optional(Type.String({ maxLength: 10_000, description: 'default empty (every task in the board scope)' })),
     actions: Type.Optional(Type.Array(ColumnActionInput, { description: 'manual actions; `query` actions are regenerated' })),
-    wip_limit: Type.Optional(Type.Integer({ minimum: 1, description: 'work-in-progress limit; the summary flags columns over it' })),
+    wip_limit: Type.Optional(Type.Integer({ minimum: 1, description: 'work-in-progress limit: the most cards the column should hold (counted like the board summary); the summary flags columns over it' })),
+    wip_policy: Type.Optional(WipPolicy),
     order: Type.Optional(Type.Integer({ minimum: 0, description: 'accepted and ignored (a column read sent back): the list order is the board order' })),
   },
   { additionalProperties: false },
@@ -218,6 +236,7 @@ export const CardMoveResult = Type.Object({
     version: Type.Integer({ minimum: 1, description: 'the card\'s version after the move (its ETag)' }),
   }),
   applied_actions: Type.Array(AppliedAction),
+  wip: Type.Optional(WipState),
 });
 export type CardMoveResult = Static<typeof CardMoveResult>;
 

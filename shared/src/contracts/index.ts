@@ -26,7 +26,7 @@ export { BoardTasksQuerystring, BoardTasksResult } from './query.js';
 export {
   BoardsOps, GroupsOps, BoardPathParams, BoardTaskParams, GroupParams, GroupMemberParams, ColumnAction, ColumnActionInput,
   Column, ColumnInput, Board, BoardList, BoardCreateBody, BoardUpdateBody, BoardShareBody, PreviewActionsBody,
-  PreviewActionsResult, BoardTaskCreateBody, CardMoveBody, AppliedAction, CardMoveResult, Group, GroupCreateBody, GroupMemberBody,
+  PreviewActionsResult, BoardTaskCreateBody, CardMoveBody, AppliedAction, CardMoveResult, WipState, Group, GroupCreateBody, GroupMemberBody,
   BoardMember, BoardMembers,
 } from './boards.js';
 export { BoardDryRunQuery, BoardPreview } from './boards.js';

@@ -95,3 +95,22 @@ export function metadataField(key: string): Field {
   const bareOk = /^[A-Za-z_][A-Za-z0-9_]*\./.test(key) && !key.startsWith('metadata.');
   return bareOk ? key : `metadata.${key}`;
 }
+
+/** The values a predicate compares with (none for patterns, text matches and null checks). */
+export function valuesOf(p: Pred): readonly Value[] {
+  switch (p.type) {
+    case 'cmp':
+    case 'has':
+    case 'contains':
+      return [p.value];
+    case 'in':
+    case 'containsAll':
+      return p.values;
+    case 'between':
+      return [p.low, p.high];
+    case 'like':
+    case 'match':
+    case 'null':
+      return [];
+  }
+}

@@ -1,7 +1,7 @@
 import { metadataPath } from '../store/keys.js';
 import type { Doc, Filter, Sort } from '../store/port.js';
 import { compileFilter } from '../store/index.js';
-import { isBuiltin, metadataKeyOf, type CmpOp, type Expr, type Field, type OrderKey, type Pred, type Query, type Value } from './ast.js';
+import { isBuiltin, metadataKeyOf, valuesOf, type CmpOp, type Expr, type Field, type OrderKey, type Pred, type Query, type Value } from './ast.js';
 import { resolveDate } from './dates.js';
 import { deepFreeze } from '../util/index.js';
 import { unknownField } from './parse.js';
@@ -170,21 +170,3 @@ function resolvesAtNow(v: Value): boolean {
   return v.type === 'dateword' || v.type === 'relative' || v.type === 'call';
 }
 
-/** The values a predicate compares with (none for patterns, text matches and null checks). */
-function valuesOf(p: Pred): readonly Value[] {
-  switch (p.type) {
-    case 'cmp':
-    case 'has':
-    case 'contains':
-      return [p.value];
-    case 'in':
-    case 'containsAll':
-      return p.values;
-    case 'between':
-      return [p.low, p.high];
-    case 'like':
-    case 'match':
-    case 'null':
-      return [];
-  }
-}

@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.js';
-import type { Expr, FunctionName, Pred, Query, Value } from './ast.js';
+import { valuesOf, type Expr, type FunctionName, type Pred, type Query, type Value } from './ast.js';
 
 /**
  * Who asks and where (docs/query-language.md "Functions"): the caller's user id, its IANA time
@@ -50,22 +50,6 @@ function calls(e: Expr): Array<Extract<Value, { type: 'call' }>> {
       return calls(e.expr);
     default:
       return valuesOf(e).filter((v): v is Extract<Value, { type: 'call' }> => v.type === 'call');
-  }
-}
-
-function valuesOf(p: Pred): Value[] {
-  switch (p.type) {
-    case 'cmp':
-    case 'has':
-    case 'contains':
-      return [p.value];
-    case 'in':
-    case 'containsAll':
-      return p.values;
-    case 'between':
-      return [p.low, p.high];
-    default:
-      return [];
   }
 }
 

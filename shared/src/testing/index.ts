@@ -13,3 +13,4 @@ export {
 } from './transaction-rules.js';
 export { testStore, storeLeg, type StoreLeg, type TestStoreOptions } from './test-store.js';
 export { traceIntoMemory, type MemoryTracing } from './tracing.js';
+export { eventually, type EventuallyOptions } from './eventually.js';

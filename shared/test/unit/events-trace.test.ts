@@ -6,7 +6,7 @@ import { OutboxPoller, readOutbox, relayOutbox } from '@app/shared/events';
 import { silentLogger } from '@app/shared/log';
 import { instrumentStore, linksTo, MAX_SPAN_LINKS, spanContextOf } from '@app/shared/observability';
 import { Collections, EmbeddedStore, type DocumentStore } from '@app/shared/store';
-import { traceIntoMemory } from '@app/shared/testing';
+import { eventually, traceIntoMemory } from '@app/shared/testing';
 
 /**
  * A write's trace context travels with its events (docs/observability.md "Links to the write"):
@@ -25,14 +25,6 @@ const write = (deps: ServiceDeps) =>
     return 'ok';
   });
 
-/** Waits until `done()` holds (or fails after `ms`). */
-async function until(done: () => boolean, ms = 3_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 const outboxDocs = (store: DocumentStore) => store.collection<OutboxDoc>(Collections.outbox).find({});
 const eventDocs = (store: DocumentStore) => store.collection<EventDoc>(Collections.events).find({}, { sort: { seq: 1 } });
@@ -120,7 +112,7 @@ describe('with tracing on', () => {
     tracing.exporter.reset();
     const off = poller.subscribe((batch) => seen.push(...batch.events.map((e) => e.seq)));
     try {
-      await until(() => passes >= 10);
+      await eventually('10 relay passes', () => passes >= 10);
       expect(tracing.exporter.getFinishedSpans().map((s) => s.name)).toEqual([]);
 
       const writeTrace = await tracer.startActiveSpan('bus tasks.update process', async (span) => {
@@ -128,7 +120,7 @@ describe('with tracing on', () => {
         span.end();
         return span.spanContext().traceId;
       });
-      await until(() => seen.length === 1);
+      await eventually('one event seen', () => seen.length === 1);
       expect(seen).toEqual([1]);
       // outside the write's trace: one trace, the relay pass's (its span and its store calls), linked to the write
       const others = tracing.exporter.getFinishedSpans().filter((s) => s.spanContext().traceId !== writeTrace);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EmbeddedStore, type JournalSync } from '@app/shared/store';
+import { eventually } from '@app/shared/testing';
 import { LAZY_JOURNAL_MS } from '../../src/store/embedded/embedded-store.js';
 import { lastPerRow } from '../../src/store/embedded/journal.js';
 import type { Change } from '../../src/store/embedded/txn.js';
@@ -85,7 +86,8 @@ describe.each<[JournalSync | undefined]>([[undefined], ['full'], ['normal']])('E
     await c.updateOne({ _id: 'claim' }, { $set: { state: 'done' } }); // durable: both go, as one row
     expect(groups).toEqual([['claim']]);
     await c.insertOne({ _id: 'alone' }, { awaitDurable: false });
-    await new Promise((r) => setTimeout(r, LAZY_JOURNAL_MS + 100));
+    // with no durable write to join, it is journaled on its own after LAZY_JOURNAL_MS
+    await eventually('the lone write journaled', () => groups.length === 2, Boolean, { timeoutMs: LAZY_JOURNAL_MS + 5_000 });
     expect(groups).toEqual([['claim'], ['alone']]);
     await c.insertOne({ _id: 'at-close' }, { awaitDurable: false });
     await store.close();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EmbeddedStore, type Doc } from '@app/shared/store';
+import { eventually } from '@app/shared/testing';
 import { CollectionState } from '../../src/store/embedded/collection-state.js';
 import { eachSlot } from '../../src/store/embedded/slots.js';
 
@@ -119,13 +120,14 @@ describe('hash indexes filled after the load', () => {
     const ids = async (filter: Record<string, unknown>) => (await tasks.find(filter, { projection: { _id: 1 } })).map((d) => d._id).sort();
     const expected = (keep: (d: { _id: string; owner: string; tags: string[] }) => boolean) =>
       [...docs.filter((d) => d._id !== 't1').map((d) => (d._id === 't0' ? { ...d, owner: 'moved' } : d)), { _id: 'n1', owner: 'u1', tags: ['k2'] }].filter(keep).map((d) => d._id).sort();
-    await new Promise((r) => setTimeout(r, 50)); // the steps run on the event loop's idle turns
     // exact plans from the filled indexes: the documents found are the only ones examined
     const examined = async (filter: Record<string, unknown>, want: string[]) => {
       const before = store.stats.docsExamined;
       expect(await ids(filter)).toEqual(want);
       return store.stats.docsExamined - before - want.length;
     };
+    // the fill's steps run on the event loop's idle turns: wait until a lookup is exact
+    await eventually('the recorded indexes filled', () => examined({ owner: 'u0' }, expected((d) => d.owner === 'u0')), (n) => n === 0);
     expect(await examined({ owner: 'u1', tags: 'k2' }, expected((d) => d.owner === 'u1' && d.tags.includes('k2')))).toBe(0);
     expect(await examined({ owner: 'moved' }, ['t0'])).toBe(0);
     expect(await examined({ owner: 'u0' }, expected((d) => d.owner === 'u0'))).toBe(0);

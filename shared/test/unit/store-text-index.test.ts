@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileQuery, type Expr, type Query } from '@app/shared/query';
 import { compileFilter, EmbeddedStore, type Doc, type Filter } from '@app/shared/store';
+import { eventually } from '@app/shared/testing';
 import { foldText, FTS_AUTOMERGE, MAX_QUERY_TRIGRAMS, requiredLiterals, TEXT_INDEX_VERSION, trigramQuery } from '../../src/store/embedded/text-index.js';
 
 const dirs: string[] = [];
@@ -24,6 +25,11 @@ const like = (field: 'title' | 'description', pattern: string, caseInsensitive: 
 const tilde = (field: 'title' | 'description', text: string, not = false): Filter => filterOf({ type: 'match', field, text, not });
 
 /** Ids the store returns for `filter`, sorted. */
+/** Waits until `store` has written the FTS rows of every journaled document (its flush ran). */
+async function flushed(store: EmbeddedStore): Promise<void> {
+  await eventually('the FTS rows written', () => store.textRowsPending() === 0);
+}
+
 async function ids(store: EmbeddedStore, filter: Filter): Promise<string[]> {
   return (await store.collection('tasks').find(filter)).map((d) => d._id).sort();
 }
@@ -218,7 +224,7 @@ describe('text index: use and upkeep', () => {
     await tasks.insertOne({ _id: 'fresh', title: 'kanban card' });
     await tasks.deleteOne({ _id: 't00003' });
     expect(await ids(store, filter)).toEqual(['fresh']);
-    await new Promise((r) => setTimeout(r, 50)); // past TEXT_FLUSH_MS: the rows are written
+    await flushed(store); // the rows are written
     expect(await ids(store, tilde('title', 'lanes'))).toEqual([]);
     expect(await ids(store, tilde('title', 'kanban card'))).toEqual(['fresh']);
   });
@@ -232,16 +238,16 @@ describe('text index: use and upkeep', () => {
         { _id: 'a', title: 'Alpaca title', description: 'Alpaca notes' },
         { _id: 'b', title: 'Bison title', description: 'Bison notes' },
       ]);
-      await new Promise((r) => setTimeout(r, 50)); // past TEXT_FLUSH_MS: nothing pending
+      await flushed(store); // nothing pending
       await tasks.updateOne({ _id: 'a' }, { $set: { title: 'Camel title' } });
-      await new Promise((r) => setTimeout(r, 50)); // the title's rows rewritten, the description's kept
+      await flushed(store); // the title's rows rewritten, the description's kept
       expect(await ids(store, tilde('description', 'alpaca'))).toEqual(['a']);
       expect(await ids(store, tilde('title', 'camel'))).toEqual(['a']);
       expect(await ids(store, tilde('title', 'alpaca'))).toEqual([]);
       // two changes of different fields before one flush: both fields rewritten
       await tasks.updateOne({ _id: 'b' }, { $set: { title: 'Dingo title' } });
       await tasks.updateOne({ _id: 'b' }, { $set: { description: 'Dingo notes' } });
-      await new Promise((r) => setTimeout(r, 50));
+      await flushed(store);
       expect(await ids(store, tilde('title', 'dingo'))).toEqual(['b']);
       expect(await ids(store, tilde('description', 'dingo'))).toEqual(['b']);
     }
@@ -259,7 +265,7 @@ describe('text index: use and upkeep', () => {
       await using store = await EmbeddedStore.open({ dir: tempDir(), sync });
       const tasks = store.collection('tasks');
       await tasks.insertMany(seed(20));
-      await new Promise((r) => setTimeout(r, 50)); // the seeds' FTS rows are written: none is pending
+      await flushed(store); // the seeds' FTS rows are written: none is pending
       // not awaited: applied in memory at once, journaled with its group later (docs/store.md "Group commit")
       const written = tasks.updateOne({ _id: 't00004' }, { $set: { title: 'Zebra crossing' } });
       const seen = ids(store, tilde('title', 'zebra')); // a search never asked before: answered by the FTS table
@@ -269,7 +275,7 @@ describe('text index: use and upkeep', () => {
       expect(await ids(store, tilde('title', 'crossing'))).toEqual([]);
       await twice;
       expect(await ids(store, tilde('title', 'zebra t'))).toEqual(['t00004']);
-      await new Promise((r) => setTimeout(r, 50)); // past TEXT_FLUSH_MS: the FTS rows are written
+      await flushed(store); // the FTS rows are written
       expect(await ids(store, tilde('title', 'ebra tw'))).toEqual(['t00004']);
       expect(await ids(store, tilde('title', 'crossing'))).toEqual([]);
     }
@@ -280,7 +286,7 @@ describe('text index: use and upkeep', () => {
       await using store = await EmbeddedStore.open({ dir: tempDir(), sync });
       const tasks = store.collection('tasks');
       await tasks.insertMany(seed(20));
-      await new Promise((r) => setTimeout(r, 50)); // nothing pending
+      await flushed(store); // nothing pending
       // not awaited: applied in memory at once (with its new rowid), journaled with its group later
       const inserted = tasks.insertOne({ _id: 'new1', title: 'Quokka sighting', description: '', status: 'todo' });
       const deleted = tasks.deleteOne({ _id: 't00003' });
@@ -289,7 +295,7 @@ describe('text index: use and upkeep', () => {
       expect(await seen).toEqual(['new1']);
       expect(await gone).toEqual([]);
       await Promise.all([inserted, deleted]);
-      await new Promise((r) => setTimeout(r, 50)); // the FTS rows are written
+      await flushed(store); // the FTS rows are written
       expect(await ids(store, tilde('title', 'okka sig'))).toEqual(['new1']);
     }
   });

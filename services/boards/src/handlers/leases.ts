@@ -6,7 +6,7 @@ import {
   writableTasksFilter, type LeaseDoc, type NewEvent, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
-import { Collections, type Filter } from '@app/shared/store';
+import { Collections, metadataPath, type Filter } from '@app/shared/store';
 import { moveInWrite } from './move.js';
 
 /*
@@ -21,6 +21,9 @@ import { moveInWrite } from './move.js';
 
 /** Conditional writes tried before a claim whose candidates keep being taken under it answers 409 `CONFLICT`. */
 const MAX_ATTEMPTS = 5;
+
+/** Sprints are not cards (docs/web.md): a sprint task in a column's scope is never claimed. */
+const NOT_A_SPRINT: Filter = { [metadataPath('app.type')]: { $ne: 'sprint' } };
 
 /** Filter of the cards with no live lease at `now` (ISO UTC): none, or one that has expired. */
 export function noLiveLease(now: string): Filter {
@@ -48,7 +51,8 @@ function cardLease(after: TaskDoc, lease: LeaseDoc): CardLease {
  * `BOARD_NOT_FOUND` / 403), the column must be on the board (404 `COLUMN_NOT_FOUND`). In one
  * transaction: the first card of the column as the column read shows it (its effective query with
  * the board's active sprint, ANDed with `query` when given — 400 for a bad one — in the column's
- * order) that the caller may write and that has no live lease is given a new lease of
+ * order) that is not a sprint, that the caller may write and that has no live lease is given a
+ * new lease of
  * `lease_seconds` by ONE conditional write (the same conditions plus the version read);
  * `card.claimed` is emitted, preceded by `card.released` (`expired`) when an expired lease was
  * taken over. Replies the lease and the card, or `null` (HTTP 204) when no card is free. A
@@ -65,7 +69,7 @@ export function claimCard(deps: ServiceDeps): Handler<typeof LeasesOps.claim> {
       const { session, now } = w;
       const at = now.toISOString();
       const compiled = await compileColumn(store, principal, board, column, board.activeSprintId, now, query, session);
-      const free: Filter = { $and: [noLiveLease(at), boardScopeFilter(board, principal), writableTasksFilter(principal), compiled.filter] };
+      const free: Filter = { $and: [noLiveLease(at), NOT_A_SPRINT, boardScopeFilter(board, principal), writableTasksFilter(principal), compiled.filter] };
       const skipped: string[] = [];
       for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
         const candidates = skipped.length === 0 ? free : { $and: [free, { _id: { $nin: skipped } }] };

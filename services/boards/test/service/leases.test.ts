@@ -55,12 +55,14 @@ describe('claiming cards under a lease', () => {
     expect(new Set(claimedEvents.map((e) => e.task_id)).size).toBe(100);
   });
 
-  it('takes the first free card in column order, narrowed by a query, and answers the lease on the card', async () => {
+  it('takes the first free card in column order (never a sprint), narrowed by a query, and answers the lease on the card', async () => {
     await using t = await buildBoards();
     const board = await t.newBoard({ columns: ORDERED });
     const c2 = await t.newCard(board.id, { title: 'second', status: 'todo', tags: ['api'], metadata: { order: 2 } });
     const c1 = await t.newCard(board.id, { title: 'first', status: 'todo', metadata: { order: 1 } });
     await t.newCard(board.id, { title: 'finished', status: 'done', metadata: { order: 0 } });
+    // a sprint task in the column's scope is not a card: never claimed
+    await t.newCard(board.id, { title: 'Sprint 1', status: 'todo', metadata: { order: 0, 'app.type': 'sprint' } });
 
     const first = (await claim(t, board.id, ALICE, { lease_seconds: 300 }))!;
     expect(first).toEqual({

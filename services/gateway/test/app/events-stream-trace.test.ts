@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { Metrics } from '@app/shared/observability';
-import { traceIntoMemory } from '@app/shared/testing';
+import { eventually, traceIntoMemory } from '@app/shared/testing';
 import { SseClient } from './sse-client.js';
 import { system } from './system.js';
 
@@ -22,15 +22,6 @@ async function eventReads(metrics: Metrics): Promise<number> {
     .reduce((n, v) => n + v.value, 0);
 }
 
-/** Waits until `done()` holds (or fails after `ms`). */
-async function until(done: () => Promise<boolean>, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe('an open event stream', () => {
   it('polls the outbox without exporting a span', async () => {
     const metrics = new Metrics();
@@ -43,10 +34,10 @@ describe('an open event stream', () => {
       await c.until((x) => x.frames.some((f) => f.comment === 'connected'));
       // the stream's own start-up reads belong to its request; let them finish, then watch the polls alone
       const started = await eventReads(metrics);
-      await until(async () => (await eventReads(metrics)) >= started + 10);
+      await eventually('10 polls of the outbox', () => eventReads(metrics), (n) => n >= started + 10);
       tracing.exporter.reset();
       const before = await eventReads(metrics);
-      await until(async () => (await eventReads(metrics)) >= before + 10);
+      await eventually('10 more polls of the outbox', () => eventReads(metrics), (n) => n >= before + 10);
       expect(tracing.exporter.getFinishedSpans().map((s) => s.name)).toEqual([]);
     } finally {
       c.close();

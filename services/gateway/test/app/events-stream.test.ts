@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { aTask, appendTestEvents, insert, type TestEvent } from '@app/shared/testing';
+import { aTask, appendTestEvents, eventually, insert, type TestEvent } from '@app/shared/testing';
 import { claims, craftToken } from './helpers.js';
 import { SseClient } from './sse-client.js';
 import { system, type System, type User } from './system.js';
@@ -40,17 +40,16 @@ const connected = (c: SseClient) => c.frames.some((f) => f.comment === 'connecte
 const ids = (c: SseClient) => c.events.map((f) => Number(f.id));
 
 describe('GET /api/v1/events/stream', () => {
-  it('streams a committed event within a second, framed id/event/data', async () => {
+  // how soon a frame is live is a figure of the bench's events section (docs/bench.md), not asserted here
+  it('streams a committed event, framed id/event/data', async () => {
     const { sys, base, alice, taskId } = await start();
     const c = await open(base, alice);
     expect(c.status).toBe(200);
     expect(c.headers['content-type']).toMatch(/^text\/event-stream/);
     await c.until(connected);
-    const t0 = performance.now();
     const [stored] = await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId, actor: alice.id, data: { n: 1 } }]);
-    await c.until((x) => x.events.length === 1, 1_000);
+    await c.until((x) => x.events.length === 1);
     const frame = c.events[0]!;
-    expect(frame.at - t0).toBeLessThan(1_000);
     expect(frame.id).toBe(String(stored!.seq));
     expect(frame.event).toBe('task.updated');
     expect(frame.data).toMatchObject({ id: stored!._id, seq: stored!.seq, type: 'task.updated', task_id: taskId, data: { n: 1 } });
@@ -118,8 +117,9 @@ describe('GET /api/v1/events/stream', () => {
     expect(JSON.parse(third.body)).toMatchObject({ code: 'TOO_MANY_STREAMS', details: { limit: 2 } });
     expect((await open(base, bob)).status).toBe(200);
     a1.close();
-    await new Promise((r) => setTimeout(r, 100));
-    expect((await open(base, alice)).status).toBe(200);
+    // the server frees the slot when it sees the connection close: a new stream is then let in
+    const next = await eventually('a stream slot freed', () => open(base, alice), (c) => c.status === 200);
+    expect(next.status).toBe(200);
   });
 
   it('answers 410 for a resume point past retention, 400 for a bad Last-Event-ID or type, 401 without a token', async () => {

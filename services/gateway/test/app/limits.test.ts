@@ -41,6 +41,11 @@ async function taskCount(): Promise<number> {
   return (await sys.call('POST', '/api/v1/tasks/query', alice, {})).body.total;
 }
 
+/** The boards alice owns (the system is shared by the file's tests: compare counts, never assume none). */
+async function boardCount(): Promise<number> {
+  return (await sys.call('GET', '/api/v1/boards', alice)).body.owned_boards.length;
+}
+
 describe('body depth', () => {
   it('a body nested 5,000 levels deep is a 400 naming the field, not a 500; nothing is written', async () => {
     const before = await taskCount();
@@ -80,11 +85,11 @@ describe('metadata limits', () => {
   });
 
   it('board metadata and column action values have the same limits', async () => {
+    const before = await boardCount();
     expectField(await sys.call('POST', '/api/v1/boards', alice, { name: 'b', board_type: 'private', metadata: { ui: nested(33) } }), '/metadata/ui');
     const columns = [{ name: 'A', query: '', actions: [{ trigger: 'enter', field: 'cf.x', operation: 'set', value: nested(33) }] }];
     expectField(await sys.call('POST', '/api/v1/boards', alice, { name: 'b', board_type: 'private', columns }), '/columns/0/actions/0/value');
-    const boards = await sys.call('GET', '/api/v1/boards', alice);
-    expect(boards.body.owned_boards).toEqual([]);
+    expect(await boardCount()).toBe(before);
   });
 });
 
@@ -122,11 +127,13 @@ describe('metadata keys MongoDB cannot store', () => {
   });
 
   it('board metadata and metadata column actions are checked the same way', async () => {
+    const before = await boardCount();
     expectField(await sys.call('POST', '/api/v1/boards', alice, { name: 'b', board_type: 'private', metadata: { [`ui${NUL}`]: 1 } }), `/metadata/ui${NUL}`);
     const columns = [{ name: 'A', query: '', actions: [{ trigger: 'enter', field: `cf.x${NUL}`, operation: 'set', value: 1 }] }];
     expectField(await sys.call('POST', '/api/v1/boards', alice, { name: 'b', board_type: 'private', columns }), '/columns/0/actions/0/field');
     const valued = [{ name: 'A', query: '', actions: [{ trigger: 'enter', field: 'cf.x', operation: 'set', value: { [`a${NUL}`]: 1 } }] }];
     expectField(await sys.call('POST', '/api/v1/boards', alice, { name: 'b', board_type: 'private', columns: valued }), '/columns/0/actions/0/value');
+    expect(await boardCount()).toBe(before);
   });
 });
 
@@ -190,9 +197,9 @@ describe('field and task sizes (every event fits what the stream and the bus car
 
   it('a write whose event would pass 960 KiB (a board with 15 metadata values of 64 KiB) is a 413 naming the event; nothing is written', async () => {
     const metadata = Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`ui.${i}`, 'x'.repeat(64 * 1024 - 2)]));
-    const before = (await sys.call('GET', '/api/v1/boards', alice)).body.owned_boards.length;
+    const before = await boardCount();
     const body = expectError(await sys.call('POST', '/api/v1/boards', alice, { name: 'heavy', board_type: 'private', metadata }), 413, 'PAYLOAD_TOO_LARGE');
     expect(body.details).toMatchObject({ event_type: 'board.created', max_bytes: 960 * 1024 });
-    expect((await sys.call('GET', '/api/v1/boards', alice)).body.owned_boards.length).toBe(before);
+    expect(await boardCount()).toBe(before);
   });
 });

@@ -52,6 +52,7 @@ describe('GET /metrics (Prometheus text format)', () => {
     expect(created.status).toBe(201);
     for (let i = 0; i < 3; i++) expect((await s.call('GET', `/api/v1/tasks/${created.body.id}`, ada)).status).toBe(200);
     expect((await s.call('GET', '/api/v1/tasks/no-such-task', ada)).status).toBe(404);
+    expect((await s.call('GET', '/api/v1/no-such-route', ada)).status).toBe(404);
 
     const m = await scrape(s);
     expect(m.families.get('http_request_duration_seconds')?.type).toBe('HISTOGRAM');
@@ -59,6 +60,8 @@ describe('GET /metrics (Prometheus text format)', () => {
     expect(countOf(m, 'http_request_duration_seconds', { route: '/api/v1/tasks/:taskId', method: 'GET', status_class: '2xx' })).toBe(3);
     expect(countOf(m, 'http_request_duration_seconds', { route: '/api/v1/tasks/:taskId', method: 'GET', status_class: '4xx' })).toBe(1);
     expect(countOf(m, 'http_request_duration_seconds', { route: '/api/v1/tasks', method: 'POST', status_class: '2xx' })).toBe(1);
+    // a path no route serves, by one label for all of them
+    expect(countOf(m, 'http_request_duration_seconds', { route: 'unmatched', method: 'GET', status_class: '4xx' })).toBe(1);
     expect(m.text).not.toContain(created.body.id);
 
     expect(countOf(m, 'bus_request_duration_seconds', { side: 'client', subject: 'tasks.get', outcome: 'ok' })).toBe(3);

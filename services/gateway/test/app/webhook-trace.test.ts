@@ -1,6 +1,6 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { aTask, insert, traceIntoMemory } from '@app/shared/testing';
+import { aTask, eventually, insert, traceIntoMemory } from '@app/shared/testing';
 import { system } from './system.js';
 import { Receiver } from './webhook-receiver.js';
 
@@ -13,17 +13,13 @@ import { Receiver } from './webhook-receiver.js';
 
 const tracing = traceIntoMemory();
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Waits until the finished spans include `n` named `name` (or fails after `ms`). */
-async function spansNamed(name: string, n: number, ms = 3_000): Promise<ReadableSpan[]> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const found = tracing.exporter.getFinishedSpans().filter((s) => s.name === name);
-    if (found.length >= n) return found;
-    if (Date.now() > deadline) throw new Error(`${found.length} of ${n} ${name} spans; have ${tracing.exporter.getFinishedSpans().map((s) => s.name).join(', ')}`);
-    await sleep(10);
-  }
+/** Waits until the finished spans include `n` named `name` linked to trace `traceId`, and returns them. */
+function linkedSpans(name: string, traceId: string, n: number): Promise<ReadableSpan[]> {
+  return eventually(
+    `${n} ${name} spans linked to the request's trace`,
+    () => tracing.exporter.getFinishedSpans().filter((s) => s.name === name && s.links.some((l) => l.context.traceId === traceId)),
+    (found) => found.length >= n,
+  );
 }
 
 describe('webhook delivery spans', () => {
@@ -41,7 +37,6 @@ describe('webhook delivery spans', () => {
         const res = await sys.call('POST', '/api/v1/webhooks', alice, { url: `${rx.url}?token=s3cret`, events: ['task.updated'] });
         expect(res.status, JSON.stringify(res.body)).toBe(201);
       }
-      await sleep(50);
       tracing.exporter.reset();
 
       const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -50,7 +45,7 @@ describe('webhook delivery spans', () => {
       await ok.until(1);
       await failing.until(1);
 
-      const relay = (await spansNamed('events.relay', 1)).find((s) => s.links.some((l) => l.context.traceId === traceId));
+      const [relay] = await linkedSpans('events.relay', traceId, 1);
       expect(relay, 'a relay span linked to the PATCH').toBeDefined();
       expect(relay!.parentSpanContext).toBeUndefined();
       expect(relay!.spanContext().traceId).not.toBe(traceId);
@@ -60,7 +55,7 @@ describe('webhook delivery spans', () => {
       expect(txn?.name).toBe('store transaction');
       expect(txn?.spanContext().traceId).toBe(traceId);
 
-      const attempts = await spansNamed('webhook deliver', 2);
+      const attempts = await linkedSpans('webhook deliver', traceId, 2);
       for (const span of attempts) {
         expect(span.links.map((l) => l.context.traceId)).toEqual([traceId]);
         expect(span.links[0]!.context.spanId).toBe(link.context.spanId);

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { aBoard, aGroup, aTask, appendTestEvents, insert } from '@app/shared/testing';
+import { aBoard, aGroup, aTask, appendTestEvents, eventually, insert } from '@app/shared/testing';
 import { expectError, system, type System, type User } from './system.js';
 import { Receiver } from './webhook-receiver.js';
 
@@ -41,22 +41,25 @@ async function hook(s: System, as: User, body: Record<string, unknown>): Promise
   return res.body;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 async function deliveries(s: System, as: User, id: string): Promise<any[]> {
   const res = await s.call('GET', `/api/v1/webhooks/${id}/deliveries`, as);
   expect(res.status).toBe(200);
   return res.body.data;
 }
 
-async function untilDelivery(s: System, as: User, id: string, pred: (d: any[]) => boolean, ms = 3_000): Promise<any[]> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const d = await deliveries(s, as, id);
-    if (pred(d)) return d;
-    if (Date.now() > deadline) throw new Error(`deliveries: ${JSON.stringify(d)}`);
-    await sleep(20);
-  }
+function untilDelivery(s: System, as: User, id: string, pred: (d: any[]) => boolean): Promise<any[]> {
+  return eventually(`webhook ${id}'s delivery log`, () => deliveries(s, as, id), pred);
+}
+
+/**
+ * A second receiver with an active webhook of `as` for `events`, as a marker: once it has received
+ * an event, the dispatcher has fanned that event out to every webhook and its attempts have run,
+ * so what another webhook has not received by then it was not sent.
+ */
+async function marker(s: System, as: User, events: string[]): Promise<Receiver> {
+  const rx = await Receiver.start();
+  await hook(s, as, { url: rx.url, events });
+  return rx;
 }
 
 describe('webhook subscriptions', () => {
@@ -166,8 +169,13 @@ describe('webhook targets and bodies', () => {
     expect(created.status).toBe(201);
     expect(created.body.active).toBe(false);
     expect((await sys.call('GET', `/api/v1/webhooks/${created.body.id}`, alice)).body.active).toBe(false);
-    await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId }]);
-    await sleep(200);
+    const other = await marker(sys, alice, ['task.updated']);
+    try {
+      await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId }]);
+      await other.until(1);
+    } finally {
+      await other.close();
+    }
     expect(rx.received).toHaveLength(0);
     expect(await deliveries(sys, alice, created.body.id)).toEqual([]);
     expect((await sys.call('PATCH', `/api/v1/webhooks/${created.body.id}`, alice, { active: true })).body.active).toBe(true);
@@ -201,6 +209,7 @@ describe('webhook delivery', () => {
   it('retries after a 500 and after a timeout with backoff, with the same webhook-id, and keeps per-webhook order', async () => {
     const { sys, rx, alice, taskId } = await start();
     const { id } = await hook(sys, alice, { url: rx.url, events: ['task.updated'] });
+    const other = await marker(sys, alice, ['task.updated']);
     rx.plan.push(500, 'hang');
     const events = await appendTestEvents(sys.store, [1, 2, 3].map((n) => ({ type: 'task.updated', task_id: taskId, data: { n } })));
     await rx.until(1);
@@ -210,11 +219,15 @@ describe('webhook delivery', () => {
     const wait = Date.parse(first.next_attempt_at) - sys.clock.now().getTime();
     expect(wait).toBeGreaterThan(0);
     expect(wait).toBeLessThanOrEqual(30_000);
-    await sleep(150);
+    try {
+      await other.until(3); // the other webhook has had all three
+    } finally {
+      await other.close();
+    }
     expect(rx.received).toHaveLength(1); // events 2 and 3 wait behind event 1
     sys.clock.advance(wait);
     await rx.until(2);
-    log = await untilDelivery(sys, alice, id, (d) => d.find((x) => x.seq === 1)?.attempt === 2, 3_000);
+    log = await untilDelivery(sys, alice, id, (d) => d.find((x) => x.seq === 1)?.attempt === 2);
     expect(log.find((x) => x.seq === 1)).toMatchObject({ status: 'pending', error: expect.stringMatching(/timed out/) });
     expect(log.find((x) => x.seq === 1).status_code).toBeUndefined();
     sys.clock.advance(5 * 60_000);
@@ -278,12 +291,7 @@ describe('webhook delivery', () => {
     sys.clock.advance(24 * 3_600_000);
     await appendTestEvents(sys.store, [{ type: 'task.updated', task_id: taskId }]);
     await rx.until(4);
-    const deadline = Date.now() + 3_000;
-    let w = (await sys.call('GET', `/api/v1/webhooks/${id}`, alice)).body;
-    while (w.active && Date.now() < deadline) {
-      await sleep(20);
-      w = (await sys.call('GET', `/api/v1/webhooks/${id}`, alice)).body;
-    }
+    const w = await eventually('the webhook disabled', async () => (await sys.call('GET', `/api/v1/webhooks/${id}`, alice)).body, (x) => !x.active);
     expect(w).toMatchObject({ active: false, disabled_reason: expect.stringContaining('24 h') });
     const enabled = await sys.call('PATCH', `/api/v1/webhooks/${id}`, alice, { active: true });
     expect(enabled.body.active).toBe(true);
@@ -325,10 +333,11 @@ describe('webhook delivery', () => {
       { type: 'task.updated', task_id: bobs._id, data: { task: task('done', ['q4'], bobs._id) } },
       { type: 'task.created', task_id: taskId, data: { task: task('done', ['q4']) } },
       { type: 'task.updated', task_id: taskId, data: { task: task('done', ['q4']) } },
+      { type: 'task.updated', task_id: taskId, data: { task: task('done', ['q4']), marker: true } },
     ]);
-    await rx.until(1);
-    await sleep(150);
-    expect(rx.received.map((r) => r.json.seq)).toEqual([5]);
+    // deliveries keep the events' order: once the matching marker (seq 6) is in, nothing before it can still come
+    await rx.until(2);
+    expect(rx.received.map((r) => r.json.seq)).toEqual([5, 6]);
   });
 
   it("filters by a saved view's current query, its functions resolved for the owner", async () => {
@@ -345,8 +354,8 @@ describe('webhook delivery', () => {
       { type: 'task.updated', task_id: taskId, data: { task: task('todo', alice.id) } },
       { type: 'task.updated', task_id: taskId, data: { task: task('done', alice.id) } },
     ]);
+    // deliveries keep the events' order: once seq 4, the last event, is in, nothing before it can still come
     await rx.until(1);
-    await sleep(150);
     expect(rx.received.map((r) => r.json.seq)).toEqual([4]); // seq 1 is the view's own view.created
     // the deliveries follow the view as it is now
     const changed = await sys.call('PATCH', `/api/v1/views/${view.body.id}`, alice, { query: "status = 'todo'" });
@@ -355,8 +364,7 @@ describe('webhook delivery', () => {
       { type: 'task.updated', task_id: taskId, data: { task: task('done', alice.id) } },
       { type: 'task.updated', task_id: taskId, data: { task: task('todo', bob.id) } },
     ]);
-    await rx.until(2);
-    await sleep(150);
+    await rx.until(2); // seq 7 is the last event: nothing before it can still come
     expect(rx.received.map((r) => r.json.seq)).toEqual([4, 7]); // seq 5 is view.updated
   });
 

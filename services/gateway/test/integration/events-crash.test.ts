@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '@app/shared/testing';
 import { httpJson, startAllInOne, tempDir, type AllInOne } from './child.js';
 
 /**
@@ -83,20 +83,24 @@ describe('events outbox across a crash', () => {
 });
 
 /** Reads the whole `task.created` feed until it holds every id of `want` (at most 20 s); returns it. */
-async function feedUntil(server: AllInOne, token: string, want: readonly string[]): Promise<Array<{ seq: number; task_id: string }>> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const events: Array<{ seq: number; task_id: string }> = [];
-    let after = 0;
-    for (;;) {
-      const page = await httpJson(server, 'GET', `/api/v1/events?types=task.created&limit=500&after=${after}`, undefined, token);
-      expect(page.status).toBe(200);
-      events.push(...page.body.data);
-      if (page.body.data.length === 0) break;
-      after = page.body.next_after;
-    }
-    const have = new Set(events.map((e) => e.task_id));
-    if (want.every((id) => have.has(id)) || Date.now() > deadline) return events;
-    await sleep(100);
-  }
+function feedUntil(server: AllInOne, token: string, want: readonly string[]): Promise<Array<{ seq: number; task_id: string }>> {
+  return eventually(
+    `the ${want.length} acknowledged creates in the feed`,
+    async () => {
+      const events: Array<{ seq: number; task_id: string }> = [];
+      let after = 0;
+      for (;;) {
+        const page = await httpJson(server, 'GET', `/api/v1/events?types=task.created&limit=500&after=${after}`, undefined, token);
+        if (page.status !== 200) throw new Error(`feed answered ${page.status}`);
+        events.push(...page.body.data);
+        if (page.body.data.length === 0) return events;
+        after = page.body.next_after;
+      }
+    },
+    (events) => {
+      const have = new Set(events.map((e) => e.task_id));
+      return want.every((id) => have.has(id));
+    },
+    { timeoutMs: 20_000, intervalMs: 100 },
+  );
 }

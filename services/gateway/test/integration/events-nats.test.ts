@@ -10,7 +10,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { eventsStreamNames, JetStreamHub } from '@app/shared/events';
 import { silentLogger } from '@app/shared/log';
 import { serveServices } from '@app/shared/runtime';
-import { aTask, appendTestEvents, insert, startNatsServer, testStore, uniquePrefix, type NatsServer, type TransactionRulesStore } from '@app/shared/testing';
+import { aTask, appendTestEvents, eventually, insert, startNatsServer, testStore, uniquePrefix, type NatsServer, type TransactionRulesStore } from '@app/shared/testing';
 import { buildApp } from '../../src/index.js';
 import { login, register, testConfig } from '../app/helpers.js';
 import { SseClient } from '../app/sse-client.js';
@@ -89,11 +89,11 @@ describe('events over NATS JetStream', () => {
       expect(c.status).toBe(200);
       await c.until((x) => x.frames.some((f) => f.comment === 'connected'));
     }
-    const stored = await appendTestEvents(store, Array.from({ length: 20 }, (_, n) => ({ type: 'task.updated', task_id: taskId, data: { n } })));
+    // 20 events, then a marker: events arrive in order, so a repeat of the 20 would come before it
+    const stored = await appendTestEvents(store, Array.from({ length: 21 }, (_, n) => ({ type: 'task.updated', task_id: taskId, data: { n } })));
     const want = stored.map((e) => String(e.seq));
     for (const c of clients) {
-      await c.until((x) => x.events.length >= 20, 5_000);
-      await new Promise((r) => setTimeout(r, 100));
+      await c.until((x) => x.events.some((f) => f.id === want[20]), 5_000);
       expect(c.events.map((f) => f.id)).toEqual(want);
     }
   });
@@ -105,15 +105,15 @@ describe('events over NATS JetStream', () => {
       body: JSON.stringify({ url: receiver.url, events: ['task.updated'] }),
     });
     expect(created.status).toBe(201);
-    const stored = await appendTestEvents(store, Array.from({ length: 20 }, (_, n) => ({ type: 'task.updated', task_id: taskId, data: { n } })));
-    await receiver.until(20, 10_000);
-    await new Promise((r) => setTimeout(r, 500));
+    // 20 events, then a marker: deliveries keep the events' order, so a repeat would come before it
+    const stored = await appendTestEvents(store, Array.from({ length: 21 }, (_, n) => ({ type: 'task.updated', task_id: taskId, data: { n } })));
+    await eventually('the marker delivered', () => receiver.received.some((r) => r.headers['webhook-id'] === stored[20]!._id), Boolean, { timeoutMs: 10_000 });
     expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual(stored.map((e) => e._id));
     // It went through JetStream: every event is in the stream once, and the durable consumer acked them.
     const jsm = await jetstreamManager(buses[0]!.connection);
     const names = eventsStreamNames(prefix);
-    expect((await jsm.streams.info(names.stream)).state.messages).toBe(40);
-    expect((await jsm.consumers.info(names.stream, 'webhooks')).ack_floor.stream_seq).toBe(40);
+    expect((await jsm.streams.info(names.stream)).state.messages).toBe(42);
+    expect((await jsm.consumers.info(names.stream, 'webhooks')).ack_floor.stream_seq).toBe(42);
   });
 
   it('a task created through HTTP on one gateway reaches the streams of both and the webhook', async () => {

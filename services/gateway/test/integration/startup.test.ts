@@ -1,6 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNatsServer, type NatsServer } from '@app/shared/testing';
+import { eventually, startNatsServer, type NatsServer } from '@app/shared/testing';
 import { entry, freePort, startChild, tempDir, waitReady, type Child } from './child.js';
 
 /**
@@ -72,8 +71,9 @@ describe('a separately started process without MONGO_URL', () => {
     const data = await tempDir('startup-optin-');
     const child = startChild(entry('tasks'), [], { DATA_DIR: data.dir, JWT_SECRET, NATS_URL: nats.url, EMBEDDED_STANDALONE: '1', LOG_LEVEL: 'info' });
     try {
-      const deadline = Date.now() + 60_000;
-      while (!child.stdout().includes('service ready') && child.proc.exitCode === null && Date.now() < deadline) await sleep(50);
+      await eventually('the service ready or exited', () => child.stdout().includes('service ready') || child.proc.exitCode !== null, Boolean, {
+        timeoutMs: 60_000, intervalMs: 50,
+      }).catch(() => undefined);
       expect(child.stdout(), child.stderr()).toContain('service ready');
       await child.stop('SIGTERM');
       expect((await child.exited).code).toBe(0);

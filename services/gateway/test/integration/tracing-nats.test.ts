@@ -10,7 +10,7 @@ import { systemClock } from '@app/shared/domain';
 import { createLogger, silentLogger } from '@app/shared/log';
 import { instrumentBus, instrumentStore, startTracing, type Tracing } from '@app/shared/observability';
 import { serveServices } from '@app/shared/runtime';
-import { startNatsServer, testStore, uniquePrefix, type NatsServer, type TransactionRulesStore } from '@app/shared/testing';
+import { eventually, startNatsServer, testStore, uniquePrefix, type NatsServer, type TransactionRulesStore } from '@app/shared/testing';
 import { buildApp } from '../../src/index.js';
 import { login, register, testConfig } from '../app/helpers.js';
 import { Receiver } from '../app/webhook-receiver.js';
@@ -138,16 +138,12 @@ describe('a trace across the gateway, NATS and the store', () => {
 });
 
 describe('background spans linked to the write', () => {
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-  /** The first finished span named `name` linked to trace `traceId` (waits up to `ms`). */
-  async function linkedSpan(name: string, traceId: string, ms = 5_000): Promise<ReadableSpan> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const span = exporter.getFinishedSpans().find((s) => s.name === name && s.links.some((l) => l.context.traceId === traceId));
-      if (span) return span;
-      if (Date.now() > deadline) throw new Error(`no ${name} span linked to ${traceId}; have ${[...new Set(exporter.getFinishedSpans().map((s) => s.name))].join(', ')}`);
-      await sleep(10);
-    }
+  /** The first finished span named `name` linked to trace `traceId`, once there is one. */
+  async function linkedSpan(name: string, traceId: string): Promise<ReadableSpan> {
+    const found = await eventually(`a ${name} span linked to ${traceId}`, () =>
+      exporter.getFinishedSpans().find((s) => s.name === name && s.links.some((l) => l.context.traceId === traceId)),
+    );
+    return found!;
   }
 
   it('one PATCH over NATS yields relay, JetStream publish and webhook delivery spans, each a root of its own, linked to the request’s trace', async () => {

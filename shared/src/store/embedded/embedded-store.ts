@@ -398,6 +398,15 @@ export class EmbeddedStore implements DocumentStore {
     this.assertOpen();
   }
 
+  /**
+   * Journaled documents whose full-text rows are still to be written (docs/store.md "Text search
+   * (embedded)"): they are written at most `TEXT_FLUSH_MS` after their write, and searches find
+   * them meanwhile. 0 once every flush has run, and always for a store without a file.
+   */
+  textRowsPending(): number {
+    return this.journal?.text.pendingCount ?? 0;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     clearImmediate(this.deferredTimer);

@@ -374,6 +374,13 @@ export class TextTables {
     this.pending = new Map();
   }
 
+  /** Documents journaled whose FTS rows are still to be written by {@link flushPending}. */
+  get pendingCount(): number {
+    let n = 0;
+    for (const rows of this.pending.values()) n += rows.size;
+    return n;
+  }
+
   /** The sqlite transaction of the marks staged since the last call committed: they are pending now. */
   committed(): void {
     if (this.staged.length === 0) return;
