@@ -27,7 +27,7 @@ export {
   BoardsOps, GroupsOps, BoardPathParams, BoardTaskParams, GroupParams, GroupMemberParams, ColumnAction, ColumnActionInput,
   Column, ColumnInput, Board, BoardList, BoardCreateBody, BoardUpdateBody, BoardShareBody, PreviewActionsBody,
   PreviewActionsResult, BoardTaskCreateBody, CardMoveBody, AppliedAction, CardMoveResult, WipState, Group, GroupCreateBody, GroupMemberBody,
-  BoardMember, BoardMembers,
+  BoardMember, BoardMembers, BoardMemberParams, BoardMemberBody, BoardMemberPatchBody,
 } from './boards.js';
 export { BoardDryRunQuery, BoardPreview } from './boards.js';
 export {
