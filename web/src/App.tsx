@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { Api } from './api/client.js';
 import { BoardPage } from './board/BoardPage.js';
+import { FlowPage } from './board/FlowPage.js';
 import { PlanningPage } from './board/PlanningPage.js';
 import { SprintPage } from './board/SprintPage.js';
 import { BoardsPage } from './BoardsPage.js';
@@ -8,7 +9,7 @@ import { LoginPage } from './LoginPage.js';
 
 /**
  * Client-side routes: `/` boards list, `/boards/<id>` a board, `/boards/<id>/plan` its backlog and
- * planning, `/boards/<id>/sprints/<sprintId>` a sprint view, `/login`. The gateway answers
+ * planning, `/boards/<id>/flow` its flow view, `/boards/<id>/sprints/<sprintId>` a sprint view, `/login`. The gateway answers
  * index.html for each.
  */
 export type Route =
@@ -16,6 +17,7 @@ export type Route =
   | { page: 'boards' }
   | { page: 'board'; boardId: string }
   | { page: 'plan'; boardId: string }
+  | { page: 'flow'; boardId: string }
   | { page: 'sprint'; boardId: string; sprintId: string };
 
 export function parseRoute(pathname: string): Route {
@@ -23,6 +25,8 @@ export function parseRoute(pathname: string): Route {
   if (m) return { page: 'board', boardId: decodeURIComponent(m[1]!) };
   const plan = /^\/boards\/([^/]+)\/plan\/?$/.exec(pathname);
   if (plan) return { page: 'plan', boardId: decodeURIComponent(plan[1]!) };
+  const flow = /^\/boards\/([^/]+)\/flow\/?$/.exec(pathname);
+  if (flow) return { page: 'flow', boardId: decodeURIComponent(flow[1]!) };
   const sprint = /^\/boards\/([^/]+)\/sprints\/([^/]+)\/?$/.exec(pathname);
   if (sprint) return { page: 'sprint', boardId: decodeURIComponent(sprint[1]!), sprintId: decodeURIComponent(sprint[2]!) };
   if (pathname === '/login') return { page: 'login' };
@@ -89,6 +93,7 @@ export function App({ api }: { api: Api }) {
         {shown.page === 'boards' && <BoardsPage api={api} navigate={navigate} />}
         {shown.page === 'board' && <BoardPage key={shown.boardId} api={api} boardId={shown.boardId} navigate={navigate} />}
         {shown.page === 'plan' && <PlanningPage key={shown.boardId} api={api} boardId={shown.boardId} navigate={navigate} />}
+        {shown.page === 'flow' && <FlowPage key={shown.boardId} api={api} boardId={shown.boardId} navigate={navigate} />}
         {shown.page === 'sprint' && (
           <SprintPage key={shown.sprintId} api={api} boardId={shown.boardId} sprintId={shown.sprintId} navigate={navigate} />
         )}

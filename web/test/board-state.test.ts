@@ -3,6 +3,7 @@ import type { Card } from '../src/api/types.js';
 import {
   applyOptimisticMove, BACKLOG, burnDays, daysLeft, describeMetadata, cardBadges, liveLease, planCards, planningQuery, pointsOf, sumPoints, columnFilter, columnOf, describeActions, initials, menuPosition, neighbourColumn, quote, restoreColumns, searchClause,
   statusChoices, summarySignature, userPosition, wipState, type Columns,
+  cfdBands, epochDay, flowRange, wipRefusalOf, wipRefusalText,
 } from '../src/board/state.js';
 import { ApiError, errorText, fillPath } from '../src/api/client.js';
 
@@ -30,6 +31,34 @@ describe('board state rules', () => {
     expect(applyOptimisticMove(c, 'zz', 'todo', 'done')).toBe(c);
     expect(applyOptimisticMove(c, 'a', 'todo', 'nowhere')).toBe(c);
     expect(applyOptimisticMove(c, 'a', 'todo', 'todo')).toBe(c);
+  });
+
+  it('says in one sentence why a full blocking column refused a card: the column, its count and its limit', () => {
+    const r = wipRefusalOf('WIP_LIMIT_REACHED', { column_id: 'col-doing', wip_limit: 2, count: 2 })!;
+    expect(r).toEqual({ column_id: 'col-doing', wip_limit: 2, count: 2 });
+    expect(wipRefusalText('Login', 'Doing', r)).toBe('“Login” was not moved: Doing already holds 2 cards, its WIP limit of 2.');
+    expect(wipRefusalText('Login', 'Doing', { ...r, count: 1, wip_limit: 1 })).toBe('“Login” was not moved: Doing already holds 1 card, its WIP limit of 1.');
+    expect(wipRefusalText('Login', 'Doing', { ...r, count: 3 }, 'created')).toBe('“Login” was not created in Doing: Doing already holds 3 cards, more than its WIP limit of 2.');
+    expect(wipRefusalOf('CONFLICT', { column_id: 'c', wip_limit: 1, count: 1 })).toBeUndefined();
+    expect(wipRefusalOf('WIP_LIMIT_REACHED', { column_id: 'c' })).toBeUndefined();
+  });
+
+  it('stacks the cumulative flow bands in board order with the last column at the bottom; picks the range in UTC days', () => {
+    const col = (column_id: string, count: number) => ({ column_id, name: column_id.toUpperCase(), count, points: 0 });
+    const bands = cfdBands([
+      { day: '2026-11-26', columns: [col('todo', 3), col('done', 1)] },
+      { day: '2026-11-28', columns: [col('todo', 1), col('doing', 2), col('done', 4)] },
+    ]);
+    expect(bands.x).toEqual([epochDay('2026-11-26'), epochDay('2026-11-28')]);
+    expect(bands.x[1]! - bands.x[0]!).toBe(2);
+    expect(bands.columns.map((c) => [c.name, c.counts, c.top])).toEqual([
+      ['TODO', [3, 1], [4, 7]],
+      ['DOING', [0, 2], [1, 6]], // a column a past day does not know counts 0
+      ['DONE', [1, 4], [1, 4]],
+    ]);
+    expect(cfdBands([])).toEqual({ x: [], columns: [] });
+    expect(epochDay('2026-11-28T12:00:00.000Z') - epochDay('2026-11-28')).toBe(0.5);
+    expect(flowRange(new Date('2026-11-28T23:59:00Z'), 30)).toEqual({ from: '2026-10-30', to: '2026-11-28' });
   });
 
   it('names the WIP state as the summary does (over means total > limit)', () => {

@@ -1,7 +1,7 @@
 import { endpoints, type Endpoint, type EndpointName } from './endpoints.js';
 import { fieldSentence, queryMessage } from './humane.js';
 import type {
-  Board, BoardList, BoardMember, BoardTaskPage, Burndown, CloseSprintResult, SprintReport, SprintSummary, StartSprintResult, Velocity, ColumnInput, ColumnPage, ErrorBody, Group, MoveResult, Note, Preview, Summary, Task,
+  Board, BoardList, CycleTime, Flow, BoardMember, BoardTaskPage, Burndown, CloseSprintResult, SprintReport, SprintSummary, StartSprintResult, Velocity, ColumnInput, ColumnPage, ErrorBody, Group, MoveResult, Note, Preview, Summary, Task,
   TaskDetail, TaskPage, TokenPair,
 } from './types.js';
 
@@ -278,6 +278,10 @@ export class Api {
   startSprint = (sprintId: string) => this.call<StartSprintResult>('startSprint', { params: { sprintId }, body: {} });
   sprintReport = (sprintId: string) => this.call<SprintReport>('sprintReport', { params: { sprintId } });
   burndown = (sprintId: string) => this.call<Burndown>('burndown', { params: { sprintId } });
+
+  // ---- flow reports (docs/flow.md; days are UTC `YYYY-MM-DD`, inclusive) ---------------------------
+  flow = (boardId: string, from: string, to: string) => this.call<Flow>('flow', { params: { boardId }, query: { from, to } });
+  cycleTime = (boardId: string, from: string, to: string) => this.call<CycleTime>('cycleTime', { params: { boardId }, query: { from, to } });
 
   // ---- groups -----------------------------------------------------------------------------------
   listGroups = () => this.call<Group[]>('listGroups');

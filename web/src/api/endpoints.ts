@@ -37,6 +37,8 @@ export const endpoints = e({
   listSprints: { method: 'GET', path: '/api/v1/boards/{boardId}/sprints', query: ['state'] },
   createBoardSprint: { method: 'POST', path: '/api/v1/boards/{boardId}/sprints', body: ['title', 'goal', 'kickoff', 'deadline', 'start'] },
   velocity: { method: 'GET', path: '/api/v1/boards/{boardId}/velocity', query: ['last'] },
+  flow: { method: 'GET', path: '/api/v1/boards/{boardId}/flow', query: ['from', 'to'] },
+  cycleTime: { method: 'GET', path: '/api/v1/boards/{boardId}/cycle-time', query: ['from', 'to'] },
   startSprint: { method: 'POST', path: '/api/v1/tasks/{sprintId}/start-sprint', body: ['board_ids'] },
   sprintReport: { method: 'GET', path: '/api/v1/tasks/{sprintId}/report' },
   burndown: { method: 'GET', path: '/api/v1/tasks/{sprintId}/burndown' },

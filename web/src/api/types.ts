@@ -32,6 +32,8 @@ import type {
   StartSprintResult as StartSprintResultSchema,
   Task as TaskType,
   VelocityResult as VelocityResultSchema,
+  FlowResult as FlowResultSchema,
+  CycleTimeResult as CycleTimeResultSchema,
 } from '@app/shared/contracts';
 
 export type Board = Static<typeof BoardSchema>;
@@ -61,6 +63,10 @@ export type QueryFault = Static<typeof QueryFaultSchema>;
 export type QueryValidation = Static<typeof QueryValidateResult>;
 export type SavedView = Static<typeof ViewSchema>;
 export type SavedViewList = Static<typeof ViewListSchema>;
+/** Cumulative flow of a board (docs/flow.md "Cumulative flow"). */
+export type Flow = Static<typeof FlowResultSchema>;
+/** Lead and cycle time of a board's finished cards (docs/flow.md "Lead and cycle time"). */
+export type CycleTime = Static<typeof CycleTimeResultSchema>;
 
 /** The token pair of login and refresh (docs/auth.md). */
 export interface TokenPair {

@@ -14,7 +14,7 @@ import { pollInterval, POLL_MS } from './live.js';
 import { MembersDialog } from './MembersDialog.js';
 import { Notice, type NoticeMessage } from './Notice.js';
 import { SprintHeader, StartSprint } from './SprintHeader.js';
-import { columnFilter, columnOf, emptyColumn, statusChoices, userPosition } from './state.js';
+import { columnFilter, columnOf, emptyColumn, statusChoices, userPosition, wipRefusalOf, wipRefusalText } from './state.js';
 import { useBoard } from './useBoard.js';
 import { useBoardColumns } from './useBoardColumns.js';
 import { useCardMove, type MoveReport } from './useCardMove.js';
@@ -176,7 +176,9 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
       await refresh();
       return true;
     } catch (e) {
-      fail(e);
+      const full = e instanceof ApiError ? wipRefusalOf(e.code, e.body.details) : undefined;
+      if (full) setNotice({ text: wipRefusalText(title, nameOf(full.column_id), full, 'created'), kind: 'error' });
+      else fail(e);
       return false;
     }
   }
@@ -215,6 +217,15 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           {!writable ? ' · read only' : ''} · {live === 'stream' ? 'live' : `refreshes every ${Math.round(pollInterval() / 1000)} s`}
         </span>
         <div className="board-actions">
+          <a
+            href={`/boards/${encodeURIComponent(board.id)}/flow`}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate(`/boards/${encodeURIComponent(board.id)}/flow`);
+            }}
+          >
+            Flow
+          </a>
           {board.is_owner && (
             <button type="button" className="secondary" onClick={() => setSharing(true)}>
               Members…

@@ -36,7 +36,8 @@ export function Lane(p: LaneProps) {
   const headingId = `lane-${column.id}`;
   /** Before the column's first read: a skeleton, not an empty lane with a count of 0. */
   const firstRead = state.loading && state.pages === 0;
-  const wipText = wip === 'none' ? '' : wip === 'over' ? `over WIP limit ${limit}` : wip === 'at' ? `at WIP limit ${limit}` : `WIP limit ${limit}`;
+  const blocks = column.wip_policy === 'block';
+  const wipText = wip === 'over' ? `over WIP limit ${limit}` : wip === 'at' ? (blocks ? 'full: takes no more cards' : `at WIP limit ${limit}`) : '';
 
   return (
     <section
@@ -53,8 +54,14 @@ export function Lane(p: LaneProps) {
             …
           </span>
         ) : (
-          <span className="count" aria-label={`${state.total} cards`} data-testid="lane-count">
-            {state.total}
+          <span className="count" aria-label={limit === undefined ? `${state.total} cards` : `${state.total} cards of a WIP limit of ${limit}`}>
+            <span data-testid="lane-count">{state.total}</span>
+            {limit !== undefined && (
+              <span className="limit" data-testid="lane-limit" title={blocks ? 'WIP limit: a full lane refuses more cards' : 'WIP limit: a lane over it is marked'}>
+                {' / '}
+                {limit}
+              </span>
+            )}
           </span>
         )}
         {wipText && (

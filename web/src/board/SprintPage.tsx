@@ -2,12 +2,11 @@ import { useCallback, useEffect, useMemo, useState, type MouseEvent } from 'reac
 import uPlot from 'uplot';
 import { ApiError, errorText, type Api } from '../api/client.js';
 import type { Board, Burndown, SprintReport, SprintSummary, TaskDetail, Velocity } from '../api/types.js';
+import { AXIS, shortDay } from '../charts/axes.js';
 import { Chart } from '../charts/Chart.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
 import { burnDays } from './state.js';
 
-const INK = '#1d2430';
-const AXIS = { stroke: INK, grid: { stroke: '#e3e6eb' }, ticks: { stroke: '#c5cad3' } };
 
 /**
  * A sprint's view (`/boards/<id>/sprints/<sprintId>`): its goal and dates, the burndown chart
@@ -224,9 +223,6 @@ function ReportList(p: { title: string; items: SprintReport['completed']; empty?
     </section>
   );
 }
-
-/** `YYYY-MM-DD` → "Nov 28" (UTC). */
-const shortDay = (d: string) => new Date(`${d}T00:00:00Z`).toLocaleDateString('en', { month: 'short', day: 'numeric', timeZone: 'UTC' });
 
 /**
  * The burndown over the sprint's days (kickoff to deadline, {@link burnDays}): remaining points,

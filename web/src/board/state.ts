@@ -324,3 +324,63 @@ export function describeMetadata(md: Record<string, unknown>, sprintTitle: (id: 
   }
   return out;
 }
+
+/** `details` of a 409 `WIP_LIMIT_REACHED` (docs/boards.md "WIP limits"). */
+export interface WipRefusal {
+  column_id: string;
+  wip_limit: number;
+  count: number;
+}
+
+/** The `details` of an error body when it is a WIP refusal, else `undefined`. */
+export function wipRefusalOf(code: string, details: Record<string, unknown> | undefined): WipRefusal | undefined {
+  if (code !== 'WIP_LIMIT_REACHED' || !details) return undefined;
+  const { column_id, wip_limit, count } = details;
+  return typeof column_id === 'string' && typeof wip_limit === 'number' && typeof count === 'number' ? { column_id, wip_limit, count } : undefined;
+}
+
+/**
+ * One sentence for a card refused by a full column whose `wip_policy` is `block`, naming the
+ * column, its limit and its count: "“Login” was not moved: Doing already holds 2 cards, its WIP
+ * limit of 2." (`verb` "created" for a card create).
+ */
+export function wipRefusalText(title: string, columnName: string, r: WipRefusal, verb: 'moved' | 'created' = 'moved'): string {
+  const cards = r.count === 1 ? '1 card' : `${r.count} cards`;
+  const where = verb === 'moved' ? '' : ` in ${columnName}`;
+  return `“${title}” was not ${verb}${where}: ${columnName} already holds ${cards}, ${r.count > r.wip_limit ? 'more than ' : ''}its WIP limit of ${r.wip_limit}.`;
+}
+
+// ---- flow view (docs/flow.md) ----------------------------------------------------------------------
+
+/** The UTC day `YYYY-MM-DD` of `d` shifted by `offset` days. */
+export function utcDay(d: Date, offset = 0): string {
+  return new Date(d.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** The flow view's range: the last `days` UTC days up to today, both ends included (`from` is `days - 1` days back). */
+export function flowRange(now: Date, days: number): { from: string; to: string } {
+  return { from: utcDay(now, -(days - 1)), to: utcDay(now) };
+}
+
+/** Days since 1970-01-01 of a UTC day `YYYY-MM-DD` (the flow charts' x axis; fractional for an instant). */
+export function epochDay(dayOrInstant: string): number {
+  const t = Date.parse(dayOrInstant.length === 10 ? `${dayOrInstant}T00:00:00Z` : dayOrInstant);
+  return t / 86_400_000;
+}
+
+/**
+ * The cumulative flow diagram's bands: per column (board order, as the report lists them) its
+ * count per day, and the stacked top of its band — its count plus the counts of every later
+ * column — so the last column (Done) lies at the bottom and the first on top. `x` is
+ * {@link epochDay} of each day.
+ */
+export function cfdBands(days: ReadonlyArray<{ day: string; columns: ReadonlyArray<{ column_id: string; name: string; count: number }> }>): {
+  x: number[];
+  columns: Array<{ id: string; name: string; counts: number[]; top: number[] }>;
+} {
+  const last = days[days.length - 1];
+  const order = last ? last.columns.map((c) => ({ id: c.column_id, name: c.name })) : [];
+  const counts = order.map((c) => days.map((d) => d.columns.find((x) => x.column_id === c.id)?.count ?? 0));
+  const columns = order.map((c, i) => ({ ...c, counts: counts[i]!, top: days.map((_, j) => counts.slice(i).reduce((s, k) => s + k[j]!, 0)) }));
+  return { x: days.map((d) => epochDay(d.day)), columns };
+}

@@ -4,7 +4,7 @@ import { ApiError, type Api } from '../api/client.js';
 import type { Board } from '../api/types.js';
 import { useLaneDrag, type LaneDrag } from './drag.js';
 import type { BoardColumns } from './useBoardColumns.js';
-import { applyOptimisticMove, columnOf, describeActions, restoreColumns, type MovePreview } from './state.js';
+import { applyOptimisticMove, columnOf, describeActions, restoreColumns, wipRefusalOf, wipRefusalText, type MovePreview } from './state.js';
 
 /** What the move hook reports to the page: a message for the message bar and the live region. */
 export interface MoveReport {
@@ -39,8 +39,9 @@ export interface CardMove {
 
 /**
  * Moving cards between lanes (docs/web.md "Move a card"): dry-run previews, the optimistic move
- * shown at once and then confirmed, the exact rollback on any error (a 409 also says the card's
- * current status and reloads the columns; a 403 says the board is read-only), and dnd-kit's
+ * shown at once and then confirmed, the exact rollback on any error (a full column of policy
+ * `block` is named with its count and limit; another 409 also says the card's current status and
+ * reloads the columns; a 403 says the board is read-only), and dnd-kit's
  * pointer and keyboard drag with its screen-reader announcements.
  */
 export function useCardMove(o: {
@@ -69,7 +70,15 @@ export function useCardMove(o: {
         const r = await api.moveCard(boardId!, cardId, from, to, true);
         p = { cardId, to, ok: true, text: `Moving to ${nameOf(to)} ${describeActions(r.applied_actions)}.` };
       } catch (e) {
-        p = { cardId, to, ok: false, text: `Cannot move to ${nameOf(to)}: ${e instanceof ApiError ? e.message : String(e)}` };
+        const full = e instanceof ApiError ? wipRefusalOf(e.code, e.body.details) : undefined;
+        p = {
+          cardId,
+          to,
+          ok: false,
+          text: full
+            ? `Cannot move to ${nameOf(to)}: it already holds ${full.count} of its WIP limit of ${full.wip_limit} cards.`
+            : `Cannot move to ${nameOf(to)}: ${e instanceof ApiError ? e.message : String(e)}`,
+        };
       }
       previewCache.current.set(key, p);
       return p;
@@ -107,7 +116,8 @@ export function useCardMove(o: {
           const cards = dst.cards.map((x) => (x.id === cardId ? { ...x, status: r.task.status, tags: r.task.tags, title: r.task.title } : x));
           return { ...c, [to]: { ...dst, cards } };
         });
-        report({ text: `Moved “${card.title}” from ${nameOf(from)} to ${nameOf(to)}: ${describeActions(r.applied_actions)}.`, kind: 'info' });
+        const over = r.wip?.over_limit ? ` ${nameOf(to)} is now over its WIP limit (${r.wip.count} / ${r.wip.wip_limit}).` : '';
+        report({ text: `Moved “${card.title}” from ${nameOf(from)} to ${nameOf(to)}: ${describeActions(r.applied_actions)}.${over}`, kind: 'info' });
         previewCache.current.clear();
         moveInFlight.current--;
         void reload(board).catch(() => {});
@@ -116,7 +126,11 @@ export function useCardMove(o: {
         setColumns((c) => restoreColumns(c, before, [from, to]));
         previewCache.current.clear();
         let text: string;
-        if (e instanceof ApiError && e.status === 409) {
+        const full = e instanceof ApiError ? wipRefusalOf(e.code, e.body.details) : undefined;
+        if (full) {
+          // A full `block` column: nothing changed elsewhere, so the rollback alone is the truth.
+          text = wipRefusalText(card.title, nameOf(full.column_id), full);
+        } else if (e instanceof ApiError && e.status === 409) {
           const now = e.body.task;
           text =
             `“${card.title}” was not moved: ${e.message}` +
