@@ -14,6 +14,7 @@ import { pollInterval, POLL_MS } from './live.js';
 import { MembersDialog } from './MembersDialog.js';
 import { Notice, type NoticeMessage } from './Notice.js';
 import { SprintHeader, StartSprint } from './SprintHeader.js';
+import { AppLink } from '../AppLink.js';
 import { columnFilter, columnOf, emptyColumn, statusChoices, userPosition, wipRefusalOf, wipRefusalText } from './state.js';
 import { useBoard } from './useBoard.js';
 import { useBoardColumns } from './useBoardColumns.js';
@@ -217,15 +218,9 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           {!writable ? ' · read only' : ''} · {live === 'stream' ? 'live' : `refreshes every ${Math.round(pollInterval() / 1000)} s`}
         </span>
         <div className="board-actions">
-          <a
-            href={`/boards/${encodeURIComponent(board.id)}/flow`}
-            onClick={(e) => {
-              e.preventDefault();
-              navigate(`/boards/${encodeURIComponent(board.id)}/flow`);
-            }}
-          >
+          <AppLink to={`/boards/${encodeURIComponent(board.id)}/flow`} navigate={navigate}>
             Flow
-          </a>
+          </AppLink>
           {board.is_owner && (
             <button type="button" className="secondary" onClick={() => setSharing(true)}>
               Members…

@@ -1,7 +1,8 @@
-import { useCallback, useEffect, useMemo, useState, type MouseEvent, type ReactNode } from 'react';
+import { useCallback, useEffect, useMemo, useState, type ReactNode } from 'react';
 import uPlot from 'uplot';
 import { errorText, type Api } from '../api/client.js';
 import type { Board, CycleTime, Flow } from '../api/types.js';
+import { AppLink } from '../AppLink.js';
 import { AXIS, daySplits, shortDay } from '../charts/axes.js';
 import { Chart } from '../charts/Chart.js';
 import { cfdBands, epochDay, flowRange } from './state.js';
@@ -47,10 +48,6 @@ export function FlowPage(p: { api: Api; boardId: string; navigate: (path: string
   }, [load]);
 
   const boardPath = `/boards/${encodeURIComponent(boardId)}`;
-  const go = (path: string) => (e: MouseEvent) => {
-    e.preventDefault();
-    p.navigate(path);
-  };
   if (error && !board) {
     return (
       <section className="flow-page">
@@ -79,9 +76,9 @@ export function FlowPage(p: { api: Api; boardId: string; navigate: (path: string
               ))}
             </select>
           </label>
-          <a href={boardPath} onClick={go(boardPath)}>
+          <AppLink to={boardPath} navigate={p.navigate}>
             Board
-          </a>
+          </AppLink>
         </div>
       </div>
       {error && (

@@ -1,7 +1,8 @@
-import { useCallback, useEffect, useMemo, useState, type MouseEvent } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import uPlot from 'uplot';
 import { ApiError, errorText, type Api } from '../api/client.js';
 import type { Board, Burndown, SprintReport, SprintSummary, TaskDetail, Velocity } from '../api/types.js';
+import { AppLink } from '../AppLink.js';
 import { AXIS, shortDay } from '../charts/axes.js';
 import { Chart } from '../charts/Chart.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
@@ -53,10 +54,6 @@ export function SprintPage(p: { api: Api; boardId: string; sprintId: string; nav
     api.velocity(boardId, last).then(setVelocity, (e: unknown) => setError(errorText(e)));
   }, [api, boardId, last, report]);
 
-  const go = (path: string) => (e: MouseEvent) => {
-    e.preventDefault();
-    p.navigate(path);
-  };
   const boardPath = `/boards/${encodeURIComponent(boardId)}`;
 
   if (error && !sprint) {
@@ -83,12 +80,12 @@ export function SprintPage(p: { api: Api; boardId: string; sprintId: string; nav
           {closed ? 'closed' : summary?.started_at ? 'active' : 'planned'} · {board.name}
         </span>
         <div className="board-actions">
-          <a href={boardPath} onClick={go(boardPath)}>
+          <AppLink to={boardPath} navigate={p.navigate}>
             Board
-          </a>
-          <a href={`${boardPath}/plan`} onClick={go(`${boardPath}/plan`)}>
+          </AppLink>
+          <AppLink to={`${boardPath}/plan`} navigate={p.navigate}>
             Planning
-          </a>
+          </AppLink>
           {writable && !closed && summary?.started_at && (
             <button type="button" onClick={() => setClosing(true)}>
               Close sprint…
