@@ -76,7 +76,7 @@ export function useCardMove(o: {
           to,
           ok: false,
           text: full
-            ? `Cannot move to ${nameOf(to)}: it already holds ${full.count} of its WIP limit of ${full.wip_limit} cards.`
+            ? `Cannot move to ${nameOf(to)}: it is full (${full.count === 1 ? '1 card' : `${full.count} cards`}, WIP limit ${full.wip_limit}).`
             : `Cannot move to ${nameOf(to)}: ${e instanceof ApiError ? e.message : String(e)}`,
         };
       }

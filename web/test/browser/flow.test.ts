@@ -65,7 +65,7 @@ describe.skipIf(!hasChromium)('flow on the web board', () => {
     await poll(() => handle.getAttribute('aria-pressed')).toBe('true');
     await page.waitForTimeout(100); // dnd-kit listens for the arrow keys from the next task on
     await page.keyboard.press('ArrowRight');
-    await doing.getByRole('status').filter({ hasText: 'Cannot move to Doing: it already holds 1 of its WIP limit of 1 cards.' }).waitFor();
+    await doing.getByRole('status').filter({ hasText: 'Cannot move to Doing: it is full (1 card, WIP limit 1).' }).waitFor();
     await page.keyboard.press('Space');
     const alert = page.getByRole('alert').filter({ hasText: '“Beta” was not moved' });
     await alert.waitFor();
