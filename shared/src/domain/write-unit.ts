@@ -208,7 +208,8 @@ function answerFrom<R>(rec: IdempotencyDoc, ctx: CallContext, idem: KeyOf): R {
 
 /**
  * One attempt of the write in its transaction `session`: `fn`, then the events it emitted
- * ({@link appendEvents}, with the active span's `traceparent` when traced). Returns `fn`'s result
+ * ({@link appendEvents}, naming the access token of the call when it used one, with the active
+ * span's `traceparent` when traced). Returns `fn`'s result
  * and how many events were appended.
  */
 async function attempt<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: WriteUnit) => Promise<R>, session: Session): Promise<{ result: R; events: number }> {
@@ -221,7 +222,9 @@ async function attempt<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: WriteUnit
   const result = await fn({ session, userId, now, emit: (...e) => void events.push(...e), rollbackWith });
   // traced: the active span (the store transaction's, in the service's request span) becomes the write's trace context
   const traceparent = deps.tracer && events.length > 0 ? activeTraceparent() : undefined;
-  await appendEvents(deps.store, session, events, { actor: userId, request_id: ctx.requestId, occurred_at: now.toISOString(), ...(traceparent ? { traceparent } : {}) });
+  await appendEvents(deps.store, session, events, {
+    actor: userId, request_id: ctx.requestId, occurred_at: now.toISOString(), ...(ctx.grant ? { actor_token: ctx.grant.tokenId } : {}), ...(traceparent ? { traceparent } : {}),
+  });
   return { result, events: events.length };
 }
 
