@@ -35,4 +35,8 @@ export const Collections = {
   boardShareSync: 'board_share_sync',
   /** Saved views: named queries, optionally shared through a board (docs/views.md). */
   views: 'views',
+  /** One document per board per UTC day: each column's card count and points (docs/flow.md). */
+  flowSnapshots: 'flow_snapshots',
+  /** One document per (board, card): the card's moves between the board's columns, from `card.moved` events (docs/flow.md). */
+  cardFlow: 'card_flow',
 } as const;
