@@ -55,9 +55,11 @@ describe('flow reports through HTTP', () => {
       ['2026-03-04', true, '1/8 1/3 1/5'],
     ]);
 
-    // the moves are recorded by the background work: wait until B's finish is there
-    const cycle = await eventually('B finished in the cycle-time report', async () =>
-      (await sys.call('GET', `${base}/cycle-time?from=2026-03-01&to=2026-03-04`, alice)).body, (body) => body.cards?.length === 1);
+    // the moves are recorded by the background work, in order: wait until every move is in (B
+    // finished and A re-opened; before A's re-opening is recorded, A shows as finished too)
+    const cycle = await eventually('B alone finished in the cycle-time report', async () =>
+      (await sys.call('GET', `${base}/cycle-time?from=2026-03-01&to=2026-03-04`, alice)).body,
+      (body) => body.cards?.length === 1 && body.cards[0].task_id === b);
     expect(cycle).toMatchObject({ start_column: 'todo', end_column: 'done' });
     // B: created day 1 09:00, left To Do day 2 11:00, entered Done day 3 11:00; A was re-opened
     expect(cycle.cards).toEqual([{
