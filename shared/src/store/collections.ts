@@ -35,4 +35,9 @@ export const Collections = {
   boardShareSync: 'board_share_sync',
   /** Saved views: named queries, optionally shared through a board (docs/views.md). */
   views: 'views',
+  /**
+   * The audit log (docs/audit.md): one append-only entry per security-relevant action, written in
+   * the transaction of the action; removed past its `expires_at` by a TTL index.
+   */
+  audit: 'audit_log',
 } as const;
