@@ -27,7 +27,7 @@ export {
   BoardsOps, GroupsOps, BoardPathParams, BoardTaskParams, GroupParams, GroupMemberParams, ColumnAction, ColumnActionInput,
   Column, ColumnInput, Board, BoardList, BoardCreateBody, BoardUpdateBody, BoardShareBody, PreviewActionsBody,
   PreviewActionsResult, BoardTaskCreateBody, CardMoveBody, AppliedAction, CardMoveResult, WipState, Group, GroupCreateBody, GroupMemberBody,
-  BoardMember, BoardMembers,
+  BoardMember, BoardMembers, BoardMemberParams, BoardMemberBody, BoardMemberPatchBody,
 } from './boards.js';
 export { BoardDryRunQuery, BoardPreview } from './boards.js';
 export {
@@ -43,3 +43,4 @@ export {
   SCOPES, type Scope, type TokenGrant, scopesAllow, OP_SCOPES, scopeOf, TOKEN_BOARDS_MAX, TokenCreateBody, AccessToken, CreatedAccessToken, TokenParams,
 } from './tokens.js';
 export { AUDIT_ACTIONS, AuditQuerystring, AuditEntry, AuditPage, type AuditAction } from './audit.js';
+export { FlowOps, FlowParams, FlowQuerystring, FlowResult, FlowDay, FlowColumn, CycleTimeQuerystring, CycleTimeResult, FinishedCard, Percentiles, FlowSnapshotResult } from './flow.js';

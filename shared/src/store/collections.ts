@@ -40,4 +40,8 @@ export const Collections = {
    * the transaction of the action; removed past its `expires_at` by a TTL index.
    */
   audit: 'audit_log',
+  /** One document per board per UTC day: each column's card count and points (docs/flow.md). */
+  flowSnapshots: 'flow_snapshots',
+  /** One document per (board, card): the card's moves between the board's columns, from `card.moved` events (docs/flow.md). */
+  cardFlow: 'card_flow',
 } as const;

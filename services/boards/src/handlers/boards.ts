@@ -1,13 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
-import type { BoardCreateBody, BoardsOps, BoardUpdateBody } from '@app/shared/contracts';
+import type { BoardCreateBody, BoardMember, BoardsOps, BoardUpdateBody } from '@app/shared/contracts';
 import {
   DEFAULT_COLUMNS, actionView, boardEvent, canReadBoard, canReadTask, checkIfMatch, checkMetadataEntry, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
   runWrite, toBoard, versionGuard, versionOf,
   type BoardDoc, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
-import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Update } from '@app/shared/store';
+import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Session, type Update } from '@app/shared/store';
 import { boardsOf, groupsOf } from '../collections.js';
 import { completeShareSync, recordShareSync } from '../share-sync.js';
 
@@ -122,40 +122,54 @@ export function listBoards({ store }: ServiceDeps): Handler<typeof BoardsOps.lis
   return async (_input, ctx) => {
     const userId = callerId(ctx);
     const principal = await loadPrincipal(store, userId);
-    const { groupIds } = principal;
+    const { groupIds, readOnlyGroupIds } = principal;
     const sort = { created_at: 1, _id: 1 } as const;
     const [owned, shared] = await Promise.all([
       boardsOf(store).find({ owner_id: userId }, { sort }),
       groupIds.length === 0 ? [] : boardsOf(store).find({ groupId: { $in: groupIds }, owner_id: { $ne: userId } }, { sort }),
     ]);
+    const reader = (b: BoardDoc) => b.groupId !== undefined && (readOnlyGroupIds ?? []).includes(b.groupId);
     // an access token narrowed to some boards lists only those
-    const listed = (boards: BoardDoc[]) => boards.filter((b) => canReadBoard(principal, b)).map((b) => toBoard(b, userId));
+    const listed = (boards: BoardDoc[]) => boards.filter((b) => canReadBoard(principal, b)).map((b) => toBoard(b, userId, reader(b)));
     return { owned_boards: listed(owned), shared_boards: listed(shared) };
   };
 }
 
 /** `boards.get`: any board the caller can read. */
 export function getBoard({ store }: ServiceDeps): Handler<typeof BoardsOps.get> {
-  return async ({ boardId }, ctx) => toBoard((await loadBoard(store, callerId(ctx), boardId, 'read')).board, callerId(ctx));
+  return async ({ boardId }, ctx) => {
+    const { board, principal } = await loadBoard(store, callerId(ctx), boardId, 'read');
+    return toBoard(board, principal.userId, board.groupId !== undefined && (principal.readOnlyGroupIds ?? []).includes(board.groupId));
+  };
 }
 
 /**
  * `boards.members`: the people of a board a reader may see, to pick an assignee by name and to
- * show whose a card is: the owner, then the members of the board's group (group order), each
- * once, as `{id, username}`. A board the caller cannot read is 404 `BOARD_NOT_FOUND` (docs/architecture.md §4).
- * A user id without a user record keeps its id as its name.
+ * show whose a card is ({@link peopleOf}). A board the caller cannot read is 404
+ * `BOARD_NOT_FOUND` (docs/architecture.md §4).
  */
 export function boardMembers({ store }: ServiceDeps): Handler<typeof BoardsOps.members> {
-  return async ({ boardId }, ctx) => {
-    const { board } = await loadBoard(store, callerId(ctx), boardId, 'read');
-    const group = board.groupId === undefined ? null : await groupsOf(store).findOne({ _id: board.groupId }, { projection: { members: 1 } });
-    const ids = distinct([board.owner_id, ...(group?.members ?? []).map((m) => m.user_id)]);
-    const users = await store
-      .collection<{ _id: string; username: string }>(Collections.users)
-      .find({ _id: { $in: ids } }, { projection: { _id: 1, username: 1 } });
-    const names = new Map(users.map((u) => [u._id, u.username]));
-    return ids.map((id) => ({ id, username: names.get(id) ?? id }));
-  };
+  return async ({ boardId }, ctx) => peopleOf(store, (await loadBoard(store, callerId(ctx), boardId, 'read')).board);
+}
+
+/**
+ * The people of `board`: the owner (`permission: 'owner'`), then the members of the board's group
+ * in group order, each once, as `{id, username, permission}`; a member's permission is the share's,
+ * `r` for a `reader` of the group (docs/boards.md "Members"). A user id without a user record keeps
+ * its id as its name.
+ */
+export async function peopleOf(store: DocumentStore, board: BoardDoc, session?: Session): Promise<BoardMember[]> {
+  const opts = session ? { session } : {};
+  const group = board.groupId === undefined ? null : await groupsOf(store).findOne({ _id: board.groupId }, { projection: { members: 1 }, ...opts });
+  const roles = new Map((group?.members ?? []).map((m) => [m.user_id, m.role]));
+  const ids = distinct([board.owner_id, ...roles.keys()]);
+  const users = await store
+    .collection<{ _id: string; username: string }>(Collections.users)
+    .find({ _id: { $in: ids } }, { projection: { _id: 1, username: 1 }, ...opts });
+  const names = new Map(users.map((u) => [u._id, u.username]));
+  const permission = (id: string): BoardMember['permission'] =>
+    id === board.owner_id ? 'owner' : roles.get(id) === 'reader' ? 'r' : (board.groupPermission ?? 'r');
+  return ids.map((id) => ({ id, username: names.get(id) ?? id, permission: permission(id) }));
 }
 
 /**
@@ -211,7 +225,7 @@ export function previewUpdateBoard({ store, clock }: ServiceDeps): Handler<typeo
 }
 
 /** The caller's own board `boardId`, read in the unit's transaction and checked against `If-Match`. */
-async function ownedBoard(w: WriteUnit, { store }: ServiceDeps, ctx: { ifMatch: string | undefined }, boardId: string) {
+export async function ownedBoard(w: WriteUnit, { store }: ServiceDeps, ctx: { ifMatch: string | undefined }, boardId: string) {
   const loaded = await loadBoard(store, w.userId, boardId, 'owner', w.session);
   checkIfMatch(ctx.ifMatch, versionOf(loaded.board), { boardId });
   return loaded;
@@ -221,7 +235,7 @@ async function ownedBoard(w: WriteUnit, { store }: ServiceDeps, ctx: { ifMatch: 
  * Applies `update` to `board` (as read in the unit's transaction) as ONE write pinned at its
  * version, bumping it; 409 `CONFLICT` when the board changed under the transaction.
  */
-async function writeBoard(w: WriteUnit, { store }: ServiceDeps, board: BoardDoc, update: Update & { $set: Record<string, unknown> }) {
+export async function writeBoard(w: WriteUnit, { store }: ServiceDeps, board: BoardDoc, update: Update & { $set: Record<string, unknown> }) {
   const after = await boardsOf(store).findOneAndUpdate(
     { _id: board._id, owner_id: w.userId, ...versionGuard(board) },
     { ...update, $set: { ...update.$set, ...nextVersion(board) } },

@@ -16,7 +16,7 @@ function groupNotFound(groupId: string): AppError {
 }
 
 /** Roles that may manage a group's members (docs/architecture.md §5). */
-const MANAGERS: ReadonlySet<GroupRole> = new Set(['owner', 'admin']);
+export const MANAGERS: ReadonlySet<GroupRole> = new Set(['owner', 'admin']);
 
 /**
  * Group `groupId` as its member `userId` sees it, with the caller's role. Missing, or the caller is
@@ -109,7 +109,7 @@ export function removeMember(deps: ServiceDeps): Handler<typeof GroupsOps.remove
  * Replaces the member list, conditional on it being unchanged since `group` was read (no lost
  * update): the group changed meanwhile → 409 `CONFLICT` (retry); it vanished → 404.
  */
-async function writeMembers(deps: ServiceDeps, group: GroupDoc, members: GroupDoc['members'], session: Session): Promise<GroupDoc> {
+export async function writeMembers(deps: ServiceDeps, group: GroupDoc, members: GroupDoc['members'], session: Session): Promise<GroupDoc> {
   const groups = groupsOf(deps.store);
   const after = await groups.findOneAndUpdate({ _id: group._id, members: group.members }, { $set: { members } }, { returnDocument: 'after', session });
   if (after) return after;

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { sameSecret } from '@app/shared/util';
 import { Type, type Static } from '@sinclair/typebox';
 import { AppError } from '@app/shared/errors';
 import { verifyAgainstDummy, verifyPassword } from '../auth/passwords.js';
@@ -74,11 +74,6 @@ type TokenPair = Static<typeof TokenPair>;
 
 /** Answer of register, status 201 (docs/architecture.md §9). */
 export const Registered = Type.Object({ userId: Type.String(), username: Type.String() });
-
-function sameSecret(a: string, b: string): boolean {
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(a), digest(b));
-}
 
 /**
  * Whether registration is open (docs/auth.md "Configuration"): as `REGISTRATION_ENABLED` says when
