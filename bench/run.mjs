@@ -4,6 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { Scope } from './lib.mjs';
+import { agentsSection } from './sections/agents.mjs';
 import { boardSection } from './sections/board.mjs';
 import { distributedSection } from './sections/distributed.mjs';
 import { durabilitySection } from './sections/durability.mjs';
@@ -33,6 +34,7 @@ const SECTIONS = {
   textcache: ['textcache: writes while 8 worst-case text searches are kept', textcacheSection],
   validate: ['validate: check-as-you-type query validation in-process, 500-character queries', validateSection],
   observability: ['observability: GET detail and move with metrics off, on, and on with every request traced', observabilitySection],
+  agents: ['agents: the MCP tool find_tasks ÷ the same query over REST, with an access token', agentsSection],
   soak: ['soak: 400,000 PATCHes of 200 tasks on the embedded default — memory, req/s per round, restart', soakSection],
 };
 /** Sections run only when named (they take long): `node bench/run.mjs scale`. */

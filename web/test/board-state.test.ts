@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Card } from '../src/api/types.js';
 import {
-  applyOptimisticMove, BACKLOG, burnPoints, cardBadges, liveLease, planCards, planningQuery, pointsOf, sumPoints, columnFilter, columnOf, describeActions, initials, menuPosition, neighbourColumn, quote, restoreColumns, searchClause,
+  applyOptimisticMove, BACKLOG, burnDays, daysLeft, describeMetadata, cardBadges, liveLease, planCards, planningQuery, pointsOf, sumPoints, columnFilter, columnOf, describeActions, initials, menuPosition, neighbourColumn, quote, restoreColumns, searchClause,
   statusChoices, summarySignature, userPosition, wipState, type Columns,
 } from '../src/board/state.js';
 import { ApiError, errorText, fillPath } from '../src/api/client.js';
@@ -86,9 +86,24 @@ describe('board state rules', () => {
         { field: '/columns', code: 'type', message: 'must be array' },
       ],
     });
-    expect(errorText(invalid)).toBe('Invalid request (/name: must not be empty)');
+    expect(errorText(invalid)).toBe('Name must not be empty.');
     expect(errorText(new ApiError(404, { code: 'NOT_FOUND', message: 'Board not found' }))).toBe('Board not found');
-    expect(errorText(new TypeError('Failed to fetch'))).toBe('TypeError: Failed to fetch');
+    expect(errorText(new TypeError('Failed to fetch'))).toBe('Failed to fetch');
+  });
+
+  it('says a failed field check in one sentence that names the field once, in words', () => {
+    const v = (field: string, code: string, message: string) =>
+      errorText(new ApiError(400, { code: 'VALIDATION_FAILED', message: `body${field}: ${message}`, validationErrors: [{ field, code, message }] }));
+    expect(v('/password', 'minLength', 'must NOT have fewer than 8 characters')).toBe('Password must have at least 8 characters.');
+    expect(v('/columns/0/name', 'minLength', 'must NOT have fewer than 1 characters')).toBe('Name of column 1 must not be empty.');
+    expect(v('/wip_limit', 'minimum', 'must be >= 0')).toBe('WIP limit must be at least 0.');
+    expect(v('/', 'required', "must have required property 'username'")).toBe('Username is required.');
+    expect(v('/permission', 'enum', 'must be equal to one of the allowed values')).toBe('Permission is not one of the allowed values.');
+  });
+
+  it('shows a query error without its part label and position (the filter shows the position itself)', () => {
+    const e = new ApiError(400, { code: 'QUERY_UNKNOWN_FIELD', message: 'Filter: Unknown field "stat" at position 0; did you mean "status"?', details: { position: 0 } });
+    expect(errorText(e)).toBe('Unknown field "stat"; did you mean "status"?');
   });
 });
 
@@ -153,17 +168,45 @@ describe('planning and burndown rules', () => {
     expect(sumPoints([task('a', { 'app.points': 0.1 }), task('b', { 'app.points': 0.2 }), task('c', { 'app.points': 'x' })])).toBe(0.3);
   });
 
-  it('draws the burndown from the start, one point per day, with scope changes', () => {
-    const pts = burnPoints({
-      started_at: '2026-11-20T09:00:00Z',
-      end: '2026-11-22T12:00:00Z',
-      days: [
-        { date: '2026-11-20', remaining: 10, scope: 10, ideal: 10 },
-        { date: '2026-11-21', remaining: 9, scope: 12, ideal: 5 },
-        { date: '2026-11-22', remaining: 4, scope: 12, ideal: 0 },
-      ],
-    });
-    expect(pts.map((p) => [p.label, p.remaining, p.scopeChange])).toEqual([['start', 10, 0], ['2026-11-20', 10, 0], ['2026-11-21', 9, 2], ['2026-11-22', 4, 0]]);
-    expect(pts[3]!.t).toBe(Date.parse('2026-11-22T12:00:00Z') / 1000); // the last day ends at `end`
+  it('charts the burndown from kickoff to deadline in days: actuals up to today, the ideal line falling to 0 on the deadline', () => {
+    const days = burnDays(
+      {
+        started_at: '2026-11-20T09:00:00Z',
+        days: [
+          { date: '2026-11-20', remaining: 10, scope: 10, ideal: 10 },
+          { date: '2026-11-21', remaining: 9, scope: 12, ideal: 8 },
+        ],
+      },
+      { kickoff: '2026-11-19T00:00:00Z', deadline: '2026-11-24T00:00:00Z', now: new Date('2026-11-21T15:00:00Z') },
+    );
+    expect(days.map((d) => d.date)).toEqual(['2026-11-19', '2026-11-20', '2026-11-21', '2026-11-22', '2026-11-23', '2026-11-24']);
+    expect(days.map((d) => d.ideal)).toEqual([10, 8, 6, 4, 2, 0]);
+    expect(days.map((d) => d.remaining)).toEqual([null, 10, 9, null, null, null]);
+    expect(days.map((d) => d.scopeChange)).toEqual([0, 0, 2, 0, 0, 0]);
+    expect(days.filter((d) => d.today).map((d) => d.date)).toEqual(['2026-11-21']);
+  });
+
+  it('without a deadline the burndown ends on the last day the API answered, and the ideal reaches 0 there', () => {
+    const days = burnDays(
+      { started_at: '2026-11-20T09:00:00Z', days: [{ date: '2026-11-20', remaining: 4, scope: 4, ideal: 4 }, { date: '2026-11-21', remaining: 3, scope: 4, ideal: 0 }] },
+      { now: new Date('2026-11-21T15:00:00Z') },
+    );
+    expect(days.map((d) => [d.date, d.remaining, d.ideal])).toEqual([['2026-11-20', 4, 4], ['2026-11-21', 3, 0]]);
+  });
+
+  it('says the days left to a deadline in UTC days', () => {
+    const now = new Date('2026-11-21T23:30:00Z');
+    expect(daysLeft('2026-11-24T00:00:00Z', now)).toEqual({ days: 3, text: '3 days left' });
+    expect(daysLeft('2026-11-22T00:00:00Z', now).text).toBe('1 day left');
+    expect(daysLeft('2026-11-21T00:00:00Z', now).text).toBe('ends today');
+    expect(daysLeft('2026-11-19T00:00:00Z', now).text).toBe('2 days past the deadline');
+  });
+
+  it('describes card metadata in words: known keys named, the sprint by its title, prefixes dropped', () => {
+    const md = { 'app.sprint': 's1', 'app.carried': 1, 'app.points': 3, 'cf.priority': 'P2', 'cf.team_name': 'core', 'app.type': 'task' };
+    expect(describeMetadata(md, (id) => (id === 's1' ? 'Sprint 2' : undefined)).map((m) => `${m.label}: ${m.value}`)).toEqual([
+      'Sprint: Sprint 2', 'Carried over: 1 sprint', 'Points: 3', 'Priority: P2', 'Team name: core',
+    ]);
+    expect(describeMetadata({ 'app.sprint': 'gone' }, () => undefined)[0]!.value).toBe('a sprint that is closed or not on this board');
   });
 });

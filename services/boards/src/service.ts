@@ -8,6 +8,7 @@ import {
 import { createBoardTask } from './handlers/create-task.js';
 import { addMember, createGroup, getGroup, listGroups, removeMember } from './handlers/groups.js';
 import { claimCard, completeLease, releaseLease, renewLease } from './handlers/leases.js';
+import { addBoardMember, removeBoardMember, updateBoardMember } from './handlers/members.js';
 import { moveCard } from './handlers/move.js';
 import { shareSyncWork } from './share-sync.js';
 
@@ -27,6 +28,9 @@ export const boardsService: ServiceDefinition = {
       list: listBoards,
       get: getBoard,
       members: boardMembers,
+      addMember: addBoardMember,
+      updateMember: updateBoardMember,
+      removeMember: removeBoardMember,
       update: updateBoard,
       remove: removeBoard,
       share: shareBoard,

@@ -1,4 +1,4 @@
-import { EventsOps, QueryOps, ViewsOps, WebhooksOps } from '@app/shared/contracts';
+import { EventsOps, FlowOps, QueryOps, ViewsOps, WebhooksOps } from '@app/shared/contracts';
 import { eventIndexes } from '@app/shared/events';
 import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, metadataPath, type IndexSpec } from '@app/shared/store';
@@ -10,6 +10,7 @@ import { eventsFeed } from './handlers/events-feed.js';
 import { webhookHandlers } from './handlers/webhooks.js';
 import { viewHandlers, viewIndexes } from './handlers/views.js';
 import { webhookIndexes } from './webhooks/model.js';
+import { cumulativeFlow, cycleTime, flowSnapshot } from './flow/handlers.js';
 import { queryBoard } from './handlers/query-board.js';
 import { queryColumn } from './handlers/query-column.js';
 import { queryTasks } from './handlers/query-tasks.js';
@@ -30,6 +31,7 @@ export const queryService: ServiceDefinition = {
     ...bindOps(deps, EventsOps, { feed: eventsFeed }),
     ...bindOps(deps, WebhooksOps, webhookHandlers),
     ...bindOps(deps, ViewsOps, viewHandlers),
+    ...bindOps(deps, FlowOps, { cumulative: cumulativeFlow, cycleTime, snapshot: flowSnapshot }),
   ],
   background: eventWork(),
   indexes: [
@@ -46,5 +48,9 @@ export const queryService: ServiceDefinition = {
     ...eventIndexes,
     ...webhookIndexes,
     ...viewIndexes,
+    // flow history (docs/flow.md): a board's snapshots by day, its cards' records by their end column
+    { collection: Collections.flowSnapshots, keys: { board_id: 1, day: 1 } },
+    { collection: Collections.cardFlow, keys: { board_id: 1, 'moves.to': 1 } },
+    { collection: Collections.cardFlow, keys: { task_id: 1 } },
   ],
 };

@@ -24,6 +24,8 @@ export const BoardTaskParams = Type.Object({ boardId: PathId, taskId: PathId });
 export const GroupParams = Type.Object({ groupId: PathId });
 /** Path parameters of the member removal. */
 export const GroupMemberParams = Type.Object({ groupId: PathId, userId: PathId });
+/** Path parameters of one of a board's members (`/boards/{boardId}/members/{userId}`). */
+export const BoardMemberParams = Type.Object({ boardId: PathId, userId: PathId });
 
 const Metadata = MetadataObject('free-form settings; keys may contain dots');
 const BoardType = StringEnum(['private', 'shared']);
@@ -61,6 +63,22 @@ export const ColumnActionInput = Type.Object(
 );
 export type ColumnActionInput = Static<typeof ColumnActionInput>;
 
+/**
+ * What a move or card create into a column at its `wip_limit` does (docs/boards.md "WIP limits"):
+ * `warn` (the default) writes and reports the column over its limit; `block` refuses with 409
+ * `WIP_LIMIT_REACHED`.
+ */
+const WipPolicy = StringEnum(['warn', 'block'], { description: '`warn` (default): the move succeeds and reports the column over its limit; `block`: a move or card create into a full column is 409 `WIP_LIMIT_REACHED`' });
+
+/** A column's WIP state as a move reports it: the count includes the moved card. */
+export const WipState = Type.Object({
+  column_id: Type.String(),
+  wip_limit: Type.Integer({ minimum: 1 }),
+  count: Type.Integer({ minimum: 0, description: 'cards in the column with the moved or created card' }),
+  over_limit: Type.Boolean({ description: 'count > wip_limit' }),
+});
+export type WipState = Static<typeof WipState>;
+
 /** A column definition as returned (docs/boards.md "Columns"; docs/architecture.md §7). */
 export const Column = Type.Object({
   id: Type.String(),
@@ -68,6 +86,7 @@ export const Column = Type.Object({
   query: Type.String({ description: 'column query (query language); may be empty or only an ORDER BY' }),
   actions: Type.Array(ColumnAction),
   wip_limit: Type.Optional(Type.Integer({ minimum: 1 })),
+  wip_policy: Type.Optional(WipPolicy),
   order: Type.Integer({ minimum: 0, description: 'the column\'s 0-based position on the board (reads only; the list order is the board order)' }),
 });
 
@@ -78,7 +97,8 @@ export const ColumnInput = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     query: Type.Optional(Type.String({ maxLength: 10_000, description: 'default empty (every task in the board scope)' })),
     actions: Type.Optional(Type.Array(ColumnActionInput, { description: 'manual actions; `query` actions are regenerated' })),
-    wip_limit: Type.Optional(Type.Integer({ minimum: 1, description: 'work-in-progress limit; the summary flags columns over it' })),
+    wip_limit: Type.Optional(Type.Integer({ minimum: 1, description: 'work-in-progress limit: the most cards the column should hold (counted like the board summary); the summary flags columns over it' })),
+    wip_policy: Type.Optional(WipPolicy),
     order: Type.Optional(Type.Integer({ minimum: 0, description: 'accepted and ignored (a column read sent back): the list order is the board order' })),
   },
   { additionalProperties: false },
@@ -218,6 +238,7 @@ export const CardMoveResult = Type.Object({
     version: Type.Integer({ minimum: 1, description: 'the card\'s version after the move (its ETag)' }),
   }),
   applied_actions: Type.Array(AppliedAction),
+  wip: Type.Optional(WipState),
 });
 export type CardMoveResult = Static<typeof CardMoveResult>;
 
@@ -226,7 +247,7 @@ export const Group = Type.Object({
   id: Type.String(),
   name: Type.String(),
   owner_id: Type.String(),
-  members: Type.Array(Type.Object({ user_id: Type.String(), role: StringEnum(['owner', 'admin', 'member']) })),
+  members: Type.Array(Type.Object({ user_id: Type.String(), role: StringEnum(['owner', 'admin', 'member', 'reader'], { description: '`reader`: reads what is shared with the group, never writes it (docs/boards.md "Members")' }) })),
   created_at: Timestamp,
 });
 export type Group = Static<typeof Group>;
@@ -242,9 +263,24 @@ export const GroupMemberBody = Type.Object(
 );
 export type GroupMemberBody = Static<typeof GroupMemberBody>;
 
-/** One of a board's people (`GET /boards/{id}/members`): a user id and its user name. */
-export const BoardMember = Type.Object({ id: Type.String(), username: Type.String() });
+/** One of a board's people (`GET /boards/{id}/members`): a user id, its user name and what it may do on the board. */
+export const BoardMember = Type.Object({
+  id: Type.String(),
+  username: Type.String(),
+  permission: Type.Optional(StringEnum(['owner', 'r', 'rw'], { description: '`owner`, or `r` / `rw` through the board\'s group (docs/boards.md "Members")' })),
+});
 export type BoardMember = Static<typeof BoardMember>;
+
+/** Body of `POST /boards/{id}/members`: invite a user by name with a permission (owner only). */
+export const BoardMemberBody = Type.Object(
+  { username: Type.String({ minLength: 1, maxLength: 200 }), permission: Permission },
+  { additionalProperties: false },
+);
+export type BoardMemberBody = Static<typeof BoardMemberBody>;
+
+/** Body of `PATCH /boards/{id}/members/{userId}`: a member's new permission. */
+export const BoardMemberPatchBody = Type.Object({ permission: Permission }, { additionalProperties: false });
+export type BoardMemberPatchBody = Static<typeof BoardMemberPatchBody>;
 /** Reply of `GET /boards/{id}/members`: the owner first, then the members of the board's group in group order. */
 export const BoardMembers = Type.Array(BoardMember);
 
@@ -273,6 +309,12 @@ export const BoardsOps = {
   ensureDefault: op({ subject: 'boards.ensureDefault', request: Empty, response: Board, versionOf: boardVersion }),
   /** The board's people: its owner and the members of its group; readers of the board only (404 `BOARD_NOT_FOUND`). */
   members: op({ subject: 'boards.members', request: BoardPathParams, response: BoardMembers }),
+  /** Owner only (403 `FORBIDDEN`): adds a user by name to the board's group (made on first use) as `r` or `rw`; unknown name → 404 `USER_NOT_FOUND`. */
+  addMember: op({ subject: 'boards.addMember', request: busRequest(BoardPathParams.properties, BoardMemberBody.properties), response: BoardMembers }),
+  /** Owner only: changes a member's permission; not a member → 404 `USER_NOT_FOUND`. */
+  updateMember: op({ subject: 'boards.updateMember', request: busRequest(BoardMemberParams.properties, BoardMemberPatchBody.properties), response: BoardMembers }),
+  /** Owner only: removes a member from the board's group (a no-op for a user who is none). */
+  removeMember: op({ subject: 'boards.removeMember', request: BoardMemberParams, response: BoardMembers }),
   /** Read-only: the actions a column query would materialize (the column query alone). */
   previewActions: op({ subject: 'boards.previewActions', request: busRequest(PreviewActionsBody.properties), response: PreviewActionsResult }),
   /** Card create on a board: board write access; default_tags merged; shared board's group stamped. */

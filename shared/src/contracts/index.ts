@@ -26,8 +26,8 @@ export { BoardTasksQuerystring, BoardTasksResult } from './query.js';
 export {
   BoardsOps, GroupsOps, BoardPathParams, BoardTaskParams, GroupParams, GroupMemberParams, ColumnAction, ColumnActionInput,
   Column, ColumnInput, Board, BoardList, BoardCreateBody, BoardUpdateBody, BoardShareBody, PreviewActionsBody,
-  PreviewActionsResult, BoardTaskCreateBody, CardMoveBody, AppliedAction, CardMoveResult, Group, GroupCreateBody, GroupMemberBody,
-  BoardMember, BoardMembers,
+  PreviewActionsResult, BoardTaskCreateBody, CardMoveBody, AppliedAction, CardMoveResult, WipState, Group, GroupCreateBody, GroupMemberBody,
+  BoardMember, BoardMembers, BoardMemberParams, BoardMemberBody, BoardMemberPatchBody,
 } from './boards.js';
 export { BoardDryRunQuery, BoardPreview } from './boards.js';
 export {
@@ -42,3 +42,5 @@ export { ViewsOps, ViewParams, ViewCreateBody, ViewUpdateBody, View, ViewList, V
 export {
   SCOPES, type Scope, type TokenGrant, scopesAllow, OP_SCOPES, scopeOf, TOKEN_BOARDS_MAX, TokenCreateBody, AccessToken, CreatedAccessToken, TokenParams,
 } from './tokens.js';
+export { AUDIT_ACTIONS, AuditQuerystring, AuditEntry, AuditPage, type AuditAction } from './audit.js';
+export { FlowOps, FlowParams, FlowQuerystring, FlowResult, FlowDay, FlowColumn, CycleTimeQuerystring, CycleTimeResult, FinishedCard, Percentiles, FlowSnapshotResult } from './flow.js';

@@ -44,6 +44,7 @@ export const OP_SCOPES: Readonly<Record<string, Scope>> = {
   'boards.ensureDefault': 'write', 'boards.createTask': 'write', 'boards.move': 'write',
   'boards.claim': 'write', 'boards.renewLease': 'write', 'boards.completeLease': 'write', 'boards.releaseLease': 'write',
   'boards.create': 'admin', 'boards.update': 'admin', 'boards.remove': 'admin', 'boards.share': 'admin', 'boards.unshare': 'admin',
+  'boards.addMember': 'admin', 'boards.updateMember': 'admin', 'boards.removeMember': 'admin',
   'groups.list': 'read', 'groups.get': 'read',
   'groups.create': 'admin', 'groups.addMember': 'admin', 'groups.removeMember': 'admin',
   // reads of task lists and the feed
@@ -60,6 +61,7 @@ export const OP_SCOPES: Readonly<Record<string, Scope>> = {
   'tasks.upsert': 'write',
   'views.list': 'read', 'views.get': 'read', 'views.query': 'read',
   'views.create': 'write', 'views.update': 'write', 'views.remove': 'write',
+  'flow.cumulative': 'read', 'flow.cycleTime': 'read', 'flow.snapshot': 'write',
 };
 
 /** The scope `op` needs from a token ({@link OP_SCOPES}; `admin` when unlisted). */

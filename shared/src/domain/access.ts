@@ -4,8 +4,12 @@ import type { DocumentStore, Filter, Session } from '../store/port.js';
 import { Collections } from '../store/collections.js';
 import type { Permission, TaskDoc } from './task.js';
 
-/** Role of a member in a group (docs/architecture.md §5). */
-export type GroupRole = 'owner' | 'admin' | 'member';
+/**
+ * Role of a member in a group (docs/boards.md "Groups", "Members"): `owner` and `admin` manage
+ * the members; a `reader` reads what is shared with the group but never writes it, whatever the
+ * share's permission.
+ */
+export type GroupRole = 'owner' | 'admin' | 'member' | 'reader';
 
 /** A group as stored in `groups`; members are embedded. */
 export interface GroupDoc {
@@ -26,22 +30,31 @@ export interface GroupDoc {
 export interface Principal {
   userId: string;
   groupIds: string[];
+  /** The groups of `groupIds` in which the caller is a `reader`: their shares never let it write. */
+  readOnlyGroupIds?: string[];
   /** The boards a narrowed token reaches; absent: every board the user can. */
   boardIds?: readonly string[];
   /** False when the tasks the user created are out of reach (a narrowed token); absent means true. */
   ownTasks?: boolean;
 }
 
+/** True when the caller may write what is shared `rw` with group `groupId` (a member that is no reader). */
+function writesThrough(p: Principal, groupId: string): boolean {
+  return p.groupIds.includes(groupId) && !(p.readOnlyGroupIds ?? []).includes(groupId);
+}
+
 /**
- * Loads the caller's group memberships (docs/architecture.md §5: read per request, never frozen into the JWT),
- * narrowed by the access token's board list when the request carries one for this user
+ * Loads the caller's group memberships and the groups it only reads in (role `reader`;
+ * docs/boards.md "Members"), read per request, never frozen into the JWT (docs/architecture.md
+ * §5), narrowed by the access token's board list when the request carries one for this user
  * (`grant`, default: the current request's; see {@link narrowToBoards}).
  */
 export async function loadPrincipal(store: DocumentStore, userId: string, session?: Session, grant: TokenGrant | undefined = currentGrant()): Promise<Principal> {
   const groups = await store
     .collection<GroupDoc>(Collections.groups)
-    .find({ 'members.user_id': userId }, { projection: { _id: 1 }, ...(session ? { session } : {}) });
-  const principal: Principal = { userId, groupIds: groups.map((g) => g._id) };
+    .find({ 'members.user_id': userId }, { projection: { _id: 1, members: 1 }, ...(session ? { session } : {}) });
+  const readOnly = groups.filter((g) => g.members?.some((m) => m.user_id === userId && m.role === 'reader')).map((g) => g._id);
+  const principal: Principal = { userId, groupIds: groups.map((g) => g._id), ...(readOnly.length > 0 ? { readOnlyGroupIds: readOnly } : {}) };
   if (grant?.boardIds === undefined || grant.userId !== userId) return principal;
   return narrowToBoards(store, principal, grant.boardIds, session);
 }
@@ -60,7 +73,8 @@ export async function narrowToBoards(store: DocumentStore, p: Principal, boardId
   const readable = boards.filter((b) => canReadBoard(p, b));
   const wholeScope = readable.some((b) => b.groupId === undefined || !p.groupIds.includes(b.groupId));
   const groupIds = wholeScope ? p.groupIds : p.groupIds.filter((g) => readable.some((b) => b.groupId === g));
-  return { userId: p.userId, groupIds, boardIds: readable.map((b) => b._id), ownTasks: wholeScope };
+  const readOnlyGroupIds = (p.readOnlyGroupIds ?? []).filter((g) => groupIds.includes(g));
+  return { userId: p.userId, groupIds, ...(readOnlyGroupIds.length > 0 ? { readOnlyGroupIds } : {}), boardIds: readable.map((b) => b._id), ownTasks: wholeScope };
 }
 
 /**
@@ -107,7 +121,7 @@ export function canReadTask(p: Principal, t: Pick<TaskDoc, 'created_by' | 'group
 
 /** True when the principal can write the task (owner, or member of its group with `rw`). */
 export function canWriteTask(p: Principal, t: Pick<TaskDoc, 'created_by' | 'groupId' | 'groupPermission'>): boolean {
-  return ownsReach(p, t.created_by) || (t.groupId !== undefined && t.groupPermission === 'rw' && p.groupIds.includes(t.groupId));
+  return ownsReach(p, t.created_by) || (t.groupId !== undefined && t.groupPermission === 'rw' && writesThrough(p, t.groupId));
 }
 
 /** The sharing fields a board or task carries (`_id` for a board: a narrowed principal reaches listed boards only). */
@@ -130,5 +144,5 @@ export function canReadBoard(p: Principal, b: Shared): boolean {
 
 /** Board write access (cards, move, sprint pointer): owner, or group member with `rw` (docs/architecture.md §9). */
 export function canWriteBoard(p: Principal, b: Shared): boolean {
-  return withinBoards(p, b) && (b.owner_id === p.userId || (b.groupId !== undefined && b.groupPermission === 'rw' && p.groupIds.includes(b.groupId)));
+  return withinBoards(p, b) && (b.owner_id === p.userId || (b.groupId !== undefined && b.groupPermission === 'rw' && writesThrough(p, b.groupId)));
 }

@@ -8,10 +8,11 @@ import { actionView, columnsAsRead } from './columns.js';
  * absent: older data), `is_owner` for `userId`, column actions as {@link columnsAsRead} gives them,
  * each in ud's wire form ({@link actionView}), each column's 0-based `order`; ud's `BoardResponse`
  * fields `created_by`, `updated_by`, `is_active` (always true) and `group_permission` (the same as
- * `permission`). Shared by the services that answer or emit a board
+ * `permission`, except for a caller who is a `reader` of the board's group: `permission` is then `r`).
+ * Shared by the services that answer or emit a board
  * (boards; sprints, whose start-sprint repoints boards and emits `board.updated`).
  */
-export function toBoard(doc: BoardDoc, userId: string): Board {
+export function toBoard(doc: BoardDoc, userId: string, reader = false): Board {
   const b: Board = {
     id: doc._id,
     name: doc.name,
@@ -31,7 +32,8 @@ export function toBoard(doc: BoardDoc, userId: string): Board {
   if (doc.activeSprintId !== undefined) b.activeSprintId = doc.activeSprintId;
   if (doc.groupId !== undefined) b.group_id = doc.groupId;
   if (doc.groupPermission !== undefined) {
-    b.permission = doc.groupPermission;
+    // `reader`: the caller is a reader of the board's group, so it reads even an `rw` share (docs/boards.md "Members").
+    b.permission = reader && doc.owner_id !== userId ? 'r' : doc.groupPermission;
     b.group_permission = doc.groupPermission;
   }
   return b;

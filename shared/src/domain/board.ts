@@ -17,7 +17,10 @@ export interface ColumnDef {
   /** Column query text (query language, docs/architecture.md §6); may be only an ORDER BY, or empty. */
   query: string;
   actions: ColumnAction[];
+  /** Work-in-progress limit (docs/boards.md "WIP limits"). */
   wip_limit?: number;
+  /** What a move or card create into the column at its limit does; absent = `warn`. */
+  wip_policy?: 'warn' | 'block';
 }
 
 /** A board as stored in `boards`. `metadata` keys are escaped like task metadata. */

@@ -218,7 +218,7 @@ function setValue(field: string, value: unknown, at: string): unknown {
  * The stored columns of a board write (docs/architecture.md §7): ids backfilled against `previous`, each query
  * checked, `source: query` actions regenerated from the column query alone (not the board's
  * default_tags), manual actions checked and kept after them, one tag per tag action (client-sent
- * `query` actions are dropped), `wip_limit` kept.
+ * `query` actions are dropped), `wip_limit` kept, `wip_policy` kept (400 without a `wip_limit`).
  */
 export function normalizeColumns(columns: readonly ColumnInput[], previous: readonly ColumnDef[] = []): ColumnDef[] {
   const ids = backfillColumnIds(columns, previous);
@@ -227,6 +227,10 @@ export function normalizeColumns(columns: readonly ColumnInput[], previous: read
     const manual = (c.actions ?? []).flatMap((a, j) => (a.source === 'query' ? [] : normalizeManualAction(a, `/columns/${i}/actions/${j}`)));
     const def: ColumnDef = { id: ids[i]!, name: c.name, query, actions: [...queryActions(query, `/columns/${i}/query`), ...manual] };
     if (c.wip_limit !== undefined) def.wip_limit = c.wip_limit;
+    if (c.wip_policy !== undefined) {
+      if (c.wip_limit === undefined) throw invalidField(`/columns/${i}/wip_policy`, 'wip_policy needs a wip_limit on the same column', 'required');
+      def.wip_policy = c.wip_policy;
+    }
     return def;
   });
 }

@@ -1,5 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { sameSecret } from '../util/secrets.js';
 import type { Metrics } from './metrics.js';
 
 /**
@@ -17,15 +17,10 @@ export function publicMetricsAccess(config: { NODE_ENV: string; METRICS_PORT?: n
   return config.NODE_ENV === 'production' ? 'off' : 'open';
 }
 
-/**
- * True when an `Authorization` header carries `Bearer <token>` (compared in constant time, as
- * SHA-256 digests so the length leaks nothing either).
- */
+/** True when an `Authorization` header carries `Bearer <token>` (compared in constant time: `sameSecret`). */
 export function bearerMatches(header: string | undefined, token: string): boolean {
   const m = /^Bearer (.+)$/i.exec(header ?? '');
-  if (!m) return false;
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(m[1]!), digest(token));
+  return m !== null && sameSecret(m[1]!, token);
 }
 
 /** A listening metrics endpoint; `close` stops it. */

@@ -1,9 +1,11 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MongoServerError } from 'mongodb';
 import type {
-  BulkOp, Collection, Doc, DocumentStore, Filter, IndexSpec, Session, SessionOption, StoreStats,
+  BulkOp, Collection, Doc, DocumentStore, Filter, IndexSpec, Session, SessionOption, StoreStats, Update,
 } from '../store/port.js';
+import { AppError } from '../errors/index.js';
 import { isTransientTransactionError } from '../store/mongo/errors.js';
+import { checkDocument, checkUpdate } from '../store/rules.js';
 import type { StoreOp } from './faulty-store.js';
 
 /** One document a transaction wrote: its collection and `_id`. */
@@ -135,6 +137,13 @@ class Attempt {
  *   expect(commonWrites(a, b)).toEqual([]);
  *   ```
  *
+ * - **A write the server refuses aborts the transaction**: a 4xx from a write that its own
+ *   arguments did not cause (a duplicate key, a document grown past 16 MiB, an `$inc` of a string:
+ *   MongoDB's server-side checks) marks the attempt aborted, as MongoDB does: the error reaches the
+ *   caller, and every later call of the attempt and its commit throw `NoSuchTransaction`. Code that
+ *   keeps going after such an error inside a transaction (a batch loop that records an item's
+ *   error and goes on) fails here as on MongoDB; check what can be checked before the write.
+ *
  * Calls without a session pass straight through (they are no transaction's). Over MongoDB use
  * `failFirstAttempt: false`: the driver retries real conflicts, and the other two rules hold.
  */
@@ -143,8 +152,11 @@ export class TransactionRulesStore implements DocumentStore {
   readonly transactions: CommittedTransaction[] = [];
   /** Every {@link TransactionRuleError} thrown so far (close() rethrows the first). */
   readonly violations: TransactionRuleError[] = [];
-  /** Transaction attempts started and how many failed on the simulated conflict (for tests of the wrapper and timing notes). */
-  readonly counts = { attempts: 0, injected: 0 };
+  /**
+   * Transaction attempts started, how many failed on the simulated conflict, and how many were
+   * aborted by a write the server refused (for tests of the wrapper and timing notes).
+   */
+  readonly counts = { attempts: 0, injected: 0, refused: 0 };
   private readonly failFirstAttempt: boolean;
   private readonly attempts = new WeakMap<Session, Attempt>();
   private onClose: (() => Promise<void>) | undefined;
@@ -190,7 +202,17 @@ export class TransactionRulesStore implements DocumentStore {
             throw transientError('conflict', what);
           }
           if (!WRITES.has(op)) return await call(...args);
-          return await this.recordWrite(inner, attempt, op, args, session, call);
+          try {
+            return await this.recordWrite(inner, attempt, op, args, session, call);
+          } catch (e) {
+            // the server refused the write (a duplicate key, a document grown past 16 MiB, an $inc
+            // of a string): MongoDB aborts the whole transaction; later calls and the commit fail
+            if (AppError.is(e) && e.status < 500 && !refusedBeforeSending(name, op, args)) {
+              attempt.aborted = true;
+              this.counts.refused++;
+            }
+            throw e;
+          }
         } finally {
           // settle on a later turn of the event loop, as a reply from the server would: every
           // branch started alongside this one reaches its next store call first, and is refused
@@ -330,6 +352,40 @@ export class TransactionRulesStore implements DocumentStore {
       default:
         return call(...args);
     }
+  }
+}
+
+/**
+ * True when the write's own arguments break the store's rules (`shared/src/store/rules.ts`: field
+ * names, a document over 16 MiB, an `$inc` by a non-number): the MongoDB store refuses such a write
+ * before sending it, so the transaction goes on. Any other 4xx of a write came from the server
+ * (MongoDB), or from the embedded store's stand-in for the server's check, and aborts it.
+ */
+function refusedBeforeSending(collection: string, op: StoreOp, args: unknown[]): boolean {
+  const fails = (check: () => unknown) => {
+    try {
+      check();
+      return false;
+    } catch {
+      return true;
+    }
+  };
+  switch (op) {
+    case 'insertOne':
+      return fails(() => checkDocument(collection, args[0] as Doc));
+    case 'insertMany':
+      return (args[0] as Doc[]).some((d) => fails(() => checkDocument(collection, d)));
+    case 'updateOne':
+    case 'updateMany':
+    case 'findOneAndUpdate':
+      return fails(() => checkUpdate(collection, args[1] as Update));
+    case 'bulkWrite':
+      return (args[0] as BulkOp[]).some((b) =>
+        'insertOne' in b ? fails(() => checkDocument(collection, b.insertOne.document))
+          : 'updateOne' in b ? fails(() => checkUpdate(collection, b.updateOne.update))
+            : 'updateMany' in b ? fails(() => checkUpdate(collection, b.updateMany.update)) : false);
+    default:
+      return false;
   }
 }
 

@@ -1,1 +1,2 @@
 export { deepFreeze } from './freeze.js';
+export { sameSecret } from './secrets.js';

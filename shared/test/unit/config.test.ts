@@ -21,15 +21,17 @@ describe('loadConfig(CommonConfig, env)', () => {
       BUS_PREFIX: '',
       MONGO_DB: 'boards',
       JWT_EXPIRATION_MINUTES: 60,
-      REGISTRATION_ENABLED: true,
       LOG_LEVEL: 'info',
       NODE_ENV: 'development',
       EMBEDDED_SYNC: 'full',
       EMBEDDED_STANDALONE: false,
       IDEMPOTENCY_TTL_HOURS: 24,
+      AUDIT_RETENTION_DAYS: 365,
       EVENT_RETENTION_DAYS: 7,
+      FLOW_RETENTION_DAYS: 365,
       WEBHOOK_MAX_ATTEMPTS: 6,
       WEBHOOK_ALLOWED_HOSTS: '',
+      WEBHOOK_ALLOW_PRIVATE: false,
       METRICS_ENABLED: true,
     });
   });

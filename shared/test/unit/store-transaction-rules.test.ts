@@ -38,7 +38,7 @@ describe('TransactionRulesStore: MongoDB transaction rules around any store', ()
     expect(isTransientTransactionError(seen[0])).toBe(true);
     expect(seen[0]).toMatchObject({ code: 112, codeName: 'WriteConflict' });
     expect(await store.collection('tasks').findOne({ _id: 't1' })).toEqual({ _id: 't1', n: 11 });
-    expect(store.counts).toEqual({ attempts: 2, injected: 1 });
+    expect(store.counts).toEqual({ attempts: 2, injected: 1, refused: 0 });
   });
 
   it('does not retry when the code turns the conflict into another error (the caller sees that error)', async () => {
@@ -110,6 +110,37 @@ describe('TransactionRulesStore: MongoDB transaction rules around any store', ()
     expect(err).toBeInstanceOf(TransactionRuleError);
     expect(err.message).toMatch(/boards\.findOne started while tasks\.findOne is still in flight/);
     await expect(store.close()).rejects.toBeInstanceOf(TransactionRuleError);
+  });
+
+  it('a write the server refuses (a duplicate key) aborts the transaction: code that records the error and goes on fails', async () => {
+    await using store = await seeded({ failFirstAttempt: false });
+    const tasks = store.collection('tasks');
+    let runs = 0;
+    const err = await thrown(
+      store.withTransaction(async (session) => {
+        runs++;
+        try {
+          await tasks.insertOne({ _id: 't1', n: 10 }, { session });
+        } catch (e) {
+          expect(e).toMatchObject({ code: 'CONFLICT' });
+        }
+        await tasks.updateOne({ _id: 't2' }, { $set: { n: 20 } }, { session });
+      }),
+    );
+    expect(err).toMatchObject({ codeName: 'NoSuchTransaction' });
+    expect(store.counts.refused).toBe(runs);
+    expect(await tasks.findOne({ _id: 't2' })).toMatchObject({ n: 2 });
+  });
+
+  it('a write refused before it is sent (its own field names) leaves the transaction going, as the MongoDB store checks them itself', async () => {
+    await using store = await seeded({ failFirstAttempt: false });
+    const tasks = store.collection('tasks');
+    await store.withTransaction(async (session) => {
+      await expect(tasks.insertOne({ _id: 't9', 'a\u0000b': 1 }, { session })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+      await tasks.updateOne({ _id: 't2' }, { $set: { n: 20 } }, { session });
+    });
+    expect(await tasks.findOne({ _id: 't2' })).toMatchObject({ n: 20 });
+    expect(store.counts.refused).toBe(0);
   });
 
   it('lets calls outside a transaction run in parallel, and one call after another inside one', async () => {
@@ -202,7 +233,7 @@ describe('TransactionRulesStore: MongoDB transaction rules around any store', ()
       await store.collection('tasks').insertOne({ _id: 'once' }, { session });
     });
     expect(innerRuns).toBe(2);
-    expect(store.counts).toEqual({ attempts: 2, injected: 1 });
+    expect(store.counts).toEqual({ attempts: 2, injected: 1, refused: 0 });
     expect(store.transactions).toEqual([{ writes: [{ collection: 'tasks', id: 'once' }] }]);
   });
 
@@ -214,6 +245,6 @@ describe('TransactionRulesStore: MongoDB transaction rules around any store', ()
       await store.collection('tasks').insertOne({ _id: 'once' }, { session });
     });
     expect(runs).toBe(1);
-    expect(store.counts).toEqual({ attempts: 1, injected: 0 });
+    expect(store.counts).toEqual({ attempts: 1, injected: 0, refused: 0 });
   });
 });

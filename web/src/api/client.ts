@@ -1,4 +1,5 @@
 import { endpoints, type Endpoint, type EndpointName } from './endpoints.js';
+import { fieldSentence, queryMessage } from './humane.js';
 import type {
   Board, BoardList, BoardMember, BoardTaskPage, Burndown, CloseSprintResult, SprintReport, SprintSummary, StartSprintResult, Velocity, ColumnInput, ColumnPage, ErrorBody, Group, MoveResult, Note, Preview, Summary, Task,
   TaskDetail, TaskPage, TokenPair,
@@ -24,14 +25,16 @@ export class ApiError extends Error {
 }
 
 /**
- * The text a page shows for a failed call: for an {@link ApiError} the server's message, plus the
- * first field at fault when validation failed (`name must be … (/name: …)`); anything else (a
- * network failure, a bug) as its own text.
+ * The text a page shows for a failed call, one sentence (web/src/api/humane.ts): for a
+ * `VALIDATION_FAILED` the first field at fault named once ("Password must have at least 8
+ * characters."), for a query-language error its message without the part label, otherwise the
+ * catalogue's message; anything else (a network failure, a bug) as its own text.
  */
 export function errorText(err: unknown): string {
-  if (!(err instanceof ApiError)) return String(err);
+  if (!(err instanceof ApiError)) return err instanceof Error ? err.message : String(err);
   const first = err.body.validationErrors?.[0];
-  return first ? `${err.message} (${first.field}: ${first.message})` : err.message;
+  if (first) return fieldSentence(first);
+  return err.code.startsWith('QUERY_') ? queryMessage(err.message) : err.message;
 }
 
 /**
@@ -227,6 +230,12 @@ export class Api {
   getBoard = (boardId: string) => this.call<Board>('getBoard', { params: { boardId } });
   /** The board's people (owner and group members) as `{id, username}`. */
   boardMembers = (boardId: string) => this.call<BoardMember[]>('boardMembers', { params: { boardId } });
+  /** Invites `username` to the board as `r` or `rw` (owner only); answers the board's people. */
+  addBoardMember = (boardId: string, username: string, permission: 'r' | 'rw') =>
+    this.call<BoardMember[]>('addBoardMember', { params: { boardId }, body: { username, permission } });
+  updateBoardMember = (boardId: string, userId: string, permission: 'r' | 'rw') =>
+    this.call<BoardMember[]>('updateBoardMember', { params: { boardId, userId }, body: { permission } });
+  removeBoardMember = (boardId: string, userId: string) => this.call<BoardMember[]>('removeBoardMember', { params: { boardId, userId } });
   updateBoard = (boardId: string, body: { name?: string; columns?: ColumnInput[]; activeSprintId?: string }) =>
     this.call<Board>('updateBoard', { params: { boardId }, body });
   shareBoard = (boardId: string, group_id: string, permission: 'r' | 'rw') =>

@@ -1,14 +1,19 @@
 import { DndContext, DragOverlay } from '@dnd-kit/core';
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { createPortal } from 'react-dom';
 import { ApiError, errorText, type Api } from '../api/client.js';
+import { queryMessage } from '../api/humane.js';
+import type { Summary } from '../api/types.js';
 import { CardDetail } from './CardDetail.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
 import { ColumnEditor } from './ColumnEditor.js';
 import { FilterBar, NO_FILTERS, type FilterError, type Filters } from './FilterBar.js';
+import { BoardSkeleton, NothingMatches } from './BoardStates.js';
 import { CardFace, Lane } from './Lane.js';
 import { pollInterval, POLL_MS } from './live.js';
+import { MembersDialog } from './MembersDialog.js';
 import { Notice, type NoticeMessage } from './Notice.js';
+import { SprintHeader, StartSprint } from './SprintHeader.js';
 import { columnFilter, columnOf, emptyColumn, statusChoices, userPosition } from './state.js';
 import { useBoard } from './useBoard.js';
 import { useBoardColumns } from './useBoardColumns.js';
@@ -34,6 +39,10 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   const [openCard, setOpenCard] = useState<string | null>(null);
   const [editing, setEditing] = useState(false);
   const [closing, setClosing] = useState<{ id: string; title: string } | null>(null);
+  const [sharing, setSharing] = useState(false);
+  const [filtersOpen, setFiltersOpen] = useState(false);
+  /** Changed to reset the filter bar's inputs (after "Show all cards"). */
+  const [filterBarKey, setFilterBarKey] = useState(0);
 
   const writable = board !== null && (board.is_owner || board.permission === 'rw');
   const nameOf = useCallback((id: string) => board?.columns.find((c) => c.id === id)?.name ?? id, [board]);
@@ -95,6 +104,20 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
     refresh: () => void refresh(),
   });
 
+  // The running sprint changed behind the page's back (started or closed by someone else, seen by
+  // the stream or the summary poll): re-read the board and the sprints so the header, the switcher
+  // and the close control follow.
+  // Each summary read is looked at once (the board re-read must not start another).
+  const summarySeen = useRef<Summary | null>(null);
+  useEffect(() => {
+    if (!board || !summary || summarySeen.current === summary) return;
+    summarySeen.current = summary;
+    if ((summary.active_sprint_id ?? null) !== (board.activeSprintId ?? null)) {
+      loadBoard().catch(() => {});
+      void loadSprints();
+    }
+  }, [board, summary, loadBoard, loadSprints]);
+
   // ---- filter and sprint ----------------------------------------------------------------------------
   /**
    * Reads the columns with `next` filters; on a 400 the user's query-language text is read alone
@@ -118,12 +141,12 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           await api.readColumn(board.id, first.id, { sprint, filter: text, page: 1, page_size: 1 });
         } catch (alone) {
           if (alone instanceof ApiError && alone.status === 400) {
-            return { message: alone.message, ...(alone.position !== undefined ? { position: alone.position } : {}), text };
+            return { message: queryMessage(alone.message), ...(alone.position !== undefined ? { position: alone.position } : {}), text };
           }
         }
       }
       const { offset } = columnFilter(text, next.search);
-      return { message: e.message, ...(e.position !== undefined ? { position: userPosition(e.position, offset, text) } : {}), text };
+      return { message: e.code.startsWith('QUERY_') ? queryMessage(e.message) : errorText(e), ...(e.position !== undefined ? { position: userPosition(e.position, offset, text) } : {}), text };
     }
   }
 
@@ -174,12 +197,14 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
       </section>
     );
   }
-  if (!board) return <p aria-busy="true">Loading board…</p>;
+  if (!board) return <BoardSkeleton />;
 
   const wipOf = (id: string) => summary?.columns.find((c) => c.column_id === id);
   const { dragging } = move;
   const draggedCard = dragging ? columns[columnOf(columns, dragging) ?? '']?.cards.find((c) => c.id === dragging) : undefined;
   const activeSprint = sprints.find((s) => s.id === board.activeSprintId);
+  const filtered = filter.query !== '' || filter.search !== '' || filter.mine;
+  const nothingMatches = filtered && board.columns.every((c) => columns[c.id] && !columns[c.id]!.loading && columns[c.id]!.total === 0);
 
   return (
     <section className="board-page" aria-labelledby="board-title">
@@ -190,41 +215,33 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           {!writable ? ' · read only' : ''} · {live === 'stream' ? 'live' : `refreshes every ${Math.round(pollInterval() / 1000)} s`}
         </span>
         <div className="board-actions">
-          <a
-            href={`/boards/${encodeURIComponent(board.id)}/plan`}
-            onClick={(e) => {
-              e.preventDefault();
-              navigate(`/boards/${encodeURIComponent(board.id)}/plan`);
-            }}
-          >
-            Backlog and planning
-          </a>
-          {board.activeSprintId && (
-            <a
-              href={`/boards/${encodeURIComponent(board.id)}/sprints/${encodeURIComponent(board.activeSprintId)}`}
-              onClick={(e) => {
-                e.preventDefault();
-                navigate(`/boards/${encodeURIComponent(board.id)}/sprints/${encodeURIComponent(board.activeSprintId!)}`);
-              }}
-            >
-              Sprint view
-            </a>
+          {board.is_owner && (
+            <button type="button" className="secondary" onClick={() => setSharing(true)}>
+              Members…
+            </button>
           )}
           {board.is_owner && (
             <button type="button" onClick={() => setEditing(true)}>
               Edit columns
             </button>
           )}
-          {writable && board.activeSprintId && (
-            <button type="button" onClick={() => setClosing({ id: board.activeSprintId!, title: activeSprint?.title ?? board.activeSprintId! })}>
-              Close sprint…
-            </button>
-          )}
         </div>
       </div>
+      <SprintHeader api={api} board={board} version={summary} navigate={navigate}>
+        {writable && board.activeSprintId && (
+          <button type="button" onClick={() => setClosing({ id: board.activeSprintId!, title: activeSprint?.title ?? board.activeSprintId! })}>
+            Close sprint…
+          </button>
+        )}
+        {writable && board.is_owner && !board.activeSprintId && <StartSprint onStart={startSprint} />}
+      </SprintHeader>
 
-      <div className="toolbar">
-        <FilterBar applied={filter} onApply={applyFilters} api={api} boardId={board.id} />
+      <div className={`toolbar${filtersOpen ? ' open' : ''}`}>
+        {/* On a phone the filter inputs fold behind this button, so the lanes start near the top. */}
+        <button type="button" className="secondary filters-toggle" aria-expanded={filtersOpen} onClick={() => setFiltersOpen((o) => !o)}>
+          Filter and search{filtered ? ' (on)' : ''}
+        </button>
+        <FilterBar key={filterBarKey} applied={filter} onApply={applyFilters} api={api} boardId={board.id} />
         <label className="sprint-switch">
           Sprint
           <select name="sprint" value={sprint} onChange={(e) => void chooseSprint(e.target.value)}>
@@ -237,9 +254,11 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
             ))}
           </select>
         </label>
-        {writable && board.is_owner && !board.activeSprintId && <StartSprint onStart={startSprint} />}
       </div>
       <Notice notice={notice} onDismiss={() => setNotice(null)} />
+      {nothingMatches && (
+        <NothingMatches mine={filter.mine} onShowAll={() => reload(board, { filter: NO_FILTERS }).then(() => setFilterBarKey((k) => k + 1), fail)} />
+      )}
       <div className="sr-only" aria-live="polite" role="log">
         {announcement}
       </div>
@@ -257,7 +276,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
               preview={move.preview}
               dragging={move.dragging}
               people={people}
-              filtered={filter.query !== '' || filter.search !== '' || filter.mine}
+              filtered={filtered}
               onOpen={setOpenCard}
               onCreate={createCard}
               onLoadMore={loadMore}
@@ -272,6 +291,12 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
             {draggedCard ? (
               <div className="card drag-overlay" data-testid="drag-overlay">
                 <CardFace card={draggedCard} people={people} />
+                {/* The lane's own preview line may be under this copy: it is repeated here, for the eye only. */}
+                {move.preview?.cardId === draggedCard.id && (
+                  <p className={`overlay-preview${move.preview.ok ? '' : ' bad'}`} aria-hidden="true" data-testid="overlay-preview">
+                    {move.preview.text}
+                  </p>
+                )}
               </div>
             ) : null}
           </DragOverlay>,
@@ -286,8 +311,21 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           writable={writable}
           statuses={statusChoices(board.columns)}
           members={members}
+          sprints={sprints}
           onClose={() => setOpenCard(null)}
           onChanged={() => void refresh()}
+        />
+      )}
+      {sharing && (
+        <MembersDialog
+          api={api}
+          boardId={board.id}
+          boardName={board.name}
+          onClose={() => setSharing(false)}
+          onChanged={() => {
+            loadMembers();
+            loadBoard().catch(() => {});
+          }}
         />
       )}
       {editing && (
@@ -323,24 +361,3 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
     </section>
   );
 }
-
-/** Owner control when no sprint runs: create a sprint task and make it the board's active sprint. */
-function StartSprint({ onStart }: { onStart: (title: string) => Promise<void> }) {
-  const [title, setTitle] = useState('');
-  return (
-    <form
-      className="start-sprint"
-      onSubmit={(e) => {
-        e.preventDefault();
-        if (title.trim()) void onStart(title.trim()).then(() => setTitle(''));
-      }}
-    >
-      <label>
-        New sprint
-        <input name="sprint-title" placeholder="Sprint title" value={title} onChange={(e) => setTitle(e.target.value)} />
-      </label>
-      <button type="submit">Start sprint</button>
-    </form>
-  );
-}
-

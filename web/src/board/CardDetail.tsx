@@ -3,6 +3,7 @@ import { errorText, type Api } from '../api/client.js';
 import type { BoardMember, TaskDetail } from '../api/types.js';
 import { Dialog } from '../Dialog.js';
 import { renderMarkdown } from '../markdown.js';
+import { describeMetadata } from './state.js';
 
 /**
  * Card detail: title, sanitized markdown description, status, tags, assignee, metadata,
@@ -17,6 +18,8 @@ export function CardDetail(p: {
   statuses: readonly string[];
   /** The board's people: the assignee is picked from them by name. */
   members: readonly BoardMember[];
+  /** The open sprints by id, so the card's sprint is shown by its title. */
+  sprints?: ReadonlyArray<{ id: string; title: string }>;
   onClose: () => void;
   onChanged: () => void;
 }) {
@@ -65,6 +68,7 @@ export function CardDetail(p: {
     }
   }
 
+  const metadata = task ? describeMetadata(task.metadata as Record<string, unknown>, (id) => p.sprints?.find((x) => x.id === id)?.title) : [];
   return (
     <Dialog title={task ? task.title : 'Card'} onClose={p.onClose} wide>
       {error && (
@@ -126,13 +130,13 @@ export function CardDetail(p: {
             </dd>
             <dt>Metadata</dt>
             <dd>
-              {Object.keys(task.metadata).length === 0 ? (
+              {metadata.length === 0 ? (
                 '—'
               ) : (
-                <ul className="meta">
-                  {Object.entries(task.metadata).map(([k, v]) => (
-                    <li key={k}>
-                      <code>{k}</code>: {JSON.stringify(v)}
+                <ul className="meta" data-testid="detail-metadata">
+                  {metadata.map((m) => (
+                    <li key={m.key} title={m.key}>
+                      {m.label}: {m.value}
                     </li>
                   ))}
                 </ul>
@@ -274,11 +278,11 @@ function EditForm(p: { task: TaskDetail; statuses: readonly string[]; members: r
       </label>
       <div className="row">
         <label>
-          Priority (cf.priority)
+          Priority
           <input name="priority" value={priority} onChange={(e) => setPriority(e.target.value)} />
         </label>
         <label>
-          Points (app.points)
+          Points
           <input name="points" inputMode="decimal" value={points} onChange={(e) => setPoints(e.target.value)} />
         </label>
       </div>

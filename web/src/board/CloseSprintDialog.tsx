@@ -88,7 +88,7 @@ export function CloseSprintDialog(p: {
                 <option value="backlog">The backlog</option>
                 {p.openSprints.map((s) => (
                   <option key={s.id} value={s.id}>
-                    Sprint {s.title}
+                    {s.title}
                   </option>
                 ))}
               </select>

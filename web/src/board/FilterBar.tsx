@@ -51,10 +51,11 @@ export function FilterBar(p: {
         <label htmlFor="filter-input">Filter</label>
         <QueryInput api={p.api} boardId={p.boardId} value={query} onChange={setQuery} applyErrorId={error ? 'filter-error' : undefined} />
         <button type="submit">Apply</button>
-        {(p.applied.query || error) && (
-          <button
+        {/* Always there (disabled when there is nothing to clear), so the toolbar does not reflow. */}
+        <button
             type="button"
             className="secondary"
+            disabled={!p.applied.query && !error && !query}
             onClick={() => {
               setQuery('');
               void apply({ ...p.applied, query: '' });
@@ -62,7 +63,6 @@ export function FilterBar(p: {
           >
             Clear
           </button>
-        )}
       </form>
       <form
         className="search"

@@ -34,6 +34,8 @@ export function Lane(p: LaneProps) {
   // the summary's count of the whole column is the one the WIP limit is about.
   const wip = wipState(p.filtered ? (p.summary?.total ?? state.total) : state.total, limit);
   const headingId = `lane-${column.id}`;
+  /** Before the column's first read: a skeleton, not an empty lane with a count of 0. */
+  const firstRead = state.loading && state.pages === 0;
   const wipText = wip === 'none' ? '' : wip === 'over' ? `over WIP limit ${limit}` : wip === 'at' ? `at WIP limit ${limit}` : `WIP limit ${limit}`;
 
   return (
@@ -46,9 +48,15 @@ export function Lane(p: LaneProps) {
     >
       <header className="lane-head">
         <h2 id={headingId}>{column.name}</h2>
-        <span className="count" aria-label={`${state.total} cards`} data-testid="lane-count">
-          {state.total}
-        </span>
+        {firstRead ? (
+          <span className="count" aria-label="cards loading" data-testid="lane-count-loading">
+            …
+          </span>
+        ) : (
+          <span className="count" aria-label={`${state.total} cards`} data-testid="lane-count">
+            {state.total}
+          </span>
+        )}
         {wipText && (
           <span className={`wip wip-${wip}`} data-testid="lane-wip">
             {wipText}
@@ -66,6 +74,8 @@ export function Lane(p: LaneProps) {
           <CardItem key={card.id} card={card} columnId={column.id} {...p} />
         ))}
       </ul>
+      {firstRead && <CardSkeletons />}
+      {!state.loading && state.total === 0 && p.filtered && <p className="muted lane-empty">No card here matches the filter.</p>}
       {state.cards.length < state.total && (
         <button type="button" className="load-more" onClick={() => p.onLoadMore(column.id)}>
           Load more ({state.cards.length} of {state.total})
@@ -73,6 +83,20 @@ export function Lane(p: LaneProps) {
       )}
       {p.writable && <CreateCard columnName={column.name} onCreate={(t) => p.onCreate(column.id, t)} />}
     </section>
+  );
+}
+
+/** Grey placeholders of cards while a lane is read the first time (hidden from screen readers; the list is `aria-busy`). */
+export function CardSkeletons({ count = 3 }: { count?: number }) {
+  return (
+    <div className="skeletons" aria-hidden="true" data-testid="card-skeleton">
+      {Array.from({ length: count }, (_, i) => (
+        <div key={i} className="card skeleton">
+          <span className="bar" />
+          <span className="bar short" />
+        </div>
+      ))}
+    </div>
   );
 }
 

@@ -7,7 +7,9 @@ import { createPortal } from 'react-dom';
 import { ApiError, errorText, type Api } from '../api/client.js';
 import type { Board, SprintSummary, Task, Velocity } from '../api/types.js';
 import { useCardDrag, useLaneDrag } from './drag.js';
+import { CloseSprintDialog } from './CloseSprintDialog.js';
 import { Notice, type NoticeMessage } from './Notice.js';
+import { StartSprintDialog } from './StartSprintDialog.js';
 import { BACKLOG, planCards, planningQuery, pointsOf, sumPoints } from './state.js';
 
 /**
@@ -26,6 +28,8 @@ export function PlanningPage({ api, boardId, navigate }: { api: Api; boardId: st
   const [loadError, setLoadError] = useState<string | null>(null);
   const [dragging, setDragging] = useState<string | null>(null);
   const [busy, setBusy] = useState(0);
+  /** A start asked while another sprint runs: confirming, or closing the running one first. */
+  const [starting, setStarting] = useState<{ sprint: SprintSummary; running: SprintSummary; closeFirst: boolean } | null>(null);
   const cardsRef = useRef(cards);
   cardsRef.current = cards;
 
@@ -101,6 +105,13 @@ export function PlanningPage({ api, boardId, navigate }: { api: Api; boardId: st
       if (e instanceof ApiError && e.status === 412) await conflict(card, 'the points');
       else fail(e);
     }
+  }
+
+  /** Starts `s`, asking first when another sprint of the board runs. */
+  function askStart(s: SprintSummary) {
+    const running = sprints.find((x) => x.active && x.id !== s.id);
+    if (running) setStarting({ sprint: s, running, closeFirst: false });
+    else void start(s);
   }
 
   async function start(s: SprintSummary) {
@@ -204,7 +215,7 @@ export function PlanningPage({ api, boardId, navigate }: { api: Api; boardId: st
                 </p>
                 <div className="row">
                   {writable && !s.started_at && (
-                    <button type="button" onClick={() => void start(s)}>
+                    <button type="button" onClick={() => askStart(s)}>
                       Start “{s.title}”
                     </button>
                   )}
@@ -233,6 +244,29 @@ export function PlanningPage({ api, boardId, navigate }: { api: Api; boardId: st
           document.body,
         )}
       </DndContext>
+      {starting && !starting.closeFirst && (
+        <StartSprintDialog
+          sprint={starting.sprint}
+          running={starting.running}
+          openCards={(byGroup.get(starting.running.id) ?? []).filter((c) => c.status !== 'done').map((c) => c.title)}
+          onCloseFirst={() => setStarting({ ...starting, closeFirst: true })}
+          onStartAnyway={() => {
+            setStarting(null);
+            void start(starting.sprint);
+          }}
+          onCancel={() => setStarting(null)}
+        />
+      )}
+      {starting?.closeFirst && (
+        <CloseSprintDialog
+          api={api}
+          sprintId={starting.running.id}
+          sprintTitle={starting.running.title}
+          openSprints={open.filter((x) => x.id !== starting.running.id)}
+          onClose={() => setStarting(null)}
+          onClosed={() => start(starting.sprint)}
+        />
+      )}
     </section>
   );
 }

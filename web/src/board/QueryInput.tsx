@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
+import { queryMessage } from '../api/humane.js';
 import { ApiError, type Api } from '../api/client.js';
 import type { QueryFault, QueryValidation, SavedView, SavedViewList } from '../api/types.js';
 
@@ -101,8 +102,8 @@ export function QueryInput({
             {value.slice(shown.position + Math.max(shown.length, 1))}
           </code>
           <span>
-            {shown.message}
-            {shown.suggestion ? ` Try ${shown.suggestion}.` : ''}
+            {queryMessage(shown.message)}
+            {shown.suggestion && !/did you mean/i.test(shown.message) ? ` Try ${shown.suggestion}.` : ''}
           </span>
         </div>
       )}

@@ -4,7 +4,7 @@ import { ApiError, errorText, type Api } from '../api/client.js';
 import type { Board, Burndown, SprintReport, SprintSummary, TaskDetail, Velocity } from '../api/types.js';
 import { Chart } from '../charts/Chart.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
-import { burnPoints } from './state.js';
+import { burnDays } from './state.js';
 
 const INK = '#1d2430';
 const AXIS = { stroke: INK, grid: { stroke: '#e3e6eb' }, ticks: { stroke: '#c5cad3' } };
@@ -90,7 +90,7 @@ export function SprintPage(p: { api: Api; boardId: string; sprintId: string; nav
           <a href={`${boardPath}/plan`} onClick={go(`${boardPath}/plan`)}>
             Planning
           </a>
-          {writable && !closed && (
+          {writable && !closed && summary?.started_at && (
             <button type="button" onClick={() => setClosing(true)}>
               Close sprint…
             </button>
@@ -114,7 +114,7 @@ export function SprintPage(p: { api: Api; boardId: string; sprintId: string; nav
       <div className="sprint-grid">
         <section aria-labelledby="burndown-title" className="panel">
           <h2 id="burndown-title">Burndown</h2>
-          {burn === 'not-started' ? <p className="muted">The sprint has not started: no burndown yet.</p> : burn ? <BurndownChart burn={burn} /> : <p aria-busy="true">Loading…</p>}
+          {burn === 'not-started' ? <p className="muted">The sprint has not started: no burndown yet.</p> : burn ? <BurndownChart burn={burn} kickoff={sprint.kickoff} deadline={sprint.deadline} /> : <p aria-busy="true">Loading…</p>}
         </section>
         <section aria-labelledby="report-title" className="panel">
           <h2 id="report-title">Report</h2>
@@ -184,42 +184,122 @@ function ReportTable({ report: r }: { report: SprintReport }) {
         </tbody>
       </table>
       {r.completion_ratio !== undefined && <p className="muted">Completion: {Math.round(r.completion_ratio * 100)} % of the committed points.</p>}
+      <div className="report-lists">
+        <ReportList title="Completed" items={r.completed} empty="No card finished yet." />
+        <ReportList
+          title={r.state === 'closed' ? 'Not completed (rolled over)' : 'Not completed'}
+          items={r.state === 'closed' ? r.rolled_over : r.remaining}
+          empty="Every card is done."
+          target={(t) => (t === 'backlog' ? 'to the backlog' : 'to another sprint')}
+        />
+        {r.added.length > 0 && <ReportList title="Added during the sprint" items={r.added} />}
+        {r.removed.length > 0 && <ReportList title="Removed during the sprint" items={r.removed} />}
+      </div>
     </>
   );
 }
 
-function BurndownChart({ burn }: { burn: Burndown }) {
-  const points = useMemo(() => burnPoints(burn), [burn]);
+/** One list of the report: each card with its points, its status where the report gives one, and where it rolled over. */
+function ReportList(p: { title: string; items: SprintReport['completed']; empty?: string; target?: (t: string) => string }) {
+  const id = `report-${p.title.replace(/\W+/g, '-').toLowerCase()}`;
+  return (
+    <section aria-labelledby={id} className="report-list">
+      <h3 id={id}>
+        {p.title} ({p.items.length})
+      </h3>
+      {p.items.length === 0 ? (
+        <p className="muted">{p.empty}</p>
+      ) : (
+        <ul>
+          {p.items.map((it) => (
+            <li key={it.id}>
+              <span className="plan-title">{it.title}</span>{' '}
+              <span className="badge pts">{it.points === undefined ? 'no points' : `${it.points} pts`}</span>
+              {it.status && it.status !== 'done' && <span className="muted"> · {it.status}</span>}
+              {it.target && p.target && <span className="muted"> · {p.target(it.target)}</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+/** `YYYY-MM-DD` → "Nov 28" (UTC). */
+const shortDay = (d: string) => new Date(`${d}T00:00:00Z`).toLocaleDateString('en', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+
+/**
+ * The burndown over the sprint's days (kickoff to deadline, {@link burnDays}): remaining points,
+ * the dashed ideal line to 0 on the deadline, scope changes as red dots, today as a vertical line.
+ * The x axis is in days (one tick per day up to two weeks, fewer beyond), the y axis in points.
+ */
+function BurndownChart({ burn, kickoff, deadline }: { burn: Burndown; kickoff: string | undefined; deadline: string | undefined }) {
+  const days = useMemo(() => burnDays(burn, { kickoff, deadline, now: new Date() }), [burn, kickoff, deadline]);
   const data = useMemo<uPlot.AlignedData>(
     () => [
-      points.map((x) => x.t),
-      points.map((x) => x.remaining),
-      points.map((x) => x.ideal),
-      points.map((x) => (x.scopeChange !== 0 ? x.scope : null)),
+      days.map((_, i) => i),
+      days.map((d) => d.remaining),
+      days.map((d) => d.ideal),
+      days.map((d) => (d.scopeChange !== 0 ? d.scope : null)),
     ],
-    [points],
+    [days],
   );
   const build = useCallback(
-    (width: number, height: number): uPlot.Options => ({
-      width,
-      height,
-      legend: { show: true },
-      scales: { y: { range: (_u, min, max) => [0, Math.max(1, max, min)] } },
-      axes: [{ ...AXIS }, { ...AXIS, label: 'points', size: 50 }],
-      series: [
-        {},
-        { label: 'Remaining', stroke: '#2457c5', width: 2, points: { show: true, size: 6 } },
-        { label: 'Ideal', stroke: '#5e6673', width: 1.5, dash: [6, 4], points: { show: false } },
-        { label: 'Scope change', stroke: '#b42318', width: 0, points: { show: true, size: 9, fill: '#b42318' } },
-      ],
-    }),
-    [],
+    (width: number, height: number): uPlot.Options => {
+      const todayAt = days.findIndex((d) => d.today);
+      // A tick per day while labels fit (about 64 px each), else every n-th day; read at each
+      // draw, so a chart resized to a phone's width thins its ticks.
+      const every = (u: uPlot) => Math.max(1, Math.ceil(days.length / Math.max(2, Math.floor(u.width / 64))));
+      return {
+        width,
+        height,
+        legend: { show: true, live: false },
+        scales: { x: { time: false, range: () => [-0.3, Math.max(1, days.length - 1) + 0.3] }, y: { range: (_u, min, max) => [0, Math.max(1, max, min)] } },
+        axes: [
+          {
+            ...AXIS,
+            label: 'day (UTC)',
+            splits: (u) => days.map((_, i) => i).filter((i) => i % every(u) === 0),
+            values: (_u, ticks) => ticks.map((t) => (days[t] ? shortDay(days[t].date) : '')),
+          },
+          { ...AXIS, label: 'points remaining', size: 50 },
+        ],
+        series: [
+          {},
+          { label: 'Remaining', stroke: '#2457c5', width: 2, points: { show: true, size: 6 } },
+          { label: 'Ideal', stroke: '#5e6673', width: 1.5, dash: [6, 4], points: { show: false } },
+          { label: 'Scope change', stroke: '#b42318', width: 0, points: { show: true, size: 9, fill: '#b42318' } },
+        ],
+        hooks: {
+          draw: [
+            (u) => {
+              if (todayAt < 0) return;
+              const x = Math.round(u.valToPos(todayAt, 'x', true));
+              const { ctx, bbox } = u;
+              ctx.save();
+              ctx.strokeStyle = '#b54708';
+              ctx.lineWidth = 2 * devicePixelRatio;
+              ctx.beginPath();
+              ctx.moveTo(x, bbox.top);
+              ctx.lineTo(x, bbox.top + bbox.height);
+              ctx.stroke();
+              ctx.fillStyle = '#b54708';
+              ctx.font = `${12 * devicePixelRatio}px system-ui, sans-serif`;
+              ctx.textAlign = x > bbox.left + bbox.width - 60 * devicePixelRatio ? 'right' : 'left';
+              ctx.fillText('today', x + (ctx.textAlign === 'right' ? -4 : 4) * devicePixelRatio, bbox.top + 12 * devicePixelRatio);
+              ctx.restore();
+            },
+          ],
+        },
+      };
+    },
+    [days],
   );
   return (
     <div className="chart-with-table">
-      <Chart label="Burndown: remaining points per day against the ideal line" data={data} build={build} testId="burndown-chart" />
+      <Chart label="Burndown: remaining points per day against the ideal line, kickoff to deadline" data={data} build={build} testId="burndown-chart" />
       <table className="figures" data-testid="burndown-table">
-        <caption>Remaining points per day</caption>
+        <caption>Remaining points per day (end of day, UTC)</caption>
         <thead>
           <tr>
             <th scope="col">Day</th>
@@ -229,14 +309,17 @@ function BurndownChart({ burn }: { burn: Burndown }) {
           </tr>
         </thead>
         <tbody>
-          {points.map((x) => (
-            <tr key={x.label + x.t}>
-              <th scope="row">{x.label}</th>
-              <td>{x.remaining}</td>
-              <td>{Math.round(x.ideal * 100) / 100}</td>
+          {days.map((d) => (
+            <tr key={d.date} className={d.today ? 'today' : undefined} aria-current={d.today ? 'date' : undefined}>
+              <th scope="row">
+                {d.date}
+                {d.today && ' (today)'}
+              </th>
+              <td>{d.remaining ?? '—'}</td>
+              <td>{d.ideal}</td>
               <td>
-                {x.scope}
-                {x.scopeChange !== 0 && ` (${x.scopeChange > 0 ? '+' : '−'}${Math.abs(x.scopeChange)})`}
+                {d.scope ?? '—'}
+                {d.scopeChange !== 0 && ` (${d.scopeChange > 0 ? '+' : '−'}${Math.abs(d.scopeChange)})`}
               </td>
             </tr>
           ))}

@@ -230,33 +230,97 @@ export function planCards<T extends { metadata: unknown }>(cards: readonly T[], 
   return out;
 }
 
-/** One point of the burndown chart: `t` in epoch seconds, points remaining, ideal and scope, and the scope change there. */
-export interface BurnPoint {
-  label: string;
-  t: number;
-  remaining: number;
+/** One day of the burndown chart (kickoff to deadline, docs/web.md "Sprint view"). */
+export interface BurnDay {
+  /** UTC day, `YYYY-MM-DD`. */
+  date: string;
+  /** Points of the unfinished members at the end of the day; `null` for a day without actuals (future, or before the start). */
+  remaining: number | null;
+  /** Points of all members at the end of the day; `null` as for `remaining`. */
+  scope: number | null;
+  /** The ideal line: the committed points on the first day falling linearly to 0 on the deadline day, 0 after it. */
   ideal: number;
-  scope: number;
-  /** Scope added (+) or removed (−) since the previous point; 0 when none. */
+  /** Scope added (+) or removed (−) since the previous day with actuals; 0 when none. */
   scopeChange: number;
+  /** The day is today (UTC). */
+  today: boolean;
+}
+
+const DAY_MS = 86_400_000;
+const dayOf = (iso: string) => iso.slice(0, 10);
+const addDays = (day: string, n: number) => new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
+const daysBetween = (a: string, b: string) => Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / DAY_MS);
+
+/**
+ * The burndown as a sprint chart: one entry per UTC day from the kickoff (or the start day, when
+ * that is earlier or there is no kickoff) to the deadline (or the API's last day, when that is
+ * later or there is no deadline). Days the API answered (`GET /tasks/{id}/burndown`, docs/sprints.md
+ * "Burndown") carry their remaining points and scope; the others carry none. The ideal line starts
+ * at the committed points (the start snapshot's, the API's first ideal) and reaches 0 on the
+ * deadline day: `ideal(i) = committed × max(0, (D − i) ÷ D)`, `D` days from the first day to the
+ * deadline (the last day without one). `today` is the UTC day of `now`.
+ */
+export function burnDays(
+  b: { started_at: string; days: ReadonlyArray<{ date: string; remaining: number; scope: number; ideal: number }> },
+  plan: { kickoff?: string | undefined; deadline?: string | undefined; now: Date },
+): BurnDay[] {
+  const startDay = b.days[0]?.date ?? dayOf(b.started_at);
+  const apiLast = b.days.at(-1)?.date ?? startDay;
+  const first = plan.kickoff && dayOf(plan.kickoff) < startDay ? dayOf(plan.kickoff) : startDay;
+  const deadline = plan.deadline && dayOf(plan.deadline) > first ? dayOf(plan.deadline) : undefined;
+  const last = deadline && deadline > apiLast ? deadline : apiLast;
+  const D = Math.max(1, daysBetween(first, deadline ?? last));
+  const committed = b.days[0]?.ideal ?? 0;
+  const actual = new Map(b.days.map((d) => [d.date, d]));
+  const today = plan.now.toISOString().slice(0, 10);
+  const out: BurnDay[] = [];
+  let prevScope: number | null = null;
+  for (let i = 0, n = daysBetween(first, last); i <= n; i++) {
+    const date = addDays(first, i);
+    const a = actual.get(date);
+    const ideal = Math.round(committed * Math.max(0, (D - i) / D) * 100) / 100;
+    const scopeChange = a && prevScope !== null ? Math.round((a.scope - prevScope) * 1e6) / 1e6 : 0;
+    if (a) prevScope = a.scope;
+    out.push({ date, remaining: a ? a.remaining : null, scope: a ? a.scope : null, ideal, scopeChange, today: date === today });
+  }
+  return out;
 }
 
 /**
- * The burndown as chart points: a first point at the start (remaining = scope = the first day's
- * ideal, the points committed at the start snapshot), then one per day at its end (the last day at
- * `end`). Scope changes are the differences of `scope` from one point to the next (docs/sprints.md
- * "Burndown").
+ * Days from `now`'s UTC day to the deadline's UTC day, and how the sprint header says it:
+ * "3 days left", "1 day left", "ends today", "2 days past the deadline".
  */
-export function burnPoints(b: { started_at: string; end: string; days: ReadonlyArray<{ date: string; remaining: number; scope: number; ideal: number }> }): BurnPoint[] {
-  const start = Date.parse(b.started_at) / 1000;
-  const end = Date.parse(b.end) / 1000;
-  const first = b.days[0]?.ideal ?? 0;
-  const out: BurnPoint[] = [{ label: 'start', t: start, remaining: first, ideal: first, scope: first, scopeChange: 0 }];
-  for (const d of b.days) {
-    const dayEnd = Date.parse(`${d.date}T23:59:59Z`) / 1000;
-    const prev = out[out.length - 1]!;
-    const t = Math.max(prev.t + 1, Math.min(dayEnd, end));
-    out.push({ label: d.date, t, remaining: d.remaining, ideal: d.ideal, scope: d.scope, scopeChange: Math.round((d.scope - prev.scope) * 1e6) / 1e6 });
+export function daysLeft(deadline: string, now: Date): { days: number; text: string } {
+  const days = daysBetween(now.toISOString().slice(0, 10), dayOf(deadline));
+  const plural = (n: number) => `${n} day${n === 1 ? '' : 's'}`;
+  const text = days > 0 ? `${plural(days)} left` : days === 0 ? 'ends today' : `${plural(-days)} past the deadline`;
+  return { days, text };
+}
+
+/** Words for the metadata keys the app writes itself (docs/sprints.md, docs/web.md). */
+const METADATA_LABELS: Record<string, string> = {
+  'app.points': 'Points',
+  'cf.priority': 'Priority',
+  'app.sprint': 'Sprint',
+  'app.carried': 'Carried over',
+  'app.goal': 'Goal',
+};
+
+/**
+ * A card's metadata as a person reads it: known keys in words ("Points", "Sprint" with the
+ * sprint's title from `sprintTitle`, "Carried over: 1 sprint"), other keys without their `cf.`
+ * or `app.` prefix, strings unquoted. `app.type` is left out (it says what kind of task this is,
+ * not something about the card).
+ */
+export function describeMetadata(md: Record<string, unknown>, sprintTitle: (id: string) => string | undefined): Array<{ key: string; label: string; value: string }> {
+  const out: Array<{ key: string; label: string; value: string }> = [];
+  for (const [key, v] of Object.entries(md)) {
+    if (key === 'app.type') continue;
+    const label = METADATA_LABELS[key] ?? key.replace(/^(cf|app)\./, '').replace(/[_.]+/g, ' ');
+    let value = typeof v === 'string' ? v : JSON.stringify(v);
+    if (key === 'app.sprint' && typeof v === 'string') value = sprintTitle(v) ?? 'a sprint that is closed or not on this board';
+    if (key === 'app.carried' && typeof v === 'number') value = `${v} sprint${v === 1 ? '' : 's'}`;
+    out.push({ key, label: label.charAt(0).toUpperCase() + label.slice(1), value });
   }
   return out;
 }

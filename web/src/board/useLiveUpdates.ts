@@ -18,8 +18,6 @@ export interface LiveOptions {
   shows: (e: BoardEvent) => boolean;
   /** Reloads the columns (debounced 250 ms after the last relevant event). */
   refresh: () => void;
-  /** Called at once for every `sprint.*` event, before the debounced refresh (the sprint header and switcher). */
-  onSprintEvent?: (e: BoardEvent) => void;
 }
 
 /**
@@ -77,9 +75,7 @@ export function useLiveUpdates(o: LiveOptions): 'polling' | 'stream' {
           },
           onEvent: (e: BoardEvent, id?: string) => {
             if (id) lastId = id;
-            const sprintEvent = e.type.startsWith('sprint.');
-            if (sprintEvent) latest.current.onSprintEvent?.(e);
-            if (e.board_id === boardId || sprintEvent || latest.current.shows(e)) soon();
+            if (e.board_id === boardId || e.type.startsWith('sprint.') || latest.current.shows(e)) soon();
           },
         });
         streaming = false;

@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
@@ -9,13 +9,17 @@ import 'uplot/dist/uPlot.min.css';
  */
 export function Chart(p: { label: string; height?: number; data: uPlot.AlignedData; build: (width: number, height: number) => uPlot.Options; testId?: string }) {
   const box = useRef<HTMLDivElement>(null);
+  const [axisTitles, setAxisTitles] = useState('');
   const { data, build } = p;
   const height = p.height ?? 220;
   useEffect(() => {
     const el = box.current;
     if (!el) return;
     const width = () => Math.max(240, Math.floor(el.clientWidth));
-    const plot = new uPlot(build(width(), height), data, el);
+    const opts = build(width(), height);
+    // The canvas draws the axis titles; the container names them too (tests and tools read them).
+    setAxisTitles((opts.axes ?? []).map((a) => a.label ?? '').join(' | '));
+    const plot = new uPlot(opts, data, el);
     const ro = new ResizeObserver(() => plot.setSize({ width: width(), height }));
     ro.observe(el);
     return () => {
@@ -23,5 +27,5 @@ export function Chart(p: { label: string; height?: number; data: uPlot.AlignedDa
       plot.destroy();
     };
   }, [data, build, height]);
-  return <div ref={box} className="chart" aria-hidden="true" data-testid={p.testId} title={p.label} />;
+  return <div ref={box} className="chart" aria-hidden="true" data-testid={p.testId} data-axis-titles={axisTitles} title={p.label} />;
 }

@@ -1,64 +1,18 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiAs, ROOT, startServer, userToken, WEB_DIST, type RunningServer } from './server.js';
+import type { Locator, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { ARTIFACTS, browser, cardIn, hasChromium, lane, newPage, PASSWORD, poll, seriousViolations, server, STEP, useBrowserSuite, watchErrors } from './harness.js';
+import { apiAs, userToken, WEB_DIST } from './server.js';
 
 /**
  * The web board in a real browser: Debian's Chromium driven by playwright-core against
  * the built all-in-one server on a free port with a temp data dir. Screenshots and the render
  * figures go to web/test-artifacts/ (gitignored).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const ARTIFACTS = join(ROOT, 'web/test-artifacts');
-const PASSWORD = 'correct horse battery';
-const STEP = 15_000; // upper bound of one UI step
+useBrowserSuite();
 
-// Without Chromium the browser tests are skipped on a developer's machine, but never under CI
-// (`CI=true`, set by .ci/run, which installs Debian's chromium): there a skip is an error.
-const hasChromium = existsSync(CHROMIUM);
-const underCi = /^(1|true)$/i.test(process.env.CI ?? '');
-if (!hasChromium && underCi) throw new Error(`no Chromium at ${CHROMIUM}: under CI the browser tests must run (.ci/run installs Debian's chromium)`);
-if (!hasChromium) console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (.ci/run installs Debian's chromium; under CI this is an error)`);
-
-let server: RunningServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!hasChromium) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
-  server = await startServer();
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS, timeout: 60_000 });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-/** Errors the page reports: uncaught exceptions and console.error (network status lines excluded, see docs/web.md). */
-function watchErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(`console: ${m.text()}`);
-  });
-  return errors;
-}
-
-async function newPage(ctx: BrowserContext): Promise<Page> {
-  const page = await ctx.newPage();
-  page.setDefaultTimeout(STEP);
-  return page;
-}
-
-/** `expect.poll` with the step bound (vitest's default of 1 s is too short on a loaded CI machine). */
-const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: STEP, interval: 100 });
-
-const lane = (page: Page, name: string) => page.getByRole('listitem', { name, exact: true });
-const cardIn = (l: Locator, title: string) => l.getByRole('listitem', { name: title, exact: true });
 const session = async (page: Page) => JSON.parse((await page.evaluate('localStorage.getItem("board.session")')) as string) as { accessToken: string };
 
 async function login(page: Page, username: string, register: boolean) {
@@ -118,15 +72,6 @@ async function dragOnto(page: Page, handle: Locator, target: Locator) {
   const ob = (await page.getByTestId('drag-overlay').boundingBox())!;
   expect(px >= ob.x && px <= ob.x + ob.width && py >= ob.y && py <= ob.y + ob.height).toBe(true);
   await page.mouse.up();
-}
-
-/** axe-core's violations of impact serious or critical on the page as it is (axe injected from node_modules). */
-async function seriousViolations(page: Page): Promise<Array<{ id: string; impact: string; nodes: string[] }>> {
-  await page.addScriptTag({ path: join(ROOT, 'node_modules/axe-core/axe.min.js') });
-  const found = (await page.evaluate(
-    `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })))`,
-  )) as Array<{ id: string; impact: string; nodes: string[] }>;
-  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
 /** Every item of `menu` is visible where it is drawn: inside the viewport and not covered or clipped. */
@@ -243,7 +188,11 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     await page.getByRole('button', { name: 'Apply' }).click();
     const filterAlert = page.locator('#filter-error');
     await filterAlert.waitFor();
-    expect(await filterAlert.textContent()).toContain(`At position ${server400.body.details.position}: ${server400.body.message}`);
+    // One sentence: the position said once (the caret shows it too), no part label ("Filter: ").
+    const alertText = (await filterAlert.locator('p').textContent())!;
+    expect(alertText.startsWith(`At position ${server400.body.details.position}: `)).toBe(true);
+    expect(alertText).not.toContain('Filter:');
+    expect(alertText.match(/position/g)).toHaveLength(1);
     expect(await page.getByTestId('filter-caret').textContent()).toBe(`${bad}\n${' '.repeat(server400.body.details.position)}^`);
     expect(await page.getByLabel('Filter', { exact: true }).getAttribute('aria-invalid')).toBe('true');
     await page.getByRole('button', { name: 'Clear' }).click();
@@ -307,7 +256,7 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     await detail
       .getByLabel('Description (markdown)')
       .fill('**Bold** move <img src="x" onerror="window.__xss=1"><script>window.__xss=2</script> [click](javascript:window.__xss=3)');
-    await detail.getByLabel('Points (app.points)').fill('3');
+    await detail.getByLabel('Points', { exact: true }).fill('3');
     await detail.getByLabel('Kickoff').fill('2026-11-23');
     await detail.getByLabel('Deadline').fill('2026-12-04');
     // Status is chosen from the values the board's columns set.
@@ -412,7 +361,7 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     expect(await cardIn(lane(page, 'Done'), 'Write docs').getByTestId('lease').count()).toBe(0);
 
     // Screenshots of the owner's board at 1440 px and 360 px (lanes scroll sideways at 360 px).
-    await page.screenshot({ path: join(ARTIFACTS, 'board-1440.png'), fullPage: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'walk-board-1440.png'), fullPage: true });
     await page.setViewportSize({ width: 360, height: 740 });
     await page.waitForTimeout(200);
     const overflow = (await page.evaluate(
@@ -420,7 +369,7 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     )) as number[];
     expect(overflow[0]).toBeGreaterThan(overflow[1]!); // lanes scroll horizontally
     expect(overflow[2]).toBeLessThanOrEqual(360); // the page itself does not
-    await page.screenshot({ path: join(ARTIFACTS, 'board-360.png'), fullPage: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'walk-board-360.png'), fullPage: true });
     await page.setViewportSize({ width: 1440, height: 900 });
 
     // Close the sprint through the dialog: unfinished members listed, rolled to the backlog, velocity shown.
@@ -563,8 +512,12 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     const burnTable = page.getByTestId('burndown-table');
     await burnTable.waitFor();
     const burnRows = async () => (await burnTable.locator('tbody tr').allTextContents());
-    expect((await burnRows())[0]).toMatch(/^start17/);
-    expect((await burnRows()).at(-1)).toMatch(new RegExp(`^${today}14`));
+    // Kickoff (today) to deadline (in a week), in days: today has the actuals (17 committed, 14
+    // left), the days after it none yet, and the ideal line falls from 17 to 0 on the deadline.
+    const rows = await burnRows();
+    expect(rows).toHaveLength(8);
+    expect(rows[0]).toMatch(new RegExp(`^${today} \\(today\\)1417`));
+    expect(rows.at(-1)).toBe(`${inAWeek}—0—`);
     await page.getByTestId('burndown-chart').locator('canvas').waitFor();
     expect(await page.getByTestId('report-kind').textContent()).toMatch(/^Live/);
     expect(await page.getByTestId('report').locator('tbody tr').allTextContents()).toEqual([

@@ -1,13 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
-import type { BoardCreateBody, BoardsOps, BoardUpdateBody } from '@app/shared/contracts';
+import type { BoardCreateBody, BoardMember, BoardsOps, BoardUpdateBody } from '@app/shared/contracts';
 import {
   DEFAULT_COLUMNS, actionView, boardEvent, canReadBoard, canReadTask, checkIfMatch, checkMetadataEntry, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
   runWrite, toBoard, versionGuard, versionOf,
   type BoardDoc, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
-import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Update } from '@app/shared/store';
+import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Session, type Update } from '@app/shared/store';
 import { boardsOf, groupsOf } from '../collections.js';
 import { completeShareSync, recordShareSync } from '../share-sync.js';
 
@@ -122,40 +122,54 @@ export function listBoards({ store }: ServiceDeps): Handler<typeof BoardsOps.lis
   return async (_input, ctx) => {
     const userId = callerId(ctx);
     const principal = await loadPrincipal(store, userId);
-    const { groupIds } = principal;
+    const { groupIds, readOnlyGroupIds } = principal;
     const sort = { created_at: 1, _id: 1 } as const;
     const [owned, shared] = await Promise.all([
       boardsOf(store).find({ owner_id: userId }, { sort }),
       groupIds.length === 0 ? [] : boardsOf(store).find({ groupId: { $in: groupIds }, owner_id: { $ne: userId } }, { sort }),
     ]);
+    const reader = (b: BoardDoc) => b.groupId !== undefined && (readOnlyGroupIds ?? []).includes(b.groupId);
     // an access token narrowed to some boards lists only those
-    const listed = (boards: BoardDoc[]) => boards.filter((b) => canReadBoard(principal, b)).map((b) => toBoard(b, userId));
+    const listed = (boards: BoardDoc[]) => boards.filter((b) => canReadBoard(principal, b)).map((b) => toBoard(b, userId, reader(b)));
     return { owned_boards: listed(owned), shared_boards: listed(shared) };
   };
 }
 
 /** `boards.get`: any board the caller can read. */
 export function getBoard({ store }: ServiceDeps): Handler<typeof BoardsOps.get> {
-  return async ({ boardId }, ctx) => toBoard((await loadBoard(store, callerId(ctx), boardId, 'read')).board, callerId(ctx));
+  return async ({ boardId }, ctx) => {
+    const { board, principal } = await loadBoard(store, callerId(ctx), boardId, 'read');
+    return toBoard(board, principal.userId, board.groupId !== undefined && (principal.readOnlyGroupIds ?? []).includes(board.groupId));
+  };
 }
 
 /**
  * `boards.members`: the people of a board a reader may see, to pick an assignee by name and to
- * show whose a card is: the owner, then the members of the board's group (group order), each
- * once, as `{id, username}`. A board the caller cannot read is 404 `BOARD_NOT_FOUND` (docs/architecture.md §4).
- * A user id without a user record keeps its id as its name.
+ * show whose a card is ({@link peopleOf}). A board the caller cannot read is 404
+ * `BOARD_NOT_FOUND` (docs/architecture.md §4).
  */
 export function boardMembers({ store }: ServiceDeps): Handler<typeof BoardsOps.members> {
-  return async ({ boardId }, ctx) => {
-    const { board } = await loadBoard(store, callerId(ctx), boardId, 'read');
-    const group = board.groupId === undefined ? null : await groupsOf(store).findOne({ _id: board.groupId }, { projection: { members: 1 } });
-    const ids = distinct([board.owner_id, ...(group?.members ?? []).map((m) => m.user_id)]);
-    const users = await store
-      .collection<{ _id: string; username: string }>(Collections.users)
-      .find({ _id: { $in: ids } }, { projection: { _id: 1, username: 1 } });
-    const names = new Map(users.map((u) => [u._id, u.username]));
-    return ids.map((id) => ({ id, username: names.get(id) ?? id }));
-  };
+  return async ({ boardId }, ctx) => peopleOf(store, (await loadBoard(store, callerId(ctx), boardId, 'read')).board);
+}
+
+/**
+ * The people of `board`: the owner (`permission: 'owner'`), then the members of the board's group
+ * in group order, each once, as `{id, username, permission}`; a member's permission is the share's,
+ * `r` for a `reader` of the group (docs/boards.md "Members"). A user id without a user record keeps
+ * its id as its name.
+ */
+export async function peopleOf(store: DocumentStore, board: BoardDoc, session?: Session): Promise<BoardMember[]> {
+  const opts = session ? { session } : {};
+  const group = board.groupId === undefined ? null : await groupsOf(store).findOne({ _id: board.groupId }, { projection: { members: 1 }, ...opts });
+  const roles = new Map((group?.members ?? []).map((m) => [m.user_id, m.role]));
+  const ids = distinct([board.owner_id, ...roles.keys()]);
+  const users = await store
+    .collection<{ _id: string; username: string }>(Collections.users)
+    .find({ _id: { $in: ids } }, { projection: { _id: 1, username: 1 }, ...opts });
+  const names = new Map(users.map((u) => [u._id, u.username]));
+  const permission = (id: string): BoardMember['permission'] =>
+    id === board.owner_id ? 'owner' : roles.get(id) === 'reader' ? 'r' : (board.groupPermission ?? 'r');
+  return ids.map((id) => ({ id, username: names.get(id) ?? id, permission: permission(id) }));
 }
 
 /**
@@ -211,7 +225,7 @@ export function previewUpdateBoard({ store, clock }: ServiceDeps): Handler<typeo
 }
 
 /** The caller's own board `boardId`, read in the unit's transaction and checked against `If-Match`. */
-async function ownedBoard(w: WriteUnit, { store }: ServiceDeps, ctx: { ifMatch: string | undefined }, boardId: string) {
+export async function ownedBoard(w: WriteUnit, { store }: ServiceDeps, ctx: { ifMatch: string | undefined }, boardId: string) {
   const loaded = await loadBoard(store, w.userId, boardId, 'owner', w.session);
   checkIfMatch(ctx.ifMatch, versionOf(loaded.board), { boardId });
   return loaded;
@@ -221,7 +235,7 @@ async function ownedBoard(w: WriteUnit, { store }: ServiceDeps, ctx: { ifMatch: 
  * Applies `update` to `board` (as read in the unit's transaction) as ONE write pinned at its
  * version, bumping it; 409 `CONFLICT` when the board changed under the transaction.
  */
-async function writeBoard(w: WriteUnit, { store }: ServiceDeps, board: BoardDoc, update: Update & { $set: Record<string, unknown> }) {
+export async function writeBoard(w: WriteUnit, { store }: ServiceDeps, board: BoardDoc, update: Update & { $set: Record<string, unknown> }) {
   const after = await boardsOf(store).findOneAndUpdate(
     { _id: board._id, owner_id: w.userId, ...versionGuard(board) },
     { ...update, $set: { ...update.$set, ...nextVersion(board) } },
@@ -246,7 +260,8 @@ async function openSprintId(store: DocumentStore, p: Principal, sprintId: string
 
 /**
  * `boards.remove` (owner only): deletes the board; its tasks are kept (they keep their `boardId`
- * and sharing; a sharing update of its cards still pending is completed first). Emits `board.deleted`.
+ * and sharing; a sharing update of its cards still pending is completed first). Emits `board.deleted`;
+ * audit `board.delete`.
  */
 export function removeBoard(deps: ServiceDeps): Handler<typeof BoardsOps.remove> {
   return async ({ boardId }, ctx) => {
@@ -255,6 +270,7 @@ export function removeBoard(deps: ServiceDeps): Handler<typeof BoardsOps.remove>
       const { deletedCount } = await boardsOf(deps.store).deleteOne({ _id: boardId, owner_id: w.userId, ...versionGuard(board) }, { session: w.session });
       if (deletedCount === 0) throw new AppError('CONFLICT', { message: 'The board changed meanwhile; read it again and retry', details: { boardId } });
       w.emit(boardEvent('board.deleted', toBoard(board, w.userId)));
+      w.audit({ action: 'board.delete', target: `board:${boardId}`, details: { name: board.name } });
       return null;
     });
     await completeShareSync(deps, boardId);
@@ -274,7 +290,8 @@ export function previewActions(): Handler<typeof BoardsOps.previewActions> {
  * take the group and permission, and the cards are then changed in transactions of at most
  * `SHARE_SYNC_BATCH` cards before the answer (`completeShareSync`; docs/boards.md "Sharing a board
  * with many cards" states what readers see meanwhile and after a crash). The cards' versions do
- * not change (sharing fields are not task fields); the board's does. Emits `board.shared`.
+ * not change (sharing fields are not task fields); the board's does. Emits `board.shared` and
+ * records `board.share` in the audit log (a permission change is a share with the new permission).
  */
 export function shareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.share> {
   const { store } = deps;
@@ -289,6 +306,10 @@ export function shareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.share> {
       });
       await recordShareSync(store, w.session, boardId, group_id, permission, w.now);
       w.emit(boardEvent('board.shared', shared));
+      w.audit({
+        action: 'board.share', target: `board:${boardId}`,
+        details: { group_id, permission, ...(board.groupId !== undefined ? { previous_group_id: board.groupId, previous_permission: board.groupPermission } : {}) },
+      });
       return shared;
     });
     // also on a replayed answer (Idempotency-Key): a retry completes what a failed first run left
@@ -301,7 +322,7 @@ export function shareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.share> {
  * `boards.unshare` (owner only): removes the group sharing; the board stays `shared`, seen by its
  * owner only. Cards keep their sharing; a sharing update of the cards still pending from an
  * earlier share is completed before the answer, so they end as that share left them. Emits
- * `board.unshared`.
+ * `board.unshared`; audit `board.unshare`.
  */
 export function unshareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.unshare> {
   return async ({ boardId }, ctx) => {
@@ -312,6 +333,7 @@ export function unshareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.unshar
         $unset: { groupId: '', groupPermission: '' },
       });
       w.emit(boardEvent('board.unshared', unshared));
+      w.audit({ action: 'board.unshare', target: `board:${boardId}`, details: board.groupId !== undefined ? { group_id: board.groupId } : {} });
       return unshared;
     });
     await completeShareSync(deps, boardId);

@@ -4,6 +4,7 @@ import {
   cardCreateBody, checkNewTaskRefs, checkSprintWindow, columnOf, loadBoard, newTaskDoc, runWrite, taskCreatedEvent, toTask, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
+import { checkWip } from '../wip.js';
 
 /**
  * `boards.createTask` (docs/boards.md "Card create on a board"; docs/architecture.md §5, §7): board write access;
@@ -12,7 +13,8 @@ import { Collections } from '@app/shared/store';
  * the active sprint is stamped (see `cardCreateBody`); unknown column → 404 `COLUMN_NOT_FOUND`.
  * The task records the board, and on a shared board takes the board's group and permission.
  * `app.sprint` (sent, or stamped from the board's active sprint) needs write access to that sprint
- * (404/403, `checkNewTaskRefs`). Emits `task.created` in the insert's transaction; honours an Idempotency-Key.
+ * (404/403, `checkNewTaskRefs`). With `column_id`, a column whose `wip_policy` is `block` and that is
+ * at its `wip_limit` refuses the card: 409 `WIP_LIMIT_REACHED`. Emits `task.created` in the insert's transaction; honours an Idempotency-Key.
  */
 export function createBoardTask(deps: ServiceDeps): Handler<typeof BoardsOps.createTask> {
   const { store } = deps;
@@ -27,6 +29,8 @@ export function createBoardTask(deps: ServiceDeps): Handler<typeof BoardsOps.cre
       if (board.groupPermission !== undefined) doc.groupPermission = board.groupPermission;
     }
     await checkNewTaskRefs(store, principal, body, w.session);
+    // a card created into a column counts against its WIP limit (docs/boards.md "WIP limits")
+    if (column) await checkWip(store, principal, board, column, w.now, w.session);
     await store.collection<TaskDoc>(Collections.tasks).insertOne(doc, { session: w.session });
     w.emit(taskCreatedEvent(doc));
     return toTask(doc);

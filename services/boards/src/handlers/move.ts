@@ -1,5 +1,5 @@
 import { callerId, type CallContext, type Handler } from '@app/shared/bus';
-import type { BoardsOps, CardMoveResult } from '@app/shared/contracts';
+import type { BoardsOps, CardMoveResult, WipState } from '@app/shared/contracts';
 import {
   boardScopeFilter, canReadTask, checkIfMatch, checkSprintChange, columnOf, loadBoard, canWriteTask, mergeMoveActions, nextVersion, planMove, resolveFor,
   runWrite, toTask, versionGuard, versionOf,
@@ -8,6 +8,7 @@ import {
 import { AppError } from '@app/shared/errors';
 import { buildEffectiveQuery, compileQuery, queryMatches, type Query } from '@app/shared/query';
 import { Collections, type Collection, type Filter, type Session, type Update } from '@app/shared/store';
+import { checkWip } from '../wip.js';
 
 /** Conditional writes tried before a card whose tags keep changing under us is reported as 409 `CONFLICT`. */
 const MAX_ATTEMPTS = 3;
@@ -23,7 +24,9 @@ const MAX_ATTEMPTS = 3;
  * version as read (the `If-Match` check, made on that read, and the source-column check
  * are one conditional write) writes it and bumps the version; if it no longer matches, the card is
  * read again and the move re-planned or refused. The card read, the write and its one
- * `card.moved` event are one transaction ({@link runWrite}).
+ * `card.moved` event are one transaction ({@link runWrite}). A target column with a `wip_limit`
+ * is counted in the same transaction: `block` at the limit → 409 `WIP_LIMIT_REACHED` (dry runs
+ * too); otherwise the reply and the event carry `wip` (docs/boards.md "WIP limits").
  */
 export function moveCard(deps: ServiceDeps): Handler<typeof BoardsOps.move> {
   return async ({ boardId, taskId, from_column_id, to_column_id, dry_run = false }, ctx) => {
@@ -70,6 +73,7 @@ export async function moveInWrite(
     $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(source, { now }).filter],
   };
   const effect = mergeMoveActions(from, to);
+  let wip: WipState | null | undefined;
 
   for (let attempt = 1; ; attempt++) {
     const task = await tasks.findOne(inSource, { session });
@@ -85,7 +89,9 @@ export async function moveInWrite(
     }
     // a column action that puts the card into a sprint obeys the sprint rule (docs/sprints.md)
     await checkSprintChange(store, principal.userId, task, plan.update, '/to_column_id', session);
-    if (dry_run) return { result: moveResult(plan, versionOf(task)) };
+    // the target's WIP limit, counted once per move (docs/boards.md "WIP limits"); `block` refuses, dry runs included
+    if (wip === undefined && from_column_id !== to_column_id) wip = (await checkWip(store, principal, board, to, now, session, taskId)) ?? null;
+    if (dry_run) return { result: moveResult(plan, versionOf(task), wip) };
     // pinned at the version planned from: the plan (tags included) is exact for what it replaces
     const guard = { $and: [inSource, versionGuard(task), ...(req.guard ? [req.guard] : [])] };
     const version = nextVersion(task);
@@ -93,10 +99,10 @@ export async function moveInWrite(
     if (req.unset) update.$unset = { ...(plan.update.$unset as Record<string, ''> | undefined), ...req.unset };
     const after = await tasks.findOneAndUpdate(guard, update, { returnDocument: 'after', session });
     if (after) {
-      const result = moveResult(plan, version.version);
+      const result = moveResult(plan, version.version, wip);
       w.emit({
         type: 'card.moved', task_id: taskId, board_id: board._id,
-        data: { board_id: board._id, from_column_id, to_column_id, applied_actions: result.applied_actions, task: toTask(after) },
+        data: { board_id: board._id, from_column_id, to_column_id, applied_actions: result.applied_actions, ...(wip ? { wip } : {}), task: toTask(after) },
       });
       return { result, after };
     }
@@ -122,7 +128,7 @@ async function notInSource(tasks: Collection<TaskDoc>, p: Principal, taskId: str
   });
 }
 
-function moveResult(plan: MovePlan, version: number): CardMoveResult {
+function moveResult(plan: MovePlan, version: number, wip: WipState | null | undefined): CardMoveResult {
   const { _id, title, status, tags } = plan.after;
-  return { task: { id: _id, title, status, tags, version }, applied_actions: plan.applied };
+  return { task: { id: _id, title, status, tags, version }, applied_actions: plan.applied, ...(wip ? { wip } : {}) };
 }

@@ -71,12 +71,12 @@ describe('board members', () => {
     await using t = await buildBoards();
     const g = await t.newGroup([BOB, CAROL]);
     const board = await t.newBoard({ board_type: 'shared' });
-    expect(await t.call(BoardsOps.members, { boardId: board.id })).toEqual([{ id: ALICE, username: 'user0' }]);
+    expect(await t.call(BoardsOps.members, { boardId: board.id })).toEqual([{ id: ALICE, username: 'user0', permission: 'owner' }]);
     await t.call(BoardsOps.share, { boardId: board.id, group_id: g, permission: 'r' });
     const people = [
-      { id: ALICE, username: 'user0' },
-      { id: BOB, username: 'user1' },
-      { id: CAROL, username: 'user2' },
+      { id: ALICE, username: 'user0', permission: 'owner' },
+      { id: BOB, username: 'user1', permission: 'r' },
+      { id: CAROL, username: 'user2', permission: 'r' },
     ];
     expect(await t.call(BoardsOps.members, { boardId: board.id })).toEqual(people);
     expect(await t.call(BoardsOps.members, { boardId: board.id }, CAROL)).toEqual(people);
@@ -91,7 +91,7 @@ describe('board members', () => {
   it('lists only the owner of a private board', async () => {
     await using t = await buildBoards();
     const board = await t.newBoard();
-    expect(await t.call(BoardsOps.members, { boardId: board.id })).toEqual([{ id: ALICE, username: 'user0' }]);
+    expect(await t.call(BoardsOps.members, { boardId: board.id })).toEqual([{ id: ALICE, username: 'user0', permission: 'owner' }]);
     await rejects(t.call(BoardsOps.members, { boardId: board.id }, BOB), 'BOARD_NOT_FOUND');
   });
 });

@@ -1,5 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema,
   type CallToolResult, type Tool,
@@ -70,6 +71,8 @@ function errorResult(err: unknown, requestId: string): CallToolResult {
  */
 export class McpEndpoint {
   private readonly tools: ReadyTool[];
+  /** The SDK's schema validator, shared by the per-request servers (each would otherwise build its own Ajv: milliseconds a request). */
+  private readonly schemas = new AjvJsonSchemaValidator();
 
   constructor(
     private readonly bus: Bus,
@@ -102,7 +105,7 @@ export class McpEndpoint {
 
   /** The MCP server of one request, for `user`. */
   private serverFor(user: AccessClaims, requestId: string): Server {
-    const server = new Server(this.info, { capabilities: { tools: {}, resources: {} } });
+    const server = new Server(this.info, { capabilities: { tools: {}, resources: {} }, jsonSchemaValidator: this.schemas });
     const tools = this.toolsFor(user);
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => t.listing) }));
     server.setRequestHandler(CallToolRequestSchema, async (r) => {

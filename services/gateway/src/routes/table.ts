@@ -1,6 +1,8 @@
+import { auditRoutes } from './audit.js';
 import { authRoutes } from './auth.js';
 import { boardRoutes } from './boards.js';
 import { eventRoutes, eventStreamRoutes } from './events.js';
+import { flowRoutes } from './flow.js';
 import { healthRoutes } from './health.js';
 import { leaseRoutes } from './leases.js';
 import type { LocalRoute } from './local.js';
@@ -16,7 +18,7 @@ import { viewRoutes } from './views.js';
  * The gateway's route table (docs/architecture.md §9), as data: every bus-forwarded route of the four families.
  * Registration, Swagger and the route tests all read it.
  */
-export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...leaseRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes, ...viewRoutes];
+export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...leaseRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes, ...viewRoutes, ...flowRoutes];
 
-/** Routes the gateway answers itself: auth, health, version (public), the event stream, access tokens and MCP (authenticated). */
-export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes, ...mcpRoutes];
+/** Routes the gateway answers itself: auth, health, version (public), the event stream, access tokens, the audit log and MCP (authenticated). */
+export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes, ...auditRoutes, ...mcpRoutes];

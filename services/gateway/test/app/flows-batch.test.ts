@@ -115,6 +115,26 @@ describe('PATCH /api/v1/tasks/batch', () => {
     expect(await count(sys, Collections.events, { type: 'task.updated' })).toBe(0);
   });
 
+  it('an item that would grow its task past the size limit is refused before any write: atomic and not, the same answer on every store', async () => {
+    // MongoDB aborts the whole transaction on a write the server refuses; the test store does too
+    // (docs/store.md "Transactions under test"), so the item's 413 must come before its write
+    await using sys = await system();
+    const alice = await sys.user('alice');
+    const a = (await sys.call('POST', '/api/v1/tasks', alice, { title: 'a' })).body;
+    const b = (await sys.call('POST', '/api/v1/tasks', alice, { title: 'b' })).body;
+    const huge = '漢'.repeat(200_000); // 600 KB of UTF-8, past the 256 KiB of a task
+    for (const atomic of [false, true]) {
+      const res = await sys.call('PATCH', '/api/v1/tasks/batch', alice, {
+        atomic, updates: [{ id: a.id, changes: { description: huge } }, { id: b.id, changes: { title: `b ${atomic}` } }],
+      });
+      expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(200);
+      expect(statuses(res)).toEqual([[0, 413], [1, atomic ? 424 : 200]]);
+      expect(res.body.results[0].error.code).toBe('PAYLOAD_TOO_LARGE');
+    }
+    expect((await sys.call('GET', `/api/v1/tasks/${b.id}`, alice)).body.title).toBe('b false');
+    expect(sys.rules.counts.refused).toBe(0);
+  });
+
   it('a bad item shape is 400 for the whole batch, naming its position', async () => {
     await using sys = await system();
     const alice = await sys.user('alice');

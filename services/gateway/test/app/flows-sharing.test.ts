@@ -226,3 +226,35 @@ describe('board sharing through HTTP', () => {
     expectError(await t.sys.call('GET', `/api/v1/tasks/${loose.body.id}`, t.bob), 404, 'TASK_NOT_FOUND');
   });
 });
+
+describe('board members over HTTP (docs/boards.md "Members")', () => {
+  it('invites by name as r or rw, changes and removes a member, owner only; bad inputs are 4xx naming the field', async () => {
+    await using t = await team();
+    const base = `/api/v1/boards/${t.boardId}/members`;
+    const invited = await t.sys.call('POST', base, t.alice, { username: 'carol', permission: 'r' });
+    expect(invited.status, JSON.stringify(invited.body)).toBe(200);
+    expect(invited.body).toEqual([
+      { id: t.alice.id, username: 'alice', permission: 'owner' },
+      { id: t.carol.id, username: 'carol', permission: 'r' },
+    ]);
+    const card = await t.card(t.alice);
+    expect((await t.sys.call('GET', `/api/v1/tasks/${card.body.id}`, t.carol)).status).toBe(200);
+    expectError(await t.move(t.carol, card.body.id, 'col-to-do', 'col-doing'), 403, 'FORBIDDEN');
+    // only the owner manages members: carol (a reader) gets 403, an outsider 404
+    expectError(await t.sys.call('POST', base, t.carol, { username: 'bob', permission: 'rw' }), 403, 'FORBIDDEN');
+    expectError(await t.sys.call('POST', base, t.bob, { username: 'bob', permission: 'rw' }), 404, 'BOARD_NOT_FOUND');
+
+    const changed = await t.sys.call('PATCH', `${base}/${t.carol.id}`, t.alice, { permission: 'rw' });
+    expect(changed.body.at(-1)).toEqual({ id: t.carol.id, username: 'carol', permission: 'rw' });
+    expect((await t.move(t.carol, card.body.id, 'col-to-do', 'col-doing')).status).toBe(200);
+    expectError(await t.sys.call('PATCH', `${base}/${t.carol.id}`, t.carol, { permission: 'r' }), 403, 'FORBIDDEN');
+
+    const bad = expectError(await t.sys.call('POST', base, t.alice, { username: 'bob', permission: 'admin' }), 400, 'VALIDATION_FAILED');
+    expect(bad.validationErrors.map((e: { field: string }) => e.field)).toEqual(['/permission']);
+    expectError(await t.sys.call('POST', base, t.alice, { username: 'nobody', permission: 'r' }), 404, 'USER_NOT_FOUND');
+
+    const removed = await t.sys.call('DELETE', `${base}/${t.carol.id}`, t.alice);
+    expect(removed.body).toEqual([{ id: t.alice.id, username: 'alice', permission: 'owner' }]);
+    expectError(await t.sys.call('GET', `/api/v1/boards/${t.boardId}`, t.carol), 404, 'BOARD_NOT_FOUND');
+  });
+});

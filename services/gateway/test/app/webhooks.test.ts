@@ -101,7 +101,7 @@ describe('webhook subscriptions', () => {
   });
 
   it('refuses private and loopback targets by default, whatever NODE_ENV, unless allowed by WEBHOOK_ALLOWED_HOSTS', async () => {
-    for (const env of [{}, { NODE_ENV: 'production' }, { NODE_ENV: 'staging' }] as Array<Record<string, string>>) {
+    for (const env of [{}, { NODE_ENV: 'production', REGISTRATION_ENABLED: 'true' }, { NODE_ENV: 'staging' }] as Array<Record<string, string>>) {
       const plain = await system({ env });
       const dave = await plain.user('dave');
       for (const url of ['http://169.254.169.254/latest', 'http://127.0.0.1:3000/hooks']) {

@@ -7,6 +7,7 @@ import { DEFAULT_MAX_ATTEMPTS, WebhookDispatcher } from '../webhooks/dispatcher.
 import { deliveriesOf } from '../webhooks/model.js';
 import { ATTEMPT_TIMEOUT_MS, httpSender, type Sender } from '../webhooks/send.js';
 import { targetPolicy } from '../webhooks/ssrf.js';
+import { startFlowWork, type FlowWorkOptions } from '../flow/work.js';
 import { startJetStreamWork } from './jetstream-work.js';
 
 /** How often the retention sweep runs (ms). */
@@ -26,6 +27,8 @@ export interface EventWorkOptions {
   random?: () => number;
   /** Options of the numbering relay (tests: a holder name per simulated process, a short lease). */
   relay?: EventRelayOptions;
+  /** Intervals of the flow history's recording and daily snapshots (tests shorten them). */
+  flow?: FlowWorkOptions;
 }
 
 /**
@@ -55,6 +58,7 @@ async function fanOutFromStore(store: DocumentStore, dispatcher: WebhookDispatch
  * The query service's background work, in every replica:
  * - the outbox relay ({@link EventRelay}): numbers the committed writes' events while it holds the lease;
  * - the retention sweep of the outbox and of finished webhook deliveries (hourly; idempotent across replicas);
+ * - the flow history (docs/flow.md): card moves recorded from the numbered events, daily board snapshots;
  * - the webhook dispatcher: on NATS, the outbox relay to JetStream and a durable JetStream
  *   consumer feeding the fan-out (`jetstream-work.ts`); on the in-process bus (the embedded
  *   default, one process) a cursor over the outbox in `counters`; then, every tick, the attempts
@@ -128,9 +132,11 @@ export function eventWork(opts: EventWorkOptions = {}): (deps: BackgroundDeps) =
       }
     };
     running = tick();
+    const flow = startFlowWork(deps, opts.flow);
     return {
       close: async () => {
         stopped = true;
+        await flow.close();
         for (const stop of stopGauges) stop();
         clearInterval(sweepTimer);
         if (timer) clearTimeout(timer);

@@ -34,6 +34,30 @@ export interface BurndownInput {
 
 const numeric = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
+/** The task an event is about: its `task_id`, else the task in its data. */
+export function eventTaskId(e: OutboxEvent): string | undefined {
+  return e.task_id ?? e.data?.task?.id ?? e.data?.task_id;
+}
+
+/**
+ * A filter of the events read in `seq` order that keeps those that can change the series of
+ * sprint `sprintId`, by the replay's own rule: an event of a task in the start snapshot
+ * (`startIds`), of a task an earlier kept event put into the sprint, or one that puts its task into
+ * the sprint. The others (every other task of the store) are dropped as they are read, so the
+ * burndown holds, and checks the access of, only the sprint's tasks (docs/sprints.md "Burndown").
+ */
+export function sprintEventFilter(sprintId: string, startIds: Iterable<string>): (e: OutboxEvent) => boolean {
+  const tracked = new Set(startIds);
+  return (e) => {
+    const id = eventTaskId(e);
+    if (id === undefined) return false;
+    if (tracked.has(id)) return true;
+    if (!after(e, sprintId, undefined)?.inSprint) return false;
+    tracked.add(id);
+    return true;
+  };
+}
+
 /**
  * The state of a task after an event, or `undefined` when the event does not say (then the task is
  * left as it was). Reads the API task after the write (`data.task`); a `task.updated` without it
@@ -92,7 +116,7 @@ export function burndownSeries(input: BurndownInput): Burndown {
     const bound = midnightAfter(day);
     for (; next < input.events.length && input.events[next]!.occurred_at < bound; next++) {
       const e = input.events[next]!;
-      const id = e.task_id ?? e.data?.task?.id ?? e.data?.task_id;
+      const id = eventTaskId(e);
       if (id === undefined) continue;
       const was = state.get(id);
       const now = after(e, input.sprintId, was);

@@ -33,10 +33,24 @@ export async function currentEventsSeq(store: DocumentStore, session: Session): 
   return typeof counter?.seq === 'number' ? counter.seq : 0;
 }
 
-/** Task events of the outbox after `afterSeq` that occurred at or before `until` (ISO), in `seq` order. */
-export function taskEventsSince(store: DocumentStore, afterSeq: number, until: string): Promise<OutboxEvent[]> {
-  return store.collection<OutboxEvent>(Collections.events).find(
-    { seq: { $gt: afterSeq }, occurred_at: { $lte: until }, type: { $in: TASK_EVENT_TYPES } },
-    { sort: { seq: 1 }, projection: { _id: 1, seq: 1, type: 1, occurred_at: 1, task_id: 1, data: 1 } },
-  );
+/** Events read per page by {@link taskEventsSince}. */
+export const EVENT_PAGE = 5_000;
+
+/**
+ * Task events of the outbox after `afterSeq` that occurred at or before `until` (ISO), in `seq`
+ * order, those `keep` keeps: read in pages of {@link EVENT_PAGE} by `seq`, each page filtered as
+ * it is read, so what is held is bounded by what is kept, not by every write since `afterSeq`.
+ */
+export async function taskEventsSince(store: DocumentStore, afterSeq: number, until: string, keep: (e: OutboxEvent) => boolean = () => true): Promise<OutboxEvent[]> {
+  const events = store.collection<OutboxEvent>(Collections.events);
+  const out: OutboxEvent[] = [];
+  for (let cursor = afterSeq; ;) {
+    const page = await events.find(
+      { seq: { $gt: cursor }, occurred_at: { $lte: until }, type: { $in: TASK_EVENT_TYPES } },
+      { sort: { seq: 1 }, limit: EVENT_PAGE, projection: { _id: 1, seq: 1, type: 1, occurred_at: 1, task_id: 1, data: 1 } },
+    );
+    for (const e of page) if (keep(e)) out.push(e);
+    if (page.length < EVENT_PAGE) return out;
+    cursor = page[page.length - 1]!.seq;
+  }
 }

@@ -3,7 +3,7 @@ import type { SprintsOps } from '@app/shared/contracts';
 import type { ServiceDeps } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { catchUpOutbox } from '@app/shared/events';
-import { burndownSeries } from '../domain/burndown.js';
+import { burndownSeries, eventTaskId, sprintEventFilter } from '../domain/burndown.js';
 import { DONE } from '../domain/members.js';
 import { taskEventsSince } from '../domain/outbox.js';
 import { latestSnapshots, readableIds, readMembers } from '../domain/snapshots.js';
@@ -34,17 +34,17 @@ export function sprintBurndown({ store, clock }: ServiceDeps): Handler<typeof Sp
     const end = closed ? close.taken_at : clock.now().toISOString();
     // the writes committed before this read are numbered first (read-your-writes)
     await catchUpOutbox(store);
+    // only the events of the sprint's tasks are kept as they are read (sprintEventFilter)
     const [events, final] = await Promise.all([
-      start.events_seq < 0 ? [] : taskEventsSince(store, start.events_seq, end),
+      start.events_seq < 0 ? [] : taskEventsSince(store, start.events_seq, end, sprintEventFilter(sprintId, start.members.map((m) => m.id))),
       closed ? close.members : readMembers(store, sprintId),
     ]);
     // Only the tasks the reader may read count (docs/sprints.md "Who may put a task into a sprint").
-    const idOf = (e: (typeof events)[number]) => e.task_id ?? e.data?.task?.id ?? e.data?.task_id;
-    const visible = await readableIds(store, principal, [...start.members, ...final].map((m) => m.id).concat(events.flatMap((e) => idOf(e) ?? [])));
+    const visible = await readableIds(store, principal, [...start.members, ...final].map((m) => m.id).concat(events.flatMap((e) => eventTaskId(e) ?? [])));
     const seen = (m: { id: string }) => visible.has(m.id);
     return burndownSeries({
       sprintId, startedAt: start.taken_at, start: start.members.filter(seen), end, closed, final: final.filter(seen), deadline: sprint.deadline,
-      events: events.filter((e) => { const id = idOf(e); return id === undefined || visible.has(id); }),
+      events: events.filter((e) => { const id = eventTaskId(e); return id === undefined || visible.has(id); }),
     });
   };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SprintsOps } from '@app/shared/contracts';
 import { appendEvents, type EventType, type TaskDoc } from '@app/shared/domain';
 import { Collections, escapeKey, metadataPath, type DocumentStore } from '@app/shared/store';
@@ -126,6 +126,44 @@ describe('burndown from the events outbox, with an injected clock', () => {
     await store.withTransaction((session) => appendEvents(store, session, [{ type, task_id: taskId, data }], { actor: u.alice, request_id: randomUUID(), occurred_at: at }));
   }
   const apiTask = (t: TaskDoc, o: { status?: string; meta: Record<string, unknown> }) => ({ id: t._id, title: t.title, status: o.status ?? t.status, metadata: o.meta });
+
+  it("reads and checks access only of the sprint's tasks, however many other tasks changed since the start", async () => {
+    const sprint = aSprint({ owner: u.alice, status: 'todo' });
+    const a = aMember(sprint._id, { owner: u.alice, points: 3 });
+    const joiner = aTask({ owner: u.alice, meta: { 'app.points': 2 } });
+    const others = Array.from({ length: 25 }, () => aTask({ owner: u.alice }));
+    await seed(store, { tasks: [sprint, a, joiner, ...others] });
+    svc.clock.set('2026-03-10T09:00:00.000Z');
+    await svc.call(SprintsOps.start, u.alice, { sprintId: sprint._id });
+    for (const t of others) await event('task.updated', '2026-03-10T10:00:00.000Z', t._id, { task: apiTask(t, { meta: {} }), changes: [] });
+    await tasks().updateOne({ _id: joiner._id }, { $set: { [metadataPath('app.sprint')]: sprint._id } });
+    await event('task.updated', '2026-03-10T11:00:00.000Z', joiner._id, { task: apiTask(joiner, { meta: { 'app.sprint': sprint._id, 'app.points': 2 } }), changes: [] });
+
+    // the ids each read of tasks asks for by `$in` during the burndown
+    const asked: string[][] = [];
+    const collection = store.collection.bind(store);
+    const spy = vi.spyOn(store, 'collection').mockImplementation(((name: string) => {
+      const c = collection(name);
+      if (name !== Collections.tasks) return c;
+      return new Proxy(c, {
+        get: (target, prop) => {
+          if (prop === 'find') {
+            return (filter: { _id?: { $in?: string[] } }, opts?: object) => {
+              if (filter._id?.$in) asked.push(filter._id.$in);
+              return target.find(filter, opts);
+            };
+          }
+          const v = Reflect.get(target, prop) as unknown;
+          return typeof v === 'function' ? (v as (...x: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+    }) as typeof store.collection);
+    svc.clock.set('2026-03-10T12:00:00.000Z');
+    const burndown = await svc.call(SprintsOps.burndown, u.alice, { sprintId: sprint._id });
+    spy.mockRestore();
+    expect(burndown.days).toMatchObject([{ date: '2026-03-10', remaining: 5, scope: 5 }]);
+    expect(asked.flat().sort()).toEqual([a._id, joiner._id].sort());
+  });
 
   it('replays the task events since the start day by day; the last day is the close; later events change nothing', async () => {
     const sprint = aSprint({ owner: u.alice, status: 'todo', deadline: '2026-03-14T00:00:00.000Z' });
