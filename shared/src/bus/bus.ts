@@ -26,6 +26,11 @@ export interface CallMeta {
    * absent for a JWT. Its `userId` is the meta's `userId`.
    */
   grant?: TokenGrant;
+  /**
+   * `x-source-address`: the client address the gateway saw (Fastify's `req.ip`: the socket's
+   * peer address), recorded in audit entries (docs/audit.md).
+   */
+  sourceAddress?: string;
 }
 
 /**
@@ -63,6 +68,8 @@ export interface CallContext {
   grant: TokenGrant | undefined;
   /** The Idempotency-Key with its scope and the payload fingerprint, when the request carries a key. */
   idempotency: IdempotencyInput | undefined;
+  /** The client address the gateway saw (see {@link CallMeta.sourceAddress}); absent for internal calls. */
+  sourceAddress?: string | undefined;
   /** Reply headers the handler wants sent (replay flag); the dispatch adds the op's version. */
   reply: ReplyMeta;
   /**
@@ -176,6 +183,7 @@ export const Headers = {
   ifMatch: 'if-match',
   idempotencyKey: 'idempotency-key',
   idempotencyScope: 'x-idempotency-scope',
+  sourceAddress: 'x-source-address',
   /** Reply headers. */
   version: 'x-version',
   replayed: 'idempotency-replayed',

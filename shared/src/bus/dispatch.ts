@@ -105,6 +105,7 @@ class Context implements CallContext {
   private child: Logger | undefined;
   readonly ifMatch: string | undefined;
   readonly grant: CallContext['grant'];
+  readonly sourceAddress: string | undefined;
   idempotency: IdempotencyInput | undefined;
   readonly reply: ReplyMeta = {};
   encoded: { value: unknown; json: string } | undefined;
@@ -119,6 +120,7 @@ class Context implements CallContext {
   ) {
     this.ifMatch = meta.ifMatch;
     this.grant = meta.grant;
+    this.sourceAddress = meta.sourceAddress;
   }
 
   /**

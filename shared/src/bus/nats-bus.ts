@@ -77,6 +77,7 @@ export class NatsBus extends ReplyBus {
       if (meta.ifMatch !== undefined) h.set(Headers.ifMatch, meta.ifMatch);
       if (meta.idempotencyKey !== undefined) h.set(Headers.idempotencyKey, meta.idempotencyKey);
       if (meta.idempotencyScope !== undefined) h.set(Headers.idempotencyScope, meta.idempotencyScope);
+      if (meta.sourceAddress !== undefined) h.set(Headers.sourceAddress, meta.sourceAddress);
       for (const [k, v] of grantHeaders(meta.grant)) h.set(k, v);
       reply = await this.nc.request(this.subject(op.subject), encodeRequest(input), { timeout: op.timeoutMs, headers: h });
     } catch (e) {
@@ -167,6 +168,8 @@ export class NatsBus extends ReplyBus {
       meta.idempotencyKey = key;
       meta.idempotencyScope = h?.get(Headers.idempotencyScope) || undefined;
     }
+    const source = h?.get(Headers.sourceAddress);
+    if (source) meta.sourceAddress = source;
     const grant = h ? grantFrom((name) => h.get(name), meta.userId) : undefined;
     if (grant) meta.grant = grant;
     const { text: reply, meta: replyMeta } = await dispatchReply(binding, msg.string(), meta, binding.op.subject, log);

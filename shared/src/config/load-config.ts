@@ -84,6 +84,8 @@ export const CommonConfig = Type.Object({
   IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 1, maximum: 720, default: 24 }),
   /** Days the events outbox keeps an event; older cursors answer 410. */
   EVENT_RETENTION_DAYS: Type.Number({ exclusiveMinimum: 0, maximum: 3650, default: 7 }),
+  /** Days an audit log entry is kept (docs/audit.md "Retention"); applies to entries written from then on. */
+  AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 365 }),
   /** Days a board's daily flow snapshot is kept (docs/flow.md "Retention"). */
   FLOW_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 365 }),
   /** Attempts per webhook delivery before it is marked failed. */

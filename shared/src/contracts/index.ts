@@ -42,4 +42,5 @@ export { ViewsOps, ViewParams, ViewCreateBody, ViewUpdateBody, View, ViewList, V
 export {
   SCOPES, type Scope, type TokenGrant, scopesAllow, OP_SCOPES, scopeOf, TOKEN_BOARDS_MAX, TokenCreateBody, AccessToken, CreatedAccessToken, TokenParams,
 } from './tokens.js';
+export { AUDIT_ACTIONS, AuditQuerystring, AuditEntry, AuditPage, type AuditAction } from './audit.js';
 export { FlowOps, FlowParams, FlowQuerystring, FlowResult, FlowDay, FlowColumn, CycleTimeQuerystring, CycleTimeResult, FinishedCard, Percentiles, FlowSnapshotResult } from './flow.js';

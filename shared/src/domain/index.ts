@@ -24,3 +24,6 @@ export {
 } from './write-unit.js';
 export { loadBoard, columnOf, type BoardNeed, type LoadedBoard } from './load-board.js';
 export { queryLookups, resolveFor, compileColumn, type CompiledColumn } from './query-context.js';
+export {
+  appendAudit, auditDoc, auditOf, auditHost, toAuditEntry, DEFAULT_AUDIT_RETENTION_DAYS, type AuditDoc, type AuditStamp, type NewAudit,
+} from './audit.js';

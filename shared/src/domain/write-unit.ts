@@ -5,6 +5,7 @@ import { activeTraceparent } from '../observability/tracing.js';
 import { Collections } from '../store/collections.js';
 import type { Collection, Doc, Filter, IndexSpec, Session, Update } from '../store/port.js';
 import { COLLECTION_INDEXES } from '../store/schema.js';
+import { appendAudit, type NewAudit } from './audit.js';
 import { appendEvents, type NewEvent } from './events.js';
 import type { ServiceDeps } from './service.js';
 
@@ -16,7 +17,7 @@ import type { ServiceDeps } from './service.js';
  *    (`Idempotency-Replayed: true`, nothing runs); another body → 422 `IDEMPOTENCY_KEY_REUSED`; a
  *    running one → 409 `IDEMPOTENCY_KEY_IN_PROGRESS`; an expired one is taken over.
  * 2. `fn` runs in ONE `store.withTransaction`: its reads and conditional writes, then the events
- *    it emitted ({@link appendEvents}) and the key's finished record with the reply, so a
+ *    it emitted ({@link appendEvents}), the audit entries it queued ({@link appendAudit}) and the key's finished record with the reply, so a
  *    committed write never lacks its events or its record, and a rolled-back one has neither.
  *    With a tracer (`deps.tracer`), the outbox document also records the active span's
  *    `traceparent`, which the relay and webhook delivery spans link to (docs/observability.md).
@@ -34,6 +35,11 @@ export interface WriteUnit {
   now: Date;
   /** Queues events; they are appended in this transaction after `fn` returns. */
   emit(...events: NewEvent[]): void;
+  /**
+   * Queues audit log entries (docs/audit.md); they are appended in this transaction after `fn`
+   * returns, stamped with the caller, the request id, the client address and the write's time.
+   */
+  audit(...entries: NewAudit[]): void;
   /**
    * Rolls the whole transaction back (nothing written, no events) and makes `runWrite` answer
    * `result` all the same (an atomic batch whose item failed: 200 with per-item errors). Throws.
@@ -209,21 +215,25 @@ function answerFrom<R>(rec: IdempotencyDoc, ctx: CallContext, idem: KeyOf): R {
 /**
  * One attempt of the write in its transaction `session`: `fn`, then the events it emitted
  * ({@link appendEvents}, naming the access token of the call when it used one, with the active
- * span's `traceparent` when traced). Returns `fn`'s result
+ * span's `traceparent` when traced) and the audit entries it queued. Returns `fn`'s result
  * and how many events were appended.
  */
 async function attempt<R>(deps: ServiceDeps, ctx: CallContext, fn: (w: WriteUnit) => Promise<R>, session: Session): Promise<{ result: R; events: number }> {
   const userId = callerId(ctx);
   const events: NewEvent[] = [];
+  const audits: NewAudit[] = [];
   const now = deps.clock.now();
   const rollbackWith = (r: unknown): never => {
     throw new RolledBack(r);
   };
-  const result = await fn({ session, userId, now, emit: (...e) => void events.push(...e), rollbackWith });
+  const result = await fn({ session, userId, now, emit: (...e) => void events.push(...e), audit: (...a) => void audits.push(...a), rollbackWith });
   // traced: the active span (the store transaction's, in the service's request span) becomes the write's trace context
   const traceparent = deps.tracer && events.length > 0 ? activeTraceparent() : undefined;
   await appendEvents(deps.store, session, events, {
     actor: userId, request_id: ctx.requestId, occurred_at: now.toISOString(), ...(ctx.grant ? { actor_token: ctx.grant.tokenId } : {}), ...(traceparent ? { traceparent } : {}),
+  });
+  await appendAudit(deps.store, session, audits, {
+    actor: userId, requestId: ctx.requestId, sourceAddress: ctx.sourceAddress, at: now, retentionDays: deps.config?.AUDIT_RETENTION_DAYS,
   });
   return { result, events: events.length };
 }

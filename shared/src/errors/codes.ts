@@ -26,6 +26,7 @@ export const ErrorCodes = {
   FORBIDDEN: { status: 403, message: 'You may read this resource but not change it', when: 'The caller can read the resource but lacks write permission (or is not the board owner for owner-only operations).' },
   INSUFFICIENT_SCOPE: { status: 403, message: 'The access token lacks the scope this needs', when: 'A request made with an access token whose scopes do not cover the operation (`read`, `write` or `admin`); `details.required` names the scope needed. Also a token asking to create a token with more than it has.' },
   REGISTRATION_DISABLED: { status: 403, message: 'Registration is disabled', when: 'Register while `REGISTRATION_ENABLED=false`, in production without `INVITE_CODE` unless `REGISTRATION_ENABLED=true`, or with a wrong invite code.' },
+  ADMIN_ONLY: { status: 403, message: 'Only an administrator may do this', when: 'Reading the audit log as a user who is neither the `ADMIN_USERNAME` account nor has the admin role (docs/audit.md).' },
   NOT_GROUP_MEMBER: { status: 403, message: 'You are not a member of that group', when: 'Sharing a board with a group the caller does not belong to, or managing a group the caller does not administer.' },
   NOT_FOUND: { status: 404, message: 'Not found', when: 'No such route.' },
   TASK_NOT_FOUND: { status: 404, message: 'Task not found', when: 'The task does not exist, is soft-deleted, or the caller cannot read it.' },

@@ -35,6 +35,11 @@ export const Collections = {
   boardShareSync: 'board_share_sync',
   /** Saved views: named queries, optionally shared through a board (docs/views.md). */
   views: 'views',
+  /**
+   * The audit log (docs/audit.md): one append-only entry per security-relevant action, written in
+   * the transaction of the action; removed past its `expires_at` by a TTL index.
+   */
+  audit: 'audit_log',
   /** One document per board per UTC day: each column's card count and points (docs/flow.md). */
   flowSnapshots: 'flow_snapshots',
   /** One document per (board, card): the card's moves between the board's columns, from `card.moved` events (docs/flow.md). */

@@ -17,6 +17,8 @@ export const COLLECTION_INDEXES: Readonly<Partial<Record<(typeof Collections)[ke
   [Collections.events]: [{ collection: Collections.events, keys: { seq: 1 }, unique: true, name: 'events_seq' }],
   /** Idempotency-Key records expire at `expires_at` (docs/concurrency.md "Idempotency-Key"). */
   [Collections.idempotency]: [{ collection: Collections.idempotency, keys: { expires_at: 1 }, expireAfterSeconds: 0, name: 'idempotency_ttl' }],
+  /** Audit entries expire at `expires_at`, set from `AUDIT_RETENTION_DAYS` when written (docs/audit.md "Retention"). */
+  [Collections.audit]: [{ collection: Collections.audit, keys: { expires_at: 1 }, expireAfterSeconds: 0, name: 'audit_ttl' }],
   /** A board's daily flow snapshot expires at `expires_at` (docs/flow.md "Retention"). */
   [Collections.flowSnapshots]: [{ collection: Collections.flowSnapshots, keys: { expires_at: 1 }, expireAfterSeconds: 0, name: 'flow_snapshots_ttl' }],
   /** One user per username (docs/auth.md). */

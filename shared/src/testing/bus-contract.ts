@@ -41,6 +41,7 @@ const Context = op({
     requestId: Type.String(),
     userId: Type.Optional(Type.String()),
     traceparent: Type.Optional(Type.String()),
+    sourceAddress: Type.Optional(Type.String()),
     subject: Type.String(),
   }),
 });
@@ -156,20 +157,22 @@ export function busContract(label: string, makeBus: () => Promise<BusFixture>): 
       expect(isNoResponders(err), 'told apart from a closed or disconnected bus (the metrics outcome no_responders)').toBe(true);
     });
 
-    it('passes request id, user id and traceparent to ctx; generates a request id when absent', async () => {
+    it('passes request id, user id, traceparent and source address to ctx; generates a request id when absent', async () => {
       await serve(
         bind(Context, async (_, ctx) => ({
           requestId: ctx.requestId,
           userId: ctx.userId,
           traceparent: ctx.traceparent,
+          sourceAddress: ctx.sourceAddress,
           subject: ctx.subject,
         })),
       );
-      const meta = { requestId: 'req-42', userId: 'user-7', traceparent: TRACEPARENT };
+      const meta = { requestId: 'req-42', userId: 'user-7', traceparent: TRACEPARENT, sourceAddress: '203.0.113.9' };
       expect(await f.client.request(Context, {}, meta)).toEqual({ ...meta, subject: Context.subject });
       const anonymous = await f.client.request(Context, {});
       expect(anonymous.requestId).toMatch(/\S/);
       expect(anonymous.userId).toBeUndefined();
+      expect(anonymous.sourceAddress).toBeUndefined();
     });
 
     it("binds the request id and subject to every line of the handler's ctx.log", async () => {

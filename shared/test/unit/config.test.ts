@@ -26,6 +26,7 @@ describe('loadConfig(CommonConfig, env)', () => {
       EMBEDDED_SYNC: 'full',
       EMBEDDED_STANDALONE: false,
       IDEMPOTENCY_TTL_HOURS: 24,
+      AUDIT_RETENTION_DAYS: 365,
       EVENT_RETENTION_DAYS: 7,
       FLOW_RETENTION_DAYS: 365,
       WEBHOOK_MAX_ATTEMPTS: 6,

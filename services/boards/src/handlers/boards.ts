@@ -260,7 +260,8 @@ async function openSprintId(store: DocumentStore, p: Principal, sprintId: string
 
 /**
  * `boards.remove` (owner only): deletes the board; its tasks are kept (they keep their `boardId`
- * and sharing; a sharing update of its cards still pending is completed first). Emits `board.deleted`.
+ * and sharing; a sharing update of its cards still pending is completed first). Emits `board.deleted`;
+ * audit `board.delete`.
  */
 export function removeBoard(deps: ServiceDeps): Handler<typeof BoardsOps.remove> {
   return async ({ boardId }, ctx) => {
@@ -269,6 +270,7 @@ export function removeBoard(deps: ServiceDeps): Handler<typeof BoardsOps.remove>
       const { deletedCount } = await boardsOf(deps.store).deleteOne({ _id: boardId, owner_id: w.userId, ...versionGuard(board) }, { session: w.session });
       if (deletedCount === 0) throw new AppError('CONFLICT', { message: 'The board changed meanwhile; read it again and retry', details: { boardId } });
       w.emit(boardEvent('board.deleted', toBoard(board, w.userId)));
+      w.audit({ action: 'board.delete', target: `board:${boardId}`, details: { name: board.name } });
       return null;
     });
     await completeShareSync(deps, boardId);
@@ -288,7 +290,8 @@ export function previewActions(): Handler<typeof BoardsOps.previewActions> {
  * take the group and permission, and the cards are then changed in transactions of at most
  * `SHARE_SYNC_BATCH` cards before the answer (`completeShareSync`; docs/boards.md "Sharing a board
  * with many cards" states what readers see meanwhile and after a crash). The cards' versions do
- * not change (sharing fields are not task fields); the board's does. Emits `board.shared`.
+ * not change (sharing fields are not task fields); the board's does. Emits `board.shared` and
+ * records `board.share` in the audit log (a permission change is a share with the new permission).
  */
 export function shareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.share> {
   const { store } = deps;
@@ -303,6 +306,10 @@ export function shareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.share> {
       });
       await recordShareSync(store, w.session, boardId, group_id, permission, w.now);
       w.emit(boardEvent('board.shared', shared));
+      w.audit({
+        action: 'board.share', target: `board:${boardId}`,
+        details: { group_id, permission, ...(board.groupId !== undefined ? { previous_group_id: board.groupId, previous_permission: board.groupPermission } : {}) },
+      });
       return shared;
     });
     // also on a replayed answer (Idempotency-Key): a retry completes what a failed first run left
@@ -315,7 +322,7 @@ export function shareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.share> {
  * `boards.unshare` (owner only): removes the group sharing; the board stays `shared`, seen by its
  * owner only. Cards keep their sharing; a sharing update of the cards still pending from an
  * earlier share is completed before the answer, so they end as that share left them. Emits
- * `board.unshared`.
+ * `board.unshared`; audit `board.unshare`.
  */
 export function unshareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.unshare> {
   return async ({ boardId }, ctx) => {
@@ -326,6 +333,7 @@ export function unshareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.unshar
         $unset: { groupId: '', groupPermission: '' },
       });
       w.emit(boardEvent('board.unshared', unshared));
+      w.audit({ action: 'board.unshare', target: `board:${boardId}`, details: board.groupId !== undefined ? { group_id: board.groupId } : {} });
       return unshared;
     });
     await completeShareSync(deps, boardId);

@@ -31,10 +31,11 @@ async function memberView(deps: ServiceDeps, groupId: string, userId: string, se
 
 /**
  * `groups.create`: a new group whose only member is the caller, as `owner`. Group writes run
- * through {@link runWrite} for the Idempotency-Key; they emit no events.
+ * through {@link runWrite} for the Idempotency-Key; they emit no events, and record their
+ * membership changes in the audit log (docs/audit.md).
  */
 export function createGroup(deps: ServiceDeps): Handler<typeof GroupsOps.create> {
-  return async ({ name }, ctx) => runWrite(deps, ctx, async ({ session, userId, now }) => {
+  return async ({ name }, ctx) => runWrite(deps, ctx, async ({ session, userId, now, audit }) => {
     const trimmed = name.trim();
     if (trimmed === '') throw invalidField('/name', 'must not be blank', 'required');
     const doc: GroupDoc = {
@@ -45,6 +46,7 @@ export function createGroup(deps: ServiceDeps): Handler<typeof GroupsOps.create>
       created_at: now.toISOString(),
     };
     await groupsOf(deps.store).insertOne(doc, { session });
+    audit({ action: 'group.create', target: `group:${doc._id}`, details: { name: trimmed } });
     return toGroup(doc);
   });
 }
@@ -69,14 +71,20 @@ export function getGroup(deps: ServiceDeps): Handler<typeof GroupsOps.get> {
  * unknown user → 404 `USER_NOT_FOUND`.
  */
 export function addMember(deps: ServiceDeps): Handler<typeof GroupsOps.addMember> {
-  return async ({ groupId, user_id, role = 'member' }, ctx) => runWrite(deps, ctx, async ({ session }) => {
+  return async ({ groupId, user_id, role = 'member' }, ctx) => runWrite(deps, ctx, async ({ session, audit }) => {
     const { group, role: callerRole } = await memberView(deps, groupId, callerId(ctx), session);
     if (!MANAGERS.has(callerRole)) throw new AppError('FORBIDDEN', { message: 'Only the group owner or an admin may manage members', details: { groupId } });
     if (user_id === group.owner_id) throw invalidField('/user_id', 'the group owner\'s role cannot change', 'owner');
     const user = await deps.store.collection<Doc>(Collections.users).findOne({ _id: user_id }, { projection: { _id: 1 } });
     if (!user) throw new AppError('USER_NOT_FOUND', { details: { user_id } });
+    const previous = group.members.find((m) => m.user_id === user_id)?.role;
     const members = [...group.members.filter((m) => m.user_id !== user_id), { user_id, role }];
-    return toGroup(await writeMembers(deps, group, members, session));
+    const after = await writeMembers(deps, group, members, session);
+    audit({
+      action: previous === undefined ? 'group.member_add' : 'group.member_role', target: `group:${groupId}`,
+      details: { user_id, role, ...(previous !== undefined ? { previous_role: previous } : {}) },
+    });
+    return toGroup(after);
   });
 }
 
@@ -85,13 +93,15 @@ export function addMember(deps: ServiceDeps): Handler<typeof GroupsOps.addMember
  * be removed (400). Removing someone who is not a member is a no-op.
  */
 export function removeMember(deps: ServiceDeps): Handler<typeof GroupsOps.removeMember> {
-  return async ({ groupId, userId: target }, ctx) => runWrite(deps, ctx, async ({ session, userId }) => {
+  return async ({ groupId, userId: target }, ctx) => runWrite(deps, ctx, async ({ session, userId, audit }) => {
     const { group, role } = await memberView(deps, groupId, userId, session);
     if (!MANAGERS.has(role) && target !== userId) {
       throw new AppError('FORBIDDEN', { message: 'Only the group owner or an admin may remove other members', details: { groupId } });
     }
     if (target === group.owner_id) throw invalidField('/userId', 'the group owner cannot be removed', 'owner');
-    return toGroup(await writeMembers(deps, group, group.members.filter((m) => m.user_id !== target), session));
+    const after = await writeMembers(deps, group, group.members.filter((m) => m.user_id !== target), session);
+    if (group.members.some((m) => m.user_id === target)) audit({ action: 'group.member_remove', target: `group:${groupId}`, details: { user_id: target } });
+    return toGroup(after);
   });
 }
 

@@ -22,6 +22,12 @@ import { moveInWrite } from './move.js';
 /** Conditional writes tried before a claim whose candidates keep being taken under it answers 409 `CONFLICT`. */
 const MAX_ATTEMPTS = 5;
 
+/**
+ * Free cards a claim reads ahead, before its transaction: at least as many as claimers usually
+ * race on one column, so a claim whose first candidates were just taken finds the next by id.
+ */
+const READ_AHEAD = 32;
+
 /** Sprints are not cards (docs/web.md): a sprint task in a column's scope is never claimed. */
 const NOT_A_SPRINT: Filter = { [metadataPath('app.type')]: { $ne: 'sprint' } };
 
@@ -48,32 +54,49 @@ function cardLease(after: TaskDoc, lease: LeaseDoc): CardLease {
 
 /**
  * `boards.claim` (docs/boards.md "Claiming a card under a lease"): board write access (404
- * `BOARD_NOT_FOUND` / 403), the column must be on the board (404 `COLUMN_NOT_FOUND`). In one
- * transaction: the first card of the column as the column read shows it (its effective query with
- * the board's active sprint, ANDed with `query` when given — 400 for a bad one — in the column's
- * order) that is not a sprint, that the caller may write and that has no live lease is given a
- * new lease of
- * `lease_seconds` by ONE conditional write (the same conditions plus the version read);
- * `card.claimed` is emitted, preceded by `card.released` (`expired`) when an expired lease was
- * taken over. Replies the lease and the card, or `null` (HTTP 204) when no card is free. A
- * candidate taken under it (a concurrent claim on MongoDB) is skipped for the next; after {@link
- * MAX_ATTEMPTS} → 409 `CONFLICT`.
+ * `BOARD_NOT_FOUND` / 403), the column must be on the board (404 `COLUMN_NOT_FOUND`). The free
+ * cards are the column's cards as the column read shows them (its effective query with the
+ * board's active sprint, ANDed with `query` when given — 400 for a bad one), not sprints, that the
+ * caller may write and that have no live lease. The first {@link READ_AHEAD} of them in the
+ * column's order are read before the transaction; in it, the first of those still free (checked by
+ * id), else the first free card of the column read anew, is given a new lease of `lease_seconds`
+ * by ONE conditional write (the free conditions plus the version read); `card.claimed` is
+ * emitted, preceded by `card.released` (`expired`) when an expired lease was taken over. Replies
+ * the lease and the card, or `null` (HTTP 204) when no card is free. A candidate taken under the
+ * write (a concurrent claim on MongoDB) is skipped for the next; after {@link MAX_ATTEMPTS} → 409
+ * `CONFLICT`.
  */
 export function claimCard(deps: ServiceDeps): Handler<typeof LeasesOps.claim> {
-  const { store } = deps;
+  const { store, clock } = deps;
   const tasks = store.collection<TaskDoc>(Collections.tasks);
   return async ({ boardId, columnId, query, lease_seconds }, ctx) => {
     const { board, principal } = await loadBoard(store, callerId(ctx), boardId, 'write');
     const column = columnOf(board, columnId);
+    const compiled = await compileColumn(store, principal, board, column, board.activeSprintId, clock.now(), query);
+    const freeAt = (at: string): Filter => ({
+      $and: [noLiveLease(at), NOT_A_SPRINT, boardScopeFilter(board, principal), writableTasksFilter(principal), compiled.filter],
+    });
+    // The first free cards as read just before the transaction (the store's sorted read, outside
+    // it): the transaction then checks them one by one by id, in order, instead of walking the
+    // column itself; only when every one of them was taken meanwhile does it read the column again.
+    const ahead = (await tasks.find(freeAt(clock.now().toISOString()), { sort: compiled.sort, limit: READ_AHEAD, projection: { _id: 1 } })).map((t) => t._id);
     return runWrite(deps, ctx, async (w) => {
       const { session, now } = w;
       const at = now.toISOString();
-      const compiled = await compileColumn(store, principal, board, column, board.activeSprintId, now, query, session);
-      const free: Filter = { $and: [noLiveLease(at), NOT_A_SPRINT, boardScopeFilter(board, principal), writableTasksFilter(principal), compiled.filter] };
-      const skipped: string[] = [];
+      const free = freeAt(at);
+      const taken = new Set<string>();
+      const next = async (): Promise<TaskDoc | undefined> => {
+        for (const _id of ahead) {
+          if (taken.has(_id)) continue;
+          const card = await tasks.findOne({ $and: [free, { _id }] }, { session });
+          if (card) return card;
+          taken.add(_id);
+        }
+        const rest = taken.size === 0 ? free : { $and: [free, { _id: { $nin: [...taken] } }] };
+        return (await tasks.find(rest, { sort: compiled.sort, limit: 1, session }))[0];
+      };
       for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-        const candidates = skipped.length === 0 ? free : { $and: [free, { _id: { $nin: skipped } }] };
-        const [card] = await tasks.find(candidates, { sort: compiled.sort, limit: 1, session });
+        const card = await next();
         if (!card) return null;
         const lease: LeaseDoc = {
           id: randomUUID(), holder: w.userId, ...(ctx.grant ? { holder_token: ctx.grant.tokenId } : {}), board_id: board._id, column_id: column.id,
@@ -85,7 +108,7 @@ export function claimCard(deps: ServiceDeps): Handler<typeof LeasesOps.claim> {
           { returnDocument: 'after', session },
         );
         if (!after) {
-          skipped.push(card._id);
+          taken.add(card._id);
           continue;
         }
         if (card.lease) w.emit(releasedEvent(after, card.lease, 'expired'));

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { scopesAllow, type AccessToken, type CreatedAccessToken, type Scope, type TokenCreateBody, type TokenGrant } from '@app/shared/contracts';
-import { canReadBoard, loadPrincipal, type Clock, type Shared } from '@app/shared/domain';
+import { appendAudit, canReadBoard, loadPrincipal, type AuditStamp, type Clock, type Shared } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, type Doc, type DocumentStore, type IndexSpec } from '@app/shared/store';
 
@@ -71,8 +71,10 @@ export interface TokenCreator {
  * (`board_ids/<i>`); 403 `INSUFFICIENT_SCOPE` when a token asks for more than it has itself
  * (a scope it lacks, or a board outside its list, or no board list when it has one). Returns the
  * record's API view with the secret (`bts_` + 43 base64url characters), which is not stored.
+ * Records `token.create` (name, scopes, boards; never the secret) in the audit log in the same
+ * transaction, stamped with `stamp`.
  */
-export async function createAccessToken(store: DocumentStore, clock: Clock, creator: TokenCreator, body: TokenCreateBody): Promise<CreatedAccessToken> {
+export async function createAccessToken(store: DocumentStore, clock: Clock, creator: TokenCreator, body: TokenCreateBody, stamp: AuditStamp): Promise<CreatedAccessToken> {
   const now = clock.now();
   if (body.expires_at !== undefined && !(Date.parse(body.expires_at) > now.getTime())) {
     throw invalidField('/expires_at', 'must be in the future');
@@ -106,7 +108,11 @@ export async function createAccessToken(store: DocumentStore, clock: Clock, crea
   };
   if (body.board_ids !== undefined) doc.board_ids = [...body.board_ids];
   if (body.expires_at !== undefined) doc.expires_at = new Date(body.expires_at).toISOString();
-  await tokensOf(store).insertOne(doc);
+  await store.withTransaction(async (session) => {
+    await tokensOf(store).insertOne(doc, { session });
+    const details = { name: doc.name, scopes: doc.scopes, ...(doc.board_ids ? { board_ids: doc.board_ids } : {}), ...(doc.expires_at ? { expires_at: doc.expires_at } : {}) };
+    await appendAudit(store, session, [{ action: 'token.create', target: `token:${doc._id}`, details }], stamp);
+  });
   return { ...toAccessToken(doc), token: secret };
 }
 
@@ -116,13 +122,18 @@ export async function listAccessTokens(store: DocumentStore, userId: string): Pr
 }
 
 /**
- * Revokes the user's token `tokenId` (revoking a revoked token again is a no-op). 404
+ * Revokes the user's token `tokenId` (revoking a revoked token again is a no-op), recording
+ * `token.revoke` in the audit log in the same transaction when it did revoke. 404
  * `TOKEN_NOT_FOUND` for a token of another user or none.
  */
-export async function revokeAccessToken(store: DocumentStore, clock: Clock, userId: string, tokenId: string): Promise<void> {
+export async function revokeAccessToken(store: DocumentStore, clock: Clock, userId: string, tokenId: string, stamp: AuditStamp): Promise<void> {
   const doc = await tokensOf(store).findOne({ _id: tokenId, user_id: userId });
   if (!doc) throw new AppError('TOKEN_NOT_FOUND', { details: { tokenId } });
-  if (!doc.revoked) await tokensOf(store).updateOne({ _id: tokenId, revoked: false }, { $set: { revoked: true, revoked_at: clock.now().toISOString() } });
+  if (doc.revoked) return;
+  await store.withTransaction(async (session) => {
+    const done = await tokensOf(store).updateOne({ _id: tokenId, revoked: false }, { $set: { revoked: true, revoked_at: clock.now().toISOString() } }, { session });
+    if (done.modifiedCount === 1) await appendAudit(store, session, [{ action: 'token.revoke', target: `token:${tokenId}`, details: { name: doc.name } }], stamp);
+  });
 }
 
 /** A token resolved to its user and grant. */

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '@app/shared/errors';
 import { Collections, type Doc, type DocumentStore, type Session } from '@app/shared/store';
-import type { Clock } from '@app/shared/domain';
+import { appendAudit, type AuditStamp, type Clock } from '@app/shared/domain';
 
 /** Refresh token lifetime (docs/architecture.md §5): 30 days. */
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 60 * 60 * 1000;
@@ -50,9 +50,12 @@ async function insertToken(store: DocumentStore, clock: Clock, userId: string, f
   return token;
 }
 
-/** Issues the first refresh token of a new family (at login). Returns the opaque token (base64url, 32 random bytes). */
-export function issueRefreshToken(store: DocumentStore, clock: Clock, userId: string): Promise<string> {
-  return insertToken(store, clock, userId, randomUUID());
+/**
+ * Issues the first refresh token of a new family (at login), in `session` when given (the sign-in's
+ * transaction with its audit entry). Returns the opaque token (base64url, 32 random bytes).
+ */
+export function issueRefreshToken(store: DocumentStore, clock: Clock, userId: string, session?: Session): Promise<string> {
+  return insertToken(store, clock, userId, randomUUID(), session);
 }
 
 type Rotation = { kind: 'ok'; userId: string; token: string } | { kind: 'invalid' } | { kind: 'reused' };
@@ -61,9 +64,10 @@ type Rotation = { kind: 'ok'; userId: string; token: string } | { kind: 'invalid
  * Rotates a refresh token (docs/architecture.md §5): marks it used and issues its successor in the same family,
  * in one transaction. Throws 401 `REFRESH_TOKEN_INVALID` for an unknown, expired or revoked token,
  * and for a token that was already used — which also revokes its whole family, so a stolen token
- * and its legitimate twin both stop working.
+ * and its legitimate twin both stop working, and records `auth.refresh_reuse` in the audit log
+ * (with `stamp`, in the same transaction; docs/audit.md).
  */
-export async function rotateRefreshToken(store: DocumentStore, clock: Clock, token: string): Promise<{ userId: string; token: string }> {
+export async function rotateRefreshToken(store: DocumentStore, clock: Clock, token: string, stamp?: AuditStamp): Promise<{ userId: string; token: string }> {
   const col = tokensOf(store);
   const now = clock.now().toISOString();
   const outcome = await store.withTransaction(async (session): Promise<Rotation> => {
@@ -72,6 +76,7 @@ export async function rotateRefreshToken(store: DocumentStore, clock: Clock, tok
     const used = await col.updateOne({ _id: doc._id, used_at: null }, { $set: { used_at: now } }, { session });
     if (used.modifiedCount === 0) {
       await col.updateMany({ familyId: doc.familyId }, { $set: { revoked: true } }, { session });
+      if (stamp) await appendAudit(store, session, [{ action: 'auth.refresh_reuse', actor: doc.userId, target: `user:${doc.userId}`, details: { family_id: doc.familyId } }], stamp);
       return { kind: 'reused' };
     }
     return { kind: 'ok', userId: doc.userId, token: await insertToken(store, clock, doc.userId, doc.familyId, session) };
@@ -80,4 +85,23 @@ export async function rotateRefreshToken(store: DocumentStore, clock: Clock, tok
   throw new AppError('REFRESH_TOKEN_INVALID', {
     message: outcome.kind === 'reused' ? 'The refresh token was already used; its session is revoked' : undefined,
   });
+}
+
+/**
+ * Signs out (docs/auth.md "Logout"): revokes the whole family of refresh token `token` (that token
+ * and every one rotated from it), recording `auth.logout` in the same transaction. Throws 401
+ * `REFRESH_TOKEN_INVALID` for an unknown, expired or already revoked token. Access tokens (JWTs)
+ * already issued stay valid until they expire.
+ */
+export async function revokeRefreshFamily(store: DocumentStore, clock: Clock, token: string, stamp: AuditStamp): Promise<void> {
+  const col = tokensOf(store);
+  const now = clock.now().toISOString();
+  const revoked = await store.withTransaction(async (session) => {
+    const doc = await col.findOne({ tokenHash: sha256(token) }, { session });
+    if (!doc || doc.revoked || doc.expires_at <= now) return false;
+    await col.updateMany({ familyId: doc.familyId }, { $set: { revoked: true } }, { session });
+    await appendAudit(store, session, [{ action: 'auth.logout', actor: doc.userId, target: `user:${doc.userId}` }], stamp);
+    return true;
+  });
+  if (!revoked) throw new AppError('REFRESH_TOKEN_INVALID');
 }

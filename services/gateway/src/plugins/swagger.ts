@@ -16,11 +16,11 @@ export async function registerSwagger(app: FastifyInstance, info: { title: strin
   app.addSchema(ErrorBodySchema);
   await app.register(fastifySwagger, {
     swagger: {
-      info: { ...info, description: 'Boards, columns, cards (tasks), sprints and the task query gates. Paths under /api/v1 need a bearer JWT from POST /auth/v2/login.' },
+      info: { ...info, description: 'Boards, columns, cards (tasks), sprints and the task query gates. Paths under /api/v1 need a bearer JWT from POST /auth/v2/login or a personal access token (bts_…, POST /api/v1/tokens).' },
       consumes: ['application/json'],
       produces: ['application/json'],
       securityDefinitions: {
-        [BEARER]: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Bearer <access token>' },
+        [BEARER]: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Bearer <JWT or personal access token bts_…>' },
       },
     },
     transform: swagger2Transform,

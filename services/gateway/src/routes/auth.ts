@@ -2,7 +2,9 @@ import { sameSecret } from '@app/shared/util';
 import { Type, type Static } from '@sinclair/typebox';
 import { AppError } from '@app/shared/errors';
 import { verifyAgainstDummy, verifyPassword } from '../auth/passwords.js';
-import { issueRefreshToken, rotateRefreshToken } from '../auth/refresh-tokens.js';
+import { appendAudit } from '@app/shared/domain';
+import { gatewayAuditStamp } from '../auth/audit.js';
+import { issueRefreshToken, revokeRefreshFamily, rotateRefreshToken } from '../auth/refresh-tokens.js';
 import { createUser, findUserById, findUserByUsername, type UserDoc } from '../auth/users.js';
 import type { GatewayConfig } from '../config.js';
 import { authAt, localRoute, type LocalDeps, type LocalRoute } from './local.js';
@@ -145,17 +147,27 @@ export const authRoutes: LocalRoute[] = [
   localRoute({
     method: 'POST',
     ...authAt('/auth/v2/login'),
-    summary: 'Log in; returns an access token and a refresh token',
+    summary: 'Log in; returns an access token and a refresh token (success and failure are recorded in the audit log)',
     tag: 'auth',
     body: LoginBody,
     response: TokenPair,
     rateLimited: true,
     async handle(req, deps) {
       const { username, password } = req.body;
-      const user = await findUserByUsername(deps.store, username);
+      const { store, clock } = deps;
+      const user = await findUserByUsername(store, username);
       const ok = user ? await verifyPassword(user.passwordHash, password) : await verifyAgainstDummy(password);
-      if (!user || !ok) throw new AppError('INVALID_CREDENTIALS');
-      return tokenPair(deps, user, await issueRefreshToken(deps.store, deps.clock, user._id));
+      const stamp = gatewayAuditStamp(req, deps, user?._id ?? null);
+      if (!user || !ok) {
+        await appendAudit(store, undefined, [{ action: 'auth.login', outcome: 'failure', details: { method: 'password', username } }], stamp);
+        throw new AppError('INVALID_CREDENTIALS');
+      }
+      const refresh = await store.withTransaction(async (session) => {
+        const token = await issueRefreshToken(store, clock, user._id, session);
+        await appendAudit(store, session, [{ action: 'auth.login', target: `user:${user._id}`, details: { method: 'password' } }], stamp);
+        return token;
+      });
+      return tokenPair(deps, user, refresh);
     },
   }),
   localRoute({
@@ -167,10 +179,22 @@ export const authRoutes: LocalRoute[] = [
     response: TokenPair,
     async handle(req, deps) {
       const { refreshToken } = req.body;
-      const next = await rotateRefreshToken(deps.store, deps.clock, refreshToken);
+      const next = await rotateRefreshToken(deps.store, deps.clock, refreshToken, gatewayAuditStamp(req, deps, null));
       const user = await findUserById(deps.store, next.userId);
       if (!user) throw new AppError('REFRESH_TOKEN_INVALID');
       return tokenPair(deps, user, next.token);
+    },
+  }),
+  localRoute({
+    method: 'POST',
+    ...authAt('/auth/logout'),
+    summary: 'Log out: the refresh token and every token rotated from it stop working (access tokens run out at their expiry)',
+    tag: 'auth',
+    body: RefreshBody,
+    status: 204,
+    async handle(req, deps) {
+      await revokeRefreshFamily(deps.store, deps.clock, req.body.refreshToken, gatewayAuditStamp(req, deps, null));
+      return undefined;
     },
   }),
 ];

@@ -17,7 +17,7 @@ export const BEARER = 'bearerAuth';
 const RATE_WINDOW_MS = 60_000;
 
 function toRouteRequest(req: FastifyRequest): RouteRequest {
-  const out: RouteRequest = { params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body: req.body };
+  const out: RouteRequest = { params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body: req.body, requestId: req.id, ip: req.ip };
   if (req.user) out.user = req.user;
   return out;
 }
@@ -183,7 +183,7 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
     const status = spec.status ?? 200;
     const write = WRITES.has(spec.method);
     const forward = async (req: FastifyRequest, reply: FastifyReply) => {
-      const meta: CallMeta = { requestId: req.id, userId: req.user.sub };
+      const meta: CallMeta = { requestId: req.id, userId: req.user.sub, sourceAddress: req.ip };
       if (req.user.grant) meta.grant = req.user.grant;
       const traceparent = req.headers.traceparent;
       if (typeof traceparent === 'string') meta.traceparent = traceparent;

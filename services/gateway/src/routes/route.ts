@@ -15,6 +15,10 @@ export interface RouteRequest<B = unknown, Q = Record<string, unknown>, P = Reco
   body: B;
   /** The authenticated caller (routes that need a bearer token). */
   user?: AccessClaims;
+  /** The request's id (`x-request-id`), for what the gateway records itself (the audit log). */
+  requestId?: string;
+  /** The client address the gateway saw (Fastify's `req.ip`), for the audit log. */
+  ip?: string;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { auditRoutes } from './audit.js';
 import { authRoutes } from './auth.js';
 import { boardRoutes } from './boards.js';
 import { eventRoutes, eventStreamRoutes } from './events.js';
@@ -19,5 +20,5 @@ import { viewRoutes } from './views.js';
  */
 export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...leaseRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes, ...viewRoutes, ...flowRoutes];
 
-/** Routes the gateway answers itself: auth, health, version (public), the event stream, access tokens and MCP (authenticated). */
-export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes, ...mcpRoutes];
+/** Routes the gateway answers itself: auth, health, version (public), the event stream, access tokens, the audit log and MCP (authenticated). */
+export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes, ...auditRoutes, ...mcpRoutes];

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { AccessToken, CreatedAccessToken, TokenCreateBody, TokenParams } from '@app/shared/contracts';
 import { AppError } from '@app/shared/errors';
+import { gatewayAuditStamp } from '../auth/audit.js';
 import { createAccessToken, listAccessTokens, revokeAccessToken } from '../auth/access-tokens.js';
 import type { AccessClaims } from '../plugins/auth.js';
 import { localRoute, type LocalRoute } from './local.js';
@@ -29,7 +30,7 @@ export const tokenRoutes: LocalRoute[] = [
     status: 201,
     async handle(req, deps) {
       const user = userOf(req);
-      return createAccessToken(deps.store, deps.clock, { userId: user.sub, username: user.name, grant: user.grant }, req.body);
+      return createAccessToken(deps.store, deps.clock, { userId: user.sub, username: user.name, grant: user.grant }, req.body, gatewayAuditStamp(req, deps, user.sub));
     },
   }),
   {
@@ -55,7 +56,8 @@ export const tokenRoutes: LocalRoute[] = [
     status: 204,
     async handle(req, deps) {
       const tokenId = req.params.tokenId!;
-      await revokeAccessToken(deps.store, deps.clock, userOf(req).sub, tokenId);
+      const userId = userOf(req).sub;
+      await revokeAccessToken(deps.store, deps.clock, userId, tokenId, gatewayAuditStamp(req, deps, userId));
       deps.accessTokens.evict(tokenId);
       return undefined;
     },

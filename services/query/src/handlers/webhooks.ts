@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { callerId, type CallContext, type Handler } from '@app/shared/bus';
 import type { WebhooksOps } from '@app/shared/contracts';
-import { loadBoard, loadPrincipal, type HandlerFactories, type ServiceDeps } from '@app/shared/domain';
+import { auditHost, loadBoard, loadPrincipal, runWrite, type HandlerFactories, type ServiceDeps } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { isEventType, lastSeq } from '@app/shared/events';
 import { checkFunctionContext, parseQuery } from '@app/shared/query';
@@ -36,6 +36,14 @@ function bothQueryAndView(): AppError {
   return invalidField('/view_id', 'a webhook filters by `query` or by `view_id`, not both (clear one with "")', 'exclusive');
 }
 
+/**
+ * What the audit log records of a webhook (docs/audit.md): its target's host only (a URL's
+ * credentials, path and query may hold secrets), events, board and state; never its secret.
+ */
+function webhookAudit(hook: WebhookDoc): Record<string, unknown> {
+  return { host: auditHost(hook.url), events: hook.events, active: hook.active, ...(hook.board_id !== undefined ? { board_id: hook.board_id } : {}) };
+}
+
 /** The caller's webhook `id`, or 404 `WEBHOOK_NOT_FOUND` (also for another user's). */
 async function ownWebhook(store: DocumentStore, ctx: CallContext, id: string): Promise<WebhookDoc> {
   const hook = await webhooksOf(store).findOne({ _id: id });
@@ -49,10 +57,12 @@ async function ownWebhook(store: DocumentStore, ctx: CallContext, id: string): P
  * caller cannot read it), the query (400 with its position) or the saved view (`view_id`, 404
  * `VIEW_NOT_FOUND` unless the caller can read it; not together with a query); stores the webhook with a new
  * `whsec_` secret, returned this once. Only events committed after creation are delivered.
+ * Create, update and delete record `webhook.*` entries in the audit log, in their transaction.
  */
 const create =
-  ({ store, clock, config }: ServiceDeps): Handler<typeof WebhooksOps.create> =>
+  (deps: ServiceDeps): Handler<typeof WebhooksOps.create> =>
   async (input, ctx) => {
+    const { store, clock, config } = deps;
     const owner = callerId(ctx);
     const events = checkEvents(input.events);
     if (input.query !== undefined && input.view_id !== undefined && input.query.trim() !== '') throw bothQueryAndView();
@@ -68,8 +78,11 @@ const create =
       ...(input.query !== undefined && input.query.trim() !== '' ? { query: input.query } : {}),
       ...(input.view_id !== undefined ? { view_id: input.view_id } : {}),
     };
-    await webhooksOf(store).insertOne(doc);
-    return { ...toWebhook(doc), secret: doc.secret };
+    return runWrite(deps, ctx, async (w) => {
+      await webhooksOf(store).insertOne(doc, { session: w.session });
+      w.audit({ action: 'webhook.create', target: `webhook:${doc._id}`, details: webhookAudit(doc) });
+      return { ...toWebhook(doc), secret: doc.secret };
+    });
   };
 
 /** `GET /api/v1/webhooks`: the caller's webhooks, oldest first. */
@@ -90,8 +103,9 @@ const get =
  * clock restarts), `active: false` pauses it (pending deliveries wait).
  */
 const update =
-  ({ store, clock, config }: ServiceDeps): Handler<typeof WebhooksOps.update> =>
+  (deps: ServiceDeps): Handler<typeof WebhooksOps.update> =>
   async (input, ctx) => {
+    const { store, clock, config } = deps;
     const hook = await ownWebhook(store, ctx, input.webhookId);
     const set: Record<string, unknown> = { updated_at: clock.now().toISOString() };
     const unset: Record<string, ''> = {};
@@ -130,25 +144,30 @@ const update =
         unset.failing_since = '';
       }
     }
-    const updated = await webhooksOf(store).findOneAndUpdate(
-      { _id: hook._id },
-      Object.keys(unset).length ? { $set: set, $unset: unset } : { $set: set },
-      { returnDocument: 'after' },
-    );
-    if (!updated) throw new AppError('WEBHOOK_NOT_FOUND', { details: { webhookId: input.webhookId } });
-    return toWebhook(updated);
+    return runWrite(deps, ctx, async (w) => {
+      const updated = await webhooksOf(store).findOneAndUpdate(
+        { _id: hook._id },
+        Object.keys(unset).length ? { $set: set, $unset: unset } : { $set: set },
+        { returnDocument: 'after', session: w.session },
+      );
+      if (!updated) throw new AppError('WEBHOOK_NOT_FOUND', { details: { webhookId: input.webhookId } });
+      w.audit({ action: 'webhook.update', target: `webhook:${hook._id}`, details: { ...webhookAudit(updated), changed: Object.keys(input).filter((k) => k !== 'webhookId').sort() } });
+      return toWebhook(updated);
+    });
   };
 
-/** `DELETE /api/v1/webhooks/{id}`: removes the webhook and its deliveries in one transaction. */
+/** `DELETE /api/v1/webhooks/{id}`: removes the webhook and its deliveries in one transaction (with its audit entry). */
 const remove =
-  ({ store }: ServiceDeps): Handler<typeof WebhooksOps.remove> =>
+  (deps: ServiceDeps): Handler<typeof WebhooksOps.remove> =>
   async (input, ctx) => {
+    const { store } = deps;
     const hook = await ownWebhook(store, ctx, input.webhookId);
-    await store.withTransaction(async (session) => {
+    return runWrite(deps, ctx, async ({ session, audit }) => {
       await webhooksOf(store).deleteOne({ _id: hook._id }, { session });
       await deliveriesOf(store).deleteMany({ webhook_id: hook._id }, { session });
+      audit({ action: 'webhook.delete', target: `webhook:${hook._id}`, details: webhookAudit(hook) });
+      return null;
     });
-    return null;
   };
 
 /** `GET /api/v1/webhooks/{id}/deliveries`: the last 100 deliveries, newest event first, with their attempts. */
