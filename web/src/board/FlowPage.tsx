@@ -228,7 +228,8 @@ function CycleScatter({ cycle }: { cycle: CycleTime }) {
               ctx.save();
               ctx.font = `${11 * devicePixelRatio}px system-ui, sans-serif`;
               ctx.textAlign = 'right';
-              for (const [name, colour] of PERCENTILES) {
+              let labelled = Infinity; // the y of the last label drawn: labels closer than 12 px are joined
+              for (const [i, [name, colour]] of PERCENTILES.entries()) {
                 const y = Math.round(u.valToPos(pct[name], 'y', true));
                 ctx.strokeStyle = colour;
                 ctx.fillStyle = colour;
@@ -238,7 +239,11 @@ function CycleScatter({ cycle }: { cycle: CycleTime }) {
                 ctx.moveTo(bbox.left, y);
                 ctx.lineTo(bbox.left + bbox.width, y);
                 ctx.stroke();
-                ctx.fillText(`${name} ${hours(pct[name])}`, bbox.left + bbox.width - 4 * devicePixelRatio, y - 3 * devicePixelRatio);
+                if (Math.abs(labelled - y) < 12 * devicePixelRatio) continue;
+                // This label names every following percentile drawn at (nearly) the same height.
+                const same = PERCENTILES.slice(i).filter(([n]) => Math.abs(u.valToPos(pct[n], 'y', true) - y) < 12 * devicePixelRatio);
+                ctx.fillText(`${same.map(([n]) => n).join(' = ')} ${hours(pct[name])}`, bbox.left + bbox.width - 4 * devicePixelRatio, y - 3 * devicePixelRatio);
+                labelled = y;
               }
               ctx.restore();
             },
