@@ -5,6 +5,7 @@ import type { Board, CycleTime, Flow } from '../api/types.js';
 import { AppLink } from '../AppLink.js';
 import { AXIS, daySplits, shortDay } from '../charts/axes.js';
 import { Chart } from '../charts/Chart.js';
+import { PageError } from './Notice.js';
 import { cfdBands, epochDay, flowRange } from './state.js';
 
 /** The ranges the flow view offers, in days up to today. */
@@ -48,15 +49,7 @@ export function FlowPage(p: { api: Api; boardId: string; navigate: (path: string
   }, [load]);
 
   const boardPath = `/boards/${encodeURIComponent(boardId)}`;
-  if (error && !board) {
-    return (
-      <section className="flow-page">
-        <p role="alert" className="error">
-          {error}
-        </p>
-      </section>
-    );
-  }
+  if (error && !board) return <PageError className="flow-page" text={error} />;
   if (!board) return <p aria-busy="true">Loading the flow view…</p>;
   const endName = board.columns[board.columns.length - 1]?.name ?? 'the last column';
 

@@ -19,3 +19,14 @@ export function Notice({ notice, onDismiss }: { notice: NoticeMessage | null; on
     </div>
   );
 }
+
+/** A view that could not be read at all: only the error (`role="alert"`), in the view's own section. */
+export function PageError({ className, text }: { className: string; text: string }) {
+  return (
+    <section className={className}>
+      <p role="alert" className="error">
+        {text}
+      </p>
+    </section>
+  );
+}

@@ -8,7 +8,7 @@ import { ApiError, errorText, type Api } from '../api/client.js';
 import type { Board, SprintSummary, Task, Velocity } from '../api/types.js';
 import { useCardDrag, useLaneDrag } from './drag.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
-import { Notice, type NoticeMessage } from './Notice.js';
+import { Notice, type NoticeMessage, PageError } from './Notice.js';
 import { StartSprintDialog } from './StartSprintDialog.js';
 import { BACKLOG, planCards, planningQuery, pointsOf, sumPoints } from './state.js';
 
@@ -138,15 +138,7 @@ export function PlanningPage({ api, boardId, navigate }: { api: Api; boardId: st
     if (e.over) void plan(String(e.active.id), String(e.over.id));
   };
 
-  if (loadError) {
-    return (
-      <section className="plan-page">
-        <p role="alert" className="error">
-          {loadError}
-        </p>
-      </section>
-    );
-  }
+  if (loadError) return <PageError className="plan-page" text={loadError} />;
   if (!board) return <p aria-busy="true">Loading planning…</p>;
 
   const dragged = dragging ? cards.find((c) => c.id === dragging) : undefined;

@@ -6,6 +6,7 @@ import { AppLink } from '../AppLink.js';
 import { AXIS, shortDay } from '../charts/axes.js';
 import { Chart } from '../charts/Chart.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
+import { PageError } from './Notice.js';
 import { burnDays } from './state.js';
 
 
@@ -56,15 +57,7 @@ export function SprintPage(p: { api: Api; boardId: string; sprintId: string; nav
 
   const boardPath = `/boards/${encodeURIComponent(boardId)}`;
 
-  if (error && !sprint) {
-    return (
-      <section className="sprint-page">
-        <p role="alert" className="error">
-          {error}
-        </p>
-      </section>
-    );
-  }
+  if (error && !sprint) return <PageError className="sprint-page" text={error} />;
   if (!sprint || !report || !board) return <p aria-busy="true">Loading sprint…</p>;
 
   const md = sprint.metadata as Record<string, unknown>;
