@@ -83,6 +83,21 @@ function recordTransactions(store: DocumentStore): { store: DocumentStore; txns:
   return { store: wrapped, txns };
 }
 
+/** Wraps `store` so that `before()` runs ahead of every transaction (its function's first run). */
+const beforeTransactions = (before: () => Promise<void>) => (store: DocumentStore): DocumentStore =>
+  new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'withTransaction') {
+        return async <R>(fn: (s: Session) => Promise<R>) => {
+          await before();
+          return target.withTransaction(fn);
+        };
+      }
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+
 /**
  * Puts `count` cards on `boardId` straight into the store (clones of one card created through the
  * API), plus a deleted card of the board and a card of another board, both unshared. Returns the
@@ -169,22 +184,12 @@ describe('sharing a board with many cards', () => {
     let reached: () => void = () => undefined;
     let txns = 0;
     // holds every transaction from the share's second card batch on (its third transaction) at `gate`
-    const slowed = (store: DocumentStore): DocumentStore =>
-      new Proxy(store, {
-        get(target, prop, receiver) {
-          if (prop === 'withTransaction') {
-            return async <R>(fn: (s: Session) => Promise<R>) => {
-              if (gate && ++txns >= 3) {
-                reached();
-                await gate;
-              }
-              return target.withTransaction(fn);
-            };
-          }
-          const v = Reflect.get(target, prop, receiver) as unknown;
-          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-        },
-      });
+    const slowed = beforeTransactions(async () => {
+      if (gate && ++txns >= 3) {
+        reached();
+        await gate;
+      }
+    });
     await using t = await buildBoards({ serviceStore: slowed });
     const group = await t.newGroup([BOB]);
     const board = await t.newBoard();
@@ -266,19 +271,9 @@ describe('sharing a board with many cards', () => {
     let before: (() => Promise<void>) | undefined;
     let txns = 0;
     // runs `before` ahead of the share's third transaction (its second card batch)
-    const hooked = (store: DocumentStore): DocumentStore =>
-      new Proxy(store, {
-        get(target, prop, receiver) {
-          if (prop === 'withTransaction') {
-            return async <R>(fn: (s: Session) => Promise<R>) => {
-              if (++txns === 3 && before) await before();
-              return target.withTransaction(fn);
-            };
-          }
-          const v = Reflect.get(target, prop, receiver) as unknown;
-          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-        },
-      });
+    const hooked = beforeTransactions(async () => {
+      if (++txns === 3 && before) await before();
+    });
     await using t = await buildBoards({ serviceStore: hooked });
     const first = await t.newGroup([BOB]);
     const second = await t.newGroup([CAROL]);
