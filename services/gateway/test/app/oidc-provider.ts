@@ -32,7 +32,8 @@ export class TestProvider {
     private readonly kid: string,
   ) {}
 
-  static async start(): Promise<TestProvider> {
+  /** Starts the provider on a free loopback port; `redirect` is the gateway's registered callback. */
+  static async start(redirect = REDIRECT): Promise<TestProvider> {
     const server = createServer();
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -40,7 +41,7 @@ export class TestProvider {
     const jwk: JWK = { ...(await exportJWK(privateKey)), kid: 'test-key', alg: 'RS256', use: 'sig' };
     const p = new TestProvider(server, issuer, privateKey, 'test-key');
     const provider = new Provider(issuer, {
-      clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [REDIRECT] }],
+      clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [redirect] }],
       jwks: { keys: [jwk] },
       findAccount: (_ctx: unknown, id: string) => (p.accounts.has(id) ? { accountId: id, claims: () => ({ sub: id, ...p.accounts.get(id) }) } : undefined),
       claims: { openid: ['sub'], profile: ['preferred_username', 'name'], email: ['email', 'email_verified'] },
