@@ -157,8 +157,8 @@ export const authRoutes: LocalRoute[] = [
     async handle(req, deps) {
       const { username, password } = req.body;
       const { store, clock } = deps;
-      const user = await findUserByUsername(store, username);
       if (!deps.config.LOCAL_LOGIN) throw new AppError('LOCAL_LOGIN_DISABLED');
+      const user = await findUserByUsername(store, username);
       const ok = user?.passwordHash !== undefined ? await verifyPassword(user.passwordHash, password) : await verifyAgainstDummy(password);
       const stamp = gatewayAuditStamp(req, deps, user?._id ?? null);
       if (!user || !ok) {
