@@ -17,6 +17,13 @@ const ORDERED: ColumnInput[] = [
   { id: 'done', name: 'Done', query: "status = 'done'" },
 ];
 
+/** A board of alice with `columns`, shared `rw` with a group of `members`. */
+async function sharedBoard(t: Fixture, columns: ColumnInput[], members: string[]) {
+  const board = await t.newBoard({ columns });
+  await t.call(BoardsOps.share, { boardId: board.id, group_id: await t.newGroup(members), permission: 'rw' });
+  return board;
+}
+
 const claim = (t: Fixture, boardId: string, userId: string = ALICE, extra: { query?: string; lease_seconds?: number } = {}) =>
   t.call(LeasesOps.claim, { boardId, columnId: 'todo', lease_seconds: 60, ...extra }, userId);
 
@@ -33,12 +40,10 @@ async function claimAll(t: Fixture, boardId: string, userId: string): Promise<st
 describe('claiming cards under a lease', () => {
   it('20 concurrent claimers on a column of 100 cards: every card claimed exactly once, none twice', async () => {
     await using t = await buildBoards();
-    const board = await t.newBoard({ columns: ORDERED });
+    const board = await sharedBoard(t, ORDERED, [BOB, CAROL]);
     const cards: string[] = [];
     for (let i = 0; i < 100; i++) cards.push((await t.newCard(board.id, { status: 'todo', metadata: { order: i } })).id);
     const claimers = [ALICE, BOB, CAROL];
-    const group = await t.newGroup([BOB, CAROL]);
-    await t.call(BoardsOps.share, { boardId: board.id, group_id: group, permission: 'rw' });
 
     const perClaimer = await Promise.all(Array.from({ length: 20 }, (_, i) => claimAll(t, board.id, claimers[i % 3]!)));
 
@@ -85,9 +90,7 @@ describe('claiming cards under a lease', () => {
 
   it('a claimer that stops renewing loses the card when the lease ends, and another takes it', async () => {
     await using t = await buildBoards();
-    const board = await t.newBoard({ columns: ORDERED });
-    const group = await t.newGroup([BOB]);
-    await t.call(BoardsOps.share, { boardId: board.id, group_id: group, permission: 'rw' });
+    const board = await sharedBoard(t, ORDERED, [BOB]);
     const card = await t.newCard(board.id, { status: 'todo' });
     const alice = (await claim(t, board.id, ALICE, { lease_seconds: 30 }))!;
 
@@ -176,9 +179,7 @@ describe('claiming cards under a lease', () => {
 
   it('the lease is a claim, not a lock: another user may still move the card, and the lease stays', async () => {
     await using t = await buildBoards();
-    const board = await t.newBoard({ columns: STATUS_COLUMNS });
-    const group = await t.newGroup([BOB]);
-    await t.call(BoardsOps.share, { boardId: board.id, group_id: group, permission: 'rw' });
+    const board = await sharedBoard(t, STATUS_COLUMNS, [BOB]);
     const card = await t.newCard(board.id, { status: 'todo' });
     const lease = (await claim(t, board.id, BOB))!;
     await t.call(BoardsOps.move, { boardId: board.id, taskId: card.id, from_column_id: 'todo', to_column_id: 'done' }, ALICE);
