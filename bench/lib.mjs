@@ -22,6 +22,14 @@ export function pct(values, p) {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 }
 
+/** The median of a numeric array: the mean of the two middle values for an even count (NaN when empty). */
+export function median(values) {
+  if (values.length === 0) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
 /**
  * Runs autocannon against a 127.0.0.1 URL for `duration` seconds, after a 1 s warm-up when
  * `warmup`. `requests` is autocannon's request list (setupRequest/onResponse); returns
@@ -85,10 +93,10 @@ export async function measureVariants(specs, { reps = REPS, duration = DURATION_
 
 /** Median req/s, p50 and p99 of a spec's runs, their summed counts, and every run's req/s. */
 function summarize(rs) {
-  const median = (key) => pct(rs.map((r) => r[key]), 50);
+  const middle = (key) => median(rs.map((r) => r[key]));
   const sum = (key) => rs.reduce((a, r) => a + r[key], 0);
   return {
-    rps: median('rps'), p50: median('p50'), p99: median('p99'),
+    rps: middle('rps'), p50: middle('p50'), p99: middle('p99'),
     n: sum('n'), errors: sum('errors'), non2xx: sum('non2xx'), rpsRuns: rs.map((r) => r.rps), p50Runs: rs.map((r) => r.p50),
   };
 }
@@ -100,7 +108,7 @@ function summarize(rs) {
  */
 export function pairedRatio(top, bottom, key = 'rpsRuns') {
   const ratios = top[key].map((v, i) => v / bottom[key][i]);
-  const value = pct(ratios, 50);
+  const value = median(ratios);
   return { value, min: Math.min(...ratios), max: Math.max(...ratios), text: `${value.toFixed(3)}× (runs ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)})` };
 }
 
