@@ -9,6 +9,7 @@ import { boardSection } from './sections/board.mjs';
 import { distributedSection } from './sections/distributed.mjs';
 import { durabilitySection } from './sections/durability.mjs';
 import { eventsSection } from './sections/events.mjs';
+import { flowSection } from './sections/flow.mjs';
 import { httpSection } from './sections/http.mjs';
 import { leasesSection } from './sections/leases.mjs';
 import { observabilitySection } from './sections/observability.mjs';
@@ -25,6 +26,7 @@ const SECTIONS = {
   distributed: ['distributed: gateway + tasks processes over NATS vs the transport floor', distributedSection],
   query: ['query: the query gate over 110,000 tasks', querySection],
   board: ['board: column read, summary and move on a 10,000-card board', boardSection],
+  flow: ['flow: cumulative flow over a year and cycle time of 5,000 finished cards vs a column read', flowSection],
   leases: ['leases: 20 claimers on one column vs 20 movers, no card claimed twice', leasesSection],
   sprint: ['sprint: close-sprint in-process', sprintSection],
   durability: ['durability: embedded journal synchronous=FULL (default) vs EMBEDDED_SYNC=normal', durabilitySection],

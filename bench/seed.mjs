@@ -221,12 +221,43 @@ async function seedBoardOnly(store, r) {
   };
 }
 
-const KINDS = { query: seedQuery, board: seedBoard, scale: seedScale };
+/**
+ * Flow section data: the board of {@link seedBoard} (10,000 cards of its owner) with 365 daily
+ * snapshots up to today (real time: the server reads its own clock) and the flow records of 5,000
+ * cards finished in Done over the last 180 days, each moved Backlog → Ready → Doing → Review → Done.
+ */
+async function seedFlow(store) {
+  const r = rng(5);
+  const seeded = await seedBoardOnly(store, r);
+  const now = Date.now();
+  const dayOf = (ms) => new Date(ms).toISOString().slice(0, 10);
+  const expires = new Date(now + 400 * DAY_MS).toISOString();
+  const snapshots = Array.from({ length: 365 }, (_, i) => {
+    const day = dayOf(now - i * DAY_MS);
+    return {
+      _id: `${seeded.boardId}:${day}`, board_id: seeded.boardId, day, taken_at: `${day}T00:05:00.000Z`, expires_at: expires,
+      columns: BOARD_COLUMNS.map((c) => ({ column_id: c.id, name: c.name, count: Math.floor(c.cards * (0.5 + r.next() / 2)), points: Math.floor(c.cards * 3 * r.next()) })),
+    };
+  });
+  await insertChunks(store, Collections.flowSnapshots, snapshots);
+  const cards = await store.collection(Collections.tasks).find({ boardId: seeded.boardId }, { limit: 5_000, projection: { _id: 1, created_at: 1 } });
+  const path = ['backlog', 'ready', 'doing', 'review', 'done'];
+  let seq = 0;
+  const records = cards.map((t) => {
+    const done = now - Math.floor(r.next() * 180 * DAY_MS);
+    const moves = path.slice(1).map((to, i) => ({ from: path[i], to, at: new Date(done - (3 - i) * Math.floor(r.next() * 2 * DAY_MS)).toISOString(), seq: ++seq }));
+    return { _id: `${seeded.boardId}:${t._id}`, board_id: seeded.boardId, task_id: t._id, created_at: new Date(done - 10 * DAY_MS).toISOString(), moves, last_seq: seq };
+  });
+  await insertChunks(store, Collections.cardFlow, records);
+  return { ...seeded, movable: [], finished: records.length, today: dayOf(now), yearAgo: dayOf(now - 364 * DAY_MS) };
+}
+
+const KINDS = { query: seedQuery, board: seedBoard, scale: seedScale, flow: seedFlow };
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [kind, dir, size] = process.argv.slice(2);
   if (!KINDS[kind] || !dir || (kind === 'scale' && !(Number(size) >= 21_000))) {
-    console.error('usage: node bench/seed.mjs <query|board> <dir> | node bench/seed.mjs scale <dir> <tasks ≥ 21000>');
+    console.error('usage: node bench/seed.mjs <query|board|flow> <dir> | node bench/seed.mjs scale <dir> <tasks ≥ 21000>');
     process.exit(2);
   }
   const started = Date.now();

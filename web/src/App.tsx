@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import type { Api } from './api/client.js';
+import { errorText, type Api } from './api/client.js';
 import { BoardPage } from './board/BoardPage.js';
 import { FlowPage } from './board/FlowPage.js';
 import { PlanningPage } from './board/PlanningPage.js';
@@ -55,6 +55,18 @@ export function App({ api }: { api: Api }) {
     return () => window.removeEventListener('popstate', onPop);
   }, [api]);
 
+  // back from the identity provider: the one-time code in the fragment becomes a session (docs/auth.md)
+  const [signInError, setSignInError] = useState<string | null>(null);
+  useEffect(() => {
+    const code = /^#oidc_code=([A-Za-z0-9_-]+)$/.exec(location.hash)?.[1];
+    if (code === undefined) return;
+    history.replaceState(null, '', location.pathname);
+    api.exchangeOidcCode(code).then(
+      (s) => setUser(s.userName),
+      (err: unknown) => setSignInError(errorText(err)),
+    );
+  }, [api]);
+
   const loggedIn = user !== null && api.session !== null;
   const shown: Route = loggedIn ? (route.page === 'login' ? { page: 'boards' } : route) : { page: 'login' };
 
@@ -84,6 +96,7 @@ export function App({ api }: { api: Api }) {
         {shown.page === 'login' && (
           <LoginPage
             api={api}
+            initialError={signInError}
             onLoggedIn={(name) => {
               setUser(name);
               if (route.page === 'login') navigate('/');

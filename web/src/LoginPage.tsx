@@ -1,11 +1,26 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { errorText, type Api } from './api/client.js';
 
-/** Log in, or register then log in (docs/auth.md). Server messages are shown as they come. */
-export function LoginPage({ api, onLoggedIn }: { api: Api; onLoggedIn: (userName: string) => void }) {
+/**
+ * Log in, or register then log in (docs/auth.md); "Sign in with …" the identity provider when the
+ * server has one (the form is hidden when password sign-in is off). Server messages are shown as
+ * they come.
+ */
+export function LoginPage({ api, onLoggedIn, initialError = null }: { api: Api; onLoggedIn: (userName: string) => void; initialError?: string | null }) {
+  const [methods, setMethods] = useState<{ password: boolean; oidc: { name: string } | null }>({ password: true, oidc: null });
+  useEffect(() => {
+    let live = true;
+    api.signInMethods().then((m) => live && setMethods(m), () => {});
+    return () => {
+      live = false;
+    };
+  }, [api]);
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(initialError);
+  useEffect(() => {
+    if (initialError) setError(initialError);
+  }, [initialError]);
   const [busy, setBusy] = useState(false);
 
   async function submit(e: FormEvent<HTMLFormElement>) {
@@ -26,7 +41,20 @@ export function LoginPage({ api, onLoggedIn }: { api: Api; onLoggedIn: (userName
 
   return (
     <section className="login" aria-labelledby="login-title">
-      <h1 id="login-title">Log in or register</h1>
+      <h1 id="login-title">{methods.password ? 'Log in or register' : 'Sign in'}</h1>
+      {methods.oidc && (
+        <p>
+          <a className="button" href="/auth/oidc/login">
+            Sign in with {methods.oidc.name}
+          </a>
+        </p>
+      )}
+      {!methods.password && error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {methods.password && (
       <form onSubmit={submit}>
         <label>
           Username
@@ -57,6 +85,7 @@ export function LoginPage({ api, onLoggedIn }: { api: Api; onLoggedIn: (userName
           </button>
         </div>
       </form>
+      )}
     </section>
   );
 }

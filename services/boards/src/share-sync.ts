@@ -9,7 +9,9 @@ import { Collections, type Doc, type DocumentStore, type Session } from '@app/sh
  * so no transaction grows with the board (MongoDB limits a transaction's lifetime, 60 s by
  * default, and its size). The pending record makes the work idempotent and resumable: whoever
  * finds it (the share's own request, a later share / unshare / delete of the board, a retried
- * share, or the background pass of any boards replica) completes it.
+ * share, or the background pass of any boards replica) completes it. A request waits for that
+ * only briefly ({@link settleShareSync}); the rest goes on in the background of its process, and
+ * single-board reads say `cards_sharing: "pending"` while the record exists.
  */
 
 /** Cards written per transaction by the sharing update of a board's cards. */
@@ -139,6 +141,53 @@ export async function completeShareSync(deps: Pick<ServiceDeps, 'store' | 'clock
       if (step.superseded || step.complete) break;
     }
   }
+}
+
+/** How long (clock ms) a request that leaves a sharing update pending waits for it before answering. */
+export const SHARE_ANSWER_WAIT_MS = 1_000;
+/** How often (ms) that wait looks at the clock. */
+const SHARE_ANSWER_TICK_MS = 25;
+
+/**
+ * Completes the pending sharing update of `boardId` ({@link completeShareSync}) for a request
+ * that has committed (share, unshare, delete, a member change; docs/boards.md "Sharing a board
+ * with many cards"): waits for it until `waitMs` (default {@link SHARE_ANSWER_WAIT_MS}) have
+ * passed on `deps.clock`, so the request answers well inside the bus timeout however large the
+ * board. Resolves `true` when the update is complete (or none was pending), `false` when it still
+ * runs: it then goes on in this process, its failure only logged (the record stays pending for the
+ * next share, unshare or delete of the board, or the background pass of any replica). Throws what
+ * the update threw within the wait (503 `STORE_UNAVAILABLE`; the batches committed stay).
+ */
+export async function settleShareSync(deps: Pick<ServiceDeps, 'store' | 'clock' | 'log'>, boardId: string, waitMs = SHARE_ANSWER_WAIT_MS): Promise<boolean> {
+  type Outcome = { error: unknown } | { changed: number };
+  const work: Promise<Outcome> = completeShareSync(deps, boardId).then(
+    (changed) => ({ changed }),
+    (error: unknown) => ({ error }),
+  );
+  const until = deps.clock.now().getTime() + waitMs;
+  let settled: Outcome | undefined;
+  while (settled === undefined && deps.clock.now().getTime() < until) {
+    let timer: NodeJS.Timeout | undefined;
+    settled = await Promise.race([work, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), SHARE_ANSWER_TICK_MS)))]);
+    clearTimeout(timer);
+  }
+  if (settled === undefined) {
+    void work.then((outcome) => {
+      if ('error' in outcome) deps.log.warn({ err: outcome.error, boardId }, 'sharing update of a board\'s cards failed; left to the background pass');
+      else deps.log.info({ boardId, changed: outcome.changed }, 'completed the sharing update of a board\'s cards after the answer');
+    });
+    return false;
+  }
+  if ('error' in settled) throw settled.error;
+  return true;
+}
+
+/**
+ * Whether board `boardId` has a sharing update of its cards pending (a `board_share_sync`
+ * record): one read by `_id`, for single-board reads (`cards_sharing`, docs/boards.md).
+ */
+export async function shareSyncPending(store: DocumentStore, boardId: string): Promise<boolean> {
+  return (await shareSyncOf(store).findOne({ _id: boardId }, { projection: { _id: 1 } })) !== null;
 }
 
 /**

@@ -12,6 +12,7 @@ import type { Logger } from '@app/shared/log';
 import { statusClass, type Metrics, type Tracer } from '@app/shared/observability';
 import type { DocumentStore } from '@app/shared/store';
 import { AccessTokenResolver, accessTokenIndexes } from './auth/access-tokens.js';
+import { OidcSignIn, oidcSettings } from './auth/oidc.js';
 import { authIndexes } from './auth/users.js';
 import { APP_NAME, type GatewayConfig } from './config.js';
 import { McpEndpoint } from './mcp/server.js';
@@ -70,6 +71,8 @@ export interface GatewayDeps {
    * outbox poller's polls make none (a relay pass of it that numbers writes is an `events.relay` span).
    */
   tracer?: Tracer | undefined;
+  /** The HTTP client OpenID Connect sign-in uses to reach the provider (default the global `fetch`). */
+  oidcFetch?: typeof fetch;
 }
 
 /**
@@ -207,7 +210,9 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
     const stop = deps.metrics.observe('events_sse_streams_open', () => streams.total);
     app.addHook('onClose', async () => stop());
   }
+  const oidc = oidcSettings(config);
   const localDeps: LocalDeps = {
+    ...(oidc ? { oidc: new OidcSignIn(oidc, clock, config.JWT_SECRET, deps.oidcFetch) } : {}),
     bus, store, clock, config, streams, accessTokens, mcp: new McpEndpoint(bus, allRoutes, { name: APP_NAME, version: config.APP_VERSION }), signAccessToken: (claims) => app.jwt.sign(claims), ...(deps.metrics ? { metrics: deps.metrics } : {}),
   };
   const perToken = [tokenRateLimit(app, config.RATE_LIMIT_TOKEN_MAX)];

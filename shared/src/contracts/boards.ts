@@ -125,6 +125,9 @@ export const Board = Type.Object({
   is_active: Type.Boolean({ description: 'always true: a deleted board is gone, not inactive' }),
   version: Type.Integer({ minimum: 1, description: '1 on create, +1 on every committed change (columns, sharing, sprint pointer); the ETag' }),
   is_owner: Type.Boolean(),
+  cards_sharing: Type.Optional(StringEnum(['pending'], {
+    description: 'single-board reads and share / unshare answers: "pending" while the board\'s cards are still being given its sharing in the background; absent once every card carries it (docs/boards.md "Sharing a board with many cards"). Lists never carry it',
+  })),
 });
 export type Board = Static<typeof Board>;
 

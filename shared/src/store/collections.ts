@@ -40,6 +40,8 @@ export const Collections = {
    * the transaction of the action; removed past its `expires_at` by a TTL index.
    */
   audit: 'audit_log',
+  /** One-time OpenID Connect sign-in codes (their SHA-256), exchanged once within 60 s for a token pair (docs/auth.md); expired by a TTL index. */
+  oidcCodes: 'oidc_codes',
   /** One document per board per UTC day: each column's card count and points (docs/flow.md). */
   flowSnapshots: 'flow_snapshots',
   /** One document per (board, card): the card's moves between the board's columns, from `card.moved` events (docs/flow.md). */

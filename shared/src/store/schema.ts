@@ -21,6 +21,8 @@ export const COLLECTION_INDEXES: Readonly<Partial<Record<(typeof Collections)[ke
   [Collections.audit]: [{ collection: Collections.audit, keys: { expires_at: 1 }, expireAfterSeconds: 0, name: 'audit_ttl' }],
   /** A board's daily flow snapshot expires at `expires_at` (docs/flow.md "Retention"). */
   [Collections.flowSnapshots]: [{ collection: Collections.flowSnapshots, keys: { expires_at: 1 }, expireAfterSeconds: 0, name: 'flow_snapshots_ttl' }],
+  /** One-time OpenID Connect sign-in codes expire at `expires_at` (docs/auth.md "Sign in with OpenID Connect"). */
+  [Collections.oidcCodes]: [{ collection: Collections.oidcCodes, keys: { expires_at: 1 }, expireAfterSeconds: 0, name: 'oidc_codes_ttl' }],
   /** One user per username (docs/auth.md). */
   [Collections.users]: [{ collection: Collections.users, keys: { username: 1 }, unique: true, name: 'username_unique' }],
   /** A refresh token is found by its hash, once (docs/auth.md). */

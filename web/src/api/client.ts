@@ -146,10 +146,15 @@ export class Api {
     return s;
   }
 
-  /** Forgets the tokens (the server keeps no session: access tokens expire on their own, docs/auth.md). */
+  /**
+   * Forgets the tokens and tells the server, which revokes the refresh token's family (access
+   * tokens expire on their own, docs/auth.md "Logout"); the page does not wait for that answer.
+   */
   logout(): void {
+    const refreshToken = this.session?.refreshToken;
     this.save(null);
     this.onSessionEnd();
+    if (refreshToken) this.call('logout', { body: { refreshToken } }).catch(() => {});
   }
 
   /** Exchanges the refresh token for a new pair (single flight); false, and the session ends, when refused. */
@@ -220,7 +225,15 @@ export class Api {
   async login(username: string, password: string): Promise<Session> {
     return this.adopt(await this.call<TokenPair>('login', { body: { username, password } }));
   }
-  register(username: string, password: string): Promise<{ userId: string; username: string }> {
+  /** How one may sign in here: password and/or an identity provider (its name), docs/auth.md. */
+  signInMethods(): Promise<{ password: boolean; oidc: { name: string } | null }> {
+    return this.call('signInMethods');
+  }
+  /** Exchanges the one-time code of an identity provider sign-in (the URL fragment `oidc_code`) for a session. */
+  async exchangeOidcCode(code: string): Promise<Session> {
+    return this.adopt(await this.call<TokenPair>('oidcExchange', { body: { code } }));
+  }
+    register(username: string, password: string): Promise<{ userId: string; username: string }> {
     return this.call('register', { body: { username, password } });
   }
 

@@ -22,6 +22,9 @@ export const endpoints = e({
   register: { method: 'POST', path: '/auth/v2/register', body: ['username', 'password'], public: true },
   login: { method: 'POST', path: '/auth/v2/login', body: ['username', 'password'], public: true },
   refresh: { method: 'POST', path: '/auth/refresh-token', body: ['refreshToken'], public: true },
+  logout: { method: 'POST', path: '/auth/logout', body: ['refreshToken'], public: true },
+  signInMethods: { method: 'GET', path: '/auth/methods', public: true },
+  oidcExchange: { method: 'POST', path: '/auth/oidc/exchange', body: ['code'], public: true },
 
   listBoards: { method: 'GET', path: '/api/v1/boards' },
   createBoard: { method: 'POST', path: '/api/v1/boards', body: ['name', 'board_type', 'columns', 'default_tags'] },

@@ -31,16 +31,17 @@ export interface RunningServer {
 /**
  * Starts the built all-in-one server (`node services/gateway/dist/main.js --all`, as `npm start`
  * does) on a free port of 127.0.0.1 with a fresh temp `DATA_DIR`, the in-process bus and the
- * embedded store; resolves once `/health/ready` answers 200 (at most `readyMs`). `stop()` ends it
+ * embedded store (`opts.port` instead of a free port, `opts.env` added to the environment);
+ * resolves once `/health/ready` answers 200 (at most `readyMs`). `stop()` ends it
  * (SIGTERM, then SIGKILL after 10 s) and removes the data dir. Needs `npm run build` first.
  */
-export async function startServer(readyMs = 60_000): Promise<RunningServer> {
+export async function startServer(readyMs = 60_000, opts: { port?: number; env?: Record<string, string> } = {}): Promise<RunningServer> {
   if (!existsSync(MAIN) || !existsSync(join(WEB_DIST, 'index.html'))) {
     throw new Error(`The built server or web board is missing (${MAIN}, ${WEB_DIST}): run npm run build first`);
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'web-board-'));
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+  const port = opts.port ?? (await freePort());
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...opts.env };
   env.RATE_LIMIT_AUTH_MAX = '1000';
   delete env.NATS_URL;
   delete env.MONGO_URL;

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
-import type { BoardCreateBody, BoardMember, BoardsOps, BoardUpdateBody } from '@app/shared/contracts';
+import type { Board, BoardCreateBody, BoardMember, BoardsOps, BoardUpdateBody } from '@app/shared/contracts';
 import {
   DEFAULT_COLUMNS, actionView, boardEvent, canReadBoard, canReadTask, checkIfMatch, checkMetadataEntry, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
   runWrite, toBoard, versionGuard, versionOf,
@@ -9,7 +9,7 @@ import {
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Session, type Update } from '@app/shared/store';
 import { boardsOf, groupsOf } from '../collections.js';
-import { completeShareSync, recordShareSync } from '../share-sync.js';
+import { recordShareSync, settleShareSync, shareSyncPending } from '../share-sync.js';
 
 /** A board name: trimmed, not blank. */
 function boardName(name: string): string {
@@ -135,12 +135,23 @@ export function listBoards({ store }: ServiceDeps): Handler<typeof BoardsOps.lis
   };
 }
 
-/** `boards.get`: any board the caller can read. */
+/**
+ * `boards.get`: any board the caller can read, with `cards_sharing: "pending"` while a sharing
+ * update of its cards still runs (docs/boards.md "Sharing a board with many cards").
+ */
 export function getBoard({ store }: ServiceDeps): Handler<typeof BoardsOps.get> {
   return async ({ boardId }, ctx) => {
-    const { board, principal } = await loadBoard(store, callerId(ctx), boardId, 'read');
-    return toBoard(board, principal.userId, board.groupId !== undefined && (principal.readOnlyGroupIds ?? []).includes(board.groupId));
+    const [{ board, principal }, pending] = await Promise.all([loadBoard(store, callerId(ctx), boardId, 'read'), shareSyncPending(store, boardId)]);
+    return cardsSharing(toBoard(board, principal.userId, board.groupId !== undefined && (principal.readOnlyGroupIds ?? []).includes(board.groupId)), !pending);
   };
+}
+
+/**
+ * `board` as a single-board answer gives it: with `cards_sharing: "pending"` unless the sharing
+ * update of its cards is `complete` (docs/boards.md "Sharing a board with many cards").
+ */
+function cardsSharing(board: Board, complete: boolean): Board {
+  return complete ? board : { ...board, cards_sharing: 'pending' };
 }
 
 /**
@@ -260,7 +271,8 @@ async function openSprintId(store: DocumentStore, p: Principal, sprintId: string
 
 /**
  * `boards.remove` (owner only): deletes the board; its tasks are kept (they keep their `boardId`
- * and sharing; a sharing update of its cards still pending is completed first). Emits `board.deleted`;
+ * and sharing; a sharing update of its cards still pending is completed, by
+ * `settleShareSync`: before the answer, or in the background past its wait). Emits `board.deleted`;
  * audit `board.delete`.
  */
 export function removeBoard(deps: ServiceDeps): Handler<typeof BoardsOps.remove> {
@@ -273,7 +285,7 @@ export function removeBoard(deps: ServiceDeps): Handler<typeof BoardsOps.remove>
       w.audit({ action: 'board.delete', target: `board:${boardId}`, details: { name: board.name } });
       return null;
     });
-    await completeShareSync(deps, boardId);
+    await settleShareSync(deps, boardId);
     return out;
   };
 }
@@ -288,8 +300,10 @@ export function previewActions(): Handler<typeof BoardsOps.previewActions> {
  * `NOT_GROUP_MEMBER`) with `permission`; a private board becomes `shared`. Cards follow their
  * board: the transaction that writes the board records that every live card created on it is to
  * take the group and permission, and the cards are then changed in transactions of at most
- * `SHARE_SYNC_BATCH` cards before the answer (`completeShareSync`; docs/boards.md "Sharing a board
- * with many cards" states what readers see meanwhile and after a crash). The cards' versions do
+ * `SHARE_SYNC_BATCH` cards (`settleShareSync`): share answers once they are done or after
+ * `SHARE_ANSWER_WAIT_MS`, with `cards_sharing: "pending"` while the rest goes on in the background
+ * (docs/boards.md "Sharing a board with many cards" states what readers see meanwhile and after a
+ * crash). The cards' versions do
  * not change (sharing fields are not task fields); the board's does. Emits `board.shared` and
  * records `board.share` in the audit log (a permission change is a share with the new permission).
  */
@@ -313,16 +327,16 @@ export function shareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.share> {
       return shared;
     });
     // also on a replayed answer (Idempotency-Key): a retry completes what a failed first run left
-    await completeShareSync(deps, boardId);
-    return out;
+    return cardsSharing(out, await settleShareSync(deps, boardId));
   };
 }
 
 /**
  * `boards.unshare` (owner only): removes the group sharing; the board stays `shared`, seen by its
  * owner only. Cards keep their sharing; a sharing update of the cards still pending from an
- * earlier share is completed before the answer, so they end as that share left them. Emits
- * `board.unshared`; audit `board.unshare`.
+ * earlier share is completed (`settleShareSync`: before the answer, or in the background past
+ * `SHARE_ANSWER_WAIT_MS`, the answer then saying `cards_sharing: "pending"`), so they end as that
+ * share left them. Emits `board.unshared`; audit `board.unshare`.
  */
 export function unshareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.unshare> {
   return async ({ boardId }, ctx) => {
@@ -336,7 +350,6 @@ export function unshareBoard(deps: ServiceDeps): Handler<typeof BoardsOps.unshar
       w.audit({ action: 'board.unshare', target: `board:${boardId}`, details: board.groupId !== undefined ? { group_id: board.groupId } : {} });
       return unshared;
     });
-    await completeShareSync(deps, boardId);
-    return out;
+    return cardsSharing(out, await settleShareSync(deps, boardId));
   };
 }

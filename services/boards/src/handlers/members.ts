@@ -5,7 +5,7 @@ import { boardEvent, runWrite, type BoardDoc, type GroupDoc, type GroupRole, typ
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, type Doc } from '@app/shared/store';
 import { groupsOf } from '../collections.js';
-import { completeShareSync, recordShareSync } from '../share-sync.js';
+import { recordShareSync, settleShareSync } from '../share-sync.js';
 import { ownedBoard, peopleOf, writeBoard } from './boards.js';
 import { MANAGERS, writeMembers } from './groups.js';
 
@@ -88,7 +88,8 @@ async function memberWrite(deps: ServiceDeps, ctx: Parameters<Handler<typeof Boa
     return peopleOf(deps.store, { ...board, ...share }, w.session);
   });
   // also on a replayed answer (Idempotency-Key): a retry completes what a failed first run left
-  await completeShareSync(deps, boardId);
+  // the board read says `cards_sharing: "pending"` while the cards' update goes on past the wait
+  await settleShareSync(deps, boardId);
   return out;
 }
 

@@ -4,14 +4,15 @@ import { BoardsOps } from '@app/shared/contracts';
 import type { TaskDoc } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
 import { Collections, type BulkResult, type DocumentStore, type Session, type UpdateResult } from '@app/shared/store';
-import { FaultyStore } from '@app/shared/testing';
-import { recordShareSync, resumeShareSyncs, SHARE_SYNC_BATCH, SHARE_SYNC_IDLE_MS } from '../../src/share-sync.js';
+import { eventually, FaultyStore } from '@app/shared/testing';
+import { recordShareSync, resumeShareSyncs, SHARE_ANSWER_WAIT_MS, SHARE_SYNC_BATCH, SHARE_SYNC_IDLE_MS } from '../../src/share-sync.js';
 import { BOB, CAROL, buildBoards, type Fixture } from './fixture.js';
 
 /**
  * Sharing a board with many cards (docs/boards.md "Sharing a board with many cards"): the cards
- * take the board's group and permission in transactions of bounded size, all of them before the
- * share answers, and a share interrupted between two of those transactions is completed by a
+ * take the board's group and permission in transactions of bounded size; share waits for them a
+ * short while (on the service's clock, frozen here unless a test moves it) and answers with
+ * `cards_sharing: "pending"` while the rest goes on in the background; a share interrupted between two of those transactions is completed by a
  * retry, by the next share or unshare of the board, or by the boards service's background pass.
  */
 
@@ -82,6 +83,21 @@ function recordTransactions(store: DocumentStore): { store: DocumentStore; txns:
   return { store: wrapped, txns };
 }
 
+/** Wraps `store` so that `before()` runs ahead of every transaction (its function's first run). */
+const beforeTransactions = (before: () => Promise<void>) => (store: DocumentStore): DocumentStore =>
+  new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'withTransaction') {
+        return async <R>(fn: (s: Session) => Promise<R>) => {
+          await before();
+          return target.withTransaction(fn);
+        };
+      }
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+
 /**
  * Puts `count` cards on `boardId` straight into the store (clones of one card created through the
  * API), plus a deleted card of the board and a card of another board, both unshared. Returns the
@@ -134,7 +150,7 @@ async function interruptedShare(t: Fixture, input: { boardId: string; group_id: 
 }
 
 describe('sharing a board with many cards', () => {
-  it(`gives ${CARDS} cards the group in transactions of at most ${SHARE_SYNC_BATCH} cards, all of them before share answers`, async () => {
+  it(`gives ${CARDS} cards the group in transactions of at most ${SHARE_SYNC_BATCH} cards, all of them before share answers within its wait`, async () => {
     let rec: ReturnType<typeof recordTransactions> | undefined;
     await using t = await buildBoards({ serviceStore: (s) => (rec = recordTransactions(s)).store });
     const group = await t.newGroup([BOB]);
@@ -161,6 +177,45 @@ describe('sharing a board with many cards', () => {
     await t.call(BoardsOps.share, { boardId: board.id, group_id: group, permission: 'rw' });
     expect(Math.max(...rec!.txns.map((w) => w[Collections.tasks] ?? 0))).toBeLessThanOrEqual(SHARE_SYNC_BATCH);
     expect(await cardsWith(t, board.id, group, 'rw')).toBe(CARDS);
+  });
+
+  it('answers a share once it committed while later card batches still run, and the board read says cards_sharing "pending" until every card carries the group', async () => {
+    let gate: Promise<void> | undefined;
+    let reached: () => void = () => undefined;
+    let txns = 0;
+    // holds every transaction from the share's second card batch on (its third transaction) at `gate`
+    const slowed = beforeTransactions(async () => {
+      if (gate && ++txns >= 3) {
+        reached();
+        await gate;
+      }
+    });
+    await using t = await buildBoards({ serviceStore: slowed });
+    const group = await t.newGroup([BOB]);
+    const board = await t.newBoard();
+    const cards = 3 * SHARE_SYNC_BATCH;
+    await seedCards(t, board.id, cards);
+    let release: () => void = () => undefined;
+    gate = new Promise((resolve) => (release = resolve));
+    const held = new Promise<void>((resolve) => (reached = resolve));
+
+    const answer = t.call(BoardsOps.share, { boardId: board.id, group_id: group, permission: 'rw' });
+    await held;
+    // the share's wait for its cards runs out while the second batch is held
+    t.clock.advance(SHARE_ANSWER_WAIT_MS);
+    expect(await answer).toMatchObject({ group_id: group, permission: 'rw', board_type: 'shared', cards_sharing: 'pending' });
+    expect(await cardsWith(t, board.id, group, 'rw')).toBe(SHARE_SYNC_BATCH);
+    expect(await t.call(BoardsOps.get, { boardId: board.id })).toMatchObject({ group_id: group, cards_sharing: 'pending' });
+    expect(await t.call(BoardsOps.get, { boardId: board.id }, BOB)).toMatchObject({ cards_sharing: 'pending' });
+    // lists never carry it
+    const { owned_boards } = await t.call(BoardsOps.list, {});
+    expect(owned_boards.find((b) => b.id === board.id)).not.toHaveProperty('cards_sharing');
+
+    release();
+    const after = await eventually('the board read without cards_sharing', () => t.call(BoardsOps.get, { boardId: board.id }), (b) => !('cards_sharing' in b));
+    expect(after).toMatchObject({ group_id: group, permission: 'rw' });
+    expect(await cardsWith(t, board.id, group, 'rw')).toBe(cards);
+    expect(await pending(t)).toBe(0);
   });
 
   it('leaves a share interrupted between two card batches shared, and completes it when the share is retried', async () => {
@@ -216,19 +271,9 @@ describe('sharing a board with many cards', () => {
     let before: (() => Promise<void>) | undefined;
     let txns = 0;
     // runs `before` ahead of the share's third transaction (its second card batch)
-    const hooked = (store: DocumentStore): DocumentStore =>
-      new Proxy(store, {
-        get(target, prop, receiver) {
-          if (prop === 'withTransaction') {
-            return async <R>(fn: (s: Session) => Promise<R>) => {
-              if (++txns === 3 && before) await before();
-              return target.withTransaction(fn);
-            };
-          }
-          const v = Reflect.get(target, prop, receiver) as unknown;
-          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-        },
-      });
+    const hooked = beforeTransactions(async () => {
+      if (++txns === 3 && before) await before();
+    });
     await using t = await buildBoards({ serviceStore: hooked });
     const first = await t.newGroup([BOB]);
     const second = await t.newGroup([CAROL]);

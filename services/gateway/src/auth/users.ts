@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@app/shared/errors';
-import { Collections, SCHEMA_INDEXES, type Doc, type DocumentStore, type IndexSpec } from '@app/shared/store';
+import { Collections, SCHEMA_INDEXES, type Doc, type DocumentStore, type IndexSpec, type Session } from '@app/shared/store';
 import { systemClock, type Clock } from '@app/shared/domain';
 import type { GatewayConfig } from '../config.js';
 import { hashPassword } from './passwords.js';
@@ -8,8 +8,10 @@ import { hashPassword } from './passwords.js';
 /** A stored user (docs/architecture.md §5); only the gateway reads and writes the `users` collection. */
 export interface UserDoc extends Doc {
   username: string;
-  /** argon2id PHC string. */
-  passwordHash: string;
+  /** argon2id PHC string; absent for a user made by OpenID Connect sign-in (no password to sign in with). */
+  passwordHash?: string;
+  /** The identity provider account this user was made for (docs/auth.md "Sign in with OpenID Connect"): found by it at each sign-in. */
+  oidc?: { iss: string; sub: string };
   email?: string;
   /** `admin` for the bootstrapped admin (`ensureAdmin`); absent means `user`. */
   role?: 'admin' | 'user';
@@ -22,9 +24,13 @@ export interface UserDoc extends Doc {
 /**
  * Indexes the gateway ensures: every collection's unique and TTL indexes (`SCHEMA_INDEXES`: unique
  * usernames and refresh-token hashes among them, docs/store.md "One definition per collection"),
- * and refresh tokens by family.
+ * refresh tokens by family, and users by identity provider account.
  */
-export const authIndexes: IndexSpec[] = [...SCHEMA_INDEXES, { collection: Collections.refreshTokens, keys: { familyId: 1 }, name: 'family' }];
+export const authIndexes: IndexSpec[] = [
+  ...SCHEMA_INDEXES,
+  { collection: Collections.refreshTokens, keys: { familyId: 1 }, name: 'family' },
+  { collection: Collections.users, keys: { 'oidc.iss': 1, 'oidc.sub': 1 }, name: 'oidc_subject' },
+];
 
 function usersOf(store: DocumentStore) {
   return store.collection<UserDoc>(Collections.users);
@@ -91,4 +97,30 @@ export async function ensureAdmin(
     if (AppError.is(e) && e.code === 'USERNAME_TAKEN') return false;
     throw e;
   }
+}
+
+/** The user made for identity provider account `sub` of issuer `iss`, if any. */
+export function findUserByOidc(store: DocumentStore, iss: string, sub: string): Promise<UserDoc | null> {
+  return usersOf(store).findOne({ 'oidc.iss': iss, 'oidc.sub': sub });
+}
+
+/**
+ * The new user of a first OpenID Connect sign-in (no password), inserted in `session`. Throws 409
+ * `OIDC_USERNAME_TAKEN` when a user of that name exists (checked first, and again by the unique
+ * index): a local account is never joined to a provider account silently.
+ */
+export async function createOidcUser(
+  store: DocumentStore, session: Session, clock: Clock, input: { username: string; email?: string | undefined; iss: string; sub: string },
+): Promise<UserDoc> {
+  const taken = () => new AppError('OIDC_USERNAME_TAKEN', { details: { username: input.username } });
+  if (await usersOf(store).findOne({ username: input.username }, { session })) throw taken();
+  const user: UserDoc = { _id: randomUUID(), username: input.username, oidc: { iss: input.iss, sub: input.sub }, created_at: clock.now().toISOString() };
+  if (input.email !== undefined) user.email = input.email;
+  try {
+    await usersOf(store).insertOne(user, { session });
+  } catch (e) {
+    if (AppError.is(e) && e.code === 'CONFLICT') throw taken();
+    throw e;
+  }
+  return user;
 }

@@ -92,7 +92,7 @@ export class McpEndpoint {
 
   /** Answers one MCP POST (already authenticated) on the raw response. */
   async handle(req: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const server = this.serverFor(req.user, req.id);
+    const server = this.serverFor(req.user, req.id, req.ip);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
     reply.raw.on('close', () => {
@@ -104,14 +104,14 @@ export class McpEndpoint {
   }
 
   /** The MCP server of one request, for `user`. */
-  private serverFor(user: AccessClaims, requestId: string): Server {
+  private serverFor(user: AccessClaims, requestId: string, ip: string): Server {
     const server = new Server(this.info, { capabilities: { tools: {}, resources: {} }, jsonSchemaValidator: this.schemas });
     const tools = this.toolsFor(user);
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => t.listing) }));
     server.setRequestHandler(CallToolRequestSchema, async (r) => {
       const tool = tools.find((t) => t.spec.name === r.params.name);
       if (!tool) return errorResult(new AppError('NOT_FOUND', { message: `No tool ${r.params.name} is available to this caller` }), requestId);
-      return this.call(tool, r.params.arguments ?? {}, user, requestId);
+      return this.call(tool, r.params.arguments ?? {}, user, requestId, ip);
     });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({
       resources: [{ uri: QUERY_LANGUAGE_URI, name: 'query-language', title: 'Query language reference', mimeType: 'text/markdown', description: 'Fields, operators, dates and functions of task queries' }],
@@ -127,24 +127,24 @@ export class McpEndpoint {
       if (uri === QUERY_LANGUAGE_URI) return { contents: [{ uri, mimeType: 'text/markdown', text: queryLanguageReference() }] };
       const boardId = BOARD_COLUMNS.exec(uri)?.[1];
       if (boardId === undefined) throw new Error(`Unknown resource ${uri}`);
-      const board = await this.bus.request(BoardsOps.get, { boardId: decodeURIComponent(boardId) }, this.meta(user, requestId));
+      const board = await this.bus.request(BoardsOps.get, { boardId: decodeURIComponent(boardId) }, this.meta(user, requestId, ip));
       return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(columnsOf(board), null, 2) }] };
     });
     return server;
   }
 
-  /** The bus meta of a call by `user`: its id and its token's grant. */
-  private meta(user: AccessClaims, requestId: string): CallMeta {
-    return { requestId, userId: user.sub, ...(user.grant ? { grant: user.grant } : {}) };
+  /** The bus meta of a call by `user` from client address `ip`: its id, its token's grant, and the address for the audit log. */
+  private meta(user: AccessClaims, requestId: string, ip: string): CallMeta {
+    return { requestId, userId: user.sub, sourceAddress: ip, ...(user.grant ? { grant: user.grant } : {}) };
   }
 
   /** One tool call: validate the arguments, split them into the row's request parts, one bus request. */
-  private async call(tool: ReadyTool, args: Record<string, unknown>, user: AccessClaims, requestId: string): Promise<CallToolResult> {
+  private async call(tool: ReadyTool, args: Record<string, unknown>, user: AccessClaims, requestId: string, ip: string): Promise<CallToolResult> {
     try {
       const input = structuredClone(args);
       if (!tool.validate(input)) throw fromValidation((tool.validate.errors ?? []) as AjvIssue[], 'arguments');
       const parts = { params: {} as Record<string, string>, query: {} as Record<string, unknown>, body: {} as Record<string, unknown> };
-      const meta = this.meta(user, requestId);
+      const meta = this.meta(user, requestId, ip);
       for (const [name, value] of Object.entries(input)) {
         const part = tool.parts[name];
         if (part === 'if_match') meta.ifMatch = `"${String(value)}"`;

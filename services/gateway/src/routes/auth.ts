@@ -85,15 +85,17 @@ export function registrationOpen(config: Pick<GatewayConfig, 'REGISTRATION_ENABL
   return config.NODE_ENV !== 'production' || config.INVITE_CODE !== undefined;
 }
 
-/** 403 `REGISTRATION_DISABLED` unless registration is open ({@link registrationOpen}) and the invite code (when configured) matches. */
+/** 403 `LOCAL_LOGIN_DISABLED` with `LOCAL_LOGIN=false`; 403 `REGISTRATION_DISABLED` unless registration is open ({@link registrationOpen}) and the invite code (when configured) matches. */
 function assertMayRegister(config: GatewayConfig, inviteCode: string | undefined): void {
+  if (!config.LOCAL_LOGIN) throw new AppError('LOCAL_LOGIN_DISABLED');
   if (!registrationOpen(config)) throw new AppError('REGISTRATION_DISABLED');
   if (config.INVITE_CODE !== undefined && (inviteCode === undefined || !sameSecret(inviteCode, config.INVITE_CODE))) {
     throw new AppError('REGISTRATION_DISABLED', { message: 'A valid invite code is required to register' });
   }
 }
 
-function tokenPair(deps: LocalDeps, user: UserDoc, refreshToken: string): TokenPair {
+/** The answer of a sign-in (password, refresh, OpenID Connect): a new access token, `refreshToken`, and the user's profile fields. */
+export function tokenPair(deps: LocalDeps, user: UserDoc, refreshToken: string): TokenPair {
   return {
     accessToken: deps.signAccessToken({ sub: user._id, name: user.username }),
     refreshToken,
@@ -155,8 +157,9 @@ export const authRoutes: LocalRoute[] = [
     async handle(req, deps) {
       const { username, password } = req.body;
       const { store, clock } = deps;
+      if (!deps.config.LOCAL_LOGIN) throw new AppError('LOCAL_LOGIN_DISABLED');
       const user = await findUserByUsername(store, username);
-      const ok = user ? await verifyPassword(user.passwordHash, password) : await verifyAgainstDummy(password);
+      const ok = user?.passwordHash !== undefined ? await verifyPassword(user.passwordHash, password) : await verifyAgainstDummy(password);
       const stamp = gatewayAuditStamp(req, deps, user?._id ?? null);
       if (!user || !ok) {
         await appendAudit(store, undefined, [{ action: 'auth.login', outcome: 'failure', details: { method: 'password', username } }], stamp);

@@ -8,6 +8,7 @@ import type { DocumentStore } from '@app/shared/store';
 import type { AccessTokenResolver } from '../auth/access-tokens.js';
 import type { GatewayConfig } from '../config.js';
 import type { McpEndpoint } from '../mcp/server.js';
+import type { OidcSignIn } from '../auth/oidc.js';
 import type { EventStreams } from '../events/stream.js';
 import type { AccessClaims } from '../plugins/auth.js';
 import type { Method, RequestOf } from './route.js';
@@ -34,6 +35,8 @@ export interface LocalDeps {
   accessTokens: AccessTokenResolver;
   /** The MCP endpoint's tools and resources. */
   mcp: McpEndpoint;
+  /** OpenID Connect sign-in, when configured (`OIDC_ISSUER` …; docs/auth.md). */
+  oidc?: OidcSignIn;
   /** The process's metrics, served by `GET /metrics`; absent when metrics are off. */
   metrics?: Metrics;
 }
@@ -72,7 +75,7 @@ export interface LocalRoute<B extends TObject | undefined = TObject | undefined,
   rateLimited?: boolean;
   /** Returns the success body; errors are thrown as AppError. */
   handle?(req: RequestOf<B, Q, undefined>, deps: LocalDeps): Promise<unknown>;
-  /** A long-lived answer written to the reply itself (SSE) instead of `handle`; errors before it starts are thrown as AppError. */
+  /** An answer written to the reply itself instead of `handle` (SSE, a redirect with a cookie); errors before it starts are thrown as AppError. */
   stream?(req: FastifyRequest, reply: FastifyReply, deps: LocalDeps): Promise<void>;
 }
 

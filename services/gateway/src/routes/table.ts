@@ -7,6 +7,7 @@ import { healthRoutes } from './health.js';
 import { leaseRoutes } from './leases.js';
 import type { LocalRoute } from './local.js';
 import { mcpRoutes } from './mcp.js';
+import { oidcRoutes } from './oidc.js';
 import { queryRoutes } from './query.js';
 import type { RouteSpec } from './route.js';
 import { sprintRoutes } from './sprints.js';
@@ -20,5 +21,5 @@ import { viewRoutes } from './views.js';
  */
 export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...leaseRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes, ...viewRoutes, ...flowRoutes];
 
-/** Routes the gateway answers itself: auth, health, version (public), the event stream, access tokens, the audit log and MCP (authenticated). */
-export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes, ...auditRoutes, ...mcpRoutes];
+/** Routes the gateway answers itself: auth (password and OpenID Connect), health, version (public), the event stream, access tokens, the audit log and MCP (authenticated). */
+export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...oidcRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes, ...auditRoutes, ...mcpRoutes];

@@ -63,7 +63,7 @@ export interface System extends AsyncDisposable {
  * the suite's test store.
  */
 export async function system(
-  opts: Pick<GatewayDeps, 'streamOptions' | 'metrics'> & {
+  opts: Pick<GatewayDeps, 'streamOptions' | 'metrics' | 'oidcFetch'> & {
     env?: Record<string, string>;
     webhooks?: EventWorkOptions;
     clockAt?: string;
@@ -87,7 +87,7 @@ export async function system(
   });
   const app = await buildApp({
     bus, store, clock, log, config: testConfig({ RATE_LIMIT_AUTH_MAX: '1000', ...opts.env }),
-    ...(opts.streamOptions ? { streamOptions: opts.streamOptions } : {}), metrics: opts.metrics, tracer: opts.tracer,
+    ...(opts.streamOptions ? { streamOptions: opts.streamOptions } : {}), ...(opts.oidcFetch ? { oidcFetch: opts.oidcFetch } : {}), metrics: opts.metrics, tracer: opts.tracer,
   });
 
   const call = async (method: string, url: string, as?: User, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> => {

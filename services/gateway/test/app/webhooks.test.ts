@@ -89,6 +89,10 @@ describe('webhook subscriptions', () => {
     const scheme = expectError(await sys.call('POST', '/api/v1/webhooks', alice, { url: 'ftp://example.com/x', events: ['*'] }), 400, 'WEBHOOK_URL_REFUSED');
     expect(scheme.details.reason).toContain('ftp');
     expectError(await sys.call('POST', '/api/v1/webhooks', alice, { url: 'not a url', events: ['*'] }), 400, 'WEBHOOK_URL_REFUSED');
+    // a URL with credentials is refused, and the error does not repeat them
+    const creds = expectError(await sys.call('POST', '/api/v1/webhooks', alice, { url: 'https://hook:s3cret@example.com/x', events: ['*'] }), 400, 'WEBHOOK_URL_REFUSED');
+    expect(creds.details.reason).toContain('credentials');
+    expect(JSON.stringify(creds)).not.toContain('s3cret');
     const type = expectError(await sys.call('POST', '/api/v1/webhooks', alice, { url: rx.url, events: ['task.created', 'task.moved'] }), 400, 'VALIDATION_FAILED');
     expect(type.validationErrors[0].field).toBe('/events/1');
     const query = expectError(await sys.call('POST', '/api/v1/webhooks', alice, { url: rx.url, events: ['*'], query: "status = 'x' AND" }), 400, 'QUERY_SYNTAX');

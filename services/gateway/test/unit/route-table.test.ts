@@ -41,12 +41,17 @@ describe('route table', () => {
     }
   });
 
-  it('lists the public auth, health and version routes of docs/architecture.md §5', () => {
+  it('lists the public auth (password and OpenID Connect), health and version routes of docs/architecture.md §5', () => {
     expect(localRoutes.filter((r) => !r.authenticated).map((r) => `${r.method} ${r.url}`).sort()).toEqual([
+      'GET /auth/methods',
+      'GET /auth/oidc/callback',
+      'GET /auth/oidc/login',
       'GET /health',
       'GET /health/ready',
       'GET /metrics',
       'GET /version',
+      'POST /auth/logout',
+      'POST /auth/oidc/exchange',
       'POST /auth/refresh-token',
       'POST /auth/register',
       'POST /auth/v2/login',
@@ -54,12 +59,13 @@ describe('route table', () => {
     ]);
   });
 
-  it('serves the event stream, access tokens and MCP itself, authenticated; the stream as text/event-stream', () => {
+  it('serves the event stream, access tokens, the audit log and MCP itself, authenticated; the stream as text/event-stream', () => {
     expect(localRoutes.filter((r) => r.authenticated).map((r) => `${r.method} ${r.url} ${r.produces?.join() ?? 'json'}`)).toEqual([
       'GET /api/v1/events/stream text/event-stream',
       'POST /api/v1/tokens json',
       'GET /api/v1/tokens json',
       'DELETE /api/v1/tokens/:tokenId json',
+      'GET /api/v1/audit json',
       'POST /mcp json',
       'GET /mcp json',
       'DELETE /mcp json',

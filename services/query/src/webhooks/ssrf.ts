@@ -107,7 +107,11 @@ export function parseTargetUrl(text: string): URL {
     throw refused(text, 'not an absolute URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refused(text, `scheme ${url.protocol.replace(':', '')} is not http or https`);
-  if (url.username || url.password) throw refused(text, 'credentials in the URL are not allowed');
+  if (url.username || url.password) {
+    // the error names the URL without its credentials: error bodies and logs never carry a secret
+    url.username = url.password = '';
+    throw refused(url.href, 'credentials in the URL are not allowed');
+  }
   return url;
 }
 
