@@ -12,6 +12,17 @@ export async function rejection(p: Promise<unknown>): Promise<AppError> {
   return expect.fail('expected the request to fail');
 }
 
+/** The AppError `fn` throws; fails the test when it returns or throws anything else. */
+export function thrown(fn: () => unknown): AppError {
+  try {
+    fn();
+  } catch (e) {
+    expect(AppError.is(e), `expected an AppError, got ${String(e)}`).toBe(true);
+    return e as AppError;
+  }
+  return expect.fail('expected an AppError');
+}
+
 /** Asserts that `p` rejects with an AppError of catalogue `code` and returns it. */
 export async function rejects(p: Promise<unknown>, code: string): Promise<AppError> {
   const err = await rejection(p);

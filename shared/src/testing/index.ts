@@ -1,6 +1,6 @@
 export { startNatsServer, uniquePrefix, type NatsServer } from './nats-server.js';
 export { busContract, captureLog, type BusFixture } from './bus-contract.js';
-export { rejection, rejects, fields } from './assertions.js';
+export { rejection, rejects, fields, thrown } from './assertions.js';
 export { aTask, aBoard, aGroup, insert, BUILT_AT, BUILDER, type TaskFields } from './builders.js';
 export { storeContract } from './store-contract.js';
 export { historyContract } from './history-contract.js';

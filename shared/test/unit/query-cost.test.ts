@@ -9,6 +9,7 @@ import { AppError } from '@app/shared/errors';
 import { compileQuery, likeToRegex, MAX_PATTERN_LENGTH, MAX_WILDCARD_RUNS, parseQuery, queryMatches, validateQuery } from '@app/shared/query';
 import { compileFilter, EmbeddedStore, QUERY_TIME_LIMIT_MS, type Doc, type Filter } from '@app/shared/store';
 import { MongoCollection } from '../../src/store/mongo/mongo-store.js';
+import { thrown as errorOf } from '@app/shared/testing';
 
 /**
  * What a query may cost (docs/query-language.md "Safety"): LIKE / ILIKE patterns and `~` texts
@@ -20,16 +21,6 @@ const dirs: string[] = [];
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (e) {
-    if (AppError.is(e)) return e;
-    throw e;
-  }
-  throw new Error('expected an error');
-}
 
 const NOW = new Date('2026-03-02T09:00:00.000Z');
 const task = (title: string): TaskDoc => ({ _id: 't', title, status: 'todo', tags: [], deleted: false, created_at: NOW.toISOString() }) as unknown as TaskDoc;

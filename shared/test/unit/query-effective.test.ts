@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ColumnAction, TaskDoc } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { andQueries, buildEffectiveQuery, fieldPath, materializeActions, parseQuery, printQuery, queryMatches } from '@app/shared/query';
+import { thrown } from '@app/shared/testing';
 
 const enter = (field: string, operation: ColumnAction['operation'], value?: unknown): ColumnAction =>
   value === undefined ? { trigger: 'enter', field, operation, source: 'query' } : { trigger: 'enter', field, operation, value, source: 'query' };
@@ -125,15 +126,7 @@ describe('buildEffectiveQuery (docs/architecture.md §7)', () => {
     expect(parseQuery(built.text)).toEqual(built.query);
   });
 
-  function partError(input: Parameters<typeof buildEffectiveQuery>[0]): AppError {
-    try {
-      buildEffectiveQuery(input);
-    } catch (e) {
-      if (AppError.is(e)) return e;
-      throw e;
-    }
-    throw new Error('expected an AppError');
-  }
+  const partError = (input: Parameters<typeof buildEffectiveQuery>[0]): AppError => thrown(() => buildEffectiveQuery(input));
 
   it('reports a filter error at its position in the filter text, with part=filter', () => {
     const e = partError({ column: "status = 'todo' AND tags CONTAINS 'x'", defaultTags: ['q4'], sprintId: 's1', filter: "title ~ 'x' AND" });

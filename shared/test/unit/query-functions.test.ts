@@ -6,19 +6,10 @@ import {
   checkFunctionContext, materializeActions, NO_SPRINT, parseQuery, periodBoundary, printQuery, queryMatches, resolveQuery,
   type FunctionLookups, type Query,
 } from '@app/shared/query';
+import { thrown as appError } from '@app/shared/testing';
 
 /** A Wednesday. */
 const NOW = new Date('2026-03-18T10:30:00.000Z');
-
-function appError(f: () => unknown): AppError {
-  try {
-    f();
-  } catch (e) {
-    if (AppError.is(e)) return e;
-    throw e;
-  }
-  throw new Error('expected an AppError');
-}
 
 async function rejected(p: Promise<unknown>): Promise<AppError> {
   try {

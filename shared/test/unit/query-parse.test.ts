@@ -6,19 +6,9 @@ import {
   BUILTIN_FIELDS, compileQuery, hasCalls, materializeActions, parseQuery, printQuery, queryMatches,
   type Expr, type OrderKey, type Pred, type Query, type Value,
 } from '@app/shared/query';
+import { thrown as errorOf } from '@app/shared/testing';
 
 const NOW = new Date('2026-03-15T12:00:00.000Z');
-
-/** The AppError a call throws (fails the test when it returns or throws anything else). */
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (e) {
-    if (AppError.is(e)) return e;
-    throw e;
-  }
-  throw new Error('expected an AppError');
-}
 
 const parseError = (text: string) => errorOf(() => parseQuery(text));
 

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '@app/shared/errors';
 import { backfillColumnIds, cardCreateBody, columnSlugId, normalizeColumns, type ColumnDef } from '@app/shared/domain';
-
-const thrown = (fn: () => unknown): AppError => {
-  try {
-    fn();
-  } catch (e) {
-    if (AppError.is(e)) return e;
-    throw e;
-  }
-  return expect.fail('expected an AppError');
-};
+import { thrown } from '@app/shared/testing';
 
 describe('columnSlugId', () => {
   it.each([
