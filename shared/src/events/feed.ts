@@ -28,6 +28,8 @@ export const eventIndexes: IndexSpec[] = [
 export interface EventFilter {
   types?: readonly string[];
   boardId?: string;
+  /** Only events numbered up to this `seq` (a reader that moves its cursor past what it skipped). */
+  through?: number;
 }
 
 /**
@@ -51,7 +53,7 @@ export function matchesFilter(e: Pick<EventEnvelope, 'type' | 'board_id'>, f: Ev
 
 /** The store filter of `f` on events after `after`. */
 function storeFilter(after: number, f: EventFilter): Filter {
-  const filter: Filter = { seq: { $gt: after } };
+  const filter: Filter = { seq: f.through === undefined ? { $gt: after } : { $gt: after, $lte: f.through } };
   if (f.types) filter.type = { $in: [...f.types] };
   if (f.boardId !== undefined) filter.board_id = f.boardId;
   return filter;

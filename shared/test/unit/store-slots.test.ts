@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { andAll, eachSlot, hasSlot, orSlots, Posting, type Slots } from '../../src/store/embedded/slots.js';
+import { andAll, eachSlot, hasSlot, orSlots, Posting, slotsOf, type Slots } from '../../src/store/embedded/slots.js';
 
 // The slot sets behind the embedded store's indexes and plans must behave as plain sets of
 // integers, whichever form (sorted array or bitmap) each operand has taken.
@@ -37,6 +37,22 @@ const posting = (slotCount: number) =>
     });
 
 describe('embedded store slot sets', () => {
+  it('the set of a list of slots (a read of ids) holds each once, ascending, whether it comes out an array or a bitmap', () => {
+    const list = fc.oneof(
+      fc.array(fc.integer({ min: 0, max: 100_000 }), { maxLength: 600 }),
+      fc.array(fc.integer({ min: 0, max: 2_000 }), { minLength: 300, maxLength: 3_000 }),
+    );
+    fc.assert(fc.property(list, (slots) => {
+      const ref = [...new Set(slots)].sort((a, b) => a - b);
+      const set = slotsOf([...slots]);
+      expect(members(set)).toEqual(ref);
+      expect(set.size).toBe(ref.length);
+      for (const slot of slots.slice(0, 20)) expect(hasSlot(set, slot)).toBe(true);
+      expect(members(andAll([set, orSlots(ref.map((x) => ({ size: 1, arr: [x] })))])!)).toEqual(ref);
+    }));
+    expect(slotsOf([1_000, ...Array.from({ length: 999 }, (_, i) => i)]).bits).toBeDefined();
+  });
+
   it('a posting holds exactly what was added and not removed, in ascending order, with its exact size', () => {
     fc.assert(
       fc.property(posting(4_000), ({ p, ref }) => {

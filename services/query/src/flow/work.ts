@@ -1,5 +1,5 @@
 import type { BackgroundDeps } from '@app/shared/domain';
-import { readOutbox } from '@app/shared/events';
+import { lastSeq, readOutbox } from '@app/shared/events';
 import { untraced } from '@app/shared/observability';
 import { Collections, type DocumentStore } from '@app/shared/store';
 import { recordFlow, takeDueSnapshots } from './history.js';
@@ -11,29 +11,39 @@ export const DEFAULT_FLOW_RETENTION_DAYS = 365;
 
 /** Tuning of the flow history's background work; tests shorten both intervals. */
 export interface FlowWorkOptions {
-  /** How often new events are recorded (ms, default 1 000). */
+  /**
+   * How often new events are recorded (ms, default 250, the webhook fan-out's tick): a pass then
+   * reads events the store still holds parsed from their numbering, not rows it must parse again.
+   */
   recordMs?: number;
   /** How often boards without today's snapshot are looked for (ms, default 10 minutes). */
   snapshotMs?: number;
 }
 
+/** The event types the flow history records (docs/flow.md "How the history is kept"). */
+const FLOW_EVENT_TYPES = ['card.moved', 'task.deleted', 'task.restored'] as const;
+
 /**
  * Records the numbered events after the cursor in `counters` into the flow history, 500 at a time,
- * until none is left. The cursor moves only from the value read (a second replica that moved it
- * first wins; the records are idempotent, so reading the same events twice changes nothing).
+ * until none is left. Only the types it records are read (the store filters them, so a PATCH's
+ * event is never parsed here); the cursor moves past the others up to the last `seq` numbered when
+ * the pass began. The cursor moves only from the value read (a second replica that moved it first
+ * wins; the records are idempotent, so reading the same events twice changes nothing).
  */
 export async function recordFromCursor(store: DocumentStore): Promise<void> {
   const counters = store.collection<{ _id: string; seq: number }>(Collections.counters);
   const found = await counters.findOne({ _id: FLOW_COUNTER });
   let cursor = found?.seq ?? 0;
   if (!found) await counters.updateOne({ _id: FLOW_COUNTER }, { $set: { seq: 0 } }, { upsert: true });
-  for (;;) {
-    const events = await readOutbox(store, cursor, 500);
-    if (events.length === 0) return;
-    await recordFlow(store, events);
-    const next = events[events.length - 1]!.seq;
+  // numbering commits in `seq` order, so every event up to the last numbered one is readable now
+  const high = await lastSeq(store);
+  while (cursor < high) {
+    const events = await readOutbox(store, cursor, 500, { types: FLOW_EVENT_TYPES, through: high });
+    if (events.length > 0) await recordFlow(store, events);
+    const full = events.length === 500;
+    const next = full ? events[events.length - 1]!.seq : high;
     const { matchedCount } = await counters.updateOne({ _id: FLOW_COUNTER, seq: cursor }, { $set: { seq: next } });
-    if (matchedCount === 0 || events.length < 500) return;
+    if (matchedCount === 0 || !full) return;
     cursor = next;
   }
 }
@@ -68,7 +78,7 @@ export function startFlowWork(deps: BackgroundDeps, opts: FlowWorkOptions = {}):
     };
   };
   const stops = [
-    loop('flow history', opts.recordMs ?? 1_000, () => recordFromCursor(store)),
+    loop('flow history', opts.recordMs ?? 250, () => recordFromCursor(store)),
     loop('flow snapshots', opts.snapshotMs ?? 600_000, () => takeDueSnapshots(store, clock.now(), days)),
   ];
   return {

@@ -40,7 +40,7 @@ export function sprintBurndown({ store, clock }: ServiceDeps): Handler<typeof Sp
       closed ? close.members : readMembers(store, sprintId),
     ]);
     // Only the tasks the reader may read count (docs/sprints.md "Who may put a task into a sprint").
-    const visible = await readableIds(store, principal, [...start.members, ...final].map((m) => m.id).concat(events.flatMap((e) => eventTaskId(e) ?? [])));
+    const visible = await readableIds(store, principal, [...new Set([...start.members, ...final].map((m) => m.id).concat(events.flatMap((e) => eventTaskId(e) ?? [])))]);
     const seen = (m: { id: string }) => visible.has(m.id);
     return burndownSeries({
       sprintId, startedAt: start.taken_at, start: start.members.filter(seen), end, closed, final: final.filter(seen), deadline: sprint.deadline,

@@ -32,9 +32,9 @@ export function sprintReport({ store }: ServiceDeps): Handler<typeof SprintsOps.
     if (closed && frozen !== undefined) {
       // Only what the reader may read is counted: the frozen text serves a reader who can read
       // every task it names; for another one it is rebuilt from the snapshots' visible members.
-      const ids = frozenReportIds(sprintId, frozen);
+      const ids = frozenReportIds(sprintId, frozen); // each once
       const visible = await readableIds(store, principal, ids);
-      if (ids.every((id) => visible.has(id))) {
+      if (visible.size === ids.length) {
         // `frozen` is an object's JSON text: its members follow the four live ones, in the reply's key order.
         return jsonText<SprintReport>(`${head}${frozen.slice(1)}`);
       }

@@ -1,7 +1,7 @@
 import { AppError } from '../../errors/index.js';
 import type { Doc, Filter, Sort } from '../port.js';
 import { compileFilter, plainJson, type Matcher } from './matcher.js';
-import { andAll, hasSlot, orSlots, Posting, type Slots } from './slots.js';
+import { andAll, hasSlot, orSlots, Posting, slotsOf, type Slots } from './slots.js';
 import { SortIndex } from './sort-index.js';
 import type { TextCandidates } from './text-index.js';
 import { hashKey, hashKeysAt, valueAt, valuesAt } from './values.js';
@@ -709,21 +709,27 @@ export class CollectionState {
       const slots = this.text.matches(field, cond, this.bySlot);
       return slots && { slots, exact: true };
     }
-    const index = field === '_id' ? undefined : this.single.get(field);
-    if (!eq || (field !== '_id' && !index)) return undefined;
-    if (index?.unfilled) this.fill(index);
+    if (!eq) return undefined;
+    if (field === '_id') return { slots: this.idSlots(eq.values), exact: eq.only };
+    const index = this.single.get(field);
+    if (!index) return undefined;
+    if (index.unfilled) this.fill(index);
     const sets: Slots[] = [];
     for (const v of eq.values) {
-      const set = index ? index.slots(index.keyOf(v)!) : this.slotOf(v);
+      const set = index.slots(index.keyOf(v)!);
       if (set) sets.push(set);
     }
     return { slots: orSlots(sets), exact: eq.only };
   }
 
-  /** The one-slot set of the document with `_id` = `id`, if stored. */
-  private slotOf(id: unknown): Slots | undefined {
-    const slot = typeof id === 'string' ? this.entries.get(id)?.slot : undefined;
-    return slot === undefined ? undefined : { size: 1, arr: [slot] };
+  /** The set of the stored documents whose `_id` is one of `ids`. */
+  private idSlots(ids: readonly unknown[]): Slots {
+    const found: number[] = [];
+    for (const id of ids) {
+      const slot = typeof id === 'string' ? this.entries.get(id)?.slot : undefined;
+      if (slot !== undefined) found.push(slot);
+    }
+    return slotsOf(found);
   }
 
 }
