@@ -84,6 +84,7 @@ export function eachSlot(s: Slots, visit: (slot: number) => boolean): boolean {
  */
 export function slotsOf(slots: readonly number[]): Slots {
   if (slots.length === 0) return NO_SLOTS;
+  if (slots.length === 1) return { size: 1, arr: [slots[0]!] };
   const sorted = Int32Array.from(slots).sort(); // a numeric sort without a comparator call per pair
   const out: number[] = [sorted[0]!];
   for (let i = 1; i < sorted.length; i++) if (sorted[i] !== sorted[i - 1]) out.push(sorted[i]!);
