@@ -2,8 +2,9 @@
 // REF (default: the last commit of main that is not part of the current change) is checked out in a
 // temporary git worktree, given a copy of this checkout's node_modules and built there; then the
 // http, board, sprint, writes and query sections load both builds' servers with the same fixtures,
-// the two builds' runs taken in turn, and every row prints this ÷ REF (paired, median and spread),
-// marking a row below 0.9× as a regression. Written to bench/results/compare.md. See docs/bench.md.
+// the two builds' runs taken in turn, and every row prints this ÷ REF in req/s and in the server's
+// CPU per request (REF's ÷ this one's: paired, median and spread), marking a row below 0.9× on
+// either as a regression. Written to bench/results/compare.md. See docs/bench.md.
 //
 // Options: --quick (2 runs of 2 s per row instead of 3 of 4 s), --reps N, --duration S,
 // --sections http,board,… (a subset), --keep (keep REF's worktree and build in the temp dir and
@@ -213,7 +214,10 @@ const out = [
   `- ${reps} run(s) of ${duration} s per row and build (1 s warm-up each), the builds' runs in turn; c=10 unless named`,
   '',
 ];
-const rowsOut = ['| section | row | this req/s | REF req/s | this ÷ REF (runs) | |', '| --- | --- | ---: | ---: | ---: | --- |'];
+const rowsOut = [
+  '| section | row | this req/s | REF req/s | this ÷ REF (runs) | CPU µs/req this · REF | REF ÷ this CPU (runs) | |',
+  '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
+];
 const ratiosOut = ['| section | measure | this | REF |', '| --- | --- | ---: | ---: |'];
 let regressions = 0;
 let failed = false;
@@ -225,21 +229,25 @@ for (const name of wanted) {
     const { rows, ratios } = await SECTIONS[name](scope, refRoot, run);
     for (const [label, m] of rows) {
       const ratio = pairedRatio(m.this, m.ref);
+      // server CPU per request, REF's ÷ this one's: above 1 this build does less work per request
+      const cpu = m.this.cpuRuns && m.ref.cpuRuns ? pairedRatio(m.ref, m.this, 'cpuRuns') : undefined;
       const failures = (r) => r.errors + r.non2xx;
       // a request REF does not answer (a route it does not have) is no figure to compare with
       const comparable = failures(m.ref) * 2 < m.ref.n;
-      const regression = comparable && ratio.value < REGRESSION_BELOW;
+      const below = [ratio.value < REGRESSION_BELOW && 'req/s', cpu && cpu.value < REGRESSION_BELOW && 'CPU'].filter(Boolean);
+      const regression = comparable && below.length > 0;
       if (regression) regressions++;
       const notes = [
-        regression ? '**REGRESSION**' : comparable ? '' : 'not comparable: REF fails it',
+        regression ? `**REGRESSION** (${below.join(', ')})` : comparable ? '' : 'not comparable: REF fails it',
         ...[['this', m.this], ['REF', m.ref]].filter(([, r]) => failures(r) > 0).map(([who, r]) => `${who}: ${failures(r)} errors`),
       ].filter(Boolean);
-      rowsOut.push(`| ${name} | ${label} | ${Math.round(m.this.rps)} | ${Math.round(m.ref.rps)} | ${ratio.text} | ${notes.join('; ')} |`);
+      const cpuCells = cpu ? `${m.this.cpuUs.toFixed(0)} · ${m.ref.cpuUs.toFixed(0)} | ${cpu.text}` : ' | ';
+      rowsOut.push(`| ${name} | ${label} | ${Math.round(m.this.rps)} | ${Math.round(m.ref.rps)} | ${ratio.text} | ${cpuCells} | ${notes.join('; ')} |`);
     }
     for (const r of ratios) ratiosOut.push(`| ${name} | ${r.label} | ${r.this.text} | ${r.ref.text} |`);
   } catch (e) {
     failed = true;
-    rowsOut.push(`| ${name} | **section failed**: ${String(e.message ?? e).split('\n')[0]} | | | | |`);
+    rowsOut.push(`| ${name} | **section failed**: ${String(e.message ?? e).split('\n')[0]} | | | | | | |`);
     console.error(e);
   } finally {
     await scope.close();

@@ -30,10 +30,28 @@ export function median(values) {
   return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
+/** The pid of each server this run started, by the port it printed in its `READY` line. */
+const serverPids = new Map();
+
+/**
+ * CPU time (user + system, µs) process `pid` has used so far, from `/proc/<pid>/stat` (10 ms
+ * ticks); `undefined` when it cannot be read (no such process, no `/proc`).
+ */
+export function cpuTimeUs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Runs autocannon against a 127.0.0.1 URL for `duration` seconds, after a 1 s warm-up when
  * `warmup`. `requests` is autocannon's request list (setupRequest/onResponse); returns
- * {rps, p50, p99, n, errors, non2xx} (latencies in ms, from autocannon's per-response timings).
+ * {rps, p50, p99, n, errors, non2xx, cpuUs} (latencies in ms, from autocannon's per-response
+ * timings; `cpuUs` = the serving process's CPU µs per request over the run, when this run
+ * started that process, else `undefined`).
  */
 export async function load({ url, method = 'GET', body, headers = {}, connections = 10, requests }, { duration = DURATION_S, warmup = true } = {}) {
   if (!/^http:\/\/127\.0\.0\.1:/.test(url)) throw new Error(`bench targets loopback only: ${url}`);
@@ -43,8 +61,11 @@ export async function load({ url, method = 'GET', body, headers = {}, connection
     ...(body ? { body } : {}), ...(requests ? { requests } : {}),
   };
   if (warmup) await run({ ...base, duration: 1 }, () => {});
+  const pid = serverPids.get(Number(new URL(url).port));
+  const cpuBefore = pid === undefined ? undefined : cpuTimeUs(pid);
   const times = [];
   const result = await run({ ...base, duration }, (ms) => times.push(ms));
+  const cpuAfter = cpuBefore === undefined ? undefined : cpuTimeUs(pid);
   return {
     rps: result.requests.total / duration,
     p50: pct(times, 50),
@@ -52,6 +73,7 @@ export async function load({ url, method = 'GET', body, headers = {}, connection
     n: result.requests.total,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    cpuUs: cpuAfter === undefined || result.requests.total === 0 ? undefined : (cpuAfter - cpuBefore) / result.requests.total,
   };
 }
 
@@ -91,13 +113,18 @@ export async function measureVariants(specs, { reps = REPS, duration = DURATION_
   );
 }
 
-/** Median req/s, p50 and p99 of a spec's runs, their summed counts, and every run's req/s. */
+/**
+ * Median req/s, p50, p99 and server CPU µs per request of a spec's runs, their summed counts, and
+ * every run's req/s, p50 and CPU (`cpuUs`/`cpuRuns` undefined unless every run has its CPU).
+ */
 function summarize(rs) {
   const middle = (key) => median(rs.map((r) => r[key]));
   const sum = (key) => rs.reduce((a, r) => a + r[key], 0);
   return {
     rps: middle('rps'), p50: middle('p50'), p99: middle('p99'),
     n: sum('n'), errors: sum('errors'), non2xx: sum('non2xx'), rpsRuns: rs.map((r) => r.rps), p50Runs: rs.map((r) => r.p50),
+    cpuUs: rs.every((r) => r.cpuUs !== undefined) ? middle('cpuUs') : undefined,
+    cpuRuns: rs.every((r) => r.cpuUs !== undefined) ? rs.map((r) => r.cpuUs) : undefined,
   };
 }
 
@@ -223,7 +250,10 @@ export async function startProcess(script, { args = [], env = {}, ready = 'line'
           const m = out.match(/READY (.*)\n/);
           if (m) {
             out = null;
-            resolve(JSON.parse(m[1]));
+            const info = JSON.parse(m[1]);
+            // a server's requests can then be charged to its CPU (load's `cpuUs`)
+            if (Number.isInteger(info?.port)) serverPids.set(info.port, proc.pid);
+            resolve(info);
           }
         }),
       );
