@@ -2,7 +2,7 @@ import type { EventEnvelope, FlowSnapshotResult } from '@app/shared/contracts';
 import { boardScopeFilter, compileColumn, loadPrincipal, type BoardDoc, type Principal, type TaskDoc } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { Collections, escapeKey, metadataPath, type Collection, type Doc, type DocumentStore } from '@app/shared/store';
-import { dayOf, type CardFlowDoc } from './reports.js';
+import { dayOf, type CardFlowDoc, type FlowMove } from './reports.js';
 
 /*
  * The flow history (docs/flow.md): each card's moves on each board, recorded from the numbered
@@ -31,35 +31,78 @@ export function snapshotsOf(store: DocumentStore): Collection<FlowSnapshotDoc> {
   return store.collection<FlowSnapshotDoc>(Collections.flowSnapshots);
 }
 
+/** A record's write: durable with the cursor's write that follows it ({@link recordFlow}). */
+const LAZY = { awaitDurable: false } as const;
+
+/** The moves of one pass for one card record, and what its record starts with. */
+interface CardMoves {
+  board_id: string;
+  task_id: string;
+  created_at: string;
+  moves: FlowMove[];
+}
+
 /**
  * Records what `events` (numbered, in `seq` order) change in the flow history: a `card.moved` adds
  * the move to the card's record on that board (created at its first move, with the task's
- * `created_at`); `task.deleted` / `task.restored` mark the card's records. Idempotent: a move whose
- * `seq` is not after the record's `last_seq` is skipped, so a replay after a crash or a second
- * replica reading the same events changes nothing.
+ * `created_at`); `task.deleted` / `task.restored` mark the card's records. A card's moves of one
+ * call are written together, in one write of its record. Idempotent: only moves whose `seq` is
+ * after the record's `last_seq` are added, by a write pinned at the `last_seq` read, so a replay
+ * after a crash or a second replica reading the same events changes nothing. The records are
+ * written without waiting for their own journal sync (`awaitDurable: false`): the caller's
+ * durable cursor write after them covers them (the journal syncs in order), and a crash before it
+ * replays them.
  */
 export async function recordFlow(store: DocumentStore, events: readonly EventEnvelope[]): Promise<void> {
   const cards = cardFlowOf(store);
+  const pending = new Map<string, CardMoves>();
+  const flush = async () => {
+    for (const [_id, c] of pending) await appendMoves(cards, _id, c);
+    pending.clear();
+  };
   for (const e of events) {
     if (e.type === 'card.moved' && e.board_id !== undefined && e.task_id !== undefined) {
       const data = e.data as { from_column_id?: string; to_column_id?: string; task?: { created_at?: string } };
       if (typeof data.from_column_id !== 'string' || typeof data.to_column_id !== 'string') continue;
       const _id = `${e.board_id}:${e.task_id}`;
-      if (!(await cards.findOne({ _id }, { projection: { _id: 1 } }))) {
-        try {
-          await cards.insertOne({ _id, board_id: e.board_id, task_id: e.task_id, created_at: data.task?.created_at ?? e.occurred_at, moves: [], last_seq: 0 });
-        } catch (err) {
-          // another replica created it first: the guarded push below is what counts
-          if (!(err instanceof AppError && err.code === 'CONFLICT')) throw err;
-        }
-      }
-      await cards.updateOne(
-        { _id, last_seq: { $lt: e.seq } },
-        { $push: { moves: { from: data.from_column_id, to: data.to_column_id, at: e.occurred_at, seq: e.seq } }, $set: { last_seq: e.seq } },
-      );
+      let card = pending.get(_id);
+      if (!card) pending.set(_id, (card = { board_id: e.board_id, task_id: e.task_id, created_at: data.task?.created_at ?? e.occurred_at, moves: [] }));
+      card.moves.push({ from: data.from_column_id, to: data.to_column_id, at: e.occurred_at, seq: e.seq });
     } else if ((e.type === 'task.deleted' || e.type === 'task.restored') && e.task_id !== undefined) {
+      await flush(); // the moves before it first: a record it marks may be new
       await cards.updateMany({ task_id: e.task_id }, e.type === 'task.deleted' ? { $set: { deleted: true } } : { $unset: { deleted: '' } });
     }
+  }
+  await flush();
+}
+
+/**
+ * Adds `c.moves` (in `seq` order) to record `_id`, those after its `last_seq` only, creating it when
+ * missing. A write pinned at the `last_seq` read that misses (another replica wrote the record in
+ * between) is tried again from a new read, up to three times; past that the other replica, reading
+ * the same events, records them.
+ */
+async function appendMoves(cards: Collection<CardFlowDoc>, _id: string, c: CardMoves): Promise<void> {
+  const last = c.moves[c.moves.length - 1]!.seq;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const record = await cards.findOne({ _id }, { projection: { last_seq: 1, moves: 1 } });
+    if (!record) {
+      try {
+        await cards.insertOne({ _id, board_id: c.board_id, task_id: c.task_id, created_at: c.created_at, moves: c.moves, last_seq: last }, LAZY);
+        return;
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'CONFLICT') continue; // another replica created it first
+        throw err;
+      }
+    }
+    const fresh = c.moves.filter((m) => m.seq > record.last_seq);
+    if (fresh.length === 0) return;
+    const { matchedCount } = await cards.updateOne(
+      { _id, last_seq: record.last_seq },
+      { $set: { moves: [...record.moves, ...fresh], last_seq: last } },
+      LAZY,
+    );
+    if (matchedCount === 1) return;
   }
 }
 

@@ -43,7 +43,7 @@ describe('flow history recording', () => {
       await store.close();
     }
   });
-  test('1,100 moves between other events are recorded in passes of 500, each card once', async () => {
+  test('1,100 moves between other events are recorded in passes of 500, each once, also when replayed', async () => {
     const store = await testStore();
     try {
       const events: EventDoc[] = [];
@@ -53,6 +53,12 @@ describe('flow history recording', () => {
       await recordFromCursor(store);
       expect(await store.collection(Collections.cardFlow).countDocuments({})).toBe(1_100);
       expect((await store.collection<{ _id: string; seq: number }>(Collections.counters).findOne({ _id: FLOW_COUNTER }))?.seq).toBe(seq);
+
+      // a replay from the start (a cursor lost in a crash, a second replica) adds nothing
+      await store.collection(Collections.counters).updateOne({ _id: FLOW_COUNTER }, { $set: { seq: 0 } });
+      await recordFromCursor(store);
+      const records = await store.collection<{ _id: string; moves: unknown[] }>(Collections.cardFlow).find({});
+      expect(records.filter((r) => r.moves.length !== 1)).toEqual([]);
     } finally {
       await store.close();
     }
