@@ -68,6 +68,8 @@ function simplePaths(spec: Update): SimplePath[] | undefined {
 function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  // arrays of different lengths differ: no text of either is made (a list that grew by one)
+  if (Array.isArray(a) !== Array.isArray(b) || (Array.isArray(a) && a.length !== (b as unknown[]).length)) return false;
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
