@@ -48,9 +48,11 @@ export const queryService: ServiceDefinition = {
     ...eventIndexes,
     ...webhookIndexes,
     ...viewIndexes,
-    // flow history (docs/flow.md): a board's snapshots by day, its cards' records by their end column
+    // flow history (docs/flow.md): a board's snapshots by day; its moves by the column they went
+    // into and by card, and a card's moves on every board (marked when it is deleted)
     { collection: Collections.flowSnapshots, keys: { board_id: 1, day: 1 } },
-    { collection: Collections.cardFlow, keys: { board_id: 1, 'moves.to': 1 } },
-    { collection: Collections.cardFlow, keys: { task_id: 1 } },
+    { collection: Collections.cardMoves, keys: { board_id: 1, to: 1 } },
+    { collection: Collections.cardMoves, keys: { board_id: 1, task_id: 1 } },
+    { collection: Collections.cardMoves, keys: { task_id: 1 } },
   ],
 };

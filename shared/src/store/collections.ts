@@ -44,6 +44,8 @@ export const Collections = {
   oidcCodes: 'oidc_codes',
   /** One document per board per UTC day: each column's card count and points (docs/flow.md). */
   flowSnapshots: 'flow_snapshots',
-  /** One document per (board, card): the card's moves between the board's columns, from `card.moved` events (docs/flow.md). */
+  /** One document per move of a card between a board's columns, from its `card.moved` event (docs/flow.md). */
+  cardMoves: 'card_moves',
+  /** The earlier layout of the card history, one document per (board, card) with all its moves: moved into `card_moves` at start-up (docs/flow.md). */
   cardFlow: 'card_flow',
 } as const;

@@ -3,8 +3,8 @@ import type { FlowDay, FlowOps } from '@app/shared/contracts';
 import { boardScopeFilter, columnOf, loadBoard, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
 import { invalidField } from '@app/shared/errors';
 import { Collections } from '@app/shared/store';
-import { cardFlowOf, columnFigures, snapshotsOf, takeSnapshot } from './history.js';
-import { dayOf, dayRange, DEFAULT_RANGE_DAYS, finishedCards, MAX_RANGE_DAYS, percentiles, throughput } from './reports.js';
+import { cardMovesOf, columnFigures, snapshotsOf, takeSnapshot } from './history.js';
+import { cardFlows, dayOf, dayRange, DEFAULT_RANGE_DAYS, finishedCards, MAX_RANGE_DAYS, percentiles, throughput } from './reports.js';
 import { DEFAULT_FLOW_RETENTION_DAYS } from './work.js';
 
 const DAY_MS = 86_400_000;
@@ -70,9 +70,11 @@ export const cycleTime =
     if (start === undefined || end === undefined) throw invalidField('/end_column', 'the board has no columns', 'required');
     columnOf(board, start);
     columnOf(board, end);
-    // only the records whose last move could be a finish in range are read in full
-    const records = await cardFlowOf(store).find({ board_id: board._id, deleted: { $ne: true }, 'moves.to': end });
-    const ids = records.map((r) => r.task_id);
+    // only the cards that ever went into the end column (one could finish in range) have their moves read
+    const moves = cardMovesOf(store);
+    const entered = await moves.find({ board_id: board._id, to: end, deleted: { $ne: true } }, { projection: { task_id: 1 } });
+    const ids = [...new Set(entered.map((m) => m.task_id))];
+    const records = ids.length === 0 ? [] : cardFlows(await moves.find({ board_id: board._id, task_id: { $in: ids } }));
     const readable = ids.length === 0 ? [] : await store.collection<TaskDoc>(Collections.tasks).find(
       { $and: [{ _id: { $in: ids } }, boardScopeFilter(board, principal)] },
       { projection: { _id: 1, title: 1 } },

@@ -2,7 +2,7 @@ import type { EventEnvelope, FlowSnapshotResult } from '@app/shared/contracts';
 import { boardScopeFilter, compileColumn, loadPrincipal, type BoardDoc, type Principal, type TaskDoc } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { Collections, escapeKey, metadataPath, type Collection, type Doc, type DocumentStore } from '@app/shared/store';
-import { dayOf, type CardFlowDoc, type FlowMove } from './reports.js';
+import { dayOf, type CardMoveDoc, type FlowMove } from './reports.js';
 
 /*
  * The flow history (docs/flow.md): each card's moves on each board, recorded from the numbered
@@ -21,9 +21,9 @@ export interface FlowSnapshotDoc extends Doc {
   expires_at: string;
 }
 
-/** The `card_flow` collection. */
-export function cardFlowOf(store: DocumentStore): Collection<CardFlowDoc> {
-  return store.collection<CardFlowDoc>(Collections.cardFlow);
+/** The `card_moves` collection. */
+export function cardMovesOf(store: DocumentStore): Collection<CardMoveDoc> {
+  return store.collection<CardMoveDoc>(Collections.cardMoves);
 }
 
 /** The `flow_snapshots` collection. */
@@ -34,75 +34,71 @@ export function snapshotsOf(store: DocumentStore): Collection<FlowSnapshotDoc> {
 /** A record's write: durable with the cursor's write that follows it ({@link recordFlow}). */
 const LAZY = { awaitDurable: false } as const;
 
-/** The moves of one pass for one card record, and what its record starts with. */
-interface CardMoves {
-  board_id: string;
-  task_id: string;
-  created_at: string;
-  moves: FlowMove[];
-}
-
 /**
- * Records what `events` (numbered, in `seq` order) change in the flow history: a `card.moved` adds
- * the move to the card's record on that board (created at its first move, with the task's
- * `created_at`); `task.deleted` / `task.restored` mark the card's records. A card's moves of one
- * call are written together, in one write of its record. Idempotent: only moves whose `seq` is
- * after the record's `last_seq` are added, by a write pinned at the `last_seq` read, so a replay
- * after a crash or a second replica reading the same events changes nothing. The records are
- * written without waiting for their own journal sync (`awaitDurable: false`): the caller's
- * durable cursor write after them covers them (the journal syncs in order), and a crash before it
- * replays them.
+ * Records what `events` (numbered, in `seq` order) change in the flow history: a `card.moved` is
+ * one move record (`_id` = `<boardId>:<taskId>:<seq>`, with the task's `created_at`);
+ * `task.deleted` / `task.restored` mark the card's records. A move costs one small insert
+ * whatever the card's history, and a replay after a crash or a second replica reading the same
+ * events changes nothing (the same `_id` is a conflict, skipped). The records are written without
+ * waiting for their own journal sync (`awaitDurable: false`): the caller's durable cursor write
+ * after them covers them (the journal syncs in order), and a crash before it replays them.
  */
 export async function recordFlow(store: DocumentStore, events: readonly EventEnvelope[]): Promise<void> {
-  const cards = cardFlowOf(store);
-  const pending = new Map<string, CardMoves>();
-  const flush = async () => {
-    for (const [_id, c] of pending) await appendMoves(cards, _id, c);
-    pending.clear();
-  };
+  const moves = cardMovesOf(store);
   for (const e of events) {
     if (e.type === 'card.moved' && e.board_id !== undefined && e.task_id !== undefined) {
       const data = e.data as { from_column_id?: string; to_column_id?: string; task?: { created_at?: string } };
       if (typeof data.from_column_id !== 'string' || typeof data.to_column_id !== 'string') continue;
-      const _id = `${e.board_id}:${e.task_id}`;
-      let card = pending.get(_id);
-      if (!card) pending.set(_id, (card = { board_id: e.board_id, task_id: e.task_id, created_at: data.task?.created_at ?? e.occurred_at, moves: [] }));
-      card.moves.push({ from: data.from_column_id, to: data.to_column_id, at: e.occurred_at, seq: e.seq });
+      const doc: CardMoveDoc = {
+        _id: `${e.board_id}:${e.task_id}:${e.seq}`, board_id: e.board_id, task_id: e.task_id, created_at: data.task?.created_at ?? e.occurred_at,
+        from: data.from_column_id, to: data.to_column_id, at: e.occurred_at, seq: e.seq,
+      };
+      try {
+        await moves.insertOne(doc, LAZY);
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === 'CONFLICT')) throw err; // recorded before
+      }
     } else if ((e.type === 'task.deleted' || e.type === 'task.restored') && e.task_id !== undefined) {
-      await flush(); // the moves before it first: a record it marks may be new
-      await cards.updateMany({ task_id: e.task_id }, e.type === 'task.deleted' ? { $set: { deleted: true } } : { $unset: { deleted: '' } });
+      await moves.updateMany({ task_id: e.task_id }, e.type === 'task.deleted' ? { $set: { deleted: true } } : { $unset: { deleted: '' } });
     }
   }
-  await flush();
+}
+
+/** A card history in the earlier layout (`card_flow`: one document per board and card). */
+interface LegacyCardFlowDoc extends Doc {
+  _id: string;
+  board_id: string;
+  task_id: string;
+  created_at: string;
+  moves: FlowMove[];
+  deleted?: boolean;
 }
 
 /**
- * Adds `c.moves` (in `seq` order) to record `_id`, those after its `last_seq` only, creating it when
- * missing. A write pinned at the `last_seq` read that misses (another replica wrote the record in
- * between) is tried again from a new read, up to three times; past that the other replica, reading
- * the same events, records them.
+ * Moves the card histories of the earlier layout (`card_flow`) into move records, 200 at a time,
+ * each document removed once its moves are written (a second replica doing the same meets
+ * conflicts, skipped). Returns how many documents it moved.
  */
-async function appendMoves(cards: Collection<CardFlowDoc>, _id: string, c: CardMoves): Promise<void> {
-  const last = c.moves[c.moves.length - 1]!.seq;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const record = await cards.findOne({ _id }, { projection: { last_seq: 1, moves: 1 } });
-    if (!record) {
-      try {
-        await cards.insertOne({ _id, board_id: c.board_id, task_id: c.task_id, created_at: c.created_at, moves: c.moves, last_seq: last }, LAZY);
-        return;
-      } catch (err) {
-        if (err instanceof AppError && err.code === 'CONFLICT') continue; // another replica created it first
-        throw err;
+export async function migrateCardFlow(store: DocumentStore): Promise<number> {
+  const legacy = store.collection<LegacyCardFlowDoc>(Collections.cardFlow);
+  const moves = cardMovesOf(store);
+  let moved = 0;
+  for (;;) {
+    const docs = await legacy.find({}, { limit: 200 });
+    if (docs.length === 0) return moved;
+    for (const d of docs) {
+      for (const m of d.moves) {
+        const doc: CardMoveDoc = { _id: `${d.board_id}:${d.task_id}:${m.seq}`, board_id: d.board_id, task_id: d.task_id, created_at: d.created_at, ...m };
+        if (d.deleted) doc.deleted = true;
+        try {
+          await moves.insertOne(doc, LAZY);
+        } catch (err) {
+          if (!(err instanceof AppError && err.code === 'CONFLICT')) throw err;
+        }
       }
     }
-    const fresh = c.moves.filter((m) => m.seq > record.last_seq);
-    if (fresh.length === 0) return;
-    const { matchedCount } = await cards.updateOne(
-      { _id, last_seq: record.last_seq },
-      { $set: { moves: [...record.moves, ...fresh], last_seq: last } },
-      LAZY,
-    );
-    if (matchedCount === 1) return;
+    await legacy.deleteMany({ _id: { $in: docs.map((d) => d._id) } });
+    moved += docs.length;
   }
 }
 

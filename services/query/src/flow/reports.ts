@@ -16,19 +16,39 @@ export interface FlowMove {
   seq: number;
 }
 
-/** A card's flow on one board as stored in `card_flow` (`_id` = `<boardId>:<taskId>`). */
-export interface CardFlowDoc extends Doc {
-  _id: string;
-  board_id: string;
+/** A card's flow on one board: its moves there, oldest first (read from its move records). */
+export interface CardFlow {
   task_id: string;
   /** The task's `created_at` (ISO 8601), the start of its lead time. */
   created_at: string;
   /** Its moves on this board, oldest first. */
   moves: FlowMove[];
-  /** `seq` of the last move applied (0 before the first). */
-  last_seq: number;
   /** true while the task is deleted (left out of every report). */
   deleted?: boolean;
+}
+
+/** One move record as stored in `card_moves` (`_id` = `<boardId>:<taskId>:<seq>`). */
+export interface CardMoveDoc extends Doc, FlowMove {
+  _id: string;
+  board_id: string;
+  task_id: string;
+  /** The task's `created_at` (ISO 8601), the start of its lead time. */
+  created_at: string;
+  /** true while the task is deleted (left out of every report). */
+  deleted?: boolean;
+}
+
+/** The moves of each card among `moves` (any order), each card's oldest first. */
+export function cardFlows(moves: readonly CardMoveDoc[]): CardFlow[] {
+  const byCard = new Map<string, CardFlow>();
+  for (const m of moves) {
+    let card = byCard.get(m.task_id);
+    if (!card) byCard.set(m.task_id, (card = { task_id: m.task_id, created_at: m.created_at, moves: [] }));
+    if (m.deleted) card.deleted = true;
+    card.moves.push({ from: m.from, to: m.to, at: m.at, seq: m.seq });
+  }
+  for (const card of byCard.values()) card.moves.sort((a, b) => a.seq - b.seq);
+  return [...byCard.values()];
 }
 
 const HOUR_MS = 3_600_000;
@@ -41,7 +61,7 @@ const DAY_MS = 86_400_000;
  * finished). The cycle starts at its first move out of `startColumn`, or — a card that never
  * left the start column by a move (created in a later column) — at its first move.
  */
-export function finishOf(card: Pick<CardFlowDoc, 'moves'>, startColumn: string, endColumn: string): { started_at: string; finished_at: string } | undefined {
+export function finishOf(card: Pick<CardFlow, 'moves'>, startColumn: string, endColumn: string): { started_at: string; finished_at: string } | undefined {
   const last = card.moves[card.moves.length - 1];
   if (!last || last.to !== endColumn) return undefined;
   const leftStart = card.moves.find((m) => m.from === startColumn && m.to !== startColumn);
@@ -54,7 +74,7 @@ export function finishOf(card: Pick<CardFlowDoc, 'moves'>, startColumn: string, 
  * `titles` maps task ids to titles (cards missing from it are left out: the reader may not read them).
  */
 export function finishedCards(
-  cards: readonly CardFlowDoc[], titles: ReadonlyMap<string, string>, startColumn: string, endColumn: string, fromMs: number, toMs: number,
+  cards: readonly CardFlow[], titles: ReadonlyMap<string, string>, startColumn: string, endColumn: string, fromMs: number, toMs: number,
 ): FinishedCard[] {
   const out: FinishedCard[] = [];
   for (const card of cards) {

@@ -2,7 +2,7 @@ import type { BackgroundDeps } from '@app/shared/domain';
 import { lastSeq, readOutbox } from '@app/shared/events';
 import { untraced } from '@app/shared/observability';
 import { Collections, type DocumentStore } from '@app/shared/store';
-import { recordFlow, takeDueSnapshots } from './history.js';
+import { migrateCardFlow, recordFlow, takeDueSnapshots } from './history.js';
 
 /** `_id` of the counter document holding the last `seq` the flow history has recorded. */
 export const FLOW_COUNTER = 'flow_history';
@@ -57,6 +57,7 @@ export function startFlowWork(deps: BackgroundDeps, opts: FlowWorkOptions = {}):
   const { store, clock, log, config } = deps;
   const days = config?.FLOW_RETENTION_DAYS ?? DEFAULT_FLOW_RETENTION_DAYS;
   let stopped = false;
+  let migrated = false;
   const loop = (what: string, everyMs: number, work: () => Promise<unknown>) => {
     let timer: NodeJS.Timeout | undefined;
     let running: Promise<void>;
@@ -78,7 +79,15 @@ export function startFlowWork(deps: BackgroundDeps, opts: FlowWorkOptions = {}):
     };
   };
   const stops = [
-    loop('flow history', opts.recordMs ?? 250, () => recordFromCursor(store)),
+    loop('flow history', opts.recordMs ?? 250, async () => {
+      // card histories of the earlier layout become move records first (once per process start)
+      if (!migrated) {
+        const moved = await migrateCardFlow(store);
+        if (moved > 0) log.info({ cards: moved }, 'flow history: card records moved into card_moves');
+        migrated = true;
+      }
+      await recordFromCursor(store);
+    }),
     loop('flow snapshots', opts.snapshotMs ?? 600_000, () => takeDueSnapshots(store, clock.now(), days)),
   ];
   return {

@@ -1,7 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import type { EventDoc } from '@app/shared/domain';
-import { Collections } from '@app/shared/store';
+import { Collections, type DocumentStore } from '@app/shared/store';
 import { testStore } from '@app/shared/testing';
+import { migrateCardFlow } from '../../src/flow/history.js';
+import { cardFlows, type CardMoveDoc } from '../../src/flow/reports.js';
 import { FLOW_COUNTER, recordFromCursor } from '../../src/flow/work.js';
 
 /** A numbered event as the relay stores it. */
@@ -9,7 +11,15 @@ const event = (seq: number, type: EventDoc['type'], extra: Partial<EventDoc> = {
   _id: `e${seq}`, seq, type, occurred_at: new Date(Date.UTC(2026, 4, 1, 0, 0, seq)).toISOString(), actor: 'alice', request_id: `r${seq}`, data: {}, ...extra,
 });
 const moved = (seq: number, taskId: string, from: string, to: string) =>
-  event(seq, 'card.moved', { task_id: taskId, board_id: 'b', data: { from_column_id: from, to_column_id: to } });
+  event(seq, 'card.moved', { task_id: taskId, board_id: 'b', data: { from_column_id: from, to_column_id: to, task: { created_at: '2026-04-01T00:00:00.000Z' } } });
+
+/** Each card's moves on board `b`, as the cycle time report reads them: [task, [[from, to, seq]…], deleted]. */
+async function flows(store: DocumentStore) {
+  const moves = await store.collection<CardMoveDoc>(Collections.cardMoves).find({ board_id: 'b' });
+  return cardFlows(moves)
+    .sort((a, b) => a.task_id.localeCompare(b.task_id))
+    .map((c) => [c.task_id, c.moves.map((m) => [m.from, m.to, m.seq]), c.deleted ?? false]);
+}
 
 /** The flow history's recording of numbered events (docs/flow.md "How the history is kept"). */
 describe('flow history recording', () => {
@@ -25,10 +35,9 @@ describe('flow history recording', () => {
       await store.collection<EventDoc>(Collections.events).insertMany(events);
 
       await recordFromCursor(store);
-      const cards = await store.collection<{ _id: string; moves: { from: string; to: string; seq: number }[]; deleted?: boolean }>(Collections.cardFlow).find({}, { sort: { _id: 1 } });
-      expect(cards.map((c) => [c._id, c.moves.map((m) => [m.from, m.to, m.seq]), c.deleted ?? false])).toEqual([
-        ['b:t1', [['todo', 'doing', 601]], false],
-        ['b:t2', [['todo', 'done', 1202]], true],
+      expect(await flows(store)).toEqual([
+        ['t1', [['todo', 'doing', 601]], false],
+        ['t2', [['todo', 'done', 1202]], true],
       ]);
       const counter = await store.collection<{ _id: string; seq: number }>(Collections.counters).findOne({ _id: FLOW_COUNTER });
       expect(counter?.seq).toBe(seq);
@@ -37,12 +46,12 @@ describe('flow history recording', () => {
       await store.collection<EventDoc>(Collections.events).insertMany([moved(++seq, 't1', 'doing', 'done')]);
       await recordFromCursor(store);
       await recordFromCursor(store);
-      const t1 = await store.collection<{ _id: string; moves: unknown[] }>(Collections.cardFlow).findOne({ _id: 'b:t1' });
-      expect(t1?.moves).toHaveLength(2);
+      expect((await flows(store))[0]).toEqual(['t1', [['todo', 'doing', 601], ['doing', 'done', seq]], false]);
     } finally {
       await store.close();
     }
   });
+
   test('1,100 moves between other events are recorded in passes of 500, each once, also when replayed', async () => {
     const store = await testStore();
     try {
@@ -51,14 +60,50 @@ describe('flow history recording', () => {
       for (let i = 0; i < 1_100; i++) events.push(event(++seq, 'task.updated', { task_id: `t${i}` }), moved(++seq, `t${i}`, 'todo', 'doing'));
       await store.collection<EventDoc>(Collections.events).insertMany(events);
       await recordFromCursor(store);
-      expect(await store.collection(Collections.cardFlow).countDocuments({})).toBe(1_100);
+      expect(await store.collection(Collections.cardMoves).countDocuments({})).toBe(1_100);
       expect((await store.collection<{ _id: string; seq: number }>(Collections.counters).findOne({ _id: FLOW_COUNTER }))?.seq).toBe(seq);
 
       // a replay from the start (a cursor lost in a crash, a second replica) adds nothing
       await store.collection(Collections.counters).updateOne({ _id: FLOW_COUNTER }, { $set: { seq: 0 } });
       await recordFromCursor(store);
-      const records = await store.collection<{ _id: string; moves: unknown[] }>(Collections.cardFlow).find({});
-      expect(records.filter((r) => r.moves.length !== 1)).toEqual([]);
+      expect(await store.collection(Collections.cardMoves).countDocuments({})).toBe(1_100);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a card moved 3,000 times costs one small record per move, and its history reads back in order', async () => {
+    const store = await testStore();
+    try {
+      const events: EventDoc[] = [];
+      for (let seq = 1; seq <= 3_000; seq++) events.push(seq % 2 ? moved(seq, 't1', 'doing', 'review') : moved(seq, 't1', 'review', 'doing'));
+      await store.collection<EventDoc>(Collections.events).insertMany(events);
+      await recordFromCursor(store);
+      const [t1] = await flows(store);
+      expect((t1![1] as unknown[]).length).toBe(3_000);
+      expect((t1![1] as number[][]).map((m) => m[2])).toEqual(Array.from({ length: 3_000 }, (_, i) => i + 1));
+      const largest = Math.max(...(await store.collection(Collections.cardMoves).find({})).map((d) => JSON.stringify(d).length));
+      expect(largest).toBeLessThan(400);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('card histories of the earlier layout (one document per card) become move records, deleted marks kept', async () => {
+    const store = await testStore();
+    try {
+      const at = (h: number) => `2026-05-01T0${h}:00:00.000Z`;
+      await store.collection(Collections.cardFlow).insertMany([
+        { _id: 'b:t1', board_id: 'b', task_id: 't1', created_at: at(0), last_seq: 9, moves: [{ from: 'todo', to: 'doing', at: at(1), seq: 3 }, { from: 'doing', to: 'done', at: at(2), seq: 9 }] },
+        { _id: 'b:t2', board_id: 'b', task_id: 't2', created_at: at(0), last_seq: 4, deleted: true, moves: [{ from: 'todo', to: 'done', at: at(3), seq: 4 }] },
+      ]);
+      expect(await migrateCardFlow(store)).toBe(2);
+      expect(await flows(store)).toEqual([
+        ['t1', [['todo', 'doing', 3], ['doing', 'done', 9]], false],
+        ['t2', [['todo', 'done', 4]], true],
+      ]);
+      expect(await store.collection(Collections.cardFlow).countDocuments({})).toBe(0);
+      expect(await migrateCardFlow(store)).toBe(0);
     } finally {
       await store.close();
     }

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { finishedCards, finishOf, percentiles, throughput, weekOf, type CardFlowDoc } from '../../src/flow/reports.js';
+import { finishedCards, finishOf, percentiles, throughput, weekOf, type CardFlow } from '../../src/flow/reports.js';
 
 /** A card's record with moves given as [from, to, ISO time]. */
-const card = (task_id: string, created_at: string, moves: [string, string, string][], extra: Partial<CardFlowDoc> = {}): CardFlowDoc => ({
-  _id: `b:${task_id}`, board_id: 'b', task_id, created_at, last_seq: moves.length,
+const card = (task_id: string, created_at: string, moves: [string, string, string][], extra: Partial<CardFlow> = {}): CardFlow => ({
+  task_id, created_at,
   moves: moves.map(([from, to, at], i) => ({ from, to, at, seq: i + 1 })), ...extra,
 });
 
