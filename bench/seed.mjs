@@ -243,13 +243,18 @@ async function seedFlow(store) {
   const cards = await store.collection(Collections.tasks).find({ boardId: seeded.boardId }, { limit: 5_000, projection: { _id: 1, created_at: 1 } });
   const path = ['backlog', 'ready', 'doing', 'review', 'done'];
   let seq = 0;
-  const records = cards.map((t) => {
+  // each card's four moves as move records (docs/flow.md "Card history")
+  const records = cards.flatMap((t) => {
     const done = now - Math.floor(r.next() * 180 * DAY_MS);
-    const moves = path.slice(1).map((to, i) => ({ from: path[i], to, at: new Date(done - (3 - i) * Math.floor(r.next() * 2 * DAY_MS)).toISOString(), seq: ++seq }));
-    return { _id: `${seeded.boardId}:${t._id}`, board_id: seeded.boardId, task_id: t._id, created_at: new Date(done - 10 * DAY_MS).toISOString(), moves, last_seq: seq };
+    const created_at = new Date(done - 10 * DAY_MS).toISOString();
+    return path.slice(1).map((to, i) => {
+      const at = new Date(done - (3 - i) * Math.floor(r.next() * 2 * DAY_MS)).toISOString();
+      seq++;
+      return { _id: `${seeded.boardId}:${t._id}:${seq}`, board_id: seeded.boardId, task_id: t._id, created_at, from: path[i], to, at, seq };
+    });
   });
-  await insertChunks(store, Collections.cardFlow, records);
-  return { ...seeded, movable: [], finished: records.length, today: dayOf(now), yearAgo: dayOf(now - 364 * DAY_MS) };
+  await insertChunks(store, Collections.cardMoves, records);
+  return { ...seeded, movable: [], finished: cards.length, today: dayOf(now), yearAgo: dayOf(now - 364 * DAY_MS) };
 }
 
 const KINDS = { query: seedQuery, board: seedBoard, scale: seedScale, flow: seedFlow };
