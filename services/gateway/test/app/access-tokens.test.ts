@@ -187,6 +187,27 @@ describe('a token narrowed to boards', () => {
     expect(events.body.data.every((e: { task_id?: string; board_id?: string }) => e.task_id === w.teamCard || (e.task_id === undefined && e.board_id === w.team))).toBe(true);
   });
 
+  it('creates no task outside its boards: POST /tasks with a token of a group board is a 403, writing nothing; on the board it creates the card', async () => {
+    const w = await world();
+    await using _ = w.sys;
+    const t = await token(w.sys, w.alice, { scopes: ['read', 'write'], board_ids: [w.team] });
+    const before = (await w.sys.call('POST', '/api/v1/tasks/query', w.alice, { query: '' })).body.total;
+    const refused = await w.sys.call('POST', '/api/v1/tasks', t.as, { title: 'off the board' });
+    expectError(refused, 403, 'FORBIDDEN');
+    expect(refused.body.details).toEqual({ board_ids: [w.team] });
+    const batch = await w.sys.call('POST', '/api/v1/tasks/batch', t.as, { tasks: [{ title: 'off the board too' }] });
+    expect(batch.body.results[0].error.code).toBe('FORBIDDEN');
+    expect((await w.sys.call('POST', '/api/v1/tasks/query', w.alice, { query: '' })).body.total).toBe(before);
+    const card = await w.sys.call('POST', `/api/v1/boards/${w.team}/tasks`, t.as, { title: 'on the board', status: 'todo' });
+    expect(card.status).toBe(201);
+    expect((await w.sys.call('GET', `/api/v1/tasks/${card.body.id}`, t.as)).status).toBe(200);
+    // a token of a private board reaches its user's tasks: a task it creates stays within reach
+    const own = await token(w.sys, w.alice, { scopes: ['read', 'write'], board_ids: [w.mine] });
+    const created = await w.sys.call('POST', '/api/v1/tasks', own.as, { title: 'mine' });
+    expect(created.status).toBe(201);
+    expect((await w.sys.call('GET', `/api/v1/tasks/${created.body.id}`, own.as)).status).toBe(200);
+  });
+
   it('on a private board reaches every task its user can', async () => {
     const w = await world();
     await using _ = w.sys;
