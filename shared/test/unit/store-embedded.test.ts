@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -641,5 +642,26 @@ describe('EmbeddedStore history collections', () => {
     const third = pages();
     expect(third.rows).toBe(0);
     expect(third.pages).toBeLessThanOrEqual(first.pages * 1.1);
+  });
+});
+
+describe('EmbeddedStore transaction lock', () => {
+  it("runs a transaction that waited for the lock in its own caller's async context, not in the one that ended before it", async () => {
+    const store = await EmbeddedStore.open({ dir: tempDir() });
+    try {
+      // a request's context, as tracing and access tokens keep theirs (AsyncLocalStorage)
+      const request = new AsyncLocalStorage<string>();
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const first = request.run('first', () => store.withTransaction(async () => held));
+      const seen: Array<string | undefined> = [];
+      const second = request.run('second', () => store.withTransaction(async () => void seen.push(request.getStore())));
+      const third = store.withTransaction(async () => void seen.push(request.getStore()));
+      release();
+      await Promise.all([first, second, third]);
+      expect(seen).toEqual(['second', undefined]);
+    } finally {
+      await store.close();
+    }
   });
 });

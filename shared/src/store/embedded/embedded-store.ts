@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -606,7 +607,9 @@ export class EmbeddedStore implements DocumentStore {
         run();
         return;
       }
-      this.lockWaiters.push({ run, refuse: reject, since: Date.now() });
+      // bound to the waiter's async context: the lock is handed over from the ending transaction's
+      // continuation, whose context (its trace span, a suppressed one) would otherwise be this one's
+      this.lockWaiters.push({ run: AsyncResource.bind(run), refuse: reject, since: Date.now() });
       this.lockWatch ??= setInterval(() => this.refuseStaleWaiters(), Math.max(10, Math.min(1_000, this.lockWaitMs / 4)));
       this.lockWatch.unref?.();
     });
