@@ -17,10 +17,9 @@
 // (autocannon `amount`, 10 s timeout per request); every process and temp dir is removed at the end.
 import autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { accessToken, http, JWT_SECRET, Scope } from './lib.mjs';
+import { accessToken, cpuTimeUs, http, JWT_SECRET, Scope } from './lib.mjs';
 import { moveRequests } from './sections/board.mjs';
 import { CREATE_BODY } from './sections/http.mjs';
 
@@ -32,14 +31,6 @@ if (!['writes', 'board', 'events'].includes(kind) || !(Number(runsArg) > 0) || p
 }
 const RUNS = Number(runsArg);
 const N = Number(process.env.N ?? 4000);
-/** µs per clock tick of /proc/<pid>/stat (USER_HZ = 100 on Linux). */
-const TICK_US = 10_000;
-
-/** CPU time (user + system, µs) the process has used so far. */
-function cpuOf(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_US;
-}
 
 /** PATCH requests giving a different task of `tasks` a new title each time. */
 function patchRequests(tasks, headers) {
@@ -117,7 +108,7 @@ function createRequests(headers, perRequest) {
 
 /** One run of `amount` requests of a spec: the server's CPU µs per request (per task for a batch: `perRequest`). */
 async function run(server, spec, amount) {
-  const before = cpuOf(server.pid);
+  const before = cpuTimeUs(server.pid);
   // a batch run: twice the tasks of a single-request run (`amount` ÷ 100 requests would make its CPU a handful of ticks)
   if (spec.perRequest) amount = Math.max(50, Math.round((2 * amount) / spec.perRequest));
   const r = await autocannon({
@@ -126,7 +117,7 @@ async function run(server, spec, amount) {
     ...(spec.requests ? { requests: spec.requests } : {}),
   });
   if (r.non2xx + r.errors > 0) throw new Error(`${r.non2xx} non-2xx and ${r.errors} errors`);
-  return (cpuOf(server.pid) - before) / r.requests.total / (spec.perRequest ?? 1);
+  return (cpuTimeUs(server.pid) - before) / r.requests.total / (spec.perRequest ?? 1);
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

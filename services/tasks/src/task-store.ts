@@ -172,7 +172,7 @@ interface DetailParts {
  * or a subtask of someone else. Deleted or unreadable links and subtasks are left out.
  */
 async function detailParts(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc, userId: string): Promise<DetailParts> {
-  const linkIds = task.derivedFromId ? distinct([task.derivedFromId, ...task.linkedToIds]) : task.linkedToIds.length > 1 ? distinct(task.linkedToIds) : task.linkedToIds;
+  const linkIds = distinct(task.derivedFromId ? [task.derivedFromId, ...task.linkedToIds] : task.linkedToIds);
   const [notes, byId, subtasks] = await Promise.all([
     noteDocs(store, task._id),
     linkIds.length === 0 ? new Map<string, LinkedItem>() : linkedItems(store, principal, linkIds),

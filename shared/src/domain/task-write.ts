@@ -128,9 +128,10 @@ export function nullMetadataValue(field: string, key: string): AppError {
   return invalidField(field, `null is not a metadata value; remove the key with DELETE /api/v1/tasks/{taskId}/metadata/${key}`, 'null');
 }
 
-/** Drops repeated values (tags, ids), keeping first occurrences in order. */
+/** Drops repeated values (tags, ids), keeping first occurrences in order; a new array. */
 export function distinct(values: readonly string[]): string[] {
-  return [...new Set(values)];
+  // none or one value repeats nothing: no set is built (a detail read asks for every task)
+  return values.length < 2 ? values.slice() : [...new Set(values)];
 }
 
 /**

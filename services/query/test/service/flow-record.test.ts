@@ -21,11 +21,20 @@ async function flows(store: DocumentStore) {
     .map((c) => [c.task_id, c.moves.map((m) => [m.from, m.to, m.seq]), c.deleted ?? false]);
 }
 
+/** Runs `fn` on a fresh test store, closed afterwards. */
+async function withStore(fn: (store: DocumentStore) => Promise<void>): Promise<void> {
+  const store = await testStore();
+  try {
+    await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
 /** The flow history's recording of numbered events (docs/flow.md "How the history is kept"). */
 describe('flow history recording', () => {
   test('records the moves and deletes among 1,200 other events, and its cursor ends at the last event numbered', async () => {
-    const store = await testStore();
-    try {
+    await withStore(async (store) => {
       const events: EventDoc[] = [];
       let seq = 0;
       for (let i = 0; i < 600; i++) events.push(event(++seq, 'task.updated', { task_id: 't1' }));
@@ -47,14 +56,11 @@ describe('flow history recording', () => {
       await recordFromCursor(store);
       await recordFromCursor(store);
       expect((await flows(store))[0]).toEqual(['t1', [['todo', 'doing', 601], ['doing', 'done', seq]], false]);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   test('1,100 moves between other events are recorded in passes of 500, each once, also when replayed', async () => {
-    const store = await testStore();
-    try {
+    await withStore(async (store) => {
       const events: EventDoc[] = [];
       let seq = 0;
       for (let i = 0; i < 1_100; i++) events.push(event(++seq, 'task.updated', { task_id: `t${i}` }), moved(++seq, `t${i}`, 'todo', 'doing'));
@@ -67,14 +73,11 @@ describe('flow history recording', () => {
       await store.collection(Collections.counters).updateOne({ _id: FLOW_COUNTER }, { $set: { seq: 0 } });
       await recordFromCursor(store);
       expect(await store.collection(Collections.cardMoves).countDocuments({})).toBe(1_100);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   test('a card moved 3,000 times costs one small record per move, and its history reads back in order', async () => {
-    const store = await testStore();
-    try {
+    await withStore(async (store) => {
       const events: EventDoc[] = [];
       for (let seq = 1; seq <= 3_000; seq++) events.push(seq % 2 ? moved(seq, 't1', 'doing', 'review') : moved(seq, 't1', 'review', 'doing'));
       await store.collection<EventDoc>(Collections.events).insertMany(events);
@@ -84,14 +87,11 @@ describe('flow history recording', () => {
       expect((t1![1] as number[][]).map((m) => m[2])).toEqual(Array.from({ length: 3_000 }, (_, i) => i + 1));
       const largest = Math.max(...(await store.collection(Collections.cardMoves).find({})).map((d) => JSON.stringify(d).length));
       expect(largest).toBeLessThan(400);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   test('card histories of the earlier layout (one document per card) become move records, deleted marks kept', async () => {
-    const store = await testStore();
-    try {
+    await withStore(async (store) => {
       const at = (h: number) => `2026-05-01T0${h}:00:00.000Z`;
       await store.collection(Collections.cardFlow).insertMany([
         { _id: 'b:t1', board_id: 'b', task_id: 't1', created_at: at(0), last_seq: 9, moves: [{ from: 'todo', to: 'doing', at: at(1), seq: 3 }, { from: 'doing', to: 'done', at: at(2), seq: 9 }] },
@@ -104,8 +104,6 @@ describe('flow history recording', () => {
       ]);
       expect(await store.collection(Collections.cardFlow).countDocuments({})).toBe(0);
       expect(await migrateCardFlow(store)).toBe(0);
-    } finally {
-      await store.close();
-    }
+    });
   });
 });

@@ -240,7 +240,8 @@ export async function readMembers(store: DocumentStore, sprintId: string, sessio
 /**
  * The ids among `ids` of tasks `reader` can read (owner, or member of the task's group), soft-deleted
  * ones included (a member deleted during a sprint stays in its history). One round trip; none when
- * `ids` is empty. `ids` may repeat an id (it is read once); give each once to keep the read short. The tasks are read by id with their sharing fields alone, and each is checked
+ * `ids` is empty. `ids` may repeat an id (it is read once); give each once to keep the read short.
+ * The tasks are read by id with their sharing fields alone, and each is checked
  * with `canReadTask` (the predicate form of `readableTasksFilter`): a store answers a list of ids
  * from its `_id` index, where the filter form would also ask it for every task the reader can
  * reach (docs/bench.md "Where a request's time goes").

@@ -1,7 +1,7 @@
 import { currentGrant, type Handler } from '@app/shared/bus';
 import { AppError } from '@app/shared/errors';
 import type { Task, TaskCreateBody, TasksOps } from '@app/shared/contracts';
-import { checkNewTaskRefs, checkSprintWindow, loadPrincipal, newTaskDoc, runWrite, SPRINT_KEY, taskCreatedEvent, toTask, type ServiceDeps, type WriteUnit } from '@app/shared/domain';
+import { canReadTask, checkNewTaskRefs, checkSprintWindow, loadPrincipal, newTaskDoc, runWrite, SPRINT_KEY, taskCreatedEvent, toTask, type ServiceDeps, type WriteUnit } from '@app/shared/domain';
 import { tasksOf } from '../task-store.js';
 
 /**
@@ -19,7 +19,7 @@ export async function createTaskIn(deps: ServiceDeps, w: WriteUnit, input: TaskC
   const refs = input.derived_from_id !== undefined || (input.linked_to_ids?.length ?? 0) > 0 || typeof (input.metadata as Record<string, unknown> | undefined)?.[SPRINT_KEY] === 'string';
   const narrowed = currentGrant()?.boardIds !== undefined;
   const principal = refs || narrowed ? await loadPrincipal(deps.store, w.userId, w.session) : { userId: w.userId, groupIds: [] };
-  if (principal.ownTasks === false) {
+  if (!canReadTask(principal, doc)) {
     // a token narrowed to boards shared with a group reaches that group's tasks only: the private
     // task it would create would be out of its own reach (docs/auth.md "Access tokens")
     throw new AppError('FORBIDDEN', {

@@ -109,13 +109,9 @@ export function orSlots(sets: readonly Slots[]): Slots {
     top = Math.max(top, s.bits ? s.bits.length * 32 : s.arr!.length > 0 ? s.arr![s.arr!.length - 1]! + 1 : 0);
   }
   if (bitmaps === 0 && (total <= SMALL || total * SPARSE <= top)) {
-    const all = new Int32Array(total);
-    let n = 0;
-    for (const s of sets) for (const slot of s.arr!) all[n++] = slot;
-    all.sort();
-    const out: number[] = [];
-    for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[i - 1]) out.push(all[i]!);
-    return { size: out.length, arr: out };
+    const all: number[] = [];
+    for (const s of sets) for (const slot of s.arr!) all.push(slot);
+    return slotsOf(all); // an array: at most `total` slots, as sparse as the sets
   }
   const words = new Uint32Array((top + 31) >>> 5);
   if (bitmaps === 1) {
