@@ -85,10 +85,15 @@ export function eachSlot(s: Slots, visit: (slot: number) => boolean): boolean {
 export function slotsOf(slots: readonly number[]): Slots {
   if (slots.length === 0) return NO_SLOTS;
   if (slots.length === 1) return { size: 1, arr: [slots[0]!] };
-  const sorted = Int32Array.from(slots).sort(); // a numeric sort without a comparator call per pair
-  const out: number[] = [sorted[0]!];
-  for (let i = 1; i < sorted.length; i++) if (sorted[i] !== sorted[i - 1]) out.push(sorted[i]!);
+  return ofSorted(Int32Array.from(slots).sort()); // a numeric sort without a comparator call per pair
+}
+
+/** The set of the slots in ascending `sorted` (repeats allowed): an array, or a bitmap when many and dense. */
+function ofSorted(sorted: Int32Array): Slots {
+  const out: number[] = [];
+  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) out.push(sorted[i]!);
   const n = out.length;
+  if (n === 0) return NO_SLOTS;
   const top = out[n - 1]! + 1;
   if (n <= SMALL || n * SPARSE <= top) return { size: n, arr: out };
   const words = new Uint32Array((top + 31) >>> 5);
@@ -109,9 +114,10 @@ export function orSlots(sets: readonly Slots[]): Slots {
     top = Math.max(top, s.bits ? s.bits.length * 32 : s.arr!.length > 0 ? s.arr![s.arr!.length - 1]! + 1 : 0);
   }
   if (bitmaps === 0 && (total <= SMALL || total * SPARSE <= top)) {
-    const all: number[] = [];
-    for (const s of sets) for (const slot of s.arr!) all.push(slot);
-    return slotsOf(all); // an array: at most `total` slots, as sparse as the sets
+    const all = new Int32Array(total);
+    let n = 0;
+    for (const s of sets) for (const slot of s.arr!) all[n++] = slot;
+    return ofSorted(all.sort()); // an array: at most `total` slots, as sparse as the sets
   }
   const words = new Uint32Array((top + 31) >>> 5);
   if (bitmaps === 1) {
