@@ -238,23 +238,45 @@ export async function readMembers(store: DocumentStore, sprintId: string, sessio
 }
 
 /**
- * The ids among `ids` of tasks `reader` can read (owner, or member of the task's group), soft-deleted
- * ones included (a member deleted during a sprint stays in its history). One round trip; none when
- * `ids` is empty. `ids` may repeat an id (it is read once); give each once to keep the read short.
- * The tasks are read by id with their sharing fields alone, and each is checked
- * with `canReadTask` (the predicate form of `readableTasksFilter`): a store answers a list of ids
- * from its `_id` index, where the filter form would also ask it for every task the reader can
- * reach (docs/bench.md "Where a request's time goes").
+ * Which of a list of task ids a reader can read: `all` when every one of them, else `has(id)`
+ * answers for each id of the list (not for ids outside it).
  */
-export async function readableIds(store: DocumentStore, reader: Principal, ids: readonly string[]): Promise<Set<string>> {
-  const visible = new Set<string>();
+export interface Readable {
+  readonly all: boolean;
+  has(id: string): boolean;
+}
+
+/** Every id of the list is readable. */
+const EVERY: Readable = { all: true, has: () => true };
+
+/**
+ * Which of the tasks `ids` `reader` can read (owner, or member of the task's group), soft-deleted
+ * ones included (a member deleted during a sprint stays in its history); a missing id is not
+ * readable. One round trip; none when `ids` is empty. `ids` may repeat an id (it is read once);
+ * give each once to keep the read short.
+ * The tasks are read by id with their sharing fields alone, and each is checked with
+ * `canReadTask` (the predicate form of `readableTasksFilter`): a store answers a list of ids from
+ * its `_id` index, where the filter form would also ask it for every task the reader can reach.
+ * When every task is readable (a report's usual case) the answer is counted, with no set of ids
+ * built (docs/bench.md "Where a request's time goes").
+ */
+export async function readableIds(store: DocumentStore, reader: Principal, ids: readonly string[]): Promise<Readable> {
+  const read: Array<Array<Pick<TaskDoc, '_id' | 'created_by' | 'groupId'>>> = [];
+  let found = 0;
+  let readable = 0;
   // one read per IDS_PER_READ ids: a query document stays far below MongoDB's 16 MiB
   for (let i = 0; i < ids.length; i += IDS_PER_READ) {
     const part = ids.length <= IDS_PER_READ ? ids : ids.slice(i, i + IDS_PER_READ);
     const docs = await store.collection<TaskDoc>(Collections.tasks).find({ _id: { $in: part } }, { projection: ACCESS_PROJECTION });
-    for (const d of docs) if (canReadTask(reader, d)) visible.add(d._id);
+    read.push(docs);
+    found += docs.length;
+    for (const d of docs) if (canReadTask(reader, d)) readable++;
   }
-  return visible;
+  // each id found once and readable (an id given twice is found once: counted below instead)
+  if (readable === ids.length && found === ids.length) return EVERY;
+  const visible = new Set<string>();
+  for (const docs of read) for (const d of docs) if (canReadTask(reader, d)) visible.add(d._id);
+  return { all: false, has: (id) => visible.has(id) };
 }
 
 /** Ids per read of {@link readableIds} (≈ 0.4 MiB of `$in`). */
@@ -264,7 +286,7 @@ export const IDS_PER_READ = 10_000;
 const ACCESS_PROJECTION = { _id: 1, created_by: 1, groupId: 1 } as const;
 
 /** `snap` with only the members in `visible`, its member count and total points recomputed; `snap` itself when nothing is hidden. */
-export function visibleSnapshot<T extends { members: SnapMember[]; member_count: number; total_points: number }>(snap: T, visible: ReadonlySet<string>): T {
+export function visibleSnapshot<T extends { members: SnapMember[]; member_count: number; total_points: number }>(snap: T, visible: Pick<Readable, 'has'>): T {
   if (snap.members.every((m) => visible.has(m.id))) return snap;
   const members = snap.members.filter((m) => visible.has(m.id));
   return { ...snap, members, member_count: members.length, total_points: pointsOf(members) };

@@ -34,7 +34,7 @@ export function sprintReport({ store }: ServiceDeps): Handler<typeof SprintsOps.
       // every task it names; for another one it is rebuilt from the snapshots' visible members.
       const ids = frozenReportIds(sprintId, frozen); // each once
       const visible = await readableIds(store, principal, ids);
-      if (visible.size === ids.length) {
+      if (visible.all) {
         // `frozen` is an object's JSON text: its members follow the four live ones, in the reply's key order.
         return jsonText<SprintReport>(`${head}${frozen.slice(1)}`);
       }
