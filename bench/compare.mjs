@@ -8,7 +8,9 @@
 //
 // Options: --quick (2 runs of 2 s per row instead of 3 of 4 s), --reps N, --duration S,
 // --sections http,board,… (a subset), --keep (keep REF's worktree and build in the temp dir and
-// reuse it on the next run with the same REF).
+// reuse it on the next run with the same REF), --no-confirm (a row below 0.9× is marked at once;
+// by default it is measured again, 3 more runs per build, and stays marked only when that
+// measurement is below 0.9× too).
 // Exit code: 0, or 1 when a row is marked as a regression, 2 when a section or the build failed.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -26,11 +28,14 @@ import { createLoads, writeLoads, writesSeed, writesServer } from './sections/wr
 
 /** A paired ratio (this ÷ REF) below this marks its row as a regression. */
 const REGRESSION_BELOW = 0.9;
+/** Runs per build when a row below {@link REGRESSION_BELOW} is measured again (`--no-confirm`: never). */
+const CONFIRM_REPS = 3;
 
 const ROOT = new URL('..', import.meta.url).pathname;
 process.chdir(ROOT);
 
 const { values: opts, positionals } = parseArgs({
+  allowNegative: true,
   allowPositionals: true,
   options: {
     quick: { type: 'boolean', default: false },
@@ -38,6 +43,7 @@ const { values: opts, positionals } = parseArgs({
     duration: { type: 'string' },
     sections: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    confirm: { type: 'boolean', default: true },
   },
 });
 const reps = Number(opts.reps ?? (opts.quick ? 2 : REPS));
@@ -58,7 +64,7 @@ function defaultRef() {
 }
 
 function usage(message) {
-  console.error(`${message}\nusage: npm run bench:compare -- [REF] [--quick] [--reps N] [--duration S] [--sections ${Object.keys(SECTIONS).join(',')}] [--keep]`);
+  console.error(`${message}\nusage: npm run bench:compare -- [REF] [--quick] [--reps N] [--duration S] [--sections ${Object.keys(SECTIONS).join(',')}] [--keep] [--no-confirm]`);
   process.exit(2);
 }
 
@@ -221,24 +227,57 @@ const rowsOut = [
 const ratiosOut = ['| section | measure | this | REF |', '| --- | --- | ---: | ---: |'];
 let regressions = 0;
 let failed = false;
-const run = (specs, { interleave }) => measureVariants(specs, { reps, duration, interleave });
+/** The specs each measured row came from ({this, ref, …} load specs by the row's result), to measure a marked row again. */
+const measuredFrom = new Map();
+const run = async (specs, { interleave }) => {
+  const m = await measureVariants(specs, { reps, duration, interleave });
+  for (const k of Object.keys(specs)) measuredFrom.set(m[k], specs[k]);
+  return m;
+};
+
+/**
+ * The measures (`req/s`, `CPU`) on which row `m` (this and REF's results) is below
+ * {@link REGRESSION_BELOW}, with both paired ratios (`cpu` undefined when a server's CPU was not read).
+ */
+function judge(m) {
+  const ratio = pairedRatio(m.this, m.ref);
+  // server CPU per request, REF's ÷ this one's: above 1 this build does less work per request
+  const cpu = m.this.cpuRuns && m.ref.cpuRuns ? pairedRatio(m.ref, m.this, 'cpuRuns') : undefined;
+  const below = [ratio.value < REGRESSION_BELOW && 'req/s', cpu && cpu.value < REGRESSION_BELOW && 'CPU'].filter(Boolean);
+  return { ratio, cpu, below };
+}
+
+/**
+ * Measures a marked row again while its servers still run: {@link CONFIRM_REPS} more runs of
+ * each build, in turn. A row stays a regression only when the second measurement is below
+ * {@link REGRESSION_BELOW} on a measure the first one was (one run landing on a busy moment of a
+ * shared VM is not a regression). Returns the second judgement.
+ */
+async function confirm(m, first) {
+  const spec = measuredFrom.get(m);
+  const again = await measureVariants({ row: { this: spec.this, ref: spec.ref } }, { reps: CONFIRM_REPS, duration, interleave: true });
+  const second = judge(again.row);
+  return { ...second, below: second.below.filter((x) => first.below.includes(x)) };
+}
 for (const name of wanted) {
   const scope = new Scope();
   const t0 = Date.now();
   try {
     const { rows, ratios } = await SECTIONS[name](scope, refRoot, run);
     for (const [label, m] of rows) {
-      const ratio = pairedRatio(m.this, m.ref);
-      // server CPU per request, REF's ÷ this one's: above 1 this build does less work per request
-      const cpu = m.this.cpuRuns && m.ref.cpuRuns ? pairedRatio(m.ref, m.this, 'cpuRuns') : undefined;
+      const first = judge(m);
+      const { ratio, cpu } = first;
       const failures = (r) => r.errors + r.non2xx;
       // a request REF does not answer (a route it does not have) is no figure to compare with
       const comparable = failures(m.ref) * 2 < m.ref.n;
-      const below = [ratio.value < REGRESSION_BELOW && 'req/s', cpu && cpu.value < REGRESSION_BELOW && 'CPU'].filter(Boolean);
+      const second = comparable && first.below.length > 0 && opts.confirm ? await confirm(m, first) : undefined;
+      const below = second ? second.below : first.below;
       const regression = comparable && below.length > 0;
       if (regression) regressions++;
+      const rerun = second && `measured again: ${second.ratio.text} req/s${second.cpu ? `, ${second.cpu.text} CPU` : ''}`;
       const notes = [
-        regression ? `**REGRESSION** (${below.join(', ')})` : comparable ? '' : 'not comparable: REF fails it',
+        regression ? `**REGRESSION** (${below.join(', ')})` : comparable ? (second ? `not confirmed (${first.below.join(', ')} below ${REGRESSION_BELOW}× once)` : '') : 'not comparable: REF fails it',
+        rerun,
         ...[['this', m.this], ['REF', m.ref]].filter(([, r]) => failures(r) > 0).map(([who, r]) => `${who}: ${failures(r)} errors`),
       ].filter(Boolean);
       const cpuCells = cpu ? `${m.this.cpuUs.toFixed(0)} · ${m.ref.cpuUs.toFixed(0)} | ${cpu.text}` : ' | ';
