@@ -34,18 +34,26 @@ const CONFIRM_REPS = 3;
 const ROOT = new URL('..', import.meta.url).pathname;
 process.chdir(ROOT);
 
-const { values: opts, positionals } = parseArgs({
-  allowNegative: true,
-  allowPositionals: true,
-  options: {
-    quick: { type: 'boolean', default: false },
-    reps: { type: 'string' },
-    duration: { type: 'string' },
-    sections: { type: 'string' },
-    keep: { type: 'boolean', default: false },
-    confirm: { type: 'boolean', default: true },
-  },
-});
+/** The command line; `argsFault` the reason it was refused (told with the usage once the sections are known). */
+const { opts, positionals, argsFault } = (() => {
+  try {
+    const { values, positionals } = parseArgs({
+      allowNegative: true,
+      allowPositionals: true,
+      options: {
+        quick: { type: 'boolean', default: false },
+        reps: { type: 'string' },
+        duration: { type: 'string' },
+        sections: { type: 'string' },
+        keep: { type: 'boolean', default: false },
+        confirm: { type: 'boolean', default: true },
+      },
+    });
+    return { opts: values, positionals, argsFault: undefined };
+  } catch (e) {
+    return { opts: {}, positionals: [], argsFault: String(e.message ?? e).split('.')[0] };
+  }
+})();
 const reps = Number(opts.reps ?? (opts.quick ? 2 : REPS));
 const duration = Number(opts.duration ?? (opts.quick ? 2 : DURATION_S));
 
@@ -192,6 +200,7 @@ const SECTIONS = {
   },
 };
 
+if (argsFault) usage(argsFault);
 const wanted = opts.sections ? opts.sections.split(',') : Object.keys(SECTIONS);
 const unknown = wanted.filter((s) => !SECTIONS[s]);
 if (unknown.length) usage(`unknown section(s): ${unknown.join(', ')}`);
