@@ -38,9 +38,13 @@ const posting = (slotCount: number) =>
 
 describe('embedded store slot sets', () => {
   it('the set of a list of slots (a read of ids) holds each once, ascending, whether it comes out an array or a bitmap', () => {
+    const ascending = (a: number[]) => a.sort((x, y) => x - y);
     const list = fc.oneof(
       fc.array(fc.integer({ min: 0, max: 100_000 }), { maxLength: 600 }),
       fc.array(fc.integer({ min: 0, max: 2_000 }), { minLength: 300, maxLength: 3_000 }),
+      // ids listed in the order their documents were stored: ascending already, sparse or dense
+      fc.uniqueArray(fc.integer({ min: 0, max: 100_000 }), { maxLength: 600 }).map(ascending),
+      fc.uniqueArray(fc.integer({ min: 0, max: 2_000 }), { minLength: 300, maxLength: 2_001 }).map(ascending),
     );
     fc.assert(fc.property(list, (slots) => {
       const ref = [...new Set(slots)].sort((a, b) => a - b);
@@ -51,6 +55,8 @@ describe('embedded store slot sets', () => {
       expect(members(andAll([set, orSlots(ref.map((x) => ({ size: 1, arr: [x] })))])!)).toEqual(ref);
     }));
     expect(slotsOf([1_000, ...Array.from({ length: 999 }, (_, i) => i)]).bits).toBeDefined();
+    expect(slotsOf(Array.from({ length: 1_000 }, (_, i) => i)).bits).toBeDefined(); // ascending and dense: a bitmap too
+    expect(slotsOf([3, 70_000]).arr).toEqual([3, 70_000]);
   });
 
   it('a posting holds exactly what was added and not removed, in ascending order, with its exact size', () => {

@@ -4,7 +4,7 @@ import { compileFilter, plainJson, type Matcher } from './matcher.js';
 import { andAll, hasSlot, orSlots, Posting, slotsOf, type Slots } from './slots.js';
 import { SortIndex } from './sort-index.js';
 import type { TextCandidates } from './text-index.js';
-import { hashKey, hashKeysAt, valueAt, valuesAt } from './values.js';
+import { hashKeysAt, isHashable, valueAt, valuesAt } from './values.js';
 import { examine } from './scan-clock.js';
 
 /**
@@ -190,13 +190,13 @@ const isPlainObject = (v: unknown): v is Filter => typeof v === 'object' && v !=
  * `undefined` when an index cannot answer it.
  */
 function equalityValues(cond: unknown): { values: unknown[]; only: boolean } | undefined {
-  if (hashKey(cond) !== undefined) return { values: [cond], only: true };
+  if (isHashable(cond)) return { values: [cond], only: true };
   if (!isPlainObject(cond)) return undefined;
   const keys = Object.keys(cond);
   if (!keys.every((k) => k.startsWith('$'))) return undefined;
   const only = keys.length === 1;
-  if ('$eq' in cond && hashKey(cond.$eq) !== undefined) return { values: [cond.$eq], only };
-  if (Array.isArray(cond.$in) && cond.$in.every((v) => hashKey(v) !== undefined)) return { values: cond.$in, only };
+  if ('$eq' in cond && isHashable(cond.$eq)) return { values: [cond.$eq], only };
+  if (Array.isArray(cond.$in) && cond.$in.every(isHashable)) return { values: cond.$in, only };
   return undefined;
 }
 
@@ -206,8 +206,11 @@ const PINNED_IDS = 16;
 /** The `_id` condition `filter` pins (at its top level or in its `$and` items, at any depth), if few ids. */
 function pinnedId(filter: Filter): unknown {
   if ('_id' in filter) {
-    const eq = equalityValues(filter._id);
-    if (eq) return eq.values.length <= PINNED_IDS ? filter._id : undefined;
+    const cond = filter._id;
+    // a long `$in` pins too many ids whatever its values: not checked here (a list of 200 ids, twice, was a tenth of its read)
+    if (isPlainObject(cond) && Array.isArray(cond.$in) && cond.$in.length > PINNED_IDS) return undefined;
+    const eq = equalityValues(cond);
+    if (eq) return eq.values.length <= PINNED_IDS ? cond : undefined;
   }
   const and = filter.$and;
   if (!Array.isArray(and)) return undefined;

@@ -1,6 +1,6 @@
 import { Query } from 'mingo';
 import type { Doc, Filter, Projection } from '../port.js';
-import { hashKey, THROUGH_ARRAY, valueAt, valuesAt } from './values.js';
+import { isHashable, THROUGH_ARRAY, valueAt, valuesAt } from './values.js';
 import { parseWildcard, wildcardMatcher } from './wildcard.js';
 
 /** mingo options: no `$where`/`$function` scripts from filters. */
@@ -144,12 +144,12 @@ function someAt(doc: Doc, path: readonly string[], test: (v: unknown) => boolean
  * booleans. `===` and Set membership (SameValueZero) equal MongoDB's equality on these types.
  */
 function equalsAny(values: unknown): ((v: unknown) => boolean) | undefined {
-  if (!Array.isArray(values) || !values.every((v) => hashKey(v) !== undefined)) return undefined;
+  if (!Array.isArray(values) || !values.every(isHashable)) return undefined;
   if (values.length === 1) {
     const only: unknown = values[0];
     return (v) => v === only;
   }
-  const set = new Set(values);
+  const set = new Set<unknown>(values);
   return (v) => set.has(v);
 }
 
@@ -176,7 +176,7 @@ export function testDirect(filter: Filter, doc: Doc): boolean | undefined {
     const cond = filter[key];
     let negate = false;
     let test: ((v: unknown) => boolean) | undefined;
-    if (hashKey(cond) !== undefined) {
+    if (isHashable(cond)) {
       const value = cond;
       test = (v) => v === value;
     } else {
@@ -192,7 +192,7 @@ export function testDirect(filter: Filter, doc: Doc): boolean | undefined {
       }
       negate = op === '$ne' || op === '$nin';
       if (op === '$eq' || op === '$ne') {
-        if (hashKey(value) !== undefined) test = (v) => v === value;
+        if (isHashable(value)) test = (v) => v === value;
       } else if (op === '$in' || op === '$nin') test = equalsAny(value);
       if (!test) return undefined;
     }
@@ -344,7 +344,7 @@ function holdsArray(doc: Doc, field: string, array: readonly unknown[]): boolean
 }
 
 function compileField(path: readonly string[], cond: unknown): Matcher | undefined {
-  if (hashKey(cond) !== undefined || Array.isArray(cond)) cond = { $eq: cond };
+  if (isHashable(cond) || Array.isArray(cond)) cond = { $eq: cond };
   if (!isObject(cond)) return undefined;
   const ops = Object.keys(cond);
   if (ops.length === 0 || !ops.every((op) => op.startsWith('$'))) return undefined;

@@ -80,11 +80,16 @@ export function eachSlot(s: Slots, visit: (slot: number) => boolean): boolean {
 /**
  * The set of the slots in `slots` (any order, repeats allowed): a sorted array, or a bitmap when
  * they are many and dense, as {@link orSlots} makes them. Cheaper than uniting one-slot sets: a
- * read of a list of ids (`_id: {$in: [...]}`) is one numeric sort.
+ * read of a list of ids (`_id: {$in: [...]}`) is one numeric sort, and none when the slots come
+ * ascending already (ids listed in the order their documents were stored, as a sprint's members
+ * are). The caller gives `slots` up: it may become the set's own array.
  */
-export function slotsOf(slots: readonly number[]): Slots {
-  if (slots.length === 0) return NO_SLOTS;
-  if (slots.length === 1) return { size: 1, arr: [slots[0]!] };
+export function slotsOf(slots: number[]): Slots {
+  const n = slots.length;
+  if (n === 0) return NO_SLOTS;
+  let i = 1;
+  while (i < n && slots[i]! > slots[i - 1]!) i++;
+  if (i === n && (n <= SMALL || n * SPARSE <= slots[n - 1]! + 1)) return { size: n, arr: slots };
   return ofSorted(Int32Array.from(slots).sort()); // a numeric sort without a comparator call per pair
 }
 

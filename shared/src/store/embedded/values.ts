@@ -56,6 +56,12 @@ function valuesThroughArrays(start: unknown[], path: readonly string[]): unknown
   return current;
 }
 
+/** True for the values {@link hashKey} keys (strings, numbers, booleans), without making the key. */
+export function isHashable(v: unknown): v is string | number | boolean {
+  const t = typeof v;
+  return t === 'string' || t === 'number' || t === 'boolean';
+}
+
 /** Hash key of a string, number or boolean; `undefined` for any other value (not indexable). */
 export function hashKey(v: unknown): string | undefined {
   switch (typeof v) {
