@@ -262,18 +262,17 @@ const EVERY: Readable = { all: true, has: () => true };
  */
 export async function readableIds(store: DocumentStore, reader: Principal, ids: readonly string[]): Promise<Readable> {
   const read: Array<Array<Pick<TaskDoc, '_id' | 'created_by' | 'groupId'>>> = [];
-  let found = 0;
   let readable = 0;
   // one read per IDS_PER_READ ids: a query document stays far below MongoDB's 16 MiB
   for (let i = 0; i < ids.length; i += IDS_PER_READ) {
     const part = ids.length <= IDS_PER_READ ? ids : ids.slice(i, i + IDS_PER_READ);
     const docs = await store.collection<TaskDoc>(Collections.tasks).find({ _id: { $in: part } }, { projection: ACCESS_PROJECTION });
     read.push(docs);
-    found += docs.length;
     for (const d of docs) if (canReadTask(reader, d)) readable++;
   }
-  // each id found once and readable (an id given twice is found once: counted below instead)
-  if (readable === ids.length && found === ids.length) return EVERY;
+  // as many readable tasks as ids: each id found once and readable (an id given twice is found
+  // once, so a list with a repeat never counts as all; it is answered by the set below)
+  if (readable === ids.length) return EVERY;
   const visible = new Set<string>();
   for (const docs of read) for (const d of docs) if (canReadTask(reader, d)) visible.add(d._id);
   return { all: false, has: (id) => visible.has(id) };

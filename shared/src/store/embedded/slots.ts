@@ -22,6 +22,11 @@ const SPARSE = 64;
 /** Arrays up to this size stay arrays whatever the collection size. */
 const SMALL = 256;
 
+/** True when `n` slots, all below `top`, are kept as a sorted array: few of them, or sparse. */
+function staysArray(n: number, top: number): boolean {
+  return n <= SMALL || n * SPARSE <= top;
+}
+
 /** Number of set bits of a 32-bit word. */
 export function popcount(x: number): number {
   x -= (x >>> 1) & 0x55555555;
@@ -85,22 +90,24 @@ export function eachSlot(s: Slots, visit: (slot: number) => boolean): boolean {
  * are). The caller gives `slots` up: it may become the set's own array.
  */
 export function slotsOf(slots: number[]): Slots {
-  const n = slots.length;
-  if (n === 0) return NO_SLOTS;
   let i = 1;
-  while (i < n && slots[i]! > slots[i - 1]!) i++;
-  if (i === n && (n <= SMALL || n * SPARSE <= slots[n - 1]! + 1)) return { size: n, arr: slots };
-  return ofSorted(Int32Array.from(slots).sort()); // a numeric sort without a comparator call per pair
+  while (i < slots.length && slots[i]! > slots[i - 1]!) i++;
+  return i >= slots.length ? ofAscending(slots) : ofSorted(Int32Array.from(slots).sort()); // a numeric sort without a comparator call per pair
 }
 
-/** The set of the slots in ascending `sorted` (repeats allowed): an array, or a bitmap when many and dense. */
+/** The set of the slots in ascending `sorted` (repeats allowed). */
 function ofSorted(sorted: Int32Array): Slots {
   const out: number[] = [];
   for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) out.push(sorted[i]!);
+  return ofAscending(out);
+}
+
+/** The set of the strictly ascending slots `out`: `out` itself as its array when few or sparse, else a bitmap. */
+function ofAscending(out: number[]): Slots {
   const n = out.length;
   if (n === 0) return NO_SLOTS;
   const top = out[n - 1]! + 1;
-  if (n <= SMALL || n * SPARSE <= top) return { size: n, arr: out };
+  if (staysArray(n, top)) return { size: n, arr: out };
   const words = new Uint32Array((top + 31) >>> 5);
   for (let k = 0; k < n; k++) words[out[k]! >>> 5]! |= 1 << (out[k]! & 31);
   return { size: n, bits: words };
@@ -118,7 +125,7 @@ export function orSlots(sets: readonly Slots[]): Slots {
     if (s.bits) bitmaps++;
     top = Math.max(top, s.bits ? s.bits.length * 32 : s.arr!.length > 0 ? s.arr![s.arr!.length - 1]! + 1 : 0);
   }
-  if (bitmaps === 0 && (total <= SMALL || total * SPARSE <= top)) {
+  if (bitmaps === 0 && staysArray(total, top)) {
     const all = new Int32Array(total);
     let n = 0;
     for (const s of sets) for (const slot of s.arr!) all[n++] = slot;
@@ -261,7 +268,7 @@ export class Posting implements Slots {
       arr.splice(at, 0, slot);
     }
     this.size++;
-    if (this.size > SMALL && this.size * SPARSE > slotCount) this.toBitmap(slotCount);
+    if (!staysArray(this.size, slotCount)) this.toBitmap(slotCount);
   }
 
   /** Removes `slot` when present. */
