@@ -284,8 +284,12 @@ for (const name of wanted) {
       const regression = comparable && below.length > 0;
       if (regression) regressions++;
       const rerun = second && `measured again: ${second.ratio.text} req/s${second.cpu ? `, ${second.cpu.text} CPU` : ''}`;
+      const mark = regression ? `**REGRESSION** (${below.join(', ')})`
+        : !comparable ? 'not comparable: REF fails it'
+        : second ? `not confirmed (${first.below.join(', ')} below ${REGRESSION_BELOW}× once)`
+        : '';
       const notes = [
-        regression ? `**REGRESSION** (${below.join(', ')})` : comparable ? (second ? `not confirmed (${first.below.join(', ')} below ${REGRESSION_BELOW}× once)` : '') : 'not comparable: REF fails it',
+        mark,
         rerun,
         ...[['this', m.this], ['REF', m.ref]].filter(([, r]) => failures(r) > 0).map(([who, r]) => `${who}: ${failures(r)} errors`),
       ].filter(Boolean);
