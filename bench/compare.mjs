@@ -1,16 +1,18 @@
-// `npm run bench:compare [REF] [options]`: this checkout's build beside the build of REF, side by side.
-// REF (default: the last commit of main that is not part of the current change) is checked out in a
-// temporary git worktree, given a copy of this checkout's node_modules and built there; then the
-// http, board, sprint, writes and query sections load both builds' servers with the same fixtures,
-// the two builds' runs taken in turn, and every row prints this ÷ REF in req/s and in the server's
-// CPU per request (REF's ÷ this one's: paired, median and spread), marking a row below 0.9× on
-// either as a regression. Written to bench/results/compare.md. See docs/bench.md.
+// `npm run bench:compare [REF] [options]`: this checkout's build beside the build of REF and the
+// fixed anchor build (the commit in bench/anchor, docs/bench.md "The anchor"), side by side. REF
+// (default: the last commit of main that is not part of the current change) and the anchor are each
+// checked out in a temporary git worktree, given a copy of this checkout's node_modules and built
+// there; then the http, board, sprint, writes and query sections load the builds' servers with the
+// same fixtures, the builds' runs taken in turn, and every row prints this ÷ REF and this ÷ ANCHOR in
+// req/s and in the server's CPU per request (the other build's ÷ this one's: paired, median and
+// spread), marking a row below 0.9× on either, against either build, as a regression. Written to
+// bench/results/compare.md. See docs/bench.md.
 //
 // Options: --quick (2 runs of 2 s per row instead of 3 of 4 s), --reps N, --duration S,
-// --sections http,board,… (a subset), --keep (keep REF's worktree and build in the temp dir and
-// reuse it on the next run with the same REF), --no-confirm (a row below 0.9× is marked at once;
+// --sections http,board,… (a subset), --keep (keep the other builds' worktrees in the temp dir and
+// reuse them on the next run with the same commits), --no-confirm (a row below 0.9× is marked at once;
 // by default it is measured again, 3 more runs per build, and stays marked only when that
-// measurement is below 0.9× too).
+// measurement is below 0.9× too), --anchor COMMIT (another anchor for this run; `none`: no anchor).
 // Exit code: 0, or 1 when a row is marked as a regression, 2 when a section or the build failed.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -47,6 +49,7 @@ const { opts, positionals, argsFault } = (() => {
         sections: { type: 'string' },
         keep: { type: 'boolean', default: false },
         confirm: { type: 'boolean', default: true },
+        anchor: { type: 'string' },
       },
     });
     return { opts: values, positionals, argsFault: undefined };
@@ -72,7 +75,7 @@ function defaultRef() {
 }
 
 function usage(message) {
-  console.error(`${message}\nusage: npm run bench:compare -- [REF] [--quick] [--reps N] [--duration S] [--sections ${Object.keys(SECTIONS).join(',')}] [--keep] [--no-confirm]`);
+  console.error(`${message}\nusage: npm run bench:compare -- [REF] [--quick] [--reps N] [--duration S] [--sections ${Object.keys(SECTIONS).join(',')}] [--keep] [--no-confirm] [--anchor COMMIT|none]`);
   process.exit(2);
 }
 
@@ -116,46 +119,55 @@ function removeWorktree(dir) {
 }
 
 const auth = (token) => ({ authorization: `Bearer ${token}` });
-/** {name: {this: spec, ref: spec}} from two {name: spec} objects with the same names. */
-const pair = (ours, theirs) => Object.fromEntries(Object.keys(ours).map((k) => [k, { this: ours[k], ref: theirs[k] }]));
-const within = (label, m, top, bottom, key) => ({ label, this: pairedRatio(m[top].this, m[bottom].this, key), ref: pairedRatio(m[top].ref, m[bottom].ref, key) });
+/** {name: {build: spec}} from {build: {name: spec}} (every build's specs have the same names). */
+const byName = (perBuild) => {
+  const builds = Object.keys(perBuild);
+  return Object.fromEntries(Object.keys(perBuild[builds[0]]).map((k) => [k, Object.fromEntries(builds.map((b) => [b, perBuild[b][k]]))]));
+};
+/** `fn(root, build)` for each build compared (this = '', REF, the anchor when it is another commit), in turn. */
+async function perBuild(roots, fn) {
+  const out = {};
+  for (const [build, root] of Object.entries(roots)) out[build] = await fn(root, build);
+  return out;
+}
+/** A ratio within each build: `m[top][build] ÷ m[bottom][build]` paired, per build. */
+const within = (label, m, top, bottom, key) => ({ label, ...Object.fromEntries(Object.keys(m[top]).filter((b) => b !== 'bare').map((b) => [b, pairedRatio(m[top][b], m[bottom][b], key)])) });
 
 /**
- * Each section: (scope, refRoot, run) → {rows: [[label, {this, ref}]], ratios: [{label, this, ref}]}:
- * rows compared across builds by req/s; ratios are each build's own targets (paired within it).
+ * Each section: (scope, roots, run) → {rows: [[label, {this, ref, anchor?}]], ratios: [{label, this, ref, anchor?}]}:
+ * `roots` = {this: '', ref: REF's checkout, anchor?: the anchor's}; rows are compared across builds
+ * by req/s and server CPU per request; ratios are each build's own targets (paired within it).
  */
 const SECTIONS = {
-  async http(scope, refRoot, run) {
-    const t = await httpServer(scope);
-    const r = await httpServer(scope, refRoot);
+  async http(scope, roots, run) {
+    const s = await perBuild(roots, (root) => httpServer(scope, root));
+    const t = s.this;
     const bare = await scope.process('bench/servers/bare.mjs', { env: { BODY: t.detail.text, CREATED: t.created.text } });
     const bareUrl = `http://127.0.0.1:${bare.info.port}${t.path}`;
-    const post = (s) => ({ url: `${s.base}/api/v1/tasks`, method: 'POST', body: JSON.stringify(CREATE_BODY), headers: auth(s.token) });
-    const m = await run({
-      get10: { bare: { url: bareUrl }, this: { url: t.base + t.path, headers: auth(t.token) }, ref: { url: r.base + r.path, headers: auth(r.token) } },
-      get50: { this: { url: t.base + t.path, headers: auth(t.token), connections: 50 }, ref: { url: r.base + r.path, headers: auth(r.token), connections: 50 } },
-      post: { this: post(t), ref: post(r) },
-    }, { interleave: true });
+    const post = (x) => ({ url: `${x.base}/api/v1/tasks`, method: 'POST', body: JSON.stringify(CREATE_BODY), headers: auth(x.token) });
+    const get = (x, c) => ({ url: x.base + x.path, headers: auth(x.token), ...(c ? { connections: c } : {}) });
+    const builds = Object.keys(roots);
+    const each = (fn) => Object.fromEntries(builds.map((b) => [b, fn(s[b])]));
+    const m = await run({ get10: { bare: { url: bareUrl }, ...each((x) => get(x)) }, get50: each((x) => get(x, 50)), post: each(post) }, { interleave: true });
+    const bareRatio = Object.fromEntries(builds.map((b) => [b, pairedRatio(m.get10[b], m.get10.bare)]));
     return {
       rows: [['GET /tasks/{id} c=10', m.get10], ['GET /tasks/{id} c=50', m.get50], ['POST /tasks c=10', m.post]],
-      ratios: [{ label: 'all-in-one GET detail ÷ bare Fastify, c=10 (target ≥ 0.5×)', this: pairedRatio(m.get10.this, m.get10.bare), ref: pairedRatio(m.get10.ref, m.get10.bare) }],
+      ratios: [{ label: 'all-in-one GET detail ÷ bare Fastify, c=10 (target ≥ 0.5×)', ...bareRatio }],
     };
   },
 
-  async board(scope, refRoot, run) {
-    const t = await seedDir(scope, 'board');
-    const r = await seedDir(scope, 'board', refRoot);
-    const m = await run(pair(boardSpecs(t.seed, t.base), boardSpecs(r.seed, r.base)), { interleave: false });
+  async board(scope, roots, run) {
+    const s = await perBuild(roots, (root) => seedDir(scope, 'board', root));
+    const m = await run(byName(Object.fromEntries(Object.entries(s).map(([b, x]) => [b, boardSpecs(x.seed, x.base)]))), { interleave: false });
     return {
       rows: [['GET /tasks/{id}', m.detail], ['column read (2,000 cards, page 20)', m.column], ['board summary', m.summary], ['board read GET …/tasks', m.boardTasks], ['card move Doing ⇄ Review', m.move]],
       ratios: [within('move ÷ GET detail, cost (detail req/s ÷ move req/s; target ≤ 3.5×)', m, 'detail', 'move'), within('summary ÷ column read, cost (target ≤ 3×)', m, 'column', 'summary')],
     };
   },
 
-  async sprint(scope, refRoot, run) {
-    const t = await reportsServer(scope);
-    const r = await reportsServer(scope, refRoot);
-    const m = await run(pair(t.specs, r.specs), { interleave: false });
+  async sprint(scope, roots, run) {
+    const s = await perBuild(roots, (root) => reportsServer(scope, root));
+    const m = await run(byName(Object.fromEntries(Object.entries(s).map(([b, x]) => [b, x.specs]))), { interleave: false });
     return {
       rows: [['GET /tasks/{id}', m.detail], ['sprint report (closed, 200 members)', m.report], ['velocity ?last=50', m.velocity], ['sprint list (51 sprints)', m.list]],
       ratios: [
@@ -166,15 +178,16 @@ const SECTIONS = {
     };
   },
 
-  async writes(scope, refRoot, run) {
-    const [t, r] = [await writesServer(scope, ''), await writesServer(scope, refRoot)];
+  async writes(scope, roots, run) {
+    const bases = await perBuild(roots, (root) => writesServer(scope, root));
     const token = accessToken(randomUUID());
     const headers = auth(token);
-    const [ts, rs] = [await writesSeed(t, token), await writesSeed(r, token)];
-    const w = await run(pair(writeLoads(t, ts, headers), writeLoads(r, rs, headers)), { interleave: true });
-    const c = await run(pair(createLoads(t, headers), createLoads(r, headers)), { interleave: true });
+    const seeds = await perBuild(roots, (_root, b) => writesSeed(bases[b], token));
+    const loads = (fn) => byName(Object.fromEntries(Object.keys(roots).map((b) => [b, fn(b)])));
+    const w = await run(loads((b) => writeLoads(bases[b], seeds[b], headers)), { interleave: true });
+    const c = await run(loads((b) => createLoads(bases[b], headers)), { interleave: true });
     const tasksPerS = (x) => ({ ...x, rpsRuns: x.rpsRuns.map((v) => v * 100) });
-    const batchGain = (v) => pairedRatio(tasksPerS(c.batch[v]), c.create[v]);
+    const batchGain = Object.fromEntries(Object.keys(roots).map((b) => [b, pairedRatio(tasksPerS(c.batch[b]), c.create[b])]));
     return {
       rows: [
         ['PATCH /tasks/{id}', w.patch], ['PATCH with If-Match', w.patchIfMatch], ['card move', w.move], ['POST /tasks', c.create],
@@ -183,15 +196,14 @@ const SECTIONS = {
       ratios: [
         within('keyed create ÷ nonce create, cost (target ≤ 1.3×)', c, 'createNonce', 'createKey'),
         within('PATCH with If-Match ÷ PATCH, cost (target ≤ 1.15×)', w, 'patch', 'patchIfMatch'),
-        { label: 'batch tasks/s ÷ single creates (target ≥ 5×)', this: batchGain('this'), ref: batchGain('ref') },
+        { label: 'batch tasks/s ÷ single creates (target ≥ 5×)', ...batchGain },
       ],
     };
   },
 
-  async query(scope, refRoot, run) {
-    const t = await seedDir(scope, 'query');
-    const r = await seedDir(scope, 'query', refRoot);
-    const m = await run(pair(querySpecs(t.seed, t.base), querySpecs(r.seed, r.base)), { interleave: false });
+  async query(scope, roots, run) {
+    const s = await perBuild(roots, (root) => seedDir(scope, 'query', root));
+    const m = await run(byName(Object.fromEntries(Object.entries(s).map(([b, x]) => [b, querySpecs(x.seed, x.base)]))), { interleave: false });
     const names = Object.keys(m).filter((k) => k !== 'detail');
     return {
       rows: [['GET /tasks/{id}', m.detail], ...names.map((k) => [`query: ${k}`, m[k]])],
@@ -207,33 +219,41 @@ if (unknown.length) usage(`unknown section(s): ${unknown.join(', ')}`);
 if (positionals.length > 1) usage('one REF at most');
 if (!(Number.isInteger(reps) && reps >= 1 && duration > 0)) usage('--reps takes a whole number ≥ 1, --duration seconds > 0');
 
-let refSha;
-try {
-  refSha = git('rev-parse', '--verify', `${positionals[0] ?? defaultRef()}^{commit}`);
-} catch {
-  usage(`not a commit: ${positionals[0]}`);
+/** A commit's full sha, or the usage line when `name` is none. */
+function commitOf(name) {
+  try {
+    return git('rev-parse', '--verify', `${name}^{commit}`);
+  } catch {
+    return usage(`not a commit: ${name}`);
+  }
 }
+const refSha = commitOf(positionals[0] ?? defaultRef());
+/** The fixed anchor (bench/anchor, docs/bench.md "The anchor"; `--anchor C` another, `--anchor none` none); measured once when it is REF itself. */
+const anchorName = opts.anchor ?? (existsSync('bench/anchor') ? readFileSync('bench/anchor', 'utf8').split(/\s/)[0] : '');
+const anchorSha = anchorName && anchorName !== 'none' ? commitOf(anchorName) : undefined;
 const headSha = git('rev-parse', 'HEAD');
 const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
 const subject = (sha) => git('log', '-1', '--format=%s', sha).slice(0, 80);
 const started = Date.now();
-const refRoot = refCheckout(refSha);
+const roots = { this: '', ref: refCheckout(refSha), ...(anchorSha && anchorSha !== refSha ? { anchor: refCheckout(anchorSha) } : {}) };
+/** The builds this one is compared with, by their name in the tables. */
+const against = Object.keys(roots).filter((b) => b !== 'this');
+const NAME = { ref: 'REF', anchor: 'ANCHOR' };
 
 const out = [
-  '# bench:compare — this build ÷ REF',
+  `# bench:compare — this build ÷ ${against.map((b) => NAME[b]).join(' and ÷ ')}`,
   '',
   `${new Date().toISOString()} · Node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'} · load average at start ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
   '',
   `- this: ${headSha.slice(0, 12)} ${subject(headSha)}${dirty ? ' (+ uncommitted changes)' : ''}`,
   `- REF: ${refSha.slice(0, 12)} ${subject(refSha)}`,
+  ...(roots.anchor ? [`- ANCHOR: ${anchorSha.slice(0, 12)} ${subject(anchorSha)} (bench/anchor)`] : anchorSha ? ['- ANCHOR: the same commit as REF'] : []),
   `- ${reps} run(s) of ${duration} s per row and build (1 s warm-up each), the builds' runs in turn; c=10 unless named`,
   '',
 ];
-const rowsOut = [
-  '| section | row | this req/s | REF req/s | this ÷ REF (runs) | CPU µs/req this · REF | REF ÷ this CPU (runs) | |',
-  '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
-];
-const ratiosOut = ['| section | measure | this | REF |', '| --- | --- | ---: | ---: |'];
+const head = ['| section | row | this req/s', ...against.flatMap((b) => [`${NAME[b]} req/s | this ÷ ${NAME[b]} (runs) | CPU µs/req this · ${NAME[b]} | ${NAME[b]} ÷ this CPU (runs)`]), ' |'];
+const rowsOut = [head.join(' | ').replace(' |  |', ' | |'), `| --- | --- | ---: |${against.map(() => ' ---: | ---: | ---: | ---: |').join('')} --- |`];
+const ratiosOut = [`| section | measure | this |${against.map((b) => ` ${NAME[b]} |`).join('')}`, `| --- | --- | ---: |${against.map(() => ' ---: |').join('')}`];
 let regressions = 0;
 let failed = false;
 /** The specs each measured row came from ({this, ref, …} load specs by the row's result), to measure a marked row again. */
@@ -245,61 +265,67 @@ const run = async (specs, { interleave }) => {
 };
 
 /**
- * The measures (`req/s`, `CPU`) on which row `m` (this and REF's results) is below
+ * The measures (`req/s`, `CPU`) on which row `m` (this and `build`'s results) is below
  * {@link REGRESSION_BELOW}, with both paired ratios (`cpu` undefined when a server's CPU was not read).
  */
-function judge(m) {
-  const ratio = pairedRatio(m.this, m.ref);
-  // server CPU per request, REF's ÷ this one's: above 1 this build does less work per request
-  const cpu = m.this.cpuRuns && m.ref.cpuRuns ? pairedRatio(m.ref, m.this, 'cpuRuns') : undefined;
+function judge(m, build) {
+  const ratio = pairedRatio(m.this, m[build]);
+  // server CPU per request, the other build's ÷ this one's: above 1 this build does less work per request
+  const cpu = m.this.cpuRuns && m[build].cpuRuns ? pairedRatio(m[build], m.this, 'cpuRuns') : undefined;
   const below = [ratio.value < REGRESSION_BELOW && 'req/s', cpu && cpu.value < REGRESSION_BELOW && 'CPU'].filter(Boolean);
   return { ratio, cpu, below };
 }
 
 /**
- * Measures a marked row again while its servers still run: {@link CONFIRM_REPS} more runs of
- * each build, in turn. A row stays a regression only when the second measurement is below
+ * Measures a marked row again while its servers still run: {@link CONFIRM_REPS} more runs of this
+ * build and `build`, in turn. A row stays a regression only when the second measurement is below
  * {@link REGRESSION_BELOW} on a measure the first one was (one run landing on a busy moment of a
  * shared VM is not a regression). Returns the second judgement.
  */
-async function confirm(m, first) {
+async function confirm(m, build, first) {
   const spec = measuredFrom.get(m);
-  const again = await measureVariants({ row: { this: spec.this, ref: spec.ref } }, { reps: CONFIRM_REPS, duration, interleave: true });
-  const second = judge(again.row);
+  const again = await measureVariants({ row: { this: spec.this, [build]: spec[build] } }, { reps: CONFIRM_REPS, duration, interleave: true });
+  const second = judge(again.row, build);
   return { ...second, below: second.below.filter((x) => first.below.includes(x)) };
 }
+
+/** One build's cells of a row (req/s, ratio, CPU, CPU ratio) and its notes; counts a regression. */
+async function cellsAgainst(m, build) {
+  const first = judge(m, build);
+  const { ratio, cpu } = first;
+  const failures = (r) => r.errors + r.non2xx;
+  // a request the other build does not answer (a route it does not have) is no figure to compare with
+  const comparable = failures(m[build]) * 2 < m[build].n;
+  const second = comparable && first.below.length > 0 && opts.confirm ? await confirm(m, build, first) : undefined;
+  const below = second ? second.below : first.below;
+  const regression = comparable && below.length > 0;
+  if (regression) regressions++;
+  const who = NAME[build];
+  const rerun = second && `${who} measured again: ${second.ratio.text} req/s${second.cpu ? `, ${second.cpu.text} CPU` : ''}`;
+  const mark = regression ? `**REGRESSION** against ${who} (${below.join(', ')})`
+    : !comparable ? `not comparable: ${who} fails it`
+    : second ? `not confirmed against ${who} (${first.below.join(', ')} below ${REGRESSION_BELOW}× once)`
+    : '';
+  const notes = [mark, rerun, failures(m[build]) > 0 && `${who}: ${failures(m[build])} errors`].filter(Boolean);
+  const cpuCells = cpu ? `${m.this.cpuUs.toFixed(0)} · ${m[build].cpuUs.toFixed(0)} | ${cpu.text}` : ' | ';
+  return { cells: `${Math.round(m[build].rps)} | ${ratio.text} | ${cpuCells}`, notes };
+}
+
 for (const name of wanted) {
   const scope = new Scope();
   const t0 = Date.now();
   try {
-    const { rows, ratios } = await SECTIONS[name](scope, refRoot, run);
+    const { rows, ratios } = await SECTIONS[name](scope, roots, run);
     for (const [label, m] of rows) {
-      const first = judge(m);
-      const { ratio, cpu } = first;
-      const failures = (r) => r.errors + r.non2xx;
-      // a request REF does not answer (a route it does not have) is no figure to compare with
-      const comparable = failures(m.ref) * 2 < m.ref.n;
-      const second = comparable && first.below.length > 0 && opts.confirm ? await confirm(m, first) : undefined;
-      const below = second ? second.below : first.below;
-      const regression = comparable && below.length > 0;
-      if (regression) regressions++;
-      const rerun = second && `measured again: ${second.ratio.text} req/s${second.cpu ? `, ${second.cpu.text} CPU` : ''}`;
-      const mark = regression ? `**REGRESSION** (${below.join(', ')})`
-        : !comparable ? 'not comparable: REF fails it'
-        : second ? `not confirmed (${first.below.join(', ')} below ${REGRESSION_BELOW}× once)`
-        : '';
-      const notes = [
-        mark,
-        rerun,
-        ...[['this', m.this], ['REF', m.ref]].filter(([, r]) => failures(r) > 0).map(([who, r]) => `${who}: ${failures(r)} errors`),
-      ].filter(Boolean);
-      const cpuCells = cpu ? `${m.this.cpuUs.toFixed(0)} · ${m.ref.cpuUs.toFixed(0)} | ${cpu.text}` : ' | ';
-      rowsOut.push(`| ${name} | ${label} | ${Math.round(m.this.rps)} | ${Math.round(m.ref.rps)} | ${ratio.text} | ${cpuCells} | ${notes.join('; ')} |`);
+      const parts = [];
+      for (const build of against) parts.push(await cellsAgainst(m, build));
+      const notes = [...parts.flatMap((p) => p.notes), m.this.errors + m.this.non2xx > 0 && `this: ${m.this.errors + m.this.non2xx} errors`].filter(Boolean);
+      rowsOut.push(`| ${name} | ${label} | ${Math.round(m.this.rps)} | ${parts.map((p) => p.cells).join(' | ')} | ${notes.join('; ')} |`);
     }
-    for (const r of ratios) ratiosOut.push(`| ${name} | ${r.label} | ${r.this.text} | ${r.ref.text} |`);
+    for (const r of ratios) ratiosOut.push(`| ${name} | ${r.label} | ${r.this.text} |${against.map((b) => ` ${r[b].text} |`).join('')}`);
   } catch (e) {
     failed = true;
-    rowsOut.push(`| ${name} | **section failed**: ${String(e.message ?? e).split('\n')[0]} | | | | | | |`);
+    rowsOut.push(`| ${name} | **section failed**: ${String(e.message ?? e).split('\n')[0]} | |${against.map(() => ' | | | |').join('')} |`);
     console.error(e);
   } finally {
     await scope.close();
@@ -307,7 +333,8 @@ for (const name of wanted) {
   console.log(`${name}: ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 }
 out.push(...rowsOut, '', 'Ratios within each build (paired runs of one build):', '', ...ratiosOut, '');
-out.push(`${regressions ? `**${regressions} row(s) below ${REGRESSION_BELOW}× REF**` : `no row below ${REGRESSION_BELOW}× REF`} · total ${((Date.now() - started) / 1000).toFixed(0)} s`, '');
+const verdict = against.map((b) => NAME[b]).join(' or ');
+out.push(`${regressions ? `**${regressions} row mark(s) below ${REGRESSION_BELOW}× ${verdict}**` : `no row below ${REGRESSION_BELOW}× ${verdict}`} · total ${((Date.now() - started) / 1000).toFixed(0)} s`, '');
 const text = out.join('\n');
 console.log(`\n${text}`);
 mkdirSync('bench/results', { recursive: true });
