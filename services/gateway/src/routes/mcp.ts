@@ -23,6 +23,7 @@ export const mcpRoutes: LocalRoute[] = [
     summary: `${method} is not served: the MCP endpoint is stateless (405)`,
     tag: 'mcp',
     authenticated: true,
+    undocumented: true,
     status: 405,
     async handle() {
       throw new AppError('METHOD_NOT_ALLOWED', { message: STATELESS });
