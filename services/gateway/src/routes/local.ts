@@ -70,6 +70,11 @@ export interface LocalRoute<B extends TObject | undefined = TObject | undefined,
    * client calls, e.g. GET and DELETE on the stateless MCP endpoint.
    */
   undocumented?: boolean;
+  /**
+   * The `WWW-Authenticate` value a 401 from this route carries (the MCP endpoint names its
+   * resource metadata, docs/agents.md "Discovery"); made from the request.
+   */
+  authChallenge?: (req: FastifyRequest) => string;
   /** Needs a bearer token (default false: public). */
   authenticated?: boolean;
   /** The scope a personal access token needs for this route (default `read`); a JWT has every scope. */

@@ -169,14 +169,23 @@ function schemaOf(d: RouteDescription): FastifySchema {
   return schema as FastifySchema;
 }
 
-function routeOptions(d: RouteDescription, handler: RouteOptions['handler'], onRequest: onRequestHookHandler[]): RouteOptions {
+function routeOptions(d: RouteDescription, handler: RouteOptions['handler'], onRequest: onRequestHookHandler[], challenge?: (req: FastifyRequest) => string): RouteOptions {
   return {
     method: d.method,
     url: d.url,
     schema: schemaOf(d),
     onRequest,
+    ...(challenge ? { onSend: challengeOn401(challenge) } : {}),
     ...(d.body ? { preValidation: defaultBody } : {}),
     handler,
+  };
+}
+
+/** An `onSend` hook adding `WWW-Authenticate: <challenge(req)>` to the route's 401 answers. */
+function challengeOn401(challenge: (req: FastifyRequest) => string) {
+  return async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    if (reply.statusCode === 401) reply.header('www-authenticate', challenge(req));
+    return payload;
   };
 }
 
@@ -328,6 +337,7 @@ export function registerLocalRoutes(app: FastifyInstance, deps: LocalDeps, route
         },
         handler,
         onRequest,
+        r.authChallenge,
       ));
     }
   }
