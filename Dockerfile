@@ -1,6 +1,6 @@
 # One image for every service (docs/architecture.md §2): the compose file picks the entry point with SERVICE.
 # syntax=docker/dockerfile:1
-FROM node:22-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # better-sqlite3 (embedded store) compiles from source: no prebuilt binary is fetched.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
@@ -19,7 +19,7 @@ COPY . .
 # build-time only (devDependencies) and leave with the prune.
 RUN npm run build && npm prune --omit=dev
 
-FROM node:22-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 # V8's young generation, as `npm start` runs the service (package.json; docs/store.md "Memory and
 # garbage collection"): fewer scavenges per request and a faster load of a large embedded store

@@ -1,5 +1,6 @@
 import { endpoints, type Endpoint, type EndpointName } from './endpoints.js';
 import { fieldSentence, queryMessage } from './humane.js';
+import type { Answer, TypedOptions } from './typed.js';
 import type {
   Board, BoardList, CycleTime, Flow, BoardMember, BoardTaskPage, Burndown, CloseSprintResult, SprintReport, SprintSummary, StartSprintResult, Velocity, ColumnInput, ColumnPage, ErrorBody, Group, MoveResult, Note, Preview, Summary, Task,
   TaskDetail, TaskPage, TokenPair,
@@ -221,85 +222,94 @@ export class Api {
     throw new ApiError(res.status, errorBodyOf(answer, res));
   }
 
+  /**
+   * One call of an {@link endpoints} row typed by the OpenAPI document (api/typed.ts): its path
+   * parameters, body and query as the document has them, its answer the document's success body.
+   * Goes through {@link call} like every request.
+   */
+  op<N extends EndpointName>(name: N, opts: TypedOptions<N> = {}): Promise<Answer<N>> {
+    return this.call<Answer<N>>(name, opts as CallOptions);
+  }
+
   // ---- auth -------------------------------------------------------------------------------------
   async login(username: string, password: string): Promise<Session> {
-    return this.adopt(await this.call<TokenPair>('login', { body: { username, password } }));
+    return this.adopt(await this.op('login', { body: { username, password } }));
   }
   /** How one may sign in here: password and/or an identity provider (its name), docs/auth.md. */
   signInMethods(): Promise<{ password: boolean; oidc: { name: string } | null }> {
-    return this.call('signInMethods');
+    return this.op('signInMethods');
   }
   /** Exchanges the one-time code of an identity provider sign-in (the URL fragment `oidc_code`) for a session. */
   async exchangeOidcCode(code: string): Promise<Session> {
-    return this.adopt(await this.call<TokenPair>('oidcExchange', { body: { code } }));
+    return this.adopt(await this.op('oidcExchange', { body: { code } }));
   }
     register(username: string, password: string): Promise<{ userId: string; username: string }> {
-    return this.call('register', { body: { username, password } });
+    return this.op('register', { body: { username, password } });
   }
 
   // ---- boards -----------------------------------------------------------------------------------
-  listBoards = () => this.call<BoardList>('listBoards');
-  createBoard = (name: string, board_type: 'private' | 'shared') => this.call<Board>('createBoard', { body: { name, board_type } });
-  getBoard = (boardId: string) => this.call<Board>('getBoard', { params: { boardId } });
+  listBoards = () => this.op('listBoards');
+  createBoard = (name: string, board_type: 'private' | 'shared') => this.op('createBoard', { body: { name, board_type } });
+  getBoard = (boardId: string) => this.op('getBoard', { params: { boardId } });
   /** The board's people (owner and group members) as `{id, username}`. */
-  boardMembers = (boardId: string) => this.call<BoardMember[]>('boardMembers', { params: { boardId } });
+  boardMembers = (boardId: string) => this.op('boardMembers', { params: { boardId } });
   /** Invites `username` to the board as `r` or `rw` (owner only); answers the board's people. */
   addBoardMember = (boardId: string, username: string, permission: 'r' | 'rw') =>
-    this.call<BoardMember[]>('addBoardMember', { params: { boardId }, body: { username, permission } });
+    this.op('addBoardMember', { params: { boardId }, body: { username, permission } });
   updateBoardMember = (boardId: string, userId: string, permission: 'r' | 'rw') =>
-    this.call<BoardMember[]>('updateBoardMember', { params: { boardId, userId }, body: { permission } });
-  removeBoardMember = (boardId: string, userId: string) => this.call<BoardMember[]>('removeBoardMember', { params: { boardId, userId } });
+    this.op('updateBoardMember', { params: { boardId, userId }, body: { permission } });
+  removeBoardMember = (boardId: string, userId: string) => this.op('removeBoardMember', { params: { boardId, userId } });
   updateBoard = (boardId: string, body: { name?: string; columns?: ColumnInput[]; activeSprintId?: string }) =>
-    this.call<Board>('updateBoard', { params: { boardId }, body });
+    this.op('updateBoard', { params: { boardId }, body });
   shareBoard = (boardId: string, group_id: string, permission: 'r' | 'rw') =>
-    this.call<Board>('shareBoard', { params: { boardId }, body: { group_id, permission } });
-  previewActions = (query: string) => this.call<Preview>('previewActions', { body: { query } });
+    this.op('shareBoard', { params: { boardId }, body: { group_id, permission } });
+  previewActions = (query: string) => this.op('previewActions', { body: { query } });
   summary = (boardId: string, sprint: string, signal?: AbortSignal) =>
-    this.call<Summary>('summary', { params: { boardId }, query: { sprint, preview: 3 }, signal });
+    this.op('summary', { params: { boardId }, query: { sprint, preview: 3 }, signal });
   readColumn = (boardId: string, columnId: string, body: { sprint: string; filter?: string; page: number; page_size: number }) =>
-    this.call<ColumnPage>('readColumn', { params: { boardId, columnId }, body });
+    this.op('readColumn', { params: { boardId, columnId }, body });
   createCard = (boardId: string, title: string, column_id: string) =>
-    this.call<Task>('createCard', { params: { boardId }, body: { title, column_id } });
+    this.op('createCard', { params: { boardId }, body: { title, column_id } });
   moveCard = (boardId: string, taskId: string, from_column_id: string, to_column_id: string, dry_run = false) =>
-    this.call<MoveResult>('moveCard', { params: { boardId, taskId }, body: { from_column_id, to_column_id, dry_run } });
+    this.op('moveCard', { params: { boardId, taskId }, body: { from_column_id, to_column_id, dry_run } });
 
   // ---- tasks ------------------------------------------------------------------------------------
-  getTask = (taskId: string) => this.call<TaskDetail>('getTask', { params: { taskId } });
+  getTask = (taskId: string) => this.op('getTask', { params: { taskId } });
   updateTask = (
     taskId: string,
     body: { title?: string; description?: string; status?: string; tags?: string[]; assignee?: string; kickoff?: string; deadline?: string },
   ) =>
-    this.call<Task>('updateTask', { params: { taskId }, body });
-  deleteTask = (taskId: string) => this.call<void>('deleteTask', { params: { taskId } });
+    this.op('updateTask', { params: { taskId }, body });
+  deleteTask = (taskId: string) => this.op('deleteTask', { params: { taskId } });
   setMetadata = (taskId: string, key: string, value: unknown, ifMatch?: number) =>
-    this.call<TaskDetail>('setMetadata', { params: { taskId }, body: { key, value }, ...(ifMatch !== undefined ? { ifMatch } : {}) });
+    this.op('setMetadata', { params: { taskId }, body: { key, value }, ...(ifMatch !== undefined ? { ifMatch } : {}) });
   deleteMetadata = (taskId: string, key: string, ifMatch?: number) =>
-    this.call<TaskDetail>('deleteMetadata', { params: { taskId, key }, ...(ifMatch !== undefined ? { ifMatch } : {}) });
-  addNote = (taskId: string, content: string) => this.call<Note>('addNote', { params: { taskId }, body: { content } });
-  queryTasks = (query: string, pageSize = 100) => this.call<TaskPage>('queryTasks', { body: { query, pageSize, view: 'lite' } });
+    this.op('deleteMetadata', { params: { taskId, key }, ...(ifMatch !== undefined ? { ifMatch } : {}) });
+  addNote = (taskId: string, content: string) => this.op('addNote', { params: { taskId }, body: { content } });
+  queryTasks = (query: string, pageSize = 100) => this.op('queryTasks', { body: { query, pageSize, view: 'lite' } });
   closeSprint = (sprintId: string, rollover?: string) =>
-    this.call<CloseSprintResult>('closeSprint', { params: { sprintId }, body: rollover ? { rollover } : {} });
+    this.op('closeSprint', { params: { sprintId }, body: rollover ? { rollover } : {} });
 
   // ---- planning and sprints ----------------------------------------------------------------------
   boardQuery = (boardId: string, query: string, page_size = 200) =>
-    this.call<BoardTaskPage>('boardQuery', { params: { boardId }, body: { query, page: 1, page_size } });
+    this.op('boardQuery', { params: { boardId }, body: { query, page: 1, page_size } });
   listSprints = (boardId: string, state: 'open' | 'closed' | 'all' = 'all') =>
-    this.call<SprintSummary[]>('listSprints', { params: { boardId }, query: { state } });
+    this.op('listSprints', { params: { boardId }, query: { state } });
   createBoardSprint = (boardId: string, body: { title: string; goal?: string; kickoff?: string; deadline?: string; start?: boolean }) =>
-    this.call<Task>('createBoardSprint', { params: { boardId }, body });
-  velocity = (boardId: string, last: number) => this.call<Velocity>('velocity', { params: { boardId }, query: { last } });
-  startSprint = (sprintId: string) => this.call<StartSprintResult>('startSprint', { params: { sprintId }, body: {} });
-  sprintReport = (sprintId: string) => this.call<SprintReport>('sprintReport', { params: { sprintId } });
-  burndown = (sprintId: string) => this.call<Burndown>('burndown', { params: { sprintId } });
+    this.op('createBoardSprint', { params: { boardId }, body });
+  velocity = (boardId: string, last: number) => this.op('velocity', { params: { boardId }, query: { last } });
+  startSprint = (sprintId: string) => this.op('startSprint', { params: { sprintId }, body: {} });
+  sprintReport = (sprintId: string) => this.op('sprintReport', { params: { sprintId } });
+  burndown = (sprintId: string) => this.op('burndown', { params: { sprintId } });
 
   // ---- flow reports (docs/flow.md; days are UTC `YYYY-MM-DD`, inclusive) ---------------------------
-  flow = (boardId: string, from: string, to: string) => this.call<Flow>('flow', { params: { boardId }, query: { from, to } });
-  cycleTime = (boardId: string, from: string, to: string) => this.call<CycleTime>('cycleTime', { params: { boardId }, query: { from, to } });
+  flow = (boardId: string, from: string, to: string) => this.op('flow', { params: { boardId }, query: { from, to } });
+  cycleTime = (boardId: string, from: string, to: string) => this.op('cycleTime', { params: { boardId }, query: { from, to } });
 
   // ---- groups -----------------------------------------------------------------------------------
-  listGroups = () => this.call<Group[]>('listGroups');
-  createGroup = (name: string) => this.call<Group>('createGroup', { body: { name } });
+  listGroups = () => this.op('listGroups');
+  createGroup = (name: string) => this.op('createGroup', { body: { name } });
   addGroupMember = (groupId: string, user_id: string, role: 'member' | 'admin' = 'member') =>
-    this.call<Group>('addGroupMember', { params: { groupId }, body: { user_id, role } });
+    this.op('addGroupMember', { params: { groupId }, body: { user_id, role } });
 }
 

@@ -16,7 +16,7 @@ export interface Endpoint {
   public?: boolean;
 }
 
-const e = <T extends Record<string, Endpoint>>(t: T) => t;
+const e = <const T extends Record<string, Endpoint>>(t: T) => t;
 
 export const endpoints = e({
   register: { method: 'POST', path: '/auth/v2/register', body: ['username', 'password'], public: true },

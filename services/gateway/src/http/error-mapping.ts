@@ -20,7 +20,7 @@ export const ErrorBodySchema = Type.Object(
     ),
     traceId: Type.String({ description: 'The request id (x-request-id)' }),
   },
-  { $id: 'ErrorBody', additionalProperties: true },
+  { $id: 'Error', additionalProperties: true },
 );
 
 /** An error as HTTP sends it: the status from the catalogue and the body of docs/architecture.md §4. */

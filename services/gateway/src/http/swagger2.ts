@@ -6,6 +6,8 @@
  * object unions → `x-anyOf` (lossy), tuples → `x-tuple` (lossy). Register both hooks:
  * `transform: swagger2Transform`, `transformObject: ({ swaggerObject }) => toSwagger2Document(swaggerObject)`.
  */
+import { bodyRequired, documentTags, schemaNamer } from './components.js';
+
 type J = Record<string, unknown>;
 
 const isObj = (v: unknown): v is J => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -105,21 +107,39 @@ function toSwagger2Parameter(prm: J): J {
   return fixed;
 }
 
-/** `transformObject` hook: rewrites the whole generated document (definitions, parameters, responses). */
+/** A `$ref` schema stands alone in Swagger 2.0: its siblings (a `description`) are dropped. */
+function refAlone(s: unknown): unknown {
+  return isObj(s) && typeof s.$ref === 'string' ? { $ref: s.$ref } : s;
+}
+
+/**
+ * `transformObject` hook: rewrites the whole generated document (definitions, parameters,
+ * responses); the named resources (http/components.ts) become `definitions` that bodies and
+ * responses reference, a body parameter is `required` when the route needs a body, and the
+ * operations' tags are listed with their descriptions.
+ */
 export function toSwagger2Document(doc: J): J {
   const out = structuredClone(doc);
-  if (isObj(out.definitions)) {
-    out.definitions = Object.fromEntries(Object.entries(out.definitions).map(([n, v]) => [n, toSwagger2Schema(v)]));
-  }
+  const { components, rewrite } = schemaNamer(toSwagger2Schema, (name) => `#/definitions/${name}`, false);
+  const definitions = isObj(out.definitions) ? Object.fromEntries(Object.entries(out.definitions).map(([n, v]) => [n, toSwagger2Schema(v)])) : {};
+  out.definitions = { ...definitions, ...components };
+  const ops: J[] = [];
   for (const item of Object.values(isObj(out.paths) ? out.paths : {})) {
     for (const op of Object.values(isObj(item) ? item : {})) {
       if (!isObj(op)) continue;
-      if (Array.isArray(op.parameters)) op.parameters = (op.parameters as J[]).map(toSwagger2Parameter);
+      ops.push(op);
+      if (Array.isArray(op.parameters)) {
+        op.parameters = (op.parameters as J[]).map(toSwagger2Parameter).map((p) => {
+          if (p.in !== 'body') return p;
+          return { ...p, required: bodyRequired(p.schema), schema: refAlone(rewrite(p.schema)) };
+        });
+      }
       if (isObj(op.responses)) {
-        for (const r of Object.values(op.responses)) if (isObj(r) && r.schema) r.schema = toSwagger2Schema(r.schema);
+        for (const r of Object.values(op.responses)) if (isObj(r) && r.schema) r.schema = refAlone(rewrite(toSwagger2Schema(r.schema)));
       }
     }
   }
+  out.tags = documentTags(ops);
   return out;
 }
 

@@ -42,6 +42,14 @@ interface ReadyTool extends BoundTool {
   listing: Tool;
 }
 
+/**
+ * A contract schema as a tool lists it: plain JSON, without the `$id`s the contracts carry (a
+ * client compiles each tool's schemas into one validator, where the same `$id` twice is an error).
+ */
+function plainSchema(s: unknown): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(s, (k, v: unknown) => (k === '$id' ? undefined : v))) as Record<string, unknown>;
+}
+
 /** The MCP `Tool` a client lists: name, description, JSON Schema input and the read-only and destructive hints. */
 function listingOf(t: BoundTool): Tool {
   const { spec } = t;
@@ -49,7 +57,8 @@ function listingOf(t: BoundTool): Tool {
     name: spec.name,
     title: spec.title,
     description: spec.description,
-    inputSchema: JSON.parse(JSON.stringify(t.input)) as Tool['inputSchema'],
+    inputSchema: plainSchema(t.input) as Tool['inputSchema'],
+    ...(t.output ? { outputSchema: plainSchema(t.output) as Tool['outputSchema'] } : {}),
     annotations: {
       title: spec.title,
       readOnlyHint: spec.readOnly,
@@ -142,25 +151,45 @@ export class McpEndpoint {
   private async call(tool: ReadyTool, args: Record<string, unknown>, user: AccessClaims, requestId: string, ip: string): Promise<CallToolResult> {
     try {
       const input = structuredClone(args);
-      if (!tool.validate(input)) throw fromValidation((tool.validate.errors ?? []) as AjvIssue[], 'arguments');
+      if (!tool.validate(input)) throw argumentsError(tool, (tool.validate.errors ?? []) as AjvIssue[]);
       const parts = { params: {} as Record<string, string>, query: {} as Record<string, unknown>, body: {} as Record<string, unknown> };
       const meta = this.meta(user, requestId, ip);
-      for (const [name, value] of Object.entries(input)) {
-        const part = tool.parts[name];
+      for (const [arg, value] of Object.entries(input)) {
+        const target = tool.parts[arg];
+        if (target === undefined) continue;
+        const { part, name } = target;
         if (part === 'if_match') meta.ifMatch = `"${String(value)}"`;
         else if (part === 'idempotency_key') {
           meta.idempotencyKey = String(value);
           meta.idempotencyScope = `MCP ${tool.spec.name}`;
         } else if (part === 'params') parts.params[name] = String(value);
-        else if (part !== undefined) parts[part][name] = value;
+        else parts[part][name] = value;
       }
       const out = await this.bus.requestReply(tool.row.op, tool.row.input({ ...parts, user }), meta);
       if (!out.ok) return errorResult(out.error, out.meta.traceId ?? requestId);
-      return { content: [{ type: 'text', text: out.text }] };
+      if (!tool.output) return { content: [{ type: 'text', text: out.text }] };
+      return { content: [{ type: 'text', text: out.text }], structuredContent: JSON.parse(out.text) as Record<string, unknown> };
     } catch (e) {
       return errorResult(e, requestId);
     }
   }
+}
+
+/**
+ * A tool's argument validation failure: 400 `VALIDATION_FAILED` naming each argument at fault,
+ * the message pointing at the tool's own `inputSchema` (tools/list), which lists every argument.
+ */
+function argumentsError(tool: ReadyTool, issues: AjvIssue[]): AppError {
+  const e = fromValidation(issues, 'arguments');
+  const unknownField = / \(see the Swagger schema\)$/;
+  const validationErrors = (e.validationErrors ?? []).map((f) => ({ ...f, message: f.message.replace(unknownField, '') }));
+  const first = validationErrors[0];
+  const where = `see the inputSchema of ${tool.spec.name} in tools/list`;
+  return new AppError('VALIDATION_FAILED', {
+    message: first ? `arguments${first.field === '/' ? '' : first.field}: ${first.message} (${where})` : `arguments are invalid (${where})`,
+    details: { in: 'arguments', tool: tool.spec.name },
+    validationErrors,
+  });
 }
 
 /** The column definitions of a board as the columns resource gives them. */

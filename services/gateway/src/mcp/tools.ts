@@ -34,7 +34,7 @@ const QUERY_HELP =
 export const TOOLS: readonly ToolSpec[] = [
   {
     name: 'find_tasks', title: 'Find tasks', op: QueryOps.tasks, readOnly: true,
-    description: `Finds the tasks you can see that match a query, a page at a time (\`page\`, \`pageSize\` up to 200; \`view: "lite"\` leaves out descriptions). Returns {data, total, page, pageSize, totalPages}. ${QUERY_HELP} \`me()\` is you; here \`activeSprint()\` needs the board id: \`app.sprint = activeSprint('<board id>')\`.`,
+    description: `Finds the tasks you can see that match a query, a page at a time (\`page\`, \`page_size\` up to 200; \`view: "lite"\` leaves out descriptions). Returns {data, total, page, pageSize, totalPages}. ${QUERY_HELP} \`me()\` is you; here \`activeSprint()\` needs the board id: \`app.sprint = activeSprint('<board id>')\`.`,
   },
   {
     name: 'get_task', title: 'Get a task', op: TasksOps.get, readOnly: true,
@@ -112,15 +112,52 @@ const IdempotencyKeyArg = Type.String({
   minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$', description: 'any unique string (e.g. a UUID); a retry with the same key and arguments replays the first answer instead of writing twice',
 });
 
+/** Where one argument goes: a request part of the row under its HTTP name, or an MCP-only argument. */
+export interface ArgumentTarget {
+  part: 'params' | 'query' | 'body' | 'if_match' | 'idempotency_key';
+  /** The field's name in the row's params, query or body (`boardId` for the argument `board_id`). */
+  name: string;
+}
+
 /** A route row with the tool built on it. */
 export interface BoundTool {
   spec: ToolSpec;
   row: RouteSpec;
-  /** The argument schema: the row's params, query and body properties, flattened, plus the MCP-only arguments. */
+  /**
+   * The argument schema: the row's params, query and body properties, flattened, every name in
+   * snake_case (docs/agents.md "Arguments"), each with a description, plus the MCP-only arguments.
+   */
   input: TObject;
-  /** Which request part each argument belongs to. */
-  parts: Record<string, 'params' | 'query' | 'body' | 'if_match' | 'idempotency_key'>;
+  /** Where each argument goes. */
+  parts: Record<string, ArgumentTarget>;
+  /** The result's schema (the row's success schema) when the tool answers an object: its `structuredContent`. */
+  output?: TObject;
 }
+
+/** `boardId` → `board_id`, `pageSize` → `page_size`; snake_case stays as it is. */
+export function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** Descriptions of arguments whose schema has none (the path ids, mostly), by argument name. */
+const ARGUMENT_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  task_id: 'the task\'s id (the `id` of a task or card, e.g. from find_tasks or read_column)',
+  board_id: 'the board\'s id (from list_boards)',
+  column_id: 'the column\'s id (from get_board or list_boards)',
+  sprint_id: 'the sprint\'s id (from list_sprints)',
+};
+
+/** An argument's description: its schema's own, else from {@link ARGUMENT_DESCRIPTIONS}, else from its name. */
+function described(name: string, prop: TSchema): TSchema {
+  if (typeof prop.description === 'string' && prop.description.length > 0) return prop;
+  const text = ARGUMENT_DESCRIPTIONS[name] ?? (name.endsWith('_id') ? `the ${name.slice(0, -3).replace(/_/g, ' ')}'s id` : name.replace(/_/g, ' '));
+  return { ...prop, description: text };
+}
+
+/** Per-tool wording of an argument where the row's schema says something else (a PATCH field is optional). */
+const TOOL_ARGUMENT_DESCRIPTIONS: Readonly<Record<string, Record<string, string>>> = {
+  update_task: { title: 'a new title, 1..500 characters after trimming; leave out to keep it' },
+};
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -141,24 +178,28 @@ export function bindTools(tools: readonly ToolSpec[], routes: readonly RouteSpec
     const props: Record<string, TSchema> = {};
     const required: string[] = [];
     const parts: BoundTool['parts'] = {};
+    const own = TOOL_ARGUMENT_DESCRIPTIONS[spec.name] ?? {};
     for (const [part, schema] of [['params', row.params], ['query', row.querystring], ['body', row.body]] as const) {
       const o = objectParts(schema);
       for (const [name, prop] of Object.entries(o.props)) {
-        if (name in props) throw new Error(`MCP tool ${spec.name}: argument ${name} is in two request parts`);
-        props[name] = prop;
-        parts[name] = part;
+        const arg = snakeCase(name);
+        if (arg in props) throw new Error(`MCP tool ${spec.name}: argument ${arg} is in two request parts`);
+        props[arg] = own[arg] ? { ...prop, description: own[arg] } : described(arg, prop);
+        parts[arg] = { part, name };
       }
-      required.push(...o.required, ...(part === 'params' ? Object.keys(o.props) : []));
+      required.push(...[...o.required, ...(part === 'params' ? Object.keys(o.props) : [])].map(snakeCase));
     }
     if (spec.ifMatch) {
       props.if_match = IfMatchArg;
-      parts.if_match = 'if_match';
+      parts.if_match = { part: 'if_match', name: 'if_match' };
     }
     if (WRITES.has(row.method)) {
       props.idempotency_key = IdempotencyKeyArg;
-      parts.idempotency_key = 'idempotency_key';
+      parts.idempotency_key = { part: 'idempotency_key', name: 'idempotency_key' };
     }
     const input = Type.Unsafe<Record<string, unknown>>({ type: 'object', properties: props, required: [...new Set(required)], additionalProperties: false }) as unknown as TObject;
-    return { spec, row, input, parts };
+    const response = row.response;
+    const output = response && response.type === 'object' && !row.noContentWhenNull ? (response as TObject) : undefined;
+    return { spec, row, input, parts, ...(output ? { output } : {}) };
   });
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { ErrorBodySchema } from '../http/error-mapping.js';
+import { bodyRequired, documentTags, schemaNamer } from '../http/components.js';
 import { BEARER } from '../routes/register.js';
 
 /** Where the OpenAPI 3.1 document is served (docs/http.md "OpenAPI"), beside the Swagger 2.0 one. */
@@ -65,11 +65,29 @@ function responsesOf(schema: J, produces: string[]): J {
 function operationOf(schema: J): J {
   const produces = Array.isArray(schema.produces) ? (schema.produces as string[]) : ['application/json'];
   const op: J = {};
-  for (const k of ['summary', 'description', 'tags', 'security', 'deprecated', 'x-maturity']) if (schema[k] !== undefined) op[k] = schema[k];
+  for (const k of ['operationId', 'summary', 'description', 'tags', 'security', 'deprecated', 'x-maturity']) if (schema[k] !== undefined) op[k] = schema[k];
   const parameters = parametersOf(schema);
   if (parameters.length > 0) op.parameters = parameters;
-  if (schema.body !== undefined) op.requestBody = { required: false, content: { 'application/json': { schema: toOpenApiSchema(schema.body) } } };
+  if (schema.body !== undefined) {
+    const body = toOpenApiSchema(schema.body) as J;
+    op.requestBody = {
+      required: bodyRequired(body),
+      ...(typeof body.description === 'string' ? { description: body.description } : {}),
+      content: { 'application/json': { schema: body } },
+    };
+  }
   op.responses = responsesOf(schema, produces);
+  return op;
+}
+
+/** An operation with its request, response and parameter schemas' copies of the named resources as `$ref`s. */
+function nameSchemas(op: J, rewrite: (s: unknown) => unknown): J {
+  const media = (content: unknown) => {
+    for (const m of Object.values(isObj(content) ? content : {})) if (isObj(m) && m.schema !== undefined) m.schema = rewrite(m.schema);
+  };
+  if (isObj(op.requestBody)) media(op.requestBody.content);
+  for (const r of Object.values(isObj(op.responses) ? op.responses : {})) if (isObj(r)) media(r.content);
+  for (const p of Array.isArray(op.parameters) ? (op.parameters as J[]) : []) p.schema = rewrite(p.schema);
   return op;
 }
 
@@ -92,14 +110,17 @@ export function registerOpenApi(app: FastifyInstance, info: { title: string; ver
   });
   let doc: J | undefined;
   const build = (): J => {
+    const { components, rewrite } = schemaNamer(toOpenApiSchema, (name) => `#/components/schemas/${name}`, true);
     const paths: Record<string, J> = {};
-    for (const r of routes) (paths[openApiPath(r.url)] ??= {})[r.method] = operationOf(r.schema);
+    for (const r of routes) (paths[openApiPath(r.url)] ??= {})[r.method] = nameSchemas(operationOf(r.schema), rewrite);
     return {
       openapi: '3.1.0',
       info: { ...info, description: 'Boards, columns, cards (tasks), sprints and the task query gates. Paths under /api/v1 need a bearer JWT (POST /auth/v2/login) or a personal access token (bts_…, docs/auth.md).' },
+      servers: [{ url: '/', description: 'The server that serves this document' }],
+      tags: documentTags(routes.map((r) => r.schema)),
       paths,
       components: {
-        schemas: { [ErrorBodySchema.$id!]: toOpenApiSchema(ErrorBodySchema) },
+        schemas: components,
         securitySchemes: { [BEARER]: { type: 'http', scheme: 'bearer', description: 'A JWT from login, or a personal access token `bts_…`' } },
       },
     };

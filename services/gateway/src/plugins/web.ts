@@ -13,7 +13,7 @@ export const DEFAULT_WEB_ROOT = fileURLToPath(new URL('../../../../web/dist/', i
  * Path prefixes the SPA fallback never answers: an unknown path below one of them is the
  * JSON 404 of the error catalogue, never the board's index.html.
  */
-export const RESERVED_PREFIXES = ['/api', '/auth', '/health', '/docs', '/version', '/mcp'] as const;
+export const RESERVED_PREFIXES = ['/api', '/auth', '/health', '/docs', '/version', '/mcp', '/.well-known', '/metrics'] as const;
 
 /** `Cache-Control` of Vite's content-hashed files under `/assets/`: a year, never revalidated. */
 export const HASHED_CACHE = 'public, max-age=31536000, immutable';
@@ -35,9 +35,13 @@ export const NOT_BUILT_PAGE =
   'first) in the repository, then reload. The API is served as usual under <code>/api/v1</code>; its documentation is at ' +
   '<a href="/docs">/docs</a>.</p></body></html>';
 
-/** True when `url` (path only) is one of {@link RESERVED_PREFIXES} or below one. */
+/**
+ * True when `url` (path only) is one of {@link RESERVED_PREFIXES} or below one, in any letter
+ * case (`/METRICS`, `/.Well-Known/x` are API paths a client mistyped, never a page of the board).
+ */
 export function isReservedPath(path: string): boolean {
-  return RESERVED_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`));
+  const lower = path.toLowerCase();
+  return RESERVED_PREFIXES.some((p) => lower === p || lower.startsWith(`${p}/`));
 }
 
 /**

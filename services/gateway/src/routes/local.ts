@@ -55,12 +55,26 @@ export interface LocalRoute<B extends TObject | undefined = TObject | undefined,
    */
   aliases?: readonly string[];
   summary: string;
+  /** The documents' `operationId` when the derived one reads badly (docs/http.md "Operation ids"; routes/operation-ids.ts). */
+  operationId?: string;
+  /** The documents' description of the operation; default: made from the row (summary, auth, rate limit). */
+  description?: string;
   tag: string;
   params?: TObject;
   body?: B;
   querystring?: Q;
   /** Request headers the route reads (Swagger; validated like the other parts). */
   headers?: TObject;
+  /**
+   * Left out of both API documents: a path that answers only an error (405) and is no operation a
+   * client calls, e.g. GET and DELETE on the stateless MCP endpoint.
+   */
+  undocumented?: boolean;
+  /**
+   * The `WWW-Authenticate` value a 401 from this route carries (the MCP endpoint names its
+   * resource metadata, docs/agents.md "Discovery"); made from the request.
+   */
+  authChallenge?: (req: FastifyRequest) => string;
   /** Needs a bearer token (default false: public). */
   authenticated?: boolean;
   /** The scope a personal access token needs for this route (default `read`); a JWT has every scope. */

@@ -8,6 +8,7 @@ import { ErrorBodySchema } from '../http/error-mapping.js';
 import { authenticate } from '../plugins/auth.js';
 import { sendError } from '../plugins/errors.js';
 import type { LocalDeps, LocalRoute } from './local.js';
+import { idFromPath, operationIdOf } from './operation-ids.js';
 import type { Method, RouteRequest, RouteSpec } from './route.js';
 
 /** Name of the bearer scheme in Swagger's `securityDefinitions`. */
@@ -67,6 +68,24 @@ export function requireScope(scope: Scope): onRequestHookHandler {
   };
 }
 
+/** Operation ids already given on an app: every operation's id is unique in its documents. */
+const givenIds = new WeakMap<FastifyInstance, Set<string>>();
+
+/**
+ * A unique operation id for a row on `app` (docs/http.md "Operation ids"): the row's id, or, when
+ * another row already has it (two routes of one op), the one made from its method and path, then
+ * with a number. Remembers the id (and its `Legacy`/`Alias` forms) as given.
+ */
+function uniqueOperationId(app: FastifyInstance, row: Parameters<typeof operationIdOf>[0]): string {
+  let given = givenIds.get(app);
+  if (!given) givenIds.set(app, (given = new Set()));
+  const first = operationIdOf(row);
+  let id = given.has(first) ? idFromPath(row.method, row.url) : first;
+  for (let n = 2; given.has(id); n++) id = `${idFromPath(row.method, row.url)}${n}`;
+  given.add(id);
+  return id;
+}
+
 /** Methods that write: they accept `Idempotency-Key`. */
 const WRITES = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -110,6 +129,10 @@ interface RouteDescription {
   method: Method;
   url: string;
   summary: string;
+  /** The document's `operationId` (docs/http.md "Operation ids"). */
+  operationId: string;
+  /** The operation's description: what it does beyond the summary (auth, versions, dry run). */
+  description: string;
   tag: string;
   isPublic: boolean;
   params?: TSchema | undefined;
@@ -128,6 +151,8 @@ function schemaOf(d: RouteDescription): FastifySchema {
   const success = d.response ?? (d.status === 204 ? Type.Null() : Type.Unknown());
   const schema: Record<string, unknown> = {
     summary: d.summary,
+    operationId: d.operationId,
+    description: d.description,
     tags: [d.tag],
     security: d.isPublic ? [] : [{ [BEARER]: [] }],
     response: {
@@ -144,14 +169,23 @@ function schemaOf(d: RouteDescription): FastifySchema {
   return schema as FastifySchema;
 }
 
-function routeOptions(d: RouteDescription, handler: RouteOptions['handler'], onRequest: onRequestHookHandler[]): RouteOptions {
+function routeOptions(d: RouteDescription, handler: RouteOptions['handler'], onRequest: onRequestHookHandler[], challenge?: (req: FastifyRequest) => string): RouteOptions {
   return {
     method: d.method,
     url: d.url,
     schema: schemaOf(d),
     onRequest,
+    ...(challenge ? { onSend: challengeOn401(challenge) } : {}),
     ...(d.body ? { preValidation: defaultBody } : {}),
     handler,
+  };
+}
+
+/** An `onSend` hook adding `WWW-Authenticate: <challenge(req)>` to the route's 401 answers. */
+function challengeOn401(challenge: (req: FastifyRequest) => string) {
+  return async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    if (reply.statusCode === 401) reply.header('www-authenticate', challenge(req));
+    return payload;
   };
 }
 
@@ -161,6 +195,33 @@ function alternativesOf(spec: RouteSpec, status: number): RouteDescription['alte
   if (spec.dryRun && status !== 200) alts[200] = { schema: spec.dryRun.response, description: 'Success (dry run: nothing written)' };
   if (spec.noContentWhenNull) alts[204] = { schema: Type.Null(), description: 'No content (nothing to answer, e.g. no card free to claim)' };
   return Object.keys(alts).length > 0 ? alts : undefined;
+}
+
+/**
+ * The description of a bus route's operation in the API documents, from its row: the summary,
+ * then what the row adds (versions, dry run, the 204, draft). Pure.
+ */
+function busDescription(spec: RouteSpec): string {
+  const parts = [`${spec.summary}.`, 'Needs a bearer token (a JWT from login, or an access token with the scope the operation needs: docs/auth.md).'];
+  if (spec.conditional) {
+    parts.push(WRITES.has(spec.method)
+      ? 'The answer carries the resource\'s `ETag`; `If-Match` makes the write conditional (412 when the version moved on).'
+      : 'The answer carries the resource\'s `ETag`; `If-None-Match` with it answers 304 while unchanged.');
+  }
+  if (spec.dryRun) parts.push('`?dry_run=true` answers what would be written (200) and writes nothing.');
+  if (spec.noContentWhenNull) parts.push('204 when there is nothing to answer.');
+  if (WRITES.has(spec.method)) parts.push('`Idempotency-Key` makes a retry safe (docs/http.md).');
+  if (spec.maturity === 'draft') parts.push('Draft: the shape may still change.');
+  return parts.join(' ');
+}
+
+/** The description of a gateway-local route's operation in the API documents, from its row. Pure. */
+function localDescription(r: LocalRoute): string {
+  const parts = [`${r.summary}.`];
+  parts.push(r.authenticated ? `Needs a bearer token (an access token needs the \`${r.scope ?? 'read'}\` scope).` : 'Public: no token needed.');
+  if (r.rateLimited) parts.push('Rate limited per client address (429 with `Retry-After`).');
+  if (r.aliases?.length) parts.push(`Also answers at ${r.aliases.join(', ')}.`);
+  return parts.join(' ');
 }
 
 /**
@@ -208,10 +269,13 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
       }
       return reply.code(status).type('application/json').send(out.text);
     };
+    const operationId = uniqueOperationId(app, spec);
     const target: RouteDescription = {
       method: spec.method,
       url: spec.url,
       summary: spec.summary,
+      operationId,
+      description: spec.description ?? busDescription(spec),
       tag: spec.tag,
       isPublic: false,
       params: spec.params,
@@ -224,7 +288,7 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
       extra: { 'x-maturity': spec.maturity },
     };
     app.route(routeOptions(target, forward, [authenticate, ...perToken]));
-    for (const legacy of spec.legacy ?? []) {
+    for (const [i, legacy] of (spec.legacy ?? []).entries()) {
       const successor: onRequestHookHandler = async (req, reply) => {
         const q = req.url.indexOf('?');
         const successorUrl = fillPath(spec.url, req.params as Record<string, string>) + (q >= 0 ? req.url.slice(q) : '');
@@ -235,7 +299,9 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
         method: legacy.method ?? spec.method,
         url: legacy.url,
         summary: `${spec.summary} (legacy path)`,
-        extra: { ...target.extra, deprecated: true, description: `Deprecated: use ${spec.method} ${spec.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}.` },
+        operationId: `${operationId}Legacy${i === 0 ? '' : i + 1}`,
+        description: `Deprecated: use ${spec.method} ${spec.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')} (\`${operationId}\`), which answers the same. ${target.description}`,
+        extra: { ...target.extra, deprecated: true },
       };
       app.route(routeOptions(legacyDescription, forward, [successor, authenticate, ...perToken]));
     }
@@ -259,14 +325,19 @@ export function registerLocalRoutes(app: FastifyInstance, deps: LocalDeps, route
     const onRequest: onRequestHookHandler[] = [];
     if (r.rateLimited) onRequest.push(app.rateLimit({ max: deps.config.RATE_LIMIT_AUTH_MAX, timeWindow: RATE_WINDOW_MS }));
     if (r.authenticated) onRequest.push(authenticate, ...perToken, requireScope(r.scope ?? 'read'));
-    for (const url of [r.url, ...(r.aliases ?? [])]) {
+    const operationId = uniqueOperationId(app, r);
+    const description = r.description ?? localDescription(r);
+    for (const [i, url] of [r.url, ...(r.aliases ?? [])].entries()) {
       app.route(routeOptions(
         {
-          method: r.method, url, summary: r.summary, tag: r.tag, isPublic: !r.authenticated, params: r.params, body: r.body,
-          querystring: r.querystring, headers: r.headers, response: r.response, status, ...(r.produces ? { extra: { produces: r.produces } } : {}),
+          method: r.method, url, summary: r.summary, tag: r.tag, description,
+          operationId: i === 0 ? operationId : `${operationId}Alias${i === 1 ? '' : i}`, isPublic: !r.authenticated, params: r.params, body: r.body,
+          querystring: r.querystring, headers: r.headers, response: r.response, status,
+          extra: { ...(r.produces ? { produces: r.produces } : {}), ...(r.undocumented ? { hide: true } : {}) },
         },
         handler,
         onRequest,
+        r.authChallenge,
       ));
     }
   }

@@ -52,6 +52,10 @@ export interface RouteSpec<
   /** Maps the validated HTTP request to the op's input; the caller's user id travels in the bus meta. */
   input: (req: RequestOf<B, Q, P>) => In<O>;
   summary: string;
+  /** The documents' `operationId` when the derived one reads badly (docs/http.md "Operation ids"; routes/operation-ids.ts). */
+  operationId?: string;
+  /** The documents' description of the operation; default: made from the row (summary, auth, versions, dry run). */
+  description?: string;
   /** Swagger tag, e.g. `tasks`, `boards`. */
   tag: string;
   maturity: 'live' | 'draft';

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { discoverAuthorizationServerMetadata, discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { describe, expect, it } from 'vitest';
 import { system, type System, type User } from './system.js';
 
@@ -32,8 +33,8 @@ async function agent(sys: System, authorization: string): Promise<Agent> {
   };
 }
 
-async function listening(): Promise<System> {
-  const sys = await system();
+async function listening(env?: Record<string, string>): Promise<System> {
+  const sys = await system(env ? { env } : {});
   await sys.app.listen({ port: 0, host: '127.0.0.1' });
   return sys;
 }
@@ -61,7 +62,7 @@ describe('MCP endpoint', () => {
     expect(find.inputSchema.properties).toHaveProperty('query');
     const update = tools.find((t) => t.name === 'update_task')!;
     expect(update.annotations?.readOnlyHint).toBe(false);
-    expect(update.inputSchema).toMatchObject({ required: ['taskId'], properties: { if_match: { type: 'integer' }, idempotency_key: { type: 'string' }, title: { type: 'string' } } });
+    expect(update.inputSchema).toMatchObject({ required: ['task_id'], properties: { if_match: { type: 'integer' }, idempotency_key: { type: 'string' }, title: { type: 'string' } } });
 
     await using reader = await agent(sys, await tokenFor(sys, alice, { scopes: ['read'] }));
     const readable = (await reader.client.listTools()).tools;
@@ -88,19 +89,19 @@ describe('MCP endpoint', () => {
     expect(found.isError).toBe(false);
     expect(found.body.data.map((t: { id: string }) => t.id)).toEqual([mine.body.id]);
 
-    const column = await a.call('read_column', { boardId: board.body.id, columnId: todo, filter: 'assignee = me()' });
+    const column = await a.call('read_column', { board_id: board.body.id, column_id: todo, filter: 'assignee = me()' });
     expect(column.body.data.map((c: { id: string }) => c.id)).toEqual([mine.body.id]);
     expect(column.body.effective_query).toContain('me()');
 
-    const dry = await a.call('move_card', { boardId: board.body.id, taskId: mine.body.id, from_column_id: todo, to_column_id: done, dry_run: true });
+    const dry = await a.call('move_card', { board_id: board.body.id, task_id: mine.body.id, from_column_id: todo, to_column_id: done, dry_run: true });
     expect(dry.isError).toBe(false);
-    expect((await a.call('get_task', { taskId: mine.body.id })).body.status).toBe(mine.body.status);
-    const claimed = await a.call('claim_card', { boardId: board.body.id, columnId: todo, query: 'assignee = me()', lease_seconds: 60 });
+    expect((await a.call('get_task', { task_id: mine.body.id })).body.status).toBe(mine.body.status);
+    const claimed = await a.call('claim_card', { board_id: board.body.id, column_id: todo, query: 'assignee = me()', lease_seconds: 60 });
     expect(claimed.isError).toBe(false);
     expect(claimed.body).toMatchObject({ lease_id: expect.any(String), task: { id: mine.body.id } });
-    const nothingLeft = await a.call('claim_card', { boardId: board.body.id, columnId: todo, query: 'assignee = me()', lease_seconds: 60 });
+    const nothingLeft = await a.call('claim_card', { board_id: board.body.id, column_id: todo, query: 'assignee = me()', lease_seconds: 60 });
     expect(nothingLeft).toEqual({ isError: false, body: null });
-    const completed = await a.call('complete_card', { taskId: mine.body.id, lease_id: claimed.body.lease_id, to_column_id: done });
+    const completed = await a.call('complete_card', { task_id: mine.body.id, lease_id: claimed.body.lease_id, to_column_id: done });
     expect(completed.isError).toBe(false);
     expect(completed.body.task.status).toBe('done');
 
@@ -118,9 +119,9 @@ describe('MCP endpoint', () => {
     expect(again.body.id).toBe(first.body.id);
     expect((await sys.call('POST', '/api/v1/tasks/query', alice, { query: "title = 'once'" })).body.total).toBe(1);
 
-    const stale = await a.call('update_task', { taskId: first.body.id, title: 'late', if_match: first.body.version + 1 });
+    const stale = await a.call('update_task', { task_id: first.body.id, title: 'late', if_match: first.body.version + 1 });
     expect(stale).toMatchObject({ isError: true, body: { code: 'PRECONDITION_FAILED' } });
-    const fresh = await a.call('update_task', { taskId: first.body.id, title: 'renamed', if_match: first.body.version });
+    const fresh = await a.call('update_task', { task_id: first.body.id, title: 'renamed', if_match: first.body.version });
     expect(fresh.body).toMatchObject({ title: 'renamed', version: first.body.version + 1 });
 
     const bad = await a.call('create_task', { title: 5, colour: 'red' });
@@ -151,5 +152,77 @@ describe('MCP endpoint', () => {
     expect(anonymous.statusCode).toBe(401);
     const get = await sys.app.inject({ method: 'GET', url: '/mcp', headers: alice.headers });
     expect(get.statusCode).toBe(405);
+  });
+
+  it('names every argument in snake_case with a description, and declares the result schema of tools that answer a resource', async () => {
+    await using sys = await listening();
+    const alice = await sys.user('alice');
+    await using a = await agent(sys, alice.headers.authorization!);
+    const { tools } = await a.client.listTools();
+    for (const t of tools) {
+      for (const [name, prop] of Object.entries(t.inputSchema.properties ?? {})) {
+        expect(name, `${t.name}.${name}`).toMatch(/^[a-z][a-z0-9_]*$/);
+        expect((prop as { description?: string }).description, `${t.name}.${name}`).toMatch(/\S/);
+      }
+    }
+    const byName = (n: string) => tools.find((t) => t.name === n)!;
+    expect(byName('read_events').inputSchema.properties).toHaveProperty('board_id');
+    expect(byName('find_tasks').inputSchema.properties).toHaveProperty('page_size');
+    expect((byName('update_task').inputSchema.properties!.title as { description: string }).description).not.toMatch(/required/);
+    for (const n of ['get_task', 'create_task', 'update_task', 'get_board', 'list_boards', 'move_card', 'find_tasks']) expect(byName(n).outputSchema, n).toMatchObject({ type: 'object' });
+    expect(byName('claim_card').outputSchema).toBeUndefined();
+
+    // the SDK's client checks structuredContent against the declared outputSchema
+    const created = await a.client.callTool({ name: 'create_task', arguments: { title: 'structured', tags: ['x'] } });
+    expect(created.structuredContent).toMatchObject({ title: 'structured', tags: ['x'] });
+    expect(JSON.parse((created.content as Array<{ text: string }>)[0]!.text)).toEqual(created.structuredContent);
+    const id = (created.structuredContent as { id: string }).id;
+    const read = await a.client.callTool({ name: 'get_task', arguments: { task_id: id } });
+    expect(read.structuredContent).toMatchObject({ id, title: 'structured' });
+    const found = await a.client.callTool({ name: 'find_tasks', arguments: { query: "title = 'structured'", page_size: 5 } });
+    expect(found.structuredContent).toMatchObject({ total: 1, pageSize: 5 });
+
+    const camel = await a.call('get_task', { taskId: id });
+    expect(camel).toMatchObject({ isError: true, body: { code: 'VALIDATION_FAILED' } });
+    expect(camel.body.message).toMatch(/inputSchema of get_task/);
+    expect(camel.body.message).not.toMatch(/Swagger/);
+  });
+
+  it('answers a 401 with the resource metadata in WWW-Authenticate, and the SDK\'s discovery finds the OpenID Connect issuer', async () => {
+    await using sys = await listening({
+      OIDC_ISSUER: 'https://id.example.com/', OIDC_CLIENT_ID: 'bts', OIDC_CLIENT_SECRET: 'secret-secret', OIDC_REDIRECT_URL: 'https://bts.example.com/auth/oidc/callback',
+    });
+    const { port } = sys.app.server.address() as AddressInfo;
+    const origin = `http://127.0.0.1:${port}`;
+    for (const authorization of [undefined, 'Bearer not-a-token']) {
+      const res = await fetch(`${origin}/mcp`, {
+        method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(authorization ? { authorization } : {}) },
+      });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`);
+      expect(extractWWWAuthenticateParams(res).resourceMetadataUrl?.href).toBe(`${origin}/.well-known/oauth-protected-resource/mcp`);
+    }
+    const metadata = await discoverOAuthProtectedResourceMetadata(new URL(`${origin}/mcp`));
+    expect(metadata).toMatchObject({ resource: `${origin}/mcp`, authorization_servers: ['https://id.example.com'], bearer_methods_supported: ['header'] });
+    const root = await fetch(`${origin}/.well-known/oauth-protected-resource`);
+    expect(await root.json()).toEqual(metadata);
+  });
+
+  it('without OpenID Connect, discovery meets JSON 404s (never the web app), and so does any unknown /.well-known or /metrics path', async () => {
+    await using sys = await listening();
+    const { port } = sys.app.server.address() as AddressInfo;
+    const origin = `http://127.0.0.1:${port}`;
+    await expect(discoverOAuthProtectedResourceMetadata(new URL(`${origin}/mcp`))).rejects.toThrow(/does not implement OAuth 2.0 Protected Resource Metadata/);
+    await expect(discoverAuthorizationServerMetadata(new URL(origin))).resolves.toBeUndefined();
+    for (const path of [
+      '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-authorization-server',
+      '/.well-known/openid-configuration', '/.well-known/anything', '/metrics/', '/metrics/x', '/METRICS', '/.Well-Known/openid-configuration',
+    ]) {
+      const res = await fetch(`${origin}${path}`);
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('content-type'), path).toMatch(/^application\/json/);
+      expect(await res.json(), path).toMatchObject({ code: 'NOT_FOUND' });
+    }
   });
 });

@@ -30,8 +30,56 @@ describe('OpenAPI 3.1 document', () => {
     await expect(SwaggerParser.validate(structuredClone(openapi) as never)).resolves.toBeTruthy();
     expect(operations(openapi)).toEqual(operations(swagger));
     for (const r of allRoutes) expect(openapi.paths[docPath(r.url)]?.[r.method.toLowerCase()]?.security, r.url).toEqual([{ bearerAuth: [] }]);
-    for (const r of localRoutes) expect(openapi.paths[docPath(r.url)]?.[r.method.toLowerCase()], r.url).toBeDefined();
+    for (const r of localRoutes) {
+      const listed = openapi.paths[docPath(r.url)]?.[r.method.toLowerCase()];
+      if (r.undocumented) expect(listed, `${r.method} ${r.url}`).toBeUndefined();
+      else expect(listed, `${r.method} ${r.url}`).toBeDefined();
+    }
     expect(openapi.paths['/api/v1/todolist/{taskId}']?.get?.deprecated).toBe(true);
+  });
+
+  it('gives every operation a unique verbNoun operationId, legacy paths their own deprecated one, in both documents', () => {
+    const ids = (d: Doc) => Object.values(d.paths).flatMap((ops) => Object.values(ops).map((o) => (o as { operationId?: string }).operationId));
+    const all = ids(openapi);
+    expect(all.every((id) => typeof id === 'string' && /^[a-z]+[A-Za-z0-9]*$/.test(id))).toBe(true);
+    expect(new Set(all).size).toBe(all.length);
+    expect(ids(swagger).sort()).toEqual([...all].sort());
+    const op = (path: string, method: string) => openapi.paths[path]?.[method] as { operationId?: string; deprecated?: boolean; tags?: string[]; description?: string };
+    expect(op('/api/v1/tasks/{taskId}', 'get')).toMatchObject({ operationId: 'getTask', tags: ['tasks'] });
+    expect(op('/api/v1/todolist/{taskId}', 'get')).toMatchObject({ operationId: 'getTaskLegacy', deprecated: true });
+    expect(op('/api/v1/boards/{boardId}/tasks/{taskId}/move', 'post')).toMatchObject({ operationId: 'moveCard' });
+    expect(op('/api/v1/tasks/{sprintId}/close-sprint', 'post')).toMatchObject({ operationId: 'closeSprint' });
+    expect(op('/auth/v2/login', 'post')).toMatchObject({ operationId: 'loginUser' });
+    for (const d of [openapi, swagger]) {
+      const used = new Set(Object.values(d.paths).flatMap((ops) => Object.values(ops).flatMap((o) => (o as { tags: string[] }).tags)));
+      expect(((d as unknown as { tags: Array<{ name: string }> }).tags).map((t) => t.name).sort()).toEqual([...used].sort());
+    }
+  });
+
+  it('names the resources as components, referenced by $ref from the operations', () => {
+    const schemas = (openapi as unknown as { components: { schemas: Record<string, unknown> } }).components.schemas;
+    const definitions = (swagger as unknown as { definitions: Record<string, unknown> }).definitions;
+    for (const name of ['Task', 'TaskDetail', 'Board', 'Column', 'Sprint', 'SprintReport', 'Event', 'Webhook', 'AccessToken', 'Lease', 'Error']) {
+      expect(schemas[name], name).toBeDefined();
+      expect(definitions[name], name).toBeDefined();
+    }
+    const get = openapi.paths['/api/v1/tasks/{taskId}']?.get as unknown as { responses: Record<string, { content: Record<string, { schema: unknown }> }> };
+    expect(get.responses['200']!.content['application/json']!.schema).toEqual({ $ref: '#/components/schemas/TaskDetail' });
+    expect(get.responses.default!.content['application/json']!.schema).toEqual({ $ref: '#/components/schemas/Error' });
+    const legacy = swagger.paths['/api/v1/todolist/{taskId}']?.get as unknown as { responses: Record<string, { schema: unknown }> };
+    expect(legacy.responses['200']!.schema).toEqual({ $ref: '#/definitions/TaskDetail' });
+    expect(legacy.responses.default!.schema).toEqual({ $ref: '#/definitions/Error' });
+    expect(JSON.stringify((schemas.Board as { properties: { columns: unknown } }).properties.columns)).toContain('#/components/schemas/Column');
+  });
+
+  it('marks a request body required where the route needs one, and optional where {} is a valid body', () => {
+    const body = (path: string, method: string) => (openapi.paths[path]?.[method] as { requestBody?: { required: boolean } }).requestBody?.required;
+    expect(body('/api/v1/tasks', 'post')).toBe(true);
+    expect(body('/api/v1/boards', 'post')).toBe(true);
+    expect(body('/api/v1/boards/{boardId}/tasks/{taskId}/move', 'post')).toBe(true);
+    expect(body('/api/v1/tasks/{sprintId}/close-sprint', 'post')).toBe(false);
+    const param = (swagger.paths['/api/v1/tasks']?.post as unknown as { parameters: Array<{ in: string; required: boolean }> }).parameters.find((p) => p.in === 'body');
+    expect(param?.required).toBe(true);
   });
 
   describe('generated types', () => {

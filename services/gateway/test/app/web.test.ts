@@ -73,7 +73,7 @@ describe('web board served by the gateway', () => {
   it('keeps the board out of the Swagger document', async () => {
     await using t = await testApp({ routes: allRoutes, webRoot: root });
     const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/swagger.json' })).json<{ paths: Record<string, unknown> }>();
-    expect(Object.keys(doc.paths).filter((p) => !/^\/(api|auth|health|mcp|metrics|version)/.test(p))).toEqual([]);
+    expect(Object.keys(doc.paths).filter((p) => !/^\/(api|auth|health|mcp|metrics|version|\.well-known)/.test(p))).toEqual([]);
   });
 
   it('starts without built files and says how to build at /', async () => {

@@ -41,8 +41,9 @@ describe('route table', () => {
     }
   });
 
-  it('lists the public auth (password and OpenID Connect), health and version routes of docs/architecture.md §5', () => {
+  it('lists the public auth (password and OpenID Connect), health and version routes of docs/architecture.md §5, and the MCP resource metadata', () => {
     expect(localRoutes.filter((r) => !r.authenticated).map((r) => `${r.method} ${r.url}`).sort()).toEqual([
+      'GET /.well-known/oauth-protected-resource/mcp',
       'GET /auth/methods',
       'GET /auth/oidc/callback',
       'GET /auth/oidc/login',
