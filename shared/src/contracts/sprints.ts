@@ -44,6 +44,9 @@ export const CloseSprintResult = Type.Object({
   skippedBoardIds: Type.Array(Type.String(), { description: 'boards pointing at the sprint that the caller can read but not write; left unchanged' }),
   skippedTaskIds: Type.Array(Type.String(), { description: 'unfinished members the caller can read but not write; left in the sprint, unchanged (members it cannot read are not counted or named)' }),
   velocity: Type.Number({ description: 'sum of the numeric `app.points` of the finished members' }),
+  startedSprintId: Type.Optional(Type.String({
+    description: 'the rollover target, when the close started it: it had no start snapshot and the close pointed boards at it, so it was started in the same transaction with the rolled-over members (absent when it was already running, or for `backlog`/`none`)',
+  })),
 });
 export type CloseSprintResult = Static<typeof CloseSprintResult>;
 

@@ -115,6 +115,7 @@ describe('sprints through HTTP', () => {
     expect(closed.status, JSON.stringify(closed.body)).toBe(200);
     expect(closed.body).toEqual({
       sprintId: f.s1, target: f.s2, completed: 3, rolledOver: 2, rotatedBoardIds: [f.boardId], skippedBoardIds: [], skippedTaskIds: [], velocity: 5.5,
+      startedSprintId: f.s2,
     });
 
     expect(await f.members(f.s1)).toEqual(['A finished', 'B finished', 'C finished, text points']);

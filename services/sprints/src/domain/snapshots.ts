@@ -1,4 +1,4 @@
-import type { CloseSprintResult, ReportItem, SprintReport, VelocityResult } from '@app/shared/contracts';
+import type { CloseSprintResult, ReportItem, SprintReport, StartSprintResult, VelocityResult } from '@app/shared/contracts';
 import { canReadTask, readableTasksFilter, type Principal, type TaskDoc } from '@app/shared/domain';
 import { Collections, type BulkOp, type Doc, type DocumentStore, type Session } from '@app/shared/store';
 import { DONE, StoredKeys, toMember, type Member } from './members.js';
@@ -317,6 +317,20 @@ export function startSnapshot(o: {
   };
   if (o.byClose) doc.by_close = true;
   return doc;
+}
+
+/** The reply of start-sprint (and the `data.start` of `sprint.started`) from a recorded start snapshot. */
+export function startResultOf(s: StartSnapshotDoc, replayed: boolean): StartSprintResult {
+  return {
+    sprintId: s.sprint_id,
+    started_at: s.taken_at,
+    started_by: s.taken_by,
+    member_count: s.member_count,
+    total_points: s.total_points,
+    pointedBoardIds: s.board_ids,
+    skippedBoardIds: s.skipped_board_ids,
+    replayed,
+  };
 }
 
 /** The close of a sprint as close-sprint hands it to {@link recordCloseSnapshot}. */

@@ -47,16 +47,15 @@ describe('velocity history', () => {
     svc.clock.set('2026-03-13T17:00:00.000Z');
     await svc.close(u.alice, s1, { rollover: s2 });
 
-    // S2: c (2, carried) and d (5) committed; c done, d carried into S3.
-    await svc.call(SprintsOps.start, u.alice, { sprintId: s2 });
+    // S2 (started by S1's close, which pointed the board at it): c (2, carried) and d (5)
+    // committed; c done, d carried into S3, which the close starts with d and e.
     await setStatus(c._id, 'done');
+    const e = aMember(s3, { owner: u.alice, points: 3 });
+    await seed(store, { tasks: [e] });
     svc.clock.set('2026-03-27T17:00:00.000Z');
     await svc.close(u.alice, s2, { rollover: s3 });
 
     // S3: d (5, carried) and e (3) committed; f (1) added after the start; all done.
-    const e = aMember(s3, { owner: u.alice, points: 3 });
-    await seed(store, { tasks: [e] });
-    await svc.call(SprintsOps.start, u.alice, { sprintId: s3 });
     const f = aMember(s3, { owner: u.alice, points: 1, status: 'done' });
     await seed(store, { tasks: [f] });
     await setStatus(d._id, 'done');
