@@ -261,7 +261,7 @@ const EVERY: Readable = { all: true, has: () => true };
  * built (docs/bench.md "Where a request's time goes").
  */
 export async function readableIds(store: DocumentStore, reader: Principal, ids: readonly string[]): Promise<Readable> {
-  const read: Array<Array<Pick<TaskDoc, '_id' | 'created_by' | 'groupId'>>> = [];
+  const read: Array<Array<Pick<TaskDoc, '_id' | 'created_by' | 'groupId' | 'tags'>>> = [];
   let readable = 0;
   // one read per IDS_PER_READ ids: a query document stays far below MongoDB's 16 MiB
   for (let i = 0; i < ids.length; i += IDS_PER_READ) {
@@ -282,7 +282,7 @@ export async function readableIds(store: DocumentStore, reader: Principal, ids: 
 export const IDS_PER_READ = 10_000;
 
 /** What {@link readableIds} reads of a task: its id and the fields read access depends on. */
-const ACCESS_PROJECTION = { _id: 1, created_by: 1, groupId: 1 } as const;
+const ACCESS_PROJECTION = { _id: 1, created_by: 1, groupId: 1, tags: 1 } as const;
 
 /** `snap` with only the members in `visible`, its member count and total points recomputed; `snap` itself when nothing is hidden. */
 export function visibleSnapshot<T extends { members: SnapMember[]; member_count: number; total_points: number }>(snap: T, visible: Pick<Readable, 'has'>): T {

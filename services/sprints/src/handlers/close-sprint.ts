@@ -71,7 +71,7 @@ export function closeSprint(deps: ServiceDeps): Handler<typeof SprintsOps.close>
       const docs = (
         await tasks.find(
           { deleted: false, [SPRINT_PATH]: sprintId, [TYPE_PATH]: { $ne: 'sprint' } },
-          { session, sort: { created_at: 1, _id: 1 }, projection: { _id: 1, title: 1, status: 1, [POINTS_PATH]: 1, [CARRIED_PATH]: 1, created_by: 1, groupId: 1, groupPermission: 1 } },
+          { session, sort: { created_at: 1, _id: 1 }, projection: { _id: 1, title: 1, status: 1, [POINTS_PATH]: 1, [CARRIED_PATH]: 1, created_by: 1, groupId: 1, groupPermission: 1, tags: 1 } },
         )
       ).filter((t) => canReadTask(principal, t));
       const members = docs.map(toMember);
