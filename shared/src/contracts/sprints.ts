@@ -219,12 +219,16 @@ export type VelocityResult = Static<typeof VelocityResult>;
 /** One day of the burndown series (UTC dates). */
 export const BurndownDay = Type.Object({
   date: Type.String({ description: 'UTC day, YYYY-MM-DD' }),
-  remaining: Type.Number({ description: 'points of the unfinished members at the end of the day (today: now; close day: at close)' }),
-  scope: Type.Number({ description: 'points of all members at the end of the day' }),
-  ideal: Type.Number({ description: 'the ideal line: start remaining falling linearly to 0 at the deadline (or the last day)' }),
+  remaining: Type.Union([Type.Number(), Type.Null()], { description: 'points of the unfinished members at the end of the day (today: now; close day: at close); null on days still to come (up to the deadline) and on kickoff days before the start' }),
+  scope: Type.Union([Type.Number(), Type.Null()], { description: 'points of all members at the end of the day; null where `remaining` is' }),
+  ideal: Type.Number({ description: 'the ideal line: start remaining on the first day (kickoff, or start when earlier) falling linearly to 0 on the deadline (or the last day), 0 after it' }),
 });
 
-/** Reply of `GET /api/v1/tasks/{sprintId}/burndown` (computed from the events outbox). */
+/**
+ * Reply of `GET /api/v1/tasks/{sprintId}/burndown` (computed from the events outbox): one day per
+ * UTC day from the kickoff (or the start, when earlier) to the deadline (or the end, when there is
+ * none or the sprint ran past it).
+ */
 export const Burndown = Type.Object({
   sprint_id: Type.String(),
   started_at: Timestamp,
