@@ -151,6 +151,7 @@ export const SnapshotHeader = Type.Object({
   total_points: Type.Number(),
   by_close: Type.Optional(Type.Boolean({ description: 'start snapshot written by the close because the sprint was never started' })),
   target: Type.Optional(Type.String({ description: 'close snapshot: the rollover target (`backlog`, a sprint id, or `none`)' })),
+  target_title: Type.Optional(Type.String({ description: 'close snapshot whose target is a sprint: that sprint\'s title at the close' })),
 });
 
 /**

@@ -239,7 +239,8 @@ export class Api {
 
   // ---- boards -----------------------------------------------------------------------------------
   listBoards = () => this.call<BoardList>('listBoards');
-  createBoard = (name: string, board_type: 'private' | 'shared') => this.call<Board>('createBoard', { body: { name, board_type } });
+  createBoard = (name: string, board_type: 'private' | 'shared', default_tags?: string[]) =>
+    this.call<Board>('createBoard', { body: { name, board_type, ...(default_tags ? { default_tags } : {}) } });
   getBoard = (boardId: string) => this.call<Board>('getBoard', { params: { boardId } });
   /** The board's people (owner and group members) as `{id, username}`. */
   boardMembers = (boardId: string) => this.call<BoardMember[]>('boardMembers', { params: { boardId } });
@@ -249,7 +250,7 @@ export class Api {
   updateBoardMember = (boardId: string, userId: string, permission: 'r' | 'rw') =>
     this.call<BoardMember[]>('updateBoardMember', { params: { boardId, userId }, body: { permission } });
   removeBoardMember = (boardId: string, userId: string) => this.call<BoardMember[]>('removeBoardMember', { params: { boardId, userId } });
-  updateBoard = (boardId: string, body: { name?: string; columns?: ColumnInput[]; activeSprintId?: string }) =>
+  updateBoard = (boardId: string, body: { name?: string; columns?: ColumnInput[]; activeSprintId?: string; default_tags?: string[] }) =>
     this.call<Board>('updateBoard', { params: { boardId }, body });
   shareBoard = (boardId: string, group_id: string, permission: 'r' | 'rw') =>
     this.call<Board>('shareBoard', { params: { boardId }, body: { group_id, permission } });

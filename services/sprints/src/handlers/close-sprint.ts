@@ -102,7 +102,7 @@ export function closeSprint(deps: ServiceDeps): Handler<typeof SprintsOps.close>
         velocity,
       };
       const record: SprintCloseRecord = { ...result, ...(rollover === undefined ? {} : { rollover }), closed_at: now, closed_by: userId };
-      await recordCloseSnapshot(store, session, { sprint, members, result, by: userId, at: now });
+      await recordCloseSnapshot(store, session, { sprint, members, result, by: userId, at: now, ...(target.kind === 'sprint' ? { targetTitle: target.title } : {}) });
 
       if (unfinished.length > 0) {
         const ids = unfinished.map((m) => m.id);
