@@ -1,7 +1,7 @@
 import type { EventEnvelope, FlowSnapshotResult } from '@app/shared/contracts';
 import { boardScopeFilter, compileColumn, loadPrincipal, type BoardDoc, type GroupDoc, type Principal, type TaskDoc } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
-import { Collections, compileFilter, encodeMetadata, escapeKey, metadataPath, type Collection, type Doc, type DocumentStore } from '@app/shared/store';
+import { Collections, compileFilter, encodeMetadata, escapeKey, metadataPath, type BulkOp, type Collection, type Doc, type DocumentStore } from '@app/shared/store';
 import { dayOf, type CardMoveDoc, type FlowMove } from './reports.js';
 
 /*
@@ -84,10 +84,8 @@ function storedForm(task: Record<string, unknown>, stored: Pick<TaskDoc, 'create
  * `<boardId>:<taskId>:<seq>`, with the task's `created_at`) and the place moves on. `task.deleted`
  * / `task.restored` mark the card's records. Replays change nothing (same `_id`s: conflicts,
  * skipped; places move forward only). Store cost per pass: the tasks, groups, boards and places of
- * the pass read once each (one read per board's owner for its groups), then one insert per
- * column change and one place write per changed card and board. The records are written without
- * waiting for their own journal sync (`awaitDurable: false`): the caller's durable cursor write
- * after them covers them, and a crash before it replays them.
+ * the pass read once each (one read per board's owner for its groups), then one bulk write of the
+ * column changes (an upsert per change) and one of the places (one per changed card and board).
  */
 export async function recordFlow(store: DocumentStore, events: readonly EventEnvelope[], now: Date = new Date()): Promise<void> {
   const moves = cardMovesOf(store);
@@ -137,6 +135,7 @@ async function recordPlaces(store: DocumentStore, events: readonly EventEnvelope
   }
 
   const places = new Map((await cardPlacesOf(store).find({ task_id: { $in: taskIds } })).map((p) => [p._id, p]));
+  const stored0 = new Set(places.keys());
   // a card recorded before places existed: its place is where its last move record took it
   const known = new Set([...places.values()].map((p) => p.task_id));
   const unplaced = taskIds.filter((id) => !known.has(id));
@@ -177,20 +176,31 @@ async function recordPlaces(store: DocumentStore, events: readonly EventEnvelope
       if (column !== from) record(te, b.board._id, from, column, createdAt);
     }
   }
-  const moves = cardMovesOf(store);
-  for (const doc of records) {
-    try {
-      await moves.insertOne(doc, LAZY);
-    } catch (err) {
-      if (!(err instanceof AppError && err.code === 'CONFLICT')) throw err; // recorded before
-    }
+  if (records.length > 0) {
+    // one bulk write per pass; an upsert of the same values makes a replay change nothing
+    await cardMovesOf(store).bulkWrite(records.map(({ _id, ...fields }) => ({ updateOne: { filter: { _id }, update: { $set: fields }, upsert: true } })));
   }
-  for (const p of changed.values()) {
-    const { _id, ...fields } = p;
+  if (changed.size > 0) {
+    // places move forward only: an existing one is written only when it is older than the change
+    const ops = [...changed.values()].map((p): BulkOp<CardPlaceDoc> => {
+      const { _id, ...fields } = p;
+      return stored0.has(_id) ? { updateOne: { filter: { _id, seq: { $lt: p.seq } }, update: { $set: fields } } } : { insertOne: { document: p } };
+    });
     try {
-      await cardPlacesOf(store).updateOne({ _id, $or: [{ seq: { $lt: p.seq } }, { seq: { $exists: false } }] }, { $set: fields }, { upsert: true, ...LAZY });
+      await cardPlacesOf(store).bulkWrite(ops);
     } catch (err) {
-      if (!(err instanceof AppError && err.code === 'CONFLICT')) throw err; // a newer place was written meanwhile
+      if (!(err instanceof AppError && err.code === 'CONFLICT')) throw err;
+      // another recorder placed one of the cards meanwhile: write them one by one, newer wins
+      for (const p of changed.values()) {
+        const { _id, ...fields } = p;
+        const { matchedCount } = await cardPlacesOf(store).updateOne({ _id, seq: { $lt: p.seq } }, { $set: fields });
+        if (matchedCount > 0) continue;
+        try {
+          await cardPlacesOf(store).insertOne(p, LAZY);
+        } catch (e) {
+          if (!(e instanceof AppError && e.code === 'CONFLICT')) throw e; // there already, and newer
+        }
+      }
     }
   }
 }
