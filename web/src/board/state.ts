@@ -266,7 +266,8 @@ export function burnDays(
   return b.days.map((d) => {
     const scopeChange = d.scope !== null && prevScope !== null ? Math.round((d.scope - prevScope) * 1e6) / 1e6 : 0;
     if (d.scope !== null) prevScope = d.scope;
-    return { date: d.date, remaining: d.remaining, scope: d.scope, ideal: d.ideal, scopeChange, today: d.date === today };
+    // the ideal line is shown to 1/100 of a point
+    return { date: d.date, remaining: d.remaining, scope: d.scope, ideal: Math.round(d.ideal * 100) / 100, scopeChange, today: d.date === today };
   });
 }
 
