@@ -9,7 +9,7 @@ import { boardSection } from './sections/board.mjs';
 import { distributedSection } from './sections/distributed.mjs';
 import { durabilitySection } from './sections/durability.mjs';
 import { eventsSection } from './sections/events.mjs';
-import { flowSection } from './sections/flow.mjs';
+import { flowSection, flowWritesSection } from './sections/flow.mjs';
 import { httpSection } from './sections/http.mjs';
 import { leasesSection } from './sections/leases.mjs';
 import { observabilitySection } from './sections/observability.mjs';
@@ -38,6 +38,7 @@ const SECTIONS = {
   observability: ['observability: GET detail and move with metrics off, on, and on with every request traced', observabilitySection],
   agents: ['agents: the MCP tool find_tasks ÷ the same query over REST, with an access token', agentsSection],
   soak: ['soak: 400,000 PATCHes of 200 tasks on the embedded default — memory, req/s per round, restart', soakSection],
+  flowwrites: ['flowwrites: a PATCH on a task held by 20 boards ÷ one held by none (flow history from every write)', flowWritesSection],
 };
 /** Sections run only when named (they take long): `node bench/run.mjs scale`. */
 const OPT_IN = new Set(['scale', 'soak']);

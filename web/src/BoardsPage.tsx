@@ -2,12 +2,34 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { errorText, type Api } from './api/client.js';
 import type { Board, BoardList } from './api/types.js';
 
-/** The caller's boards (owned and shared) and a form to create one with the default columns. */
+/**
+ * A tag of its own for a new board (docs/boards.md "Two kinds of board"): `board-` and the name's
+ * slug, made unique among `taken` (the default tags of the caller's boards) with `-2`, `-3`…
+ */
+export function boardTag(name: string, taken: ReadonlySet<string>): string {
+  const slug = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'cards';
+  const base = `board-${slug}`;
+  let tag = base;
+  for (let i = 2; taken.has(tag); i++) tag = `${base}-${i}`;
+  return tag;
+}
+
+/** What the board list says of a board's kind: its own cards (its tag), or a view over every task in its scope. */
+export function boardKind(b: Pick<Board, 'default_tags'>): string {
+  return b.default_tags.length > 0 ? `own cards (tag ${b.default_tags.join(', ')})` : 'view of all tasks matching its columns';
+}
+
+/**
+ * The caller's boards (owned and shared, each saying its kind) and a form to create one with the
+ * default columns: a board of its own cards (a default tag of its own, the default) or a view
+ * board over every task the board's scope holds.
+ */
 export function BoardsPage({ api, navigate }: { api: Api; navigate: (path: string) => void }) {
   const [list, setList] = useState<BoardList | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [name, setName] = useState('');
   const [type, setType] = useState<'private' | 'shared'>('private');
+  const [kind, setKind] = useState<'own' | 'view'>('own');
 
   useEffect(() => {
     api.listBoards().then(setList, (e: unknown) => setError(errorText(e)));
@@ -17,7 +39,8 @@ export function BoardsPage({ api, navigate }: { api: Api; navigate: (path: strin
     e.preventDefault();
     setError(null);
     try {
-      const board = await api.createBoard(name.trim(), type);
+      const taken = new Set([...(list?.owned_boards ?? []), ...(list?.shared_boards ?? [])].flatMap((b) => b.default_tags));
+      const board = await api.createBoard(name.trim(), type, kind === 'own' ? [boardTag(name.trim(), taken)] : undefined);
       navigate(`/boards/${encodeURIComponent(board.id)}`);
     } catch (err) {
       setError(errorText(err));
@@ -37,7 +60,8 @@ export function BoardsPage({ api, navigate }: { api: Api; navigate: (path: strin
       </a>{' '}
       <span className="muted">
         {b.board_type}
-        {b.permission ? ` · ${b.permission === 'r' ? 'read only' : 'read-write'}` : ''} · {b.columns.length} columns
+        {b.permission ? ` · ${b.permission === 'r' ? 'read only' : 'read-write'}` : ''} · {b.columns.length} columns ·{' '}
+        <span data-testid="board-kind">{boardKind(b)}</span>
       </span>
     </li>
   );
@@ -77,6 +101,17 @@ export function BoardsPage({ api, navigate }: { api: Api; navigate: (path: strin
             <option value="shared">Shared</option>
           </select>
         </label>
+        <fieldset className="board-kind">
+          <legend>Cards</legend>
+          <label>
+            <input type="radio" name="board-kind" value="own" checked={kind === 'own'} onChange={() => setKind('own')} />
+            Its own cards: a new, empty board whose cards carry a tag of their own
+          </label>
+          <label>
+            <input type="radio" name="board-kind" value="view" checked={kind === 'view'} onChange={() => setKind('view')} />
+            A view: show all my tasks matching the columns
+          </label>
+        </fieldset>
         <button type="submit">Create board</button>
         <p className="muted">New boards get the columns To Do, Doing and Done; edit them on the board.</p>
       </form>

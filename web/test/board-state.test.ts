@@ -197,30 +197,25 @@ describe('planning and burndown rules', () => {
     expect(sumPoints([task('a', { 'app.points': 0.1 }), task('b', { 'app.points': 0.2 }), task('c', { 'app.points': 'x' })])).toBe(0.3);
   });
 
-  it('charts the burndown from kickoff to deadline in days: actuals up to today, the ideal line falling to 0 on the deadline', () => {
+  it('charts the burndown days as the API lists them: kickoff to deadline, days to come without actuals, scope changes and today marked', () => {
     const days = burnDays(
       {
-        started_at: '2026-11-20T09:00:00Z',
         days: [
-          { date: '2026-11-20', remaining: 10, scope: 10, ideal: 10 },
-          { date: '2026-11-21', remaining: 9, scope: 12, ideal: 8 },
+          { date: '2026-11-19', remaining: null, scope: null, ideal: 10 },
+          { date: '2026-11-20', remaining: 10, scope: 10, ideal: 8 },
+          { date: '2026-11-21', remaining: 9, scope: 12, ideal: 6 },
+          { date: '2026-11-22', remaining: null, scope: null, ideal: 4 },
+          { date: '2026-11-23', remaining: null, scope: null, ideal: 2 },
+          { date: '2026-11-24', remaining: null, scope: null, ideal: 0 },
         ],
       },
-      { kickoff: '2026-11-19T00:00:00Z', deadline: '2026-11-24T00:00:00Z', now: new Date('2026-11-21T15:00:00Z') },
+      { now: new Date('2026-11-21T15:00:00Z') },
     );
     expect(days.map((d) => d.date)).toEqual(['2026-11-19', '2026-11-20', '2026-11-21', '2026-11-22', '2026-11-23', '2026-11-24']);
     expect(days.map((d) => d.ideal)).toEqual([10, 8, 6, 4, 2, 0]);
     expect(days.map((d) => d.remaining)).toEqual([null, 10, 9, null, null, null]);
     expect(days.map((d) => d.scopeChange)).toEqual([0, 0, 2, 0, 0, 0]);
     expect(days.filter((d) => d.today).map((d) => d.date)).toEqual(['2026-11-21']);
-  });
-
-  it('without a deadline the burndown ends on the last day the API answered, and the ideal reaches 0 there', () => {
-    const days = burnDays(
-      { started_at: '2026-11-20T09:00:00Z', days: [{ date: '2026-11-20', remaining: 4, scope: 4, ideal: 4 }, { date: '2026-11-21', remaining: 3, scope: 4, ideal: 0 }] },
-      { now: new Date('2026-11-21T15:00:00Z') },
-    );
-    expect(days.map((d) => [d.date, d.remaining, d.ideal])).toEqual([['2026-11-20', 4, 4], ['2026-11-21', 3, 0]]);
   });
 
   it('says the days left to a deadline in UTC days', () => {

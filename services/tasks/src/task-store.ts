@@ -133,7 +133,7 @@ async function linkedItems(store: DocumentStore, principal: () => Promise<Princi
 export const SUBTASKS_MAX = 200;
 
 /** The stored fields a subtask summary is made of, with those its access check needs. */
-const SUBTASK_PROJECTION = { ...LINKED_PROJECTION, created_by: 1, groupId: 1 } as const;
+const SUBTASK_PROJECTION = { ...LINKED_PROJECTION, created_by: 1, groupId: 1, tags: 1 } as const;
 
 /** Oldest first, ties by id: the order of `subtasks` (ISO timestamps and UUIDs compare as text). */
 const byCreation = (a: Pick<TaskDoc, 'created_at' | '_id'>, b: Pick<TaskDoc, 'created_at' | '_id'>): number =>

@@ -47,6 +47,7 @@ export const EVENT_TYPES = [
   'board.created', 'board.updated', 'board.deleted', 'board.shared', 'board.unshared',
   'sprint.closed', 'note.created',
   'view.created', 'view.updated', 'view.deleted',
+  'sprint.started',
 ] as const;
 /** One event type name. */
 export type EventType = (typeof EVENT_TYPES)[number];

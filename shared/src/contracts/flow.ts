@@ -19,6 +19,7 @@ export const FlowQuerystring = Type.Object(
   {
     from: Type.Optional(DayOf('first day (UTC, inclusive); default 29 days before `to`')),
     to: Type.Optional(DayOf('last day (UTC, inclusive); default today')),
+    sprint: Type.Optional(Type.String({ minLength: 1, description: "today's row: absent counts the board's cards across sprints; `active` (the board's running sprint, every card while none runs), `none` (across sprints) or a sprint id narrows it, as the summary does" })),
   },
   { additionalProperties: false },
 );

@@ -44,6 +44,9 @@ export const CloseSprintResult = Type.Object({
   skippedBoardIds: Type.Array(Type.String(), { description: 'boards pointing at the sprint that the caller can read but not write; left unchanged' }),
   skippedTaskIds: Type.Array(Type.String(), { description: 'unfinished members the caller can read but not write; left in the sprint, unchanged (members it cannot read are not counted or named)' }),
   velocity: Type.Number({ description: 'sum of the numeric `app.points` of the finished members' }),
+  startedSprintId: Type.Optional(Type.String({
+    description: 'the rollover target, when the close started it: it had no start snapshot and the close pointed boards at it, so it was started in the same transaction with the rolled-over members (absent when it was already running, or for `backlog`/`none`)',
+  })),
 });
 export type CloseSprintResult = Static<typeof CloseSprintResult>;
 
@@ -148,6 +151,7 @@ export const SnapshotHeader = Type.Object({
   total_points: Type.Number(),
   by_close: Type.Optional(Type.Boolean({ description: 'start snapshot written by the close because the sprint was never started' })),
   target: Type.Optional(Type.String({ description: 'close snapshot: the rollover target (`backlog`, a sprint id, or `none`)' })),
+  target_title: Type.Optional(Type.String({ description: 'close snapshot whose target is a sprint: that sprint\'s title at the close' })),
 });
 
 /**
@@ -216,12 +220,16 @@ export type VelocityResult = Static<typeof VelocityResult>;
 /** One day of the burndown series (UTC dates). */
 export const BurndownDay = Type.Object({
   date: Type.String({ description: 'UTC day, YYYY-MM-DD' }),
-  remaining: Type.Number({ description: 'points of the unfinished members at the end of the day (today: now; close day: at close)' }),
-  scope: Type.Number({ description: 'points of all members at the end of the day' }),
-  ideal: Type.Number({ description: 'the ideal line: start remaining falling linearly to 0 at the deadline (or the last day)' }),
+  remaining: Type.Union([Type.Number(), Type.Null()], { description: 'points of the unfinished members at the end of the day (today: now; close day: at close); null on days still to come (up to the deadline) and on kickoff days before the start' }),
+  scope: Type.Union([Type.Number(), Type.Null()], { description: 'points of all members at the end of the day; null where `remaining` is' }),
+  ideal: Type.Number({ description: 'the ideal line: start remaining on the first day (kickoff, or start when earlier) falling linearly to 0 on the deadline (or the last day), 0 after it' }),
 });
 
-/** Reply of `GET /api/v1/tasks/{sprintId}/burndown` (computed from the events outbox). */
+/**
+ * Reply of `GET /api/v1/tasks/{sprintId}/burndown` (computed from the events outbox): one day per
+ * UTC day from the kickoff (or the start, when earlier) to the deadline (or the end, when there is
+ * none or the sprint ran past it).
+ */
 export const Burndown = Type.Object({
   sprint_id: Type.String(),
   started_at: Timestamp,

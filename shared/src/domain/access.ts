@@ -36,6 +36,22 @@ export interface Principal {
   boardIds?: readonly string[];
   /** False when the tasks the user created are out of reach (a narrowed token); absent means true. */
   ownTasks?: boolean;
+  /**
+   * The scopes of a narrowed token's boards when one of them has default tags: a task is in reach
+   * when one entry holds it (absent: `groupIds` and `ownTasks` alone decide).
+   */
+  reach?: readonly Reach[];
+}
+
+/**
+ * One board's scope as a narrowed token reaches it (docs/architecture.md §5): the tasks the user
+ * created (`own`) and the tasks of `groupIds`, that carry every tag of `tags` (the board's
+ * default tags). A private board: `own` and every group of the user; a shared board: its group.
+ */
+export interface Reach {
+  own: boolean;
+  groupIds: readonly string[];
+  tags: readonly string[];
 }
 
 /** True when the caller may write what is shared `rw` with group `groupId` (a member that is no reader). */
@@ -61,20 +77,53 @@ export async function loadPrincipal(store: DocumentStore, userId: string, sessio
 
 /**
  * `p` narrowed to the boards `boardIds` and their cards (docs/auth.md "Access tokens"): of
- * those boards, the ones `p` can read remain; a card is a task in one of their scopes, which
- * for a board shared with a group is that group's tasks, and for a private board (or a shared
- * board whose group the user left) every task its owner can read. A board's default tags do not
- * narrow a token further.
+ * those boards, the ones `p` can read remain; a card is a task in one of their scopes
+ * (docs/architecture.md §5), which for a board shared with a group is that group's tasks, and for
+ * a private board (or a shared board whose group the user left) every task its owner can read,
+ * narrowed in both cases by the board's `default_tags` (a task must carry all of them; kept in
+ * {@link Principal.reach} when a board has any).
  */
 export async function narrowToBoards(store: DocumentStore, p: Principal, boardIds: readonly string[], session?: Session): Promise<Principal> {
   const boards = await store
-    .collection<Shared & { _id: string; [key: string]: unknown }>(Collections.boards)
-    .find({ _id: { $in: [...boardIds] } }, { projection: { _id: 1, owner_id: 1, groupId: 1, groupPermission: 1 }, ...(session ? { session } : {}) });
+    .collection<Shared & { _id: string; default_tags?: string[]; [key: string]: unknown }>(Collections.boards)
+    .find({ _id: { $in: [...boardIds] } }, { projection: { _id: 1, owner_id: 1, groupId: 1, groupPermission: 1, default_tags: 1 }, ...(session ? { session } : {}) });
   const readable = boards.filter((b) => canReadBoard(p, b));
-  const wholeScope = readable.some((b) => b.groupId === undefined || !p.groupIds.includes(b.groupId));
+  const whole = (b: Shared) => b.groupId === undefined || !p.groupIds.includes(b.groupId);
+  const wholeScope = readable.some(whole);
   const groupIds = wholeScope ? p.groupIds : p.groupIds.filter((g) => readable.some((b) => b.groupId === g));
   const readOnlyGroupIds = (p.readOnlyGroupIds ?? []).filter((g) => groupIds.includes(g));
-  return { userId: p.userId, groupIds, ...(readOnlyGroupIds.length > 0 ? { readOnlyGroupIds } : {}), boardIds: readable.map((b) => b._id), ownTasks: wholeScope };
+  const tagged = readable.some((b) => (b.default_tags ?? []).length > 0);
+  const reach: Reach[] = readable.map((b) =>
+    whole(b) ? { own: true, groupIds: p.groupIds, tags: b.default_tags ?? [] } : { own: false, groupIds: [b.groupId!], tags: b.default_tags ?? [] });
+  return {
+    userId: p.userId, groupIds, ...(readOnlyGroupIds.length > 0 ? { readOnlyGroupIds } : {}), boardIds: readable.map((b) => b._id), ownTasks: wholeScope,
+    ...(tagged ? { reach } : {}),
+  };
+}
+
+/** True when `t` carries every tag of `tags` (a task read without its tags carries none). */
+function carries(t: { tags?: readonly string[] }, tags: readonly string[]): boolean {
+  return tags.length === 0 || (Array.isArray(t.tags) && tags.every((x) => t.tags!.includes(x)));
+}
+
+/** True when a narrowed token's board scopes hold `t` (always, for a principal without {@link Principal.reach}). */
+function inReach(p: Principal, t: { created_by: string; groupId?: string; tags?: readonly string[] }): boolean {
+  if (p.reach === undefined) return true;
+  return p.reach.some((r) => ((r.own && t.created_by === p.userId) || (t.groupId !== undefined && r.groupIds.includes(t.groupId))) && carries(t, r.tags));
+}
+
+/** The filter form of {@link Principal.reach}: the tasks of any of its board scopes, `group` giving the clause of a scope's groups. */
+function reachFilter(p: Principal, reach: readonly Reach[], group: (ids: string[]) => Filter): Filter {
+  const or: Filter[] = [];
+  for (const r of reach) {
+    const who: Filter[] = r.own && p.ownTasks !== false ? [{ created_by: p.userId }] : [];
+    const groups = r.groupIds.filter((g) => p.groupIds.includes(g));
+    if (groups.length > 0) who.push(group(groups));
+    if (who.length === 0) continue;
+    const base: Filter = who.length === 1 ? who[0]! : { $or: who };
+    or.push(r.tags.length > 0 ? { $and: [base, { tags: { $all: [...r.tags] } }] } : base);
+  }
+  return or.length === 0 ? NOTHING : or.length === 1 ? or[0]! : { $or: or };
 }
 
 /**
@@ -93,6 +142,7 @@ const NOTHING: Filter = { _id: { $in: [] } };
  * The server adds it to every list read; query text can only narrow it.
  */
 export function readableTasksFilter(p: Principal): Filter {
+  if (p.reach) return { deleted: false, ...reachFilter(p, p.reach, (ids) => ({ groupId: { $in: ids } })) };
   const or: Filter[] = p.ownTasks === false ? [] : [{ created_by: p.userId }];
   if (p.groupIds.length > 0) or.push({ groupId: { $in: p.groupIds } });
   return or.length === 0 ? { deleted: false, ...NOTHING } : { deleted: false, $or: or };
@@ -109,19 +159,24 @@ function ownsReach(p: Principal, createdBy: string): boolean {
  * and scope filters beside it.
  */
 export function writableTasksFilter(p: Principal): Filter {
+  if (p.reach) return reachFilter(p, p.reach, (ids) => ({ groupId: { $in: ids }, groupPermission: 'rw' }));
   const or: Filter[] = p.ownTasks === false ? [] : [{ created_by: p.userId }];
   if (p.groupIds.length > 0) or.push({ groupId: { $in: p.groupIds }, groupPermission: 'rw' });
   return or.length === 0 ? NOTHING : { $or: or };
 }
 
-/** True when the principal can read the task (owner, or member of its group). */
-export function canReadTask(p: Principal, t: Pick<TaskDoc, 'created_by' | 'groupId'>): boolean {
-  return ownsReach(p, t.created_by) || (t.groupId !== undefined && p.groupIds.includes(t.groupId));
+/**
+ * True when the principal can read the task (owner, or member of its group), within a narrowed
+ * token's board scopes (their default tags: give the task's `tags`, a task read without them is
+ * out of such a token's reach).
+ */
+export function canReadTask(p: Principal, t: Pick<TaskDoc, 'created_by' | 'groupId'> & { tags?: readonly string[] }): boolean {
+  return (ownsReach(p, t.created_by) || (t.groupId !== undefined && p.groupIds.includes(t.groupId))) && inReach(p, t);
 }
 
-/** True when the principal can write the task (owner, or member of its group with `rw`). */
-export function canWriteTask(p: Principal, t: Pick<TaskDoc, 'created_by' | 'groupId' | 'groupPermission'>): boolean {
-  return ownsReach(p, t.created_by) || (t.groupId !== undefined && t.groupPermission === 'rw' && writesThrough(p, t.groupId));
+/** True when the principal can write the task (owner, or member of its group with `rw`), within a narrowed token's board scopes. */
+export function canWriteTask(p: Principal, t: Pick<TaskDoc, 'created_by' | 'groupId' | 'groupPermission'> & { tags?: readonly string[] }): boolean {
+  return (ownsReach(p, t.created_by) || (t.groupId !== undefined && t.groupPermission === 'rw' && writesThrough(p, t.groupId))) && inReach(p, t);
 }
 
 /** The sharing fields a board or task carries (`_id` for a board: a narrowed principal reaches listed boards only). */

@@ -68,7 +68,9 @@ export interface CompiledColumn {
 
 /**
  * Assembles a column's effective query, `(column query) AND ('t' IN tags)… AND app.sprint = '<id>'
- * AND (filter) ORDER BY <column order or metadata.order ASC>` (docs/architecture.md §7), and compiles it.
+ * AND app.type != 'sprint' AND (filter) ORDER BY <column order or metadata.order ASC>`
+ * (docs/architecture.md §7; the sprint exclusion unless the column query or filter names
+ * `app.type`, docs/boards.md "Sprints are not cards"), and compiles it.
  * The column read, the board summary and the claim (reading in its transaction `session`) use it.
  * Function calls are resolved for `principal` on this board (`me()` = the reader,
  * `activeSprint()` = the board's running sprint); `text` keeps them as written. A bad `filter` is 400 `QUERY_SYNTAX` with the position relative to the filter text;
@@ -90,6 +92,7 @@ export async function compileColumn(
       defaultTags: board.default_tags,
       ...(sprintId !== undefined ? { sprintId } : {}),
       ...(filter !== undefined ? { filter } : {}),
+      cardsOnly: true,
     });
     return { column, text: effective.text, ...compileQuery(await resolveFor(store, principal, effective.query, { now, board, ...(session ? { session } : {}) }), { now }) };
   } catch (e) {

@@ -8,7 +8,7 @@ import type { DocumentStore } from '../store/port.js';
 import type { EventEnvelope } from './envelope.js';
 
 /** The sharing fields of a task or board as the access rules read them. */
-type TaskAccess = Pick<TaskDoc, 'created_by' | 'groupId'>;
+type TaskAccess = Pick<TaskDoc, 'created_by' | 'groupId'> & { tags?: string[] };
 type BoardAccess = Pick<BoardDoc, 'owner_id' | 'groupId'>;
 
 /**
@@ -28,7 +28,7 @@ export class AccessSnapshot {
     const boardIds = [...new Set(events.flatMap((e) => (e.board_id ? [e.board_id] : [])))];
     const [tasks, boards] = await Promise.all([
       taskIds.length
-        ? store.collection<TaskDoc>(Collections.tasks).find({ _id: { $in: taskIds } }, { projection: { _id: 1, created_by: 1, groupId: 1 } })
+        ? store.collection<TaskDoc>(Collections.tasks).find({ _id: { $in: taskIds } }, { projection: { _id: 1, created_by: 1, groupId: 1, tags: 1 } })
         : [],
       boardIds.length
         ? store.collection<BoardDoc>(Collections.boards).find({ _id: { $in: boardIds } }, { projection: { _id: 1, owner_id: 1, groupId: 1 } })
@@ -59,8 +59,9 @@ export class AccessSnapshot {
 
 /** The task snapshot an event carries (API task: `created_by`; group fields are not in it). */
 function snapshotTask(e: EventEnvelope): TaskAccess | undefined {
-  const t = (e.data as Record<string, unknown>).task as { created_by?: unknown } | undefined;
-  return typeof t?.created_by === 'string' ? { created_by: t.created_by } : undefined;
+  const t = (e.data as Record<string, unknown>).task as { created_by?: unknown; tags?: unknown } | undefined;
+  if (typeof t?.created_by !== 'string') return undefined;
+  return Array.isArray(t.tags) ? { created_by: t.created_by, tags: t.tags as string[] } : { created_by: t.created_by };
 }
 
 /** The board snapshot an event carries (`board.*`: the API board with `owner_id`). */

@@ -32,16 +32,18 @@ function parsePart(text: string, part: 'column' | 'filter'): Query {
 
 /**
  * The effective query of a column read (docs/architecture.md §7):
- * `(column query) AND ('t' IN tags)… AND app.sprint = '<id>' AND (filter)
- *  ORDER BY <column's ORDER BY, else metadata.order ASC>`, and its canonical text.
+ * `(column query) AND ('t' IN tags)… AND app.sprint = '<id>' [AND app.type != 'sprint'] AND (filter)
+ *  ORDER BY <column's ORDER BY, else metadata.order ASC>`, and its canonical text. With
+ * `cardsOnly` (the board's cards: column read, summary, WIP count, claim, flow) sprint tasks are
+ * left out by `app.type != 'sprint'`, unless the column query or the filter names `app.type`.
  * A filter may not have an ORDER BY (the column decides the order). Parse errors keep their
  * code, with `details.part` = `column` or `filter` and `details.position` relative to that text.
  */
-export function buildEffectiveQuery(p: { column: string; defaultTags: string[]; sprintId?: string; filter?: string }): {
+export function buildEffectiveQuery(p: { column: string; defaultTags: string[]; sprintId?: string; filter?: string; cardsOnly?: boolean }): {
   query: Query;
   text: string;
 } {
-  const key = JSON.stringify([p.column, p.defaultTags, p.sprintId ?? null, p.filter ?? '']);
+  const key = JSON.stringify([p.column, p.defaultTags, p.sprintId ?? null, p.filter ?? '', p.cardsOnly === true]);
   const hit = effective.get(key);
   if (hit) return hit;
   const column = parsePart(p.column, 'column');
@@ -52,10 +54,24 @@ export function buildEffectiveQuery(p: { column: string; defaultTags: string[]; 
   const sprint: Query[] =
     p.sprintId === undefined ? [] : [{ where: { type: 'cmp', field: 'app.sprint', op: '=', value: { type: 'string', value: p.sprintId } }, orderBy: [] }];
   const filter = parsePart(p.filter ?? '', 'filter');
-  const query = andQueries(column, ...tags, ...sprint, filter, { orderBy: COLUMN_ORDER });
+  // sprints are tasks, not cards: left out unless the column query or the filter names app.type
+  const cards: Query[] = p.cardsOnly && !namesField(column, TYPE_FIELD) && !namesField(filter, TYPE_FIELD) ? [NOT_A_SPRINT] : [];
+  const query = andQueries(column, ...tags, ...sprint, ...cards, filter, { orderBy: COLUMN_ORDER });
   const result = deepFreeze({ query, text: printQuery(query) });
   effective.set(key, result);
   return result;
+}
+
+/** The metadata key that marks a sprint task (docs/architecture.md §8). */
+const TYPE_FIELD = 'app.type';
+/** `app.type != 'sprint'`: the clause that keeps sprint tasks out of a board's cards (docs/boards.md "Sprints are not cards"). */
+const NOT_A_SPRINT: Query = deepFreeze({ where: { type: 'cmp', field: TYPE_FIELD, op: '!=', value: { type: 'string', value: 'sprint' } }, orderBy: [] });
+
+/** Whether any condition of `q` is about `field` (its ORDER BY does not count). */
+export function namesField(q: Query, field: string): boolean {
+  const walk = (e: Expr): boolean =>
+    e.type === 'and' || e.type === 'or' ? e.items.some(walk) : e.type === 'not' ? walk(e.expr) : e.field === field;
+  return q.where !== undefined && walk(q.where);
 }
 
 /** Effective queries (by their parts), least recently used dropped past 500. */

@@ -48,4 +48,6 @@ export const Collections = {
   cardMoves: 'card_moves',
   /** The earlier layout of the card history, one document per (board, card) with all its moves: moved into `card_moves` at start-up (docs/flow.md). */
   cardFlow: 'card_flow',
+  /** Where each card is on each board as the flow history last recorded it, one document per (board, card) (docs/flow.md). */
+  cardPlaces: 'card_places',
 } as const;

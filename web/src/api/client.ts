@@ -249,7 +249,8 @@ export class Api {
 
   // ---- boards -----------------------------------------------------------------------------------
   listBoards = () => this.op('listBoards');
-  createBoard = (name: string, board_type: 'private' | 'shared') => this.op('createBoard', { body: { name, board_type } });
+  createBoard = (name: string, board_type: 'private' | 'shared', default_tags?: string[]) =>
+    this.op('createBoard', { body: { name, board_type, ...(default_tags ? { default_tags } : {}) } });
   getBoard = (boardId: string) => this.op('getBoard', { params: { boardId } });
   /** The board's people (owner and group members) as `{id, username}`. */
   boardMembers = (boardId: string) => this.op('boardMembers', { params: { boardId } });
@@ -259,7 +260,7 @@ export class Api {
   updateBoardMember = (boardId: string, userId: string, permission: 'r' | 'rw') =>
     this.op('updateBoardMember', { params: { boardId, userId }, body: { permission } });
   removeBoardMember = (boardId: string, userId: string) => this.op('removeBoardMember', { params: { boardId, userId } });
-  updateBoard = (boardId: string, body: { name?: string; columns?: ColumnInput[]; activeSprintId?: string }) =>
+  updateBoard = (boardId: string, body: { name?: string; columns?: ColumnInput[]; activeSprintId?: string; default_tags?: string[] }) =>
     this.op('updateBoard', { params: { boardId }, body });
   shareBoard = (boardId: string, group_id: string, permission: 'r' | 'rw') =>
     this.op('shareBoard', { params: { boardId }, body: { group_id, permission } });

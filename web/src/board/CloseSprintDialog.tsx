@@ -5,13 +5,16 @@ import { Dialog } from '../Dialog.js';
 
 /**
  * Close the active sprint: lists the unfinished members, asks for the rollover target
- * (the backlog or another open sprint), then shows the close-sprint answer (velocity, rolled over).
+ * (the backlog or another open sprint), says before the close when the target is a planned sprint
+ * that the close will start (with how many cards), then shows the close-sprint answer (velocity,
+ * rolled over, the sprint started).
  */
 export function CloseSprintDialog(p: {
   api: Api;
   sprintId: string;
   sprintTitle: string;
-  openSprints: Array<{ id: string; title: string }>;
+  /** Open sprints to roll over into; `started_at` absent: planned (the close starts it), `member_count`: its cards now. */
+  openSprints: Array<{ id: string; title: string; started_at?: string | undefined; member_count?: number }>;
   onClose: () => void;
   onClosed: () => Promise<void>;
 }) {
@@ -43,6 +46,8 @@ export function CloseSprintDialog(p: {
     }
   }
 
+  const chosen = members && members.length > 0 ? p.openSprints.find((s) => s.id === target) : undefined;
+  const starts = chosen && chosen.started_at === undefined ? chosen : undefined;
   const targetName = (t: string) => (t === 'backlog' ? 'the backlog' : t === 'none' ? 'nowhere (nothing was unfinished)' : (p.openSprints.find((s) => s.id === t)?.title ?? t));
 
   return (
@@ -61,6 +66,7 @@ export function CloseSprintDialog(p: {
           <p>
             Rolled over: <strong data-testid="rolled-over">{result.rolledOver}</strong> to {targetName(result.target)}.
           </p>
+          {result.startedSprintId && <p data-testid="started-sprint">“{targetName(result.startedSprintId)}” has started and is the board’s running sprint.</p>}
           <button type="button" onClick={p.onClose}>
             Done
           </button>
@@ -93,6 +99,12 @@ export function CloseSprintDialog(p: {
                 ))}
               </select>
             </label>
+          )}
+          {starts && members && (
+            <p className="notice" data-testid="will-start">
+              “{starts.title}” has not started: closing starts it now with {(starts.member_count ?? 0) + members.length} cards ({members.length} rolled
+              over{starts.member_count ? `, ${starts.member_count} already planned` : ''}), and it becomes the board’s running sprint.
+            </p>
           )}
           <div className="row">
             <button type="button" onClick={() => void close()} disabled={busy}>

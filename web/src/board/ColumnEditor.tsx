@@ -39,6 +39,7 @@ export function actionText(a: BoardColumn['actions'][number]): string {
  */
 export function ColumnEditor(p: { api: Api; board: Board; onClose: () => void; onSaved: (b: Board) => void }) {
   const [rows, setRows] = useState<Draft[]>(() => p.board.columns.map(toDraft));
+  const [tags, setTags] = useState(() => p.board.default_tags.join(', '));
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
 
@@ -76,7 +77,9 @@ export function ColumnEditor(p: { api: Api; board: Board; onClose: () => void; o
       return c;
     });
     try {
-      p.onSaved(await p.api.updateBoard(p.board.id, { columns }));
+      const default_tags = [...new Set(tags.split(',').map((t) => t.trim()).filter((t) => t !== ''))];
+      const changed = default_tags.join(',') !== p.board.default_tags.join(',');
+      p.onSaved(await p.api.updateBoard(p.board.id, { columns, ...(changed ? { default_tags } : {}) }));
     } catch (e) {
       setError(errorText(e) + (e instanceof ApiError && e.position !== undefined ? ` (position ${e.position})` : ''));
     } finally {
@@ -86,6 +89,15 @@ export function ColumnEditor(p: { api: Api; board: Board; onClose: () => void; o
 
   return (
     <Dialog title="Edit columns" onClose={p.onClose} wide>
+      <label className="board-tags">
+        Board tags
+        <input name="default-tags" value={tags} onChange={(e) => setTags(e.target.value)} aria-describedby="board-tags-help" />
+      </label>
+      <p id="board-tags-help" className="muted" data-testid="board-tags-help">
+        {tags.trim() === ''
+          ? 'No board tag: this board is a view and shows every task you can read that matches its columns.'
+          : `Cards on this board carry the tag ${tags.split(',').map((t) => `“${t.trim()}”`).filter((t) => t !== '“”').join(', ')}: cards created here get it, and only tasks with it show here.`}
+      </p>
       <ol className="column-editor">
         {rows.map((r, i) => (
           <li key={r.key} aria-label={`Column ${i + 1}: ${r.name || 'unnamed'}`}>

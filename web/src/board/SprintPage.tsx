@@ -22,6 +22,7 @@ export function SprintPage(p: { api: Api; boardId: string; sprintId: string; nav
   const [sprint, setSprint] = useState<TaskDetail | null>(null);
   const [summary, setSummary] = useState<SprintSummary | undefined>(undefined);
   const [openSprints, setOpenSprints] = useState<SprintSummary[]>([]);
+  const [sprintTitles, setSprintTitles] = useState<ReadonlyMap<string, string>>(new Map());
   const [report, setReport] = useState<SprintReport | null>(null);
   const [burn, setBurn] = useState<Burndown | null | 'not-started'>(null);
   const [velocity, setVelocity] = useState<Velocity | null>(null);
@@ -36,6 +37,7 @@ export function SprintPage(p: { api: Api; boardId: string; sprintId: string; nav
       setSprint(s);
       setSummary(list.find((x) => x.id === sprintId));
       setOpenSprints(list.filter((x) => x.state === 'open'));
+      setSprintTitles(new Map(list.map((x) => [x.id, x.title])));
       setReport(r);
       try {
         setBurn(await api.burndown(sprintId));
@@ -103,11 +105,11 @@ export function SprintPage(p: { api: Api; boardId: string; sprintId: string; nav
       <div className="sprint-grid">
         <section aria-labelledby="burndown-title" className="panel">
           <h2 id="burndown-title">Burndown</h2>
-          {burn === 'not-started' ? <p className="muted">The sprint has not started: no burndown yet.</p> : burn ? <BurndownChart burn={burn} kickoff={sprint.kickoff} deadline={sprint.deadline} /> : <p aria-busy="true">Loading…</p>}
+          {burn === 'not-started' ? <p className="muted">The sprint has not started: no burndown yet.</p> : burn ? <BurndownChart burn={burn} /> : <p aria-busy="true">Loading…</p>}
         </section>
         <section aria-labelledby="report-title" className="panel">
           <h2 id="report-title">Report</h2>
-          <ReportTable report={report} />
+          <ReportTable report={report} titles={sprintTitles} />
         </section>
         <section aria-labelledby="velocity-title" className="panel wide">
           <h2 id="velocity-title">Velocity</h2>
@@ -140,7 +142,7 @@ export function SprintPage(p: { api: Api; boardId: string; sprintId: string; nav
 }
 
 /** The report's figures: items and points per list; frozen (from the close snapshot) or live. */
-function ReportTable({ report: r }: { report: SprintReport }) {
+function ReportTable({ report: r, titles }: { report: SprintReport; titles: ReadonlyMap<string, string> }) {
   const rows: Array<[string, number, number]> = [
     ['Committed', r.committed.length, r.committed_points],
     ['Added', r.added.length, r.added_points],
@@ -179,7 +181,7 @@ function ReportTable({ report: r }: { report: SprintReport }) {
           title={r.state === 'closed' ? 'Not completed (rolled over)' : 'Not completed'}
           items={r.state === 'closed' ? r.rolled_over : r.remaining}
           empty="Every card is done."
-          target={(t) => (t === 'backlog' ? 'to the backlog' : 'to another sprint')}
+          target={(t) => (t === 'backlog' ? 'to the backlog' : `to “${r.close?.target_title ?? titles.get(t) ?? t}”`)}
         />
         {r.added.length > 0 && <ReportList title="Added during the sprint" items={r.added} />}
         {r.removed.length > 0 && <ReportList title="Removed during the sprint" items={r.removed} />}
@@ -215,12 +217,12 @@ function ReportList(p: { title: string; items: SprintReport['completed']; empty?
 }
 
 /**
- * The burndown over the sprint's days (kickoff to deadline, {@link burnDays}): remaining points,
+ * The burndown over the sprint's days as the API lists them (kickoff to deadline, {@link burnDays}): remaining points,
  * the dashed ideal line to 0 on the deadline, scope changes as red dots, today as a vertical line.
  * The x axis is in days (one tick per day up to two weeks, fewer beyond), the y axis in points.
  */
-function BurndownChart({ burn, kickoff, deadline }: { burn: Burndown; kickoff: string | undefined; deadline: string | undefined }) {
-  const days = useMemo(() => burnDays(burn, { kickoff, deadline, now: new Date() }), [burn, kickoff, deadline]);
+function BurndownChart({ burn }: { burn: Burndown }) {
+  const days = useMemo(() => burnDays(burn, { now: new Date() }), [burn]);
   const data = useMemo<uPlot.AlignedData>(
     () => [
       days.map((_, i) => i),

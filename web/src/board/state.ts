@@ -252,38 +252,23 @@ const addDays = (day: string, n: number) => new Date(Date.parse(`${day}T00:00:00
 const daysBetween = (a: string, b: string) => Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / DAY_MS);
 
 /**
- * The burndown as a sprint chart: one entry per UTC day from the kickoff (or the start day, when
- * that is earlier or there is no kickoff) to the deadline (or the API's last day, when that is
- * later or there is no deadline). Days the API answered (`GET /tasks/{id}/burndown`, docs/sprints.md
- * "Burndown") carry their remaining points and scope; the others carry none. The ideal line starts
- * at the committed points (the start snapshot's, the API's first ideal) and reaches 0 on the
- * deadline day: `ideal(i) = committed × max(0, (D − i) ÷ D)`, `D` days from the first day to the
- * deadline (the last day without one). `today` is the UTC day of `now`.
+ * The burndown as a sprint chart, read from the API's days as they are (`GET /tasks/{id}/burndown`,
+ * docs/sprints.md "Burndown": kickoff, or start when earlier, to the deadline; days still to come
+ * with `remaining: null`; the ideal line reaching 0 on the deadline), with the scope change since
+ * the previous day with actuals and today (the UTC day of `now`) marked.
  */
 export function burnDays(
-  b: { started_at: string; days: ReadonlyArray<{ date: string; remaining: number; scope: number; ideal: number }> },
-  plan: { kickoff?: string | undefined; deadline?: string | undefined; now: Date },
+  b: { days: ReadonlyArray<{ date: string; remaining: number | null; scope: number | null; ideal: number }> },
+  plan: { now: Date },
 ): BurnDay[] {
-  const startDay = b.days[0]?.date ?? dayOf(b.started_at);
-  const apiLast = b.days.at(-1)?.date ?? startDay;
-  const first = plan.kickoff && dayOf(plan.kickoff) < startDay ? dayOf(plan.kickoff) : startDay;
-  const deadline = plan.deadline && dayOf(plan.deadline) > first ? dayOf(plan.deadline) : undefined;
-  const last = deadline && deadline > apiLast ? deadline : apiLast;
-  const D = Math.max(1, daysBetween(first, deadline ?? last));
-  const committed = b.days[0]?.ideal ?? 0;
-  const actual = new Map(b.days.map((d) => [d.date, d]));
   const today = plan.now.toISOString().slice(0, 10);
-  const out: BurnDay[] = [];
   let prevScope: number | null = null;
-  for (let i = 0, n = daysBetween(first, last); i <= n; i++) {
-    const date = addDays(first, i);
-    const a = actual.get(date);
-    const ideal = Math.round(committed * Math.max(0, (D - i) / D) * 100) / 100;
-    const scopeChange = a && prevScope !== null ? Math.round((a.scope - prevScope) * 1e6) / 1e6 : 0;
-    if (a) prevScope = a.scope;
-    out.push({ date, remaining: a ? a.remaining : null, scope: a ? a.scope : null, ideal, scopeChange, today: date === today });
-  }
-  return out;
+  return b.days.map((d) => {
+    const scopeChange = d.scope !== null && prevScope !== null ? Math.round((d.scope - prevScope) * 1e6) / 1e6 : 0;
+    if (d.scope !== null) prevScope = d.scope;
+    // the ideal line is shown to 1/100 of a point
+    return { date: d.date, remaining: d.remaining, scope: d.scope, ideal: Math.round(d.ideal * 100) / 100, scopeChange, today: d.date === today };
+  });
 }
 
 /**

@@ -115,7 +115,7 @@ describe('board lifecycle through HTTP', () => {
     const page1 = await f.column('col-to-do', { page_size: 2 });
     expect(page1.status).toBe(200);
     expect(page1.body).toMatchObject({ total: 3, page: 1, page_size: 2 });
-    expect(page1.body.effective_query).toBe("status = 'todo' AND 'team-a' IN tags ORDER BY metadata.order ASC");
+    expect(page1.body.effective_query).toBe("status = 'todo' AND 'team-a' IN tags AND app.type != 'sprint' ORDER BY metadata.order ASC");
     expect(page1.body.data.map((c: { title: string }) => c.title)).toEqual(['first', 'second']);
     for (const c of page1.body.data) {
       expect(Object.keys(c).sort()).toEqual(['id', 'metadata', 'status', 'tags', 'title']);

@@ -170,7 +170,9 @@ describe('sprint reports through HTTP', () => {
     expect(list.body).toHaveLength(1);
     await catchUpOutbox(sys.store);
     const events = await sys.store.collection('events').find({ request_id: { $exists: true } }, { sort: { seq: 1 } });
-    expect(events.slice(-2).map((e) => [e.type, e.task_id ?? e.board_id])).toEqual([['task.created', first.body.id], ['board.updated', boardId]]);
+    expect(events.slice(-3).map((e) => [e.type, e.task_id ?? e.board_id])).toEqual([
+      ['task.created', first.body.id], ['board.updated', boardId], ['sprint.started', first.body.id],
+    ]);
   });
 
   it('publishes the sprint routes in Swagger', async () => {

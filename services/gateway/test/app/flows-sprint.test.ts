@@ -61,12 +61,12 @@ describe('sprints through HTTP', () => {
     expect(active.status).toBe(200);
     expect(active.body.data.map((c: { title: string }) => c.title)).toEqual(['In sprint']);
     expect(active.body.total).toBe(1);
-    expect(active.body.effective_query).toBe(`status = 'todo' AND app.sprint = '${f.s1}' ORDER BY metadata.order ASC`);
+    expect(active.body.effective_query).toBe(`status = 'todo' AND app.sprint = '${f.s1}' AND app.type != 'sprint' ORDER BY metadata.order ASC`);
     const other = await f.sys.call('POST', `/api/v1/boards/${f.boardId}/columns/col-to-do/query`, f.alice, { sprint: f.s2 });
     expect(other.body.data.map((c: { title: string }) => c.title)).toEqual(['Next sprint']);
     const all = await f.sys.call('POST', `/api/v1/boards/${f.boardId}/columns/col-to-do/query`, f.alice, { sprint: 'none' });
     expect(all.body.total).toBe(4);
-    expect(all.body.effective_query).toBe("status = 'todo' ORDER BY metadata.order ASC");
+    expect(all.body.effective_query).toBe("status = 'todo' AND app.type != 'sprint' ORDER BY metadata.order ASC");
 
     const summary = await f.sys.call('GET', `/api/v1/boards/${f.boardId}/summary`, f.alice);
     expect(summary.body).toMatchObject({ board_id: f.boardId, active_sprint_id: f.s1 });
@@ -115,6 +115,7 @@ describe('sprints through HTTP', () => {
     expect(closed.status, JSON.stringify(closed.body)).toBe(200);
     expect(closed.body).toEqual({
       sprintId: f.s1, target: f.s2, completed: 3, rolledOver: 2, rotatedBoardIds: [f.boardId], skippedBoardIds: [], skippedTaskIds: [], velocity: 5.5,
+      startedSprintId: f.s2,
     });
 
     expect(await f.members(f.s1)).toEqual(['A finished', 'B finished', 'C finished, text points']);

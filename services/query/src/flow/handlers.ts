@@ -2,10 +2,12 @@ import { callerId, type Handler } from '@app/shared/bus';
 import type { FlowDay, FlowOps } from '@app/shared/contracts';
 import { boardScopeFilter, columnOf, loadBoard, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
 import { invalidField } from '@app/shared/errors';
-import { Collections } from '@app/shared/store';
+import { Collections, metadataPath } from '@app/shared/store';
 import { cardMovesOf, columnFigures, snapshotsOf, takeSnapshot } from './history.js';
 import { cardFlows, dayOf, dayRange, DEFAULT_RANGE_DAYS, finishedCards, MAX_RANGE_DAYS, percentiles, throughput } from './reports.js';
-import { DEFAULT_FLOW_RETENTION_DAYS } from './work.js';
+import { DEFAULT_FLOW_RETENTION_DAYS, recordFromCursor } from './work.js';
+import { catchUpOutbox } from '@app/shared/events';
+import { sprintFor } from '../reads.js';
 
 const DAY_MS = 86_400_000;
 
@@ -38,6 +40,8 @@ export const cumulativeFlow =
     const { board, principal } = await loadBoard(store, callerId(ctx), input.boardId, 'read');
     const now = clock.now();
     const { from, to } = rangeOf(input, now);
+    // across sprints by default: Done holds every finished card, not the running sprint's alone
+    const sprintId = input.sprint === undefined ? undefined : sprintFor(board, input.sprint);
     const today = dayOf(now.getTime());
     const snaps = await snapshotsOf(store).find({ board_id: board._id, day: { $gte: from, $lte: to < today ? to : today } }, { sort: { day: 1 } });
     const days: FlowDay[] = [];
@@ -49,7 +53,7 @@ export const cumulativeFlow =
         columns: board.columns.map((c) => ({ column_id: c.id, name: c.name, count: byId.get(c.id)?.count ?? 0, points: byId.get(c.id)?.points ?? 0 })),
       });
     }
-    if (from <= today && today <= to) days.push({ day: today, live: true, columns: await columnFigures(store, board, principal, now) });
+    if (from <= today && today <= to) days.push({ day: today, live: true, columns: await columnFigures(store, board, principal, now, sprintId) });
     return { board_id: board._id, from, to, days };
   };
 
@@ -65,6 +69,9 @@ export const cycleTime =
   async (input, ctx) => {
     const { board, principal } = await loadBoard(store, callerId(ctx), input.boardId, 'read');
     const { from, to, fromMs, toMs } = rangeOf(input, clock.now());
+    // every write acknowledged before this read is in the history: number it, then record it
+    await catchUpOutbox(store);
+    await recordFromCursor(store, () => clock.now());
     const start = input.start_column ?? board.columns[0]?.id;
     const end = input.end_column ?? board.columns[board.columns.length - 1]?.id;
     if (start === undefined || end === undefined) throw invalidField('/end_column', 'the board has no columns', 'required');
@@ -76,7 +83,7 @@ export const cycleTime =
     const ids = [...new Set(entered.map((m) => m.task_id))];
     const records = ids.length === 0 ? [] : cardFlows(await moves.find({ board_id: board._id, task_id: { $in: ids } }));
     const readable = ids.length === 0 ? [] : await store.collection<TaskDoc>(Collections.tasks).find(
-      { $and: [{ _id: { $in: ids } }, boardScopeFilter(board, principal)] },
+      { $and: [{ _id: { $in: ids } }, boardScopeFilter(board, principal), { [metadataPath('app.type')]: { $ne: 'sprint' } }] },
       { projection: { _id: 1, title: 1 } },
     );
     const cards = finishedCards(records, new Map(readable.map((t) => [t._id, t.title])), start, end, fromMs, toMs);

@@ -21,16 +21,33 @@ export interface FlowWorkOptions {
 }
 
 /** The event types the flow history records (docs/flow.md "How the history is kept"). */
-const FLOW_EVENT_TYPES = ['card.moved', 'task.deleted', 'task.restored'] as const;
+const FLOW_EVENT_TYPES = ['task.created', 'task.updated', 'card.moved', 'task.deleted', 'task.restored'] as const;
 
 /**
  * Records the numbered events after the cursor in `counters` into the flow history, 500 at a time,
- * until none is left. Only the types it records are read (the store filters them, so a PATCH's
- * event is never parsed here); the cursor moves past the others up to the last `seq` numbered when
+ * until none is left. Only the types it records are read (task writes, moves, deletes and
+ * restores; not board, note or lease events); the cursor moves past the others up to the last `seq` numbered when
  * the pass began. The cursor moves only from the value read (a second replica that moved it first
  * wins; the records are idempotent, so reading the same events twice changes nothing).
  */
-export async function recordFromCursor(store: DocumentStore): Promise<void> {
+export function recordFromCursor(store: DocumentStore, now: () => Date = () => new Date()): Promise<void> {
+  // one pass at a time per store in a process: the background loop and the reads that catch it up
+  // take turns (replicas may still overlap: records are idempotent, places move forward only)
+  const previous = passes.get(store) ?? Promise.resolve();
+  const pass = previous.then(() => recordPass(store, now), () => recordPass(store, now));
+  const tail = pass.catch(() => undefined);
+  passes.set(store, tail);
+  void tail.then(() => {
+    if (passes.get(store) === tail) passes.delete(store);
+  });
+  return pass;
+}
+
+/** The last pass of {@link recordFromCursor} started on each store in this process. */
+const passes = new WeakMap<DocumentStore, Promise<void>>();
+
+/** One pass of {@link recordFromCursor}. */
+async function recordPass(store: DocumentStore, now: () => Date): Promise<void> {
   const counters = store.collection<{ _id: string; seq: number }>(Collections.counters);
   const found = await counters.findOne({ _id: FLOW_COUNTER });
   let cursor = found?.seq ?? 0;
@@ -39,7 +56,7 @@ export async function recordFromCursor(store: DocumentStore): Promise<void> {
   const high = await lastSeq(store);
   while (cursor < high) {
     const events = await readOutbox(store, cursor, 500, { types: FLOW_EVENT_TYPES, through: high });
-    if (events.length > 0) await recordFlow(store, events);
+    if (events.length > 0) await recordFlow(store, events, now());
     const full = events.length === 500;
     const next = full ? events[events.length - 1]!.seq : high;
     const { matchedCount } = await counters.updateOne({ _id: FLOW_COUNTER, seq: cursor }, { $set: { seq: next } });
@@ -50,7 +67,7 @@ export async function recordFromCursor(store: DocumentStore): Promise<void> {
 
 /**
  * The flow history's background work in the query service (docs/flow.md "How the history is
- * kept"): records `card.moved` (and delete/restore) events as they are numbered, and takes each
+ * kept"): records the column changes of task writes and moves (and delete/restore) as they are numbered, and takes each
  * board's daily snapshot once per UTC day. Each loop logs a failure and tries again at its next turn.
  */
 export function startFlowWork(deps: BackgroundDeps, opts: FlowWorkOptions = {}): { close(): Promise<void> } {
@@ -86,7 +103,7 @@ export function startFlowWork(deps: BackgroundDeps, opts: FlowWorkOptions = {}):
         if (moved > 0) log.info({ cards: moved }, 'flow history: card records moved into card_moves');
         migrated = true;
       }
-      await recordFromCursor(store);
+      await recordFromCursor(store, () => clock.now());
     }),
     loop('flow snapshots', opts.snapshotMs ?? 600_000, () => takeDueSnapshots(store, clock.now(), days)),
   ];

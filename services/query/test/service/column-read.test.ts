@@ -38,13 +38,13 @@ async function seeded(boardOver: Parameters<typeof aBoard>[0] = {}) {
 
 describe('POST /boards/:boardId/columns/:columnId/query: effective_query', () => {
   test.each([
-    [{}, "status = 'todo' AND 'web' IN tags AND app.sprint = 'sprint-7' ORDER BY metadata.order ASC"],
-    [{ sprint: 'active' }, "status = 'todo' AND 'web' IN tags AND app.sprint = 'sprint-7' ORDER BY metadata.order ASC"],
-    [{ sprint: 'none' }, "status = 'todo' AND 'web' IN tags ORDER BY metadata.order ASC"],
-    [{ sprint: OTHER_SPRINT }, "status = 'todo' AND 'web' IN tags AND app.sprint = 'sprint-6' ORDER BY metadata.order ASC"],
+    [{}, "status = 'todo' AND 'web' IN tags AND app.sprint = 'sprint-7' AND app.type != 'sprint' ORDER BY metadata.order ASC"],
+    [{ sprint: 'active' }, "status = 'todo' AND 'web' IN tags AND app.sprint = 'sprint-7' AND app.type != 'sprint' ORDER BY metadata.order ASC"],
+    [{ sprint: 'none' }, "status = 'todo' AND 'web' IN tags AND app.type != 'sprint' ORDER BY metadata.order ASC"],
+    [{ sprint: OTHER_SPRINT }, "status = 'todo' AND 'web' IN tags AND app.sprint = 'sprint-6' AND app.type != 'sprint' ORDER BY metadata.order ASC"],
     [
       { filter: `assignee = '${BOB}' OR title ~ "it's"` },
-      "status = 'todo' AND 'web' IN tags AND app.sprint = 'sprint-7' AND (assignee = 'user-bob' OR title ~ 'it\\'s') ORDER BY metadata.order ASC",
+      "status = 'todo' AND 'web' IN tags AND app.sprint = 'sprint-7' AND app.type != 'sprint' AND (assignee = 'user-bob' OR title ~ 'it\\'s') ORDER BY metadata.order ASC",
     ],
   ])('%j → %s', async (body, golden) => {
     const { f, board } = await seeded();
@@ -56,14 +56,14 @@ describe('POST /boards/:boardId/columns/:columnId/query: effective_query', () =>
     const { f, board } = await seeded();
     await using _ = f;
     const res = await read(f, { boardId: board._id, columnId: 'col-doing', sprint: 'none' });
-    expect(res.effective_query).toBe("status = 'doing' AND 'web' IN tags ORDER BY updated_at DESC");
+    expect(res.effective_query).toBe("status = 'doing' AND 'web' IN tags AND app.type != 'sprint' ORDER BY updated_at DESC");
   });
 
   test('with sprint active and no running sprint there is no sprint clause; an empty column query adds nothing', async () => {
     const { f, board } = await seeded({ activeSprintId: undefined, default_tags: [] });
     await using _ = f;
-    expect((await read(f, { boardId: board._id, columnId: 'col-todo' })).effective_query).toBe("status = 'todo' ORDER BY metadata.order ASC");
-    expect((await read(f, { boardId: board._id, columnId: 'col-all' })).effective_query).toBe('ORDER BY metadata.order ASC');
+    expect((await read(f, { boardId: board._id, columnId: 'col-todo' })).effective_query).toBe("status = 'todo' AND app.type != 'sprint' ORDER BY metadata.order ASC");
+    expect((await read(f, { boardId: board._id, columnId: 'col-all' })).effective_query).toBe("app.type != 'sprint' ORDER BY metadata.order ASC");
   });
 });
 

@@ -28,8 +28,10 @@ export interface BurndownInput {
   closed: boolean;
   /** The members at `end`: the last day's figures are exactly these. */
   final: readonly SnapMember[];
-  /** The sprint's deadline (ISO), where the ideal line reaches 0. */
+  /** The sprint's deadline (ISO), where the ideal line reaches 0 and the series ends (unless it ran past it). */
   deadline?: string | undefined;
+  /** The sprint's kickoff (ISO): the series starts there when it is before the start. */
+  kickoff?: string | undefined;
 }
 
 const numeric = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
@@ -85,12 +87,16 @@ function after(e: OutboxEvent, sprintId: string, was: Tracked | undefined): Trac
 }
 
 /**
- * The daily burndown of a sprint (formulas in docs/sprints.md "Burndown"). One entry per
- * UTC day from the start day to the end day. `remaining` = points of the members not `done` at the
- * end of that day, `scope` = points of all members then, replaying the outbox events from the start
- * snapshot; the last day is exactly `final`. The ideal line falls linearly from the first day's
- * starting remaining (at the start snapshot) to 0 on the deadline day (or the last day when there is
- * no deadline, or it is not after the start), and stays 0 after it. Points are rounded to 6 decimals.
+ * The daily burndown of a sprint (formulas in docs/sprints.md "Burndown"). One entry per UTC day
+ * from the kickoff day (or the start day, when earlier or without a kickoff) to the deadline day
+ * (or the end day, when there is no deadline, the end is past it, or the sprint is closed). `remaining` = points of the
+ * members not `done` at the end of that day, `scope` = points of all members then, replaying the
+ * outbox events from the start snapshot, for the days from the start day to the end day (the
+ * close, or now); the end day is exactly `final`. Days before the start and after the end have
+ * `remaining` and `scope` null (not lived yet, or before the sprint's baseline). The ideal line
+ * falls linearly from the starting remaining (at the start snapshot) on the first day to 0 on the
+ * deadline day (or the last day when there is no deadline, or it is not after the first day), and
+ * stays 0 after it. Points are rounded to 6 decimals.
  */
 export function burndownSeries(input: BurndownInput): Burndown {
   const state = new Map<string, Tracked>(input.start.map((m) => [m.id, { inSprint: true, status: m.status, points: m.points }]));
@@ -105,14 +111,24 @@ export function burndownSeries(input: BurndownInput): Burndown {
     return { remaining: round6(remaining), scope: round6(scope) };
   };
   const initial = sums().remaining;
-  const firstDay = dayOf(input.startedAt);
-  const lastDay = dayOf(input.end) < firstDay ? firstDay : dayOf(input.end);
-  const idealEnd = input.deadline && dayOf(input.deadline) > firstDay ? dayOf(input.deadline) : lastDay;
+  const startDay = dayOf(input.startedAt);
+  const endDay = dayOf(input.end) < startDay ? startDay : dayOf(input.end);
+  const firstDay = input.kickoff && dayOf(input.kickoff) < startDay ? dayOf(input.kickoff) : startDay;
+  const deadlineDay = input.deadline ? dayOf(input.deadline) : undefined;
+  // an open sprint's chart runs to its deadline; a closed one's ends at its close
+  const lastDay = !input.closed && deadlineDay !== undefined && deadlineDay > endDay ? deadlineDay : endDay;
+  const idealEnd = deadlineDay !== undefined && deadlineDay > firstDay ? deadlineDay : lastDay;
   const idealSpan = Math.round((Date.parse(idealEnd) - Date.parse(firstDay)) / DAY_MS);
 
   const days: Burndown['days'] = [];
   let next = 0;
+  let endEntry: Burndown['days'][number] | undefined;
   for (let day = firstDay, i = 0; day <= lastDay; day = dayOf(midnightAfter(day)), i++) {
+    const ideal = idealSpan <= 0 ? 0 : round6(initial * Math.max(0, (idealSpan - i) / idealSpan));
+    if (day < startDay || day > endDay) {
+      days.push({ date: day, remaining: null, scope: null, ideal });
+      continue;
+    }
     const bound = midnightAfter(day);
     for (; next < input.events.length && input.events[next]!.occurred_at < bound; next++) {
       const e = input.events[next]!;
@@ -122,11 +138,11 @@ export function burndownSeries(input: BurndownInput): Burndown {
       const now = after(e, input.sprintId, was);
       if (now && (now.inSprint || was)) state.set(id, now);
     }
-    const ideal = idealSpan <= 0 ? 0 : round6(initial * Math.max(0, (idealSpan - i) / idealSpan));
-    days.push({ date: day, ...sums(), ideal });
+    const entry = { date: day, ...sums(), ideal };
+    days.push(entry);
+    if (day === endDay) endEntry = entry;
   }
-  const last = days[days.length - 1]!;
-  last.remaining = round6(input.final.filter((m) => m.status !== DONE).reduce((a, m) => a + (m.points ?? 0), 0));
-  last.scope = round6(input.final.reduce((a, m) => a + (m.points ?? 0), 0));
+  endEntry!.remaining = round6(input.final.filter((m) => m.status !== DONE).reduce((a, m) => a + (m.points ?? 0), 0));
+  endEntry!.scope = round6(input.final.reduce((a, m) => a + (m.points ?? 0), 0));
   return { sprint_id: input.sprintId, started_at: input.startedAt, end: input.end, closed: input.closed, days };
 }

@@ -1,4 +1,4 @@
-import type { CloseSprintResult, ReportItem, SprintReport, VelocityResult } from '@app/shared/contracts';
+import type { CloseSprintResult, ReportItem, SprintReport, StartSprintResult, VelocityResult } from '@app/shared/contracts';
 import { canReadTask, readableTasksFilter, type Principal, type TaskDoc } from '@app/shared/domain';
 import { Collections, type BulkOp, type Doc, type DocumentStore, type Session } from '@app/shared/store';
 import { DONE, StoredKeys, toMember, type Member } from './members.js';
@@ -83,6 +83,8 @@ export interface CloseSnapshotDoc extends Doc, Figures {
   total_points: number;
   /** `backlog`, the target sprint id, or `none`. */
   target: string;
+  /** The target sprint's title at the close (a sprint target only; absent in closes recorded before it existed). */
+  target_title?: string;
   /** Unfinished members the closer could read but not write, left in the sprint (absent: none). */
   skipped_task_ids?: string[];
   /** Boards the sprint belongs to: its own board, the boards it was started on, the boards pointing at it at close. */
@@ -181,12 +183,16 @@ export function figuresOf(o: Figures): Figures {
 
 /** The fields of a snapshot its report header shows. */
 type HeaderKeys = 'kind' | 'taken_at' | 'taken_by' | 'member_count' | 'total_points';
+type CloseHeaderKeys = HeaderKeys | 'target' | 'target_title';
 
 /** A snapshot's header in a report: `{taken_at, taken_by, member_count, total_points}`, `by_close` on a start written by the close, `target` on a close. */
-export function headerOf(s: Pick<StartSnapshotDoc, HeaderKeys | 'by_close'> | Pick<CloseSnapshotDoc, HeaderKeys | 'target'>): NonNullable<SprintReport['start']> {
+export function headerOf(s: Pick<StartSnapshotDoc, HeaderKeys | 'by_close'> | Pick<CloseSnapshotDoc, CloseHeaderKeys>): NonNullable<SprintReport['start']> {
   const h: NonNullable<SprintReport['start']> = { taken_at: s.taken_at, taken_by: s.taken_by, member_count: s.member_count, total_points: s.total_points };
   if (s.kind === 'start' && s.by_close) h.by_close = true;
-  if (s.kind === 'close') h.target = s.target;
+  if (s.kind === 'close') {
+    h.target = s.target;
+    if (s.target_title !== undefined) h.target_title = s.target_title;
+  }
   return h;
 }
 
@@ -206,7 +212,7 @@ export function velocityEntryOf(c: Pick<CloseSnapshotDoc, 'sprint_id' | 'sprint_
  * snapshot (when there is one) and of its close, and the {@link Outcome} of the start members
  * against the members at close, rolled over to the close's target. Keys in the reply's order.
  */
-export function frozenReportOf(start: StartSnapshotDoc | undefined, close: Pick<CloseSnapshotDoc, HeaderKeys | 'target' | 'members' | 'skipped_task_ids'>): FrozenReport {
+export function frozenReportOf(start: StartSnapshotDoc | undefined, close: Pick<CloseSnapshotDoc, HeaderKeys | 'target' | 'members' | 'skipped_task_ids'> & { target_title?: string }): FrozenReport {
   const outcome = outcomeOf(start?.members ?? close.members, close.members, close.target, close.skipped_task_ids);
   return { ...(start ? { start: headerOf(start) } : {}), close: headerOf(close), ...outcome };
 }
@@ -261,7 +267,7 @@ const EVERY: Readable = { all: true, has: () => true };
  * built (docs/bench.md "Where a request's time goes").
  */
 export async function readableIds(store: DocumentStore, reader: Principal, ids: readonly string[]): Promise<Readable> {
-  const read: Array<Array<Pick<TaskDoc, '_id' | 'created_by' | 'groupId'>>> = [];
+  const read: Array<Array<Pick<TaskDoc, '_id' | 'created_by' | 'groupId' | 'tags'>>> = [];
   let readable = 0;
   // one read per IDS_PER_READ ids: a query document stays far below MongoDB's 16 MiB
   for (let i = 0; i < ids.length; i += IDS_PER_READ) {
@@ -282,7 +288,7 @@ export async function readableIds(store: DocumentStore, reader: Principal, ids: 
 export const IDS_PER_READ = 10_000;
 
 /** What {@link readableIds} reads of a task: its id and the fields read access depends on. */
-const ACCESS_PROJECTION = { _id: 1, created_by: 1, groupId: 1 } as const;
+const ACCESS_PROJECTION = { _id: 1, created_by: 1, groupId: 1, tags: 1 } as const;
 
 /** `snap` with only the members in `visible`, its member count and total points recomputed; `snap` itself when nothing is hidden. */
 export function visibleSnapshot<T extends { members: SnapMember[]; member_count: number; total_points: number }>(snap: T, visible: Pick<Readable, 'has'>): T {
@@ -319,12 +325,28 @@ export function startSnapshot(o: {
   return doc;
 }
 
+/** The reply of start-sprint (and the `data.start` of `sprint.started`) from a recorded start snapshot. */
+export function startResultOf(s: StartSnapshotDoc, replayed: boolean): StartSprintResult {
+  return {
+    sprintId: s.sprint_id,
+    started_at: s.taken_at,
+    started_by: s.taken_by,
+    member_count: s.member_count,
+    total_points: s.total_points,
+    pointedBoardIds: s.board_ids,
+    skippedBoardIds: s.skipped_board_ids,
+    replayed,
+  };
+}
+
 /** The close of a sprint as close-sprint hands it to {@link recordCloseSnapshot}. */
 export interface ClosingSprint {
   sprint: Pick<TaskDoc, '_id' | 'title' | 'boardId'>;
   /** Every member at close (finished and unfinished), oldest first. */
   members: readonly Member[];
   result: CloseSprintResult;
+  /** The target sprint's title, when the rollover goes to a sprint (the report names it by title). */
+  targetTitle?: string;
   /** Who closes it, and when (ISO 8601 UTC). */
   by: string;
   at: string;
@@ -350,6 +372,7 @@ export async function recordCloseSnapshot(store: DocumentStore, session: Session
   const skipped = c.result.skippedTaskIds;
   const head = {
     kind: 'close' as const, taken_at: c.at, taken_by: c.by, members: now, member_count: now.length, total_points: pointsOf(now), target: c.result.target,
+    ...(c.targetTitle !== undefined ? { target_title: c.targetTitle } : {}),
     ...(skipped.length > 0 ? { skipped_task_ids: [...skipped] } : {}),
   };
   const frozen = frozenReportOf(start, head);

@@ -43,7 +43,7 @@ export function sprintBurndown({ store, clock }: ServiceDeps): Handler<typeof Sp
     const visible = await readableIds(store, principal, [...new Set([...start.members, ...final].map((m) => m.id).concat(events.flatMap((e) => eventTaskId(e) ?? [])))]);
     const seen = (m: { id: string }) => visible.has(m.id);
     return burndownSeries({
-      sprintId, startedAt: start.taken_at, start: start.members.filter(seen), end, closed, final: final.filter(seen), deadline: sprint.deadline,
+      sprintId, startedAt: start.taken_at, start: start.members.filter(seen), end, closed, final: final.filter(seen), deadline: sprint.deadline, kickoff: sprint.kickoff,
       events: events.filter((e) => { const id = eventTaskId(e); return id === undefined || visible.has(id); }),
     });
   };

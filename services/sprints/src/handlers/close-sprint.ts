@@ -8,7 +8,8 @@ import { AppError } from '@app/shared/errors';
 import { Collections, type Collection, type Session, type Update } from '@app/shared/store';
 import { DONE, StoredKeys, isSprint, toMember, velocityOf } from '../domain/members.js';
 import { renderRetroNote } from '../domain/retro-note.js';
-import { recordCloseSnapshot } from '../domain/snapshots.js';
+import { currentEventsSeq } from '../domain/outbox.js';
+import { readMembers, recordCloseSnapshot, snapshotsOf, startResultOf, startSnapshot, startSnapshotId, type StartSnapshotDoc } from '../domain/snapshots.js';
 import { resolveTarget, targetValue, type Target } from '../domain/target.js';
 
 /** The close outcome recorded on the sprint task (`TaskDoc.sprintClose`), replayed on a repeat close. */
@@ -70,7 +71,7 @@ export function closeSprint(deps: ServiceDeps): Handler<typeof SprintsOps.close>
       const docs = (
         await tasks.find(
           { deleted: false, [SPRINT_PATH]: sprintId, [TYPE_PATH]: { $ne: 'sprint' } },
-          { session, sort: { created_at: 1, _id: 1 }, projection: { _id: 1, title: 1, status: 1, [POINTS_PATH]: 1, [CARRIED_PATH]: 1, created_by: 1, groupId: 1, groupPermission: 1 } },
+          { session, sort: { created_at: 1, _id: 1 }, projection: { _id: 1, title: 1, status: 1, [POINTS_PATH]: 1, [CARRIED_PATH]: 1, created_by: 1, groupId: 1, groupPermission: 1, tags: 1 } },
         )
       ).filter((t) => canReadTask(principal, t));
       const members = docs.map(toMember);
@@ -101,7 +102,7 @@ export function closeSprint(deps: ServiceDeps): Handler<typeof SprintsOps.close>
         velocity,
       };
       const record: SprintCloseRecord = { ...result, ...(rollover === undefined ? {} : { rollover }), closed_at: now, closed_by: userId };
-      await recordCloseSnapshot(store, session, { sprint, members, result, by: userId, at: now });
+      await recordCloseSnapshot(store, session, { sprint, members, result, by: userId, at: now, ...(target.kind === 'sprint' ? { targetTitle: target.title } : {}) });
 
       if (unfinished.length > 0) {
         const ids = unfinished.map((m) => m.id);
@@ -116,6 +117,12 @@ export function closeSprint(deps: ServiceDeps): Handler<typeof SprintsOps.close>
           if (event) w.emit(event);
         }
       }
+      // A board's running sprint is always a started one: a planned target the boards are about to
+      // point at is started here, with its members after the rollover (docs/sprints.md "Close-sprint").
+      const started = target.kind === 'sprint' && rotated.length > 0
+        ? await startTarget(principal, target.id, result.rotatedBoardIds, userId, now, session)
+        : undefined;
+      if (started) result.startedSprintId = record.startedSprintId = started.sprint_id;
       const content = renderRetroNote({
         sprint: { id: sprintId, title: sprint.title, kickoff: sprint.kickoff, deadline: sprint.deadline },
         finished, unfinished, skipped: skippedTasks, target, velocity, closedAt: now, closedBy: userId,
@@ -129,9 +136,26 @@ export function closeSprint(deps: ServiceDeps): Handler<typeof SprintsOps.close>
       // one per board it rotated, with that board_id, so board-filtered feeds, streams and webhooks see it
       if (result.rotatedBoardIds.length === 0) w.emit({ type: 'sprint.closed', task_id: sprintId, data: { result } });
       for (const board_id of result.rotatedBoardIds) w.emit({ type: 'sprint.closed', task_id: sprintId, board_id, data: { result } });
+      if (started) for (const board_id of started.board_ids) w.emit({ type: 'sprint.started', task_id: started.sprint_id, board_id, data: { start: startResultOf(started, false) } });
       return result;
     });
   };
+
+  /**
+   * Starts the rollover target `targetId` when it has no start snapshot yet: writes its start
+   * snapshot (the members `p` can read now, the rolled-over ones included, and the boards the close
+   * pointed at it) in the close's transaction. `undefined` when it was already started (left as it
+   * is). Two round trips (snapshot read, members read) plus the counter read and the insert.
+   */
+  async function startTarget(p: Principal, targetId: string, boardIds: readonly string[], by: string, at: string, session: Session) {
+    const existing = await snapshotsOf(store).findOne({ _id: startSnapshotId(targetId) }, { session, projection: { _id: 1 } });
+    if (existing) return undefined;
+    const members = await readMembers(store, targetId, session, p);
+    const eventsSeq = await currentEventsSeq(store, session);
+    const snapshot: StartSnapshotDoc = startSnapshot({ sprintId: targetId, members, at, by, boardIds, eventsSeq });
+    await snapshotsOf(store).insertOne(snapshot, { session });
+    return snapshot;
+  }
 
   /** Boards whose `activeSprintId` is the sprint: writable ones rotate, readable-only ones are skipped. */
   async function boardsToRotate(p: Principal, sprintId: string, session: Session) {
@@ -178,6 +202,6 @@ function replay(sprint: TaskDoc, rollover: string | undefined): CloseSprintResul
       details: { sprintId: sprint._id, closedWith: rec.target },
     });
   }
-  const { sprintId, target, completed, rolledOver, rotatedBoardIds, skippedBoardIds, skippedTaskIds = [], velocity } = rec;
-  return { sprintId, target, completed, rolledOver, rotatedBoardIds, skippedBoardIds, skippedTaskIds, velocity };
+  const { sprintId, target, completed, rolledOver, rotatedBoardIds, skippedBoardIds, skippedTaskIds = [], velocity, startedSprintId } = rec;
+  return { sprintId, target, completed, rolledOver, rotatedBoardIds, skippedBoardIds, skippedTaskIds, velocity, ...(startedSprintId ? { startedSprintId } : {}) };
 }

@@ -7,7 +7,7 @@ import {
 import { AppError } from '@app/shared/errors';
 import { Collections } from '@app/shared/store';
 import { currentEventsSeq } from '../domain/outbox.js';
-import { snapshotsOf, startSnapshot } from '../domain/snapshots.js';
+import { snapshotsOf, startResultOf, startSnapshot } from '../domain/snapshots.js';
 
 /**
  * `sprints.create` — `POST /api/v1/boards/{boardId}/sprints`: creates the sprint task on
@@ -45,12 +45,14 @@ export function createSprint(deps: ServiceDeps): Handler<typeof SprintsOps.creat
       if (start) {
         const now = w.now.toISOString();
         const eventsSeq = await currentEventsSeq(store, session);
-        await snapshotsOf(store).insertOne(startSnapshot({ sprintId: doc._id, members: [], at: now, by: userId, boardIds: [board._id], eventsSeq }), { session });
+        const snapshot = startSnapshot({ sprintId: doc._id, members: [], at: now, by: userId, boardIds: [board._id], eventsSeq });
+        await snapshotsOf(store).insertOne(snapshot, { session });
         const change = { activeSprintId: doc._id, updated_at: now, updated_by: userId, ...nextVersion(board) };
         const pointed = await boards.updateOne({ _id: board._id, ...versionGuard(board) }, { $set: change }, { session });
         // The board changed since this transaction read it (a MongoDB write conflict normally retries first).
         if (pointed.matchedCount === 0) throw new AppError('CONFLICT', { details: { boardId } });
         w.emit(boardEvent('board.updated', toBoard({ ...board, ...change }, userId)));
+        w.emit({ type: 'sprint.started', task_id: doc._id, board_id: board._id, data: { start: startResultOf(snapshot, false) } });
       }
       return toTask(doc);
     });

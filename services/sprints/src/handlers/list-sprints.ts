@@ -28,7 +28,7 @@ export function listSprints({ store }: ServiceDeps): Handler<typeof SprintsOps.l
     if (board.activeSprintId !== undefined) ids.add(board.activeSprintId);
     const candidates = await tasks.find(
       { deleted: false, [TYPE_PATH]: 'sprint', $or: [{ boardId }, { _id: { $in: [...ids] } }] },
-      { sort: { created_at: 1, _id: 1 }, projection: { _id: 1, title: 1, status: 1, kickoff: 1, deadline: 1, created_by: 1, groupId: 1 } },
+      { sort: { created_at: 1, _id: 1 }, projection: { _id: 1, title: 1, status: 1, kickoff: 1, deadline: 1, created_by: 1, groupId: 1, tags: 1 } },
     );
     const sprints = candidates
       .filter((t) => canReadTask(principal, t))

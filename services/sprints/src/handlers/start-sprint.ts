@@ -1,5 +1,5 @@
 import type { Handler } from '@app/shared/bus';
-import type { SprintsOps, StartSprintResult } from '@app/shared/contracts';
+import type { SprintsOps } from '@app/shared/contracts';
 import {
   boardEvent, canReadBoard, canWriteBoard, nextVersion, runWrite, toBoard, versionGuard, type BoardDoc, type ServiceDeps,
 } from '@app/shared/domain';
@@ -7,22 +7,8 @@ import { AppError } from '@app/shared/errors';
 import { Collections } from '@app/shared/store';
 import { DONE } from '../domain/members.js';
 import { currentEventsSeq } from '../domain/outbox.js';
-import { readMembers, snapshotsOf, startSnapshot, startSnapshotId, type StartSnapshotDoc } from '../domain/snapshots.js';
+import { readMembers, snapshotsOf, startResultOf, startSnapshot, startSnapshotId, type StartSnapshotDoc } from '../domain/snapshots.js';
 import { loadSprint } from '../domain/load-sprint.js';
-
-/** The reply of start-sprint from the recorded start snapshot. */
-function resultOf(s: StartSnapshotDoc, replayed: boolean): StartSprintResult {
-  return {
-    sprintId: s.sprint_id,
-    started_at: s.taken_at,
-    started_by: s.taken_by,
-    member_count: s.member_count,
-    total_points: s.total_points,
-    pointedBoardIds: s.board_ids,
-    skippedBoardIds: s.skipped_board_ids,
-    replayed,
-  };
-}
 
 /**
  * `sprints.start` — `POST /api/v1/tasks/{sprintId}/start-sprint`, in ONE transaction:
@@ -52,7 +38,7 @@ export function startSprint(deps: ServiceDeps): Handler<typeof SprintsOps.start>
         });
       }
       const existing = (await snapshotsOf(store).findOne({ _id: startSnapshotId(sprintId) }, { session })) as StartSnapshotDoc | null;
-      if (existing) return resultOf(existing, true);
+      if (existing) return startResultOf(existing, true);
 
       const wanted = [...new Set(board_ids ?? (sprint.boardId === undefined ? [] : [sprint.boardId]))];
       const found = wanted.length === 0 ? [] : await boards.find({ _id: { $in: wanted } }, { session, sort: { _id: 1 } });
@@ -85,6 +71,9 @@ export function startSprint(deps: ServiceDeps): Handler<typeof SprintsOps.start>
         if (res.matchedCount !== moving.length) throw new AppError('CONFLICT', { details: { sprintId } });
         for (const b of moving) w.emit(boardEvent('board.updated', toBoard({ ...b, ...change(b) }, userId)));
       }
-      return resultOf(snapshot, false);
+      const result = startResultOf(snapshot, false);
+      if (pointed.length === 0) w.emit({ type: 'sprint.started', task_id: sprintId, data: { start: result } });
+      for (const board_id of pointed) w.emit({ type: 'sprint.started', task_id: sprintId, board_id, data: { start: result } });
+      return result;
     });
 }

@@ -66,7 +66,7 @@ describe('close-sprint over NATS with a file-backed embedded store', () => {
     try {
       expect(await close()).toEqual({
         sprintId: sprint._id, target: next._id, completed: 1, rolledOver: 1,
-        rotatedBoardIds: [own._id], skippedBoardIds: [readOnly._id], skippedTaskIds: [], velocity: 2.5,
+        rotatedBoardIds: [own._id], skippedBoardIds: [readOnly._id], skippedTaskIds: [], velocity: 2.5, startedSprintId: next._id,
       });
       // A repeat over the bus replays the outcome.
       expect(await close()).toMatchObject({ rolledOver: 1, velocity: 2.5 });

@@ -65,7 +65,7 @@ describe('close-sprint under store faults', () => {
 
     expect(out).toEqual({
       sprintId: w.sprint._id, target: w.next._id, completed: 1, rolledOver: 2,
-      rotatedBoardIds: [w.board._id], skippedBoardIds: [], skippedTaskIds: [], velocity: 3,
+      rotatedBoardIds: [w.board._id], skippedBoardIds: [], skippedTaskIds: [], velocity: 3, startedSprintId: w.next._id,
     });
     expect((await r.task(w.sprint._id))?.status).toBe('done');
     expect(await r.membersOf(w.next._id)).toEqual(w.open.map((t) => t._id).sort());
@@ -73,7 +73,7 @@ describe('close-sprint under store faults', () => {
     expect((await r.board(w.board._id))?.activeSprintId).toBe(w.next._id);
     await catchUpOutbox(inner);
     const events = await inner.collection('events').find({}, { sort: { seq: 1 } });
-    expect(events.map((e) => e.type).sort()).toEqual(['sprint.closed', 'task.updated', 'task.updated']);
+    expect(events.map((e) => e.type).sort()).toEqual(['sprint.closed', 'sprint.started', 'task.updated', 'task.updated']);
   });
 });
 

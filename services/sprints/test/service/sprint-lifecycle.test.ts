@@ -152,7 +152,7 @@ describe('close snapshot and report', () => {
       state: 'closed',
       live: false,
       start: { taken_at: NOW, taken_by: u.alice, member_count: 3, total_points: 10 },
-      close: { taken_at: NOW, taken_by: u.alice, member_count: 3, total_points: 9, target: w.next._id },
+      close: { taken_at: NOW, taken_by: u.alice, member_count: 3, total_points: 9, target: w.next._id, target_title: w.next.title },
       committed: [{ id: w.a._id, title: 'A', points: 3 }, { id: w.b._id, title: 'B', points: 5 }, { id: w.c._id, title: 'C', points: 2 }],
       added: [{ id: w.d._id, title: 'D', points: 1 }],
       removed: [{ id: w.c._id, title: 'C', points: 2 }],

@@ -20,10 +20,10 @@ export async function createTaskIn(deps: ServiceDeps, w: WriteUnit, input: TaskC
   const narrowed = currentGrant()?.boardIds !== undefined;
   const principal = refs || narrowed ? await loadPrincipal(deps.store, w.userId, w.session) : { userId: w.userId, groupIds: [] };
   if (!canReadTask(principal, doc)) {
-    // a token narrowed to boards shared with a group reaches that group's tasks only: the private
-    // task it would create would be out of its own reach (docs/auth.md "Access tokens")
+    // a token narrowed to boards reaches their scopes only (a shared board's group, a board's
+    // default tags): the task it would create would be out of its own reach (docs/auth.md "Access tokens")
     throw new AppError('FORBIDDEN', {
-      message: 'This access token reaches only the cards of its boards, which are shared with a group; create the card on one of its boards (POST /api/v1/boards/{boardId}/tasks)',
+      message: 'This access token reaches only the cards of its boards (their group, their default tags); create the card on one of its boards (POST /api/v1/boards/{boardId}/tasks)',
       details: { board_ids: principal.boardIds ?? [] },
     });
   }
