@@ -13,7 +13,7 @@ import { statusClass, type Metrics, type Tracer } from '@app/shared/observabilit
 import type { DocumentStore } from '@app/shared/store';
 import { AccessTokenResolver, accessTokenIndexes } from './auth/access-tokens.js';
 import { OidcSignIn, oidcSettings } from './auth/oidc.js';
-import { authIndexes } from './auth/users.js';
+import { authIndexes, findUserById } from './auth/users.js';
 import { APP_NAME, type GatewayConfig } from './config.js';
 import { McpEndpoint } from './mcp/server.js';
 import { registerJwt } from './plugins/auth.js';
@@ -196,6 +196,7 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
   await store.ensureIndexes([...authIndexes, ...accessTokenIndexes]);
   const accessTokens = new AccessTokenResolver(store, clock);
   app.decorate('accessTokens', accessTokens);
+  app.decorate('userExists', async (userId: string) => (await findUserById(store, userId)) !== null);
 
   // The embedded default's poller also runs a relay pass before each read (numbering the outbox
   // when no running relay holds the lease, e.g. a gateway built without background work).
