@@ -13,6 +13,7 @@ export const ErrorCodes = {
   QUERY_UNKNOWN_FUNCTION: { status: 400, message: 'The query calls an unknown function', when: 'A query calls a function that does not exist; `details.function`, `details.position` and `details.suggestion` (the nearest function) say which.' },
   QUERY_FUNCTION_CONTEXT: { status: 400, message: 'The query function needs a board', when: '`activeSprint()` without a board id is used where the query runs on no board (the global query, a webhook without `board_id`, a view without `board_id`); `details.position` points at it.' },
   QUERY_TOO_LONG: { status: 400, message: 'The query is too long', when: 'Query text over 10,000 characters.' },
+  QUERY_TOO_COSTLY: { status: 400, message: 'The query would cost too much to run', when: 'A query past a cost limit of docs/query-language.md "Cost limits" (nesting, list size, wildcard runs, a deep page sorted by title or description); `details: {rule, limit, position}`. Nothing was scanned.' },
   ASSIGNEE_NOT_FOUND: { status: 400, message: 'The assignee is not a known user', when: 'A task write names an assignee that is no user id.' },
   NOT_A_SPRINT: { status: 400, message: 'The task is not a sprint', when: 'A sprint operation (close, start, report, burndown) on a task whose `app.type` is not `sprint`.' },
   SPRINT_NOT_STARTED: { status: 400, message: 'The sprint has not been started', when: 'Burndown of an open sprint that has no start snapshot; start it with start-sprint first.' },
