@@ -13,12 +13,11 @@
 // measurement is below 0.9× too).
 // Exit code: 0, or 1 when a row is marked as a regression, 2 when a section or the build failed.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { accessToken, DURATION_S, measureVariants, pairedRatio, REPS, Scope } from './lib.mjs';
+import { accessToken, BENCH_USER_ID, DURATION_S, measureVariants, pairedRatio, REPS, Scope } from './lib.mjs';
 import { boardSpecs } from './sections/board.mjs';
 import { CREATE_BODY, httpServer } from './sections/http.mjs';
 import { querySpecs } from './sections/query.mjs';
@@ -168,7 +167,7 @@ const SECTIONS = {
 
   async writes(scope, refRoot, run) {
     const [t, r] = [await writesServer(scope, ''), await writesServer(scope, refRoot)];
-    const token = accessToken(randomUUID());
+    const token = accessToken(BENCH_USER_ID);
     const headers = auth(token);
     const [ts, rs] = [await writesSeed(t, token), await writesSeed(r, token)];
     const w = await run(pair(writeLoads(t, ts, headers), writeLoads(r, rs, headers)), { interleave: true });

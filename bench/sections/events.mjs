@@ -18,7 +18,7 @@ import { silentLogger } from '@app/shared/log';
 import { serveServices } from '@app/shared/runtime';
 import { Collections, EmbeddedStore } from '@app/shared/store';
 import { startNatsServer } from '@app/shared/testing';
-import { accessToken, JWT_SECRET, measure, pct, row, TABLE_HEAD, target } from '../lib.mjs';
+import { accessToken, ensureBenchUsers, JWT_SECRET, measure, pct, row, TABLE_HEAD, target } from '../lib.mjs';
 import { insertChunks, rng, taskDoc } from '../seed.mjs';
 
 const STREAMS = 100;
@@ -97,6 +97,7 @@ export async function eventsSection(scope) {
 
   const r = rng(10);
   const owner = randomUUID();
+  await ensureBenchUsers(store, [owner]);
   const token = accessToken(owner);
   const task = taskDoc(r, owner, { deleted: false });
   await insertChunks(store, Collections.tasks, [task, ...Array.from({ length: 5_000 }, () => taskDoc(r, randomUUID()))]);

@@ -3,10 +3,9 @@
 // docs/query-language.md "Safety" and "Cost limits"), against the same server keeping none. Every create and title
 // change is tested against each kept search (docs/store.md "Text search").
 import autocannon from 'autocannon';
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { accessToken, http, JWT_SECRET, measure, pairedRatio, row, target, TABLE_HEAD } from '../lib.mjs';
+import { accessToken, BENCH_USER_ID, http, JWT_SECRET, measure, pairedRatio, row, TABLE_HEAD, target } from '../lib.mjs';
 import { CREATE_BODY } from './http.mjs';
 
 /** Tasks PATCHed in rotation per server. */
@@ -62,7 +61,7 @@ function patchRequests(tasks, headers) {
 
 /** c=10; ratio = req/s with the 8 kept searches ÷ without. Target ≥ 0.9× for create and PATCH. */
 export async function textcacheSection(scope) {
-  const token = accessToken(randomUUID());
+  const token = accessToken(BENCH_USER_ID);
   const headers = { authorization: `Bearer ${token}` };
   const plainServer = await server(scope);
   const keptServer = await server(scope);

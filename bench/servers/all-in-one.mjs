@@ -1,7 +1,8 @@
 // The all-in-one service as `npm start --all` builds it, from the built packages: the gateway
 // (`buildApp`) on a MemoryBus, every service served in-process, an EmbeddedStore in DATA_DIR.
 // Env: DATA_DIR, JWT_SECRET, LOG_LEVEL, EMBEDDED_SYNC, METRICS_ENABLED (default true, as `npm start`),
-// BENCH_TRACING=memory (every request traced into the SDK's in-memory exporter, emptied every second).
+// BENCH_TRACING=memory (every request traced into the SDK's in-memory exporter, emptied every second),
+// BENCH_USERS (user ids to store as users besides the bench user, comma-separated).
 // Prints `READY {"port":…,"loadMs":…}` once listening.
 import { boardsService } from '@app/boards';
 import { buildApp, GatewayConfig } from '@app/gateway';
@@ -15,6 +16,7 @@ import { createLogger } from '@app/shared/log';
 import { instrumentBus, instrumentStore, Metrics, startTracing } from '@app/shared/observability';
 import { serveServices } from '@app/shared/runtime';
 import { EmbeddedStore } from '@app/shared/store';
+import { BENCH_USER_ID, ensureBenchUsers } from '../lib.mjs';
 
 const config = loadConfig(GatewayConfig, { ...process.env, HOST: '127.0.0.1', PORT: '0' });
 const log = createLogger({ name: 'bench-all-in-one', level: config.LOG_LEVEL });
@@ -39,6 +41,8 @@ const traced = instrumentStore(rawStore, tools);
 const served = await serveServices([tasksService, boardsService, sprintsService, queryService], {
   bus, store: traced, log, metrics, background: true, tracer: tools.tracer,
 });
+// the users the bench's tokens name (a signed token for no user is a 401): the bench user, and BENCH_USERS (comma list)
+await ensureBenchUsers(rawStore, [BENCH_USER_ID, ...(process.env.BENCH_USERS ?? '').split(',').filter(Boolean)]);
 const app = await buildApp({ bus, store: traced, clock: systemClock, log, config, metrics, tracer: tools.tracer });
 await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(`READY ${JSON.stringify({ port: app.server.address().port, loadMs })}`);
