@@ -86,7 +86,7 @@ export async function fairnessSection(scope) {
   const seeder = await scope.process(join('bench/sections/fairness.mjs'), { args: ['seed', dir, attacker], timeoutMs: 600_000 });
   await seeder.stop();
   const { victim, victimTaskId } = seeder.info;
-  const server = await scope.process('bench/servers/all-in-one.mjs', { env: { DATA_DIR: dir, JWT_SECRET }, timeoutMs: 300_000 });
+  const server = await scope.process('bench/servers/all-in-one.mjs', { env: { DATA_DIR: dir, JWT_SECRET, BENCH_ADMISSION: 'default' }, timeoutMs: 300_000 });
   const base = `http://127.0.0.1:${server.info.port}`;
   const jwt = accessToken(attacker);
   const token = (await http(base, 'POST', '/api/v1/tokens', { token: jwt, body: { name: 'attacker', scopes: ['read'] } })).json.token;

@@ -2,7 +2,8 @@
 // (`buildApp`) on a MemoryBus, every service served in-process, an EmbeddedStore in DATA_DIR.
 // Env: DATA_DIR, JWT_SECRET, LOG_LEVEL, EMBEDDED_SYNC, METRICS_ENABLED (default true, as `npm start`),
 // BENCH_TRACING=memory (every request traced into the SDK's in-memory exporter, emptied every second),
-// BENCH_USERS (user ids to store as users besides the bench user, comma-separated).
+// BENCH_USERS (user ids to store as users besides the bench user, comma-separated),
+// BENCH_ADMISSION=default (keep the admission limits' defaults; else they are lifted).
 // Prints `READY {"port":…,"loadMs":…}` once listening.
 import { boardsService } from '@app/boards';
 import { buildApp, GatewayConfig } from '@app/gateway';
@@ -18,7 +19,14 @@ import { serveServices } from '@app/shared/runtime';
 import { EmbeddedStore } from '@app/shared/store';
 import { BENCH_USER_ID, ensureBenchUsers } from '../lib.mjs';
 
-const config = loadConfig(GatewayConfig, { ...process.env, HOST: '127.0.0.1', PORT: '0' });
+// One bench user is the whole load of a throughput section: its admission bounds and cost budget
+// (docs/http.md "Fair use") are lifted, the gate itself still runs. BENCH_ADMISSION=default keeps
+// the product's defaults (the fairness section).
+const LIFTED = {
+  ADMISSION_IN_FLIGHT: '10000', ADMISSION_QUEUE: '100000', ADMISSION_EXPENSIVE_IN_FLIGHT: '10000',
+  COST_BUDGET_MS: '3600000', COST_REFILL_MS_PER_SECOND: '1000000',
+};
+const config = loadConfig(GatewayConfig, { ...(process.env.BENCH_ADMISSION === 'default' ? {} : LIFTED), ...process.env, HOST: '127.0.0.1', PORT: '0' });
 const log = createLogger({ name: 'bench-all-in-one', level: config.LOG_LEVEL });
 const started = Date.now();
 const rawStore = await EmbeddedStore.open({ dir: config.DATA_DIR, log, sync: config.EMBEDDED_SYNC });
