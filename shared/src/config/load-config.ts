@@ -126,8 +126,11 @@ export const CommonConfig = Type.Object({
   ADMISSION_QUEUE: Type.Integer({ minimum: 0, maximum: 100_000, default: 64 }),
   /** Longest wait for admission, in ms (in-flight slot or cost budget); past it: 429 with `Retry-After`. */
   ADMISSION_QUEUE_WAIT_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1_000 }),
-  /** Expensive requests (queries, board reads, summaries, reports, flow, batch) of one principal running at once. */
-  ADMISSION_EXPENSIVE_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 10_000, default: 2 }),
+  /**
+   * Expensive requests (queries, board reads, summaries, reports, flow, batch) of one principal
+   * running at once; 8 lets the web board's first load (the board, 6 column reads and the summary) run in parallel.
+   */
+  ADMISSION_EXPENSIVE_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 10_000, default: 8 }),
   /** A principal's cost budget when full, in ms of measured server time: what it may spend in a burst. */
   COST_BUDGET_MS: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 2_000 }),
   /** How fast a principal's cost budget refills, in ms of server time per second of wall time (250: a quarter of one core). */
