@@ -102,7 +102,9 @@ const PURGE_AT = 10_000;
  * One interval, running only while some request waits, times the waiters out and re-checks budgets.
  */
 export class Admission {
-  private readonly principals = new Map<string, PrincipalState>();
+  /** Principals by user id (JWT requests) and by token id (access-token requests): two maps, so no key string is built per request. */
+  private readonly users = new Map<string, PrincipalState>();
+  private readonly tokens = new Map<string, PrincipalState>();
   /** Principals with waiters. */
   private readonly queued = new Set<PrincipalState>();
   private sweeper: ReturnType<typeof setInterval> | undefined;
@@ -116,13 +118,14 @@ export class Admission {
     this.refillPerMs = limits.refillMsPerSecond / 1000;
   }
 
-  /** The state of a principal, made on its first request. */
-  stateOf(key: string): PrincipalState {
-    let s = this.principals.get(key);
+  /** The state of a principal (`kind` user or token, and its id), made on its first request. */
+  stateOf(kind: 'user' | 'token', id: string): PrincipalState {
+    const map = kind === 'user' ? this.users : this.tokens;
+    let s = map.get(id);
     if (s === undefined) {
-      if (this.principals.size >= PURGE_AT) this.purge();
-      s = new PrincipalState(key, this.limits.budgetMs, this.now());
-      this.principals.set(key, s);
+      if (map.size >= PURGE_AT) this.purge(map);
+      s = new PrincipalState(id, this.limits.budgetMs, this.now());
+      map.set(id, s);
     }
     return s;
   }
@@ -212,11 +215,11 @@ export class Admission {
     return new AppError('RATE_LIMITED', { message, details: { reason, retryAfterSeconds: Math.max(1, Math.ceil(retryMs / 1000)) } });
   }
 
-  /** Drops the principals with nothing in flight or waiting and a full budget (they start afresh next time). */
-  private purge(): void {
+  /** Drops the principals of `map` with nothing in flight or waiting and a full budget (they start afresh next time). */
+  private purge(map: Map<string, PrincipalState>): void {
     const now = this.now();
-    for (const s of this.principals.values()) {
-      if (s.inFlight === 0 && s.waiting.length === 0 && this.refill(s, now) >= this.limits.budgetMs) this.principals.delete(s.key);
+    for (const s of map.values()) {
+      if (s.inFlight === 0 && s.waiting.length === 0 && this.refill(s, now) >= this.limits.budgetMs) map.delete(s.key);
     }
   }
 
@@ -229,9 +232,9 @@ export class Admission {
     }
   }
 
-  /** Principals known now (in flight, waiting or with a budget not yet full). */
+  /** Principals known now (users and tokens; idle ones are dropped only once many are known). */
   get size(): number {
-    return this.principals.size;
+    return this.users.size + this.tokens.size;
   }
 
   /** Refuses every waiter (the gateway is closing) and stops the sweep. */
@@ -245,12 +248,6 @@ export class Admission {
   }
 }
 
-/** The principal of a bus request: `token:<id>` for an access token, `user:<id>` for a user; none for internal calls. */
-export function principalOf(meta: CallMeta | undefined): string | undefined {
-  if (meta === undefined) return undefined;
-  if (meta.grant !== undefined) return `token:${meta.grant.tokenId}`;
-  return meta.userId === undefined ? undefined : `user:${meta.userId}`;
-}
 
 /**
  * The gateway's bus with admission in front of every request of a principal (REST and MCP alike):
@@ -264,10 +261,12 @@ export class AdmittedBus implements Bus {
   ) {}
 
   requestReply<O extends AnyOp>(op: O, input: In<O>, meta?: CallMeta): Promise<BusReply> {
-    const key = principalOf(meta);
-    if (key === undefined) return this.inner.requestReply(op, input, meta);
+    // the principal: the access token when one is used, else the user; internal calls have none
+    const grant = meta?.grant;
+    const userId = meta?.userId;
+    if (grant === undefined && userId === undefined) return this.inner.requestReply(op, input, meta);
+    const s = grant !== undefined ? this.admission.stateOf('token', grant.tokenId) : this.admission.stateOf('user', userId!);
     const expensive = isExpensive(op.subject);
-    const s = this.admission.stateOf(key);
     const entered = this.admission.enter(s, expensive);
     if (entered === true) return this.run(s, expensive, op, input, meta);
     return entered.then(() => this.run(s, expensive, op, input, meta));

@@ -110,8 +110,8 @@ describe('admission control per principal', () => {
 
   it('limits a JWT user and each of its access tokens as separate principals', async () => {
     const a = new Admission({ inFlight: 1, queue: 0, queueWaitMs: 0, expensiveInFlight: 1, budgetMs: 10, refillMsPerSecond: 1 });
-    const user = a.stateOf('user:u1');
-    const token = a.stateOf('token:t1');
+    const user = a.stateOf('user', 'u1');
+    const token = a.stateOf('token', 'u1'); // even with the same id, a token is its own principal
     expect(a.enter(user, false)).toBe(true);
     expect(a.enter(token, false)).toBe(true);
     await expect(a.enter(user, false)).rejects.toMatchObject({ code: 'RATE_LIMITED' });
@@ -123,7 +123,7 @@ describe('admission control per principal', () => {
   it('counts rejections and queue waits per reason in its metrics', async () => {
     const metrics = new Metrics({ defaultMetrics: false });
     const a = new Admission({ inFlight: 1, queue: 1, queueWaitMs: 1000, expensiveInFlight: 1, budgetMs: 10, refillMsPerSecond: 1 }, metrics);
-    const s = a.stateOf('user:u1');
+    const s = a.stateOf('user', 'u1');
     expect(a.enter(s, false)).toBe(true);
     const waiting = a.enter(s, false);
     await expect(a.enter(s, false)).rejects.toMatchObject({ details: { reason: 'in_flight' } });
