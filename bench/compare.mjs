@@ -15,12 +15,11 @@
 // measurement is below 0.9× too), --anchor COMMIT (another anchor for this run; `none`: no anchor).
 // Exit code: 0, or 1 when a row is marked as a regression, 2 when a section or the build failed.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { accessToken, DURATION_S, measureVariants, pairedRatio, REPS, Scope } from './lib.mjs';
+import { accessToken, BENCH_USER_ID, DURATION_S, measureVariants, pairedRatio, REPS, Scope } from './lib.mjs';
 import { boardSpecs } from './sections/board.mjs';
 import { CREATE_BODY, httpServer } from './sections/http.mjs';
 import { querySpecs } from './sections/query.mjs';
@@ -180,7 +179,7 @@ const SECTIONS = {
 
   async writes(scope, roots, run) {
     const bases = await perBuild(roots, (root) => writesServer(scope, root));
-    const token = accessToken(randomUUID());
+    const token = accessToken(BENCH_USER_ID);
     const headers = auth(token);
     const seeds = await perBuild(roots, (_root, b) => writesSeed(bases[b], token));
     const loads = (fn) => byName(Object.fromEntries(Object.keys(roots).map((b) => [b, fn(b)])));

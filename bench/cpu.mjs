@@ -19,7 +19,7 @@ import autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { accessToken, cpuTimeUs, http, JWT_SECRET, Scope } from './lib.mjs';
+import { accessToken, BENCH_USER_ID, cpuTimeUs, http, JWT_SECRET, Scope } from './lib.mjs';
 import { moveRequests } from './sections/board.mjs';
 import { CREATE_BODY } from './sections/http.mjs';
 
@@ -63,7 +63,7 @@ async function prepare(scope, checkout, extra) {
     } };
   }
   const s = await start(scope, checkout, extra, scope.tempDir('bench-cpu-writes-'));
-  const token = accessToken(randomUUID());
+  const token = accessToken(BENCH_USER_ID);
   const headers = { authorization: `Bearer ${token}` };
   if (kind === 'events') {
     const ids = [];

@@ -365,6 +365,21 @@ export class Scope {
 /** A bench JWT secret (the gateway's `JWT_SECRET`). */
 export const JWT_SECRET = 'bench-secret-0123456789abcdef';
 
+/**
+ * The user the bench's tokens name when a section needs no particular one: the gateway refuses a
+ * signed token whose `sub` is no user (docs/auth.md), so every all-in-one bench server
+ * (servers/all-in-one.mjs) has this user, and seeders store the users their ids name.
+ */
+export const BENCH_USER_ID = 'bench-user';
+
+/** Stores a user document for each of `ids` not yet stored (what registration would have made; no password). */
+export async function ensureBenchUsers(store, ids) {
+  const users = store.collection('users');
+  for (const id of ids) {
+    if (!(await users.findOne({ _id: id }))) await users.insertOne({ _id: id, username: `bench-${id}`, created_at: '2026-01-01T00:00:00.000Z' });
+  }
+}
+
 /** An HS256 access token for `sub`, valid one hour, as the gateway signs them (docs/architecture.md §5). */
 export function accessToken(sub, secret = JWT_SECRET) {
   const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');

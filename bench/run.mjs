@@ -9,6 +9,7 @@ import { boardSection } from './sections/board.mjs';
 import { distributedSection } from './sections/distributed.mjs';
 import { durabilitySection } from './sections/durability.mjs';
 import { eventsSection } from './sections/events.mjs';
+import { fairnessSection } from './sections/fairness.mjs';
 import { flowSection, flowWritesSection } from './sections/flow.mjs';
 import { httpSection } from './sections/http.mjs';
 import { leasesSection } from './sections/leases.mjs';
@@ -37,6 +38,7 @@ const SECTIONS = {
   validate: ['validate: check-as-you-type query validation in-process, 500-character queries', validateSection],
   observability: ['observability: GET detail and move with metrics off, on, and on with every request traced', observabilitySection],
   agents: ['agents: the MCP tool find_tasks ÷ the same query over REST, with an access token', agentsSection],
+  fairness: ['fairness: one user\'s costly requests beside another user\'s sequential reads', fairnessSection],
   soak: ['soak: 400,000 PATCHes of 200 tasks on the embedded default — memory, req/s per round, restart', soakSection],
   flowwrites: ['flowwrites: a PATCH on a task held by 20 boards ÷ one held by none (flow history from every write)', flowWritesSection],
 };

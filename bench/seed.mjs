@@ -12,6 +12,7 @@ import { systemClock } from '@app/shared/domain';
 import { silentLogger } from '@app/shared/log';
 import { serveServices } from '@app/shared/runtime';
 import { Collections, EmbeddedStore, encodeMetadata } from '@app/shared/store';
+import { ensureBenchUsers } from './lib.mjs';
 
 /** Documents per insertMany call. */
 const CHUNK = 2_000;
@@ -268,6 +269,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const started = Date.now();
   const store = await EmbeddedStore.open({ dir });
   const info = await KINDS[kind](store, Number(size));
+  // the users whose tokens the sections use (a signed token for no user is a 401)
+  await ensureBenchUsers(store, [info.userId, info.queryUserId].filter(Boolean));
   await store.close();
   console.log(`READY ${JSON.stringify({ ...info, seedMs: Date.now() - started })}`);
 }

@@ -1,6 +1,5 @@
 // Section `distributed`: gateway and tasks service as their own processes over a private
 // nats-server, beside the transport floor (Fastify → NatsBus.requestText → echo responder).
-import { randomUUID } from 'node:crypto';
 import { accessToken, freePort, http, JWT_SECRET, measure, startNats, TABLE_HEAD, versusBase } from '../lib.mjs';
 import { CREATE_BODY } from './http.mjs';
 
@@ -18,7 +17,9 @@ export async function distributedSection(scope) {
     env: { ...common, BUS_PREFIX: 'bench', PORT: String(port), DATA_DIR: scope.tempDir('bench-gw-') },
     ready: async () => (await http(base, 'GET', '/health/ready', { ok: false })).status === 200,
   });
-  const token = accessToken(randomUUID());
+  // the gateway keeps its own users here: register one (a signed token for no user is a 401)
+  const registered = await http(base, 'POST', '/auth/v2/register', { body: { username: 'bench-distributed', password: 'bench-password-0123' } });
+  const token = accessToken(registered.json.userId);
   let created;
   await scope.process('services/tasks/dist/main.js', {
     env: { ...common, BUS_PREFIX: 'bench', DATA_DIR: scope.tempDir('bench-tasks-') },

@@ -1,8 +1,7 @@
 // Section `durability`: the embedded journal's `synchronous=FULL` (the default: a 2xx
 // means the write is on disk) against `EMBEDDED_SYNC=normal` (synced at checkpoints only), on the
 // write paths where the difference shows: task create and task PATCH.
-import { randomUUID } from 'node:crypto';
-import { accessToken, http, JWT_SECRET, measure, pairedRatio, row, TABLE_HEAD } from '../lib.mjs';
+import { accessToken, BENCH_USER_ID, http, JWT_SECRET, measure, pairedRatio, row, TABLE_HEAD } from '../lib.mjs';
 import { CREATE_BODY } from './http.mjs';
 
 const PATCH_BODY = { description: 'Reworded after the review: cover the column read first.', status: 'doing' };
@@ -20,7 +19,7 @@ export async function durabilitySection(scope) {
       env: { DATA_DIR: scope.tempDir(`bench-sync-${sync}-`), JWT_SECRET, EMBEDDED_SYNC: sync },
     });
     const base = `http://127.0.0.1:${proc.info.port}`;
-    const token = accessToken(randomUUID());
+    const token = accessToken(BENCH_USER_ID);
     const created = await http(base, 'POST', '/api/v1/tasks', { token, body: CREATE_BODY });
     servers[sync] = { base, auth: { authorization: `Bearer ${token}` }, taskPath: `/api/v1/tasks/${created.json.id}` };
   }

@@ -18,7 +18,7 @@ import { silentLogger } from '@app/shared/log';
 import { serveServices } from '@app/shared/runtime';
 import { Collections, EmbeddedStore } from '@app/shared/store';
 import { startNatsServer } from '@app/shared/testing';
-import { accessToken, JWT_SECRET, measure, pct, row, TABLE_HEAD, target } from '../lib.mjs';
+import { accessToken, ensureBenchUsers, JWT_SECRET, measure, pct, row, TABLE_HEAD, target } from '../lib.mjs';
 import { insertChunks, rng, taskDoc } from '../seed.mjs';
 
 const STREAMS = 100;
@@ -93,10 +93,15 @@ export async function eventsSection(scope) {
   scope.add(async () => {
     for (const s of served) await s.close();
   });
-  const config = loadConfig(GatewayConfig, { JWT_SECRET, LOG_LEVEL: 'silent', EVENT_STREAMS_PER_USER: String(STREAMS) });
+  // one bench user is the whole load: its admission bounds and cost budget are lifted (docs/http.md "Fair use")
+  const config = loadConfig(GatewayConfig, {
+    JWT_SECRET, LOG_LEVEL: 'silent', EVENT_STREAMS_PER_USER: String(STREAMS),
+    ADMISSION_IN_FLIGHT: '10000', ADMISSION_QUEUE: '100000', ADMISSION_EXPENSIVE_IN_FLIGHT: '10000', COST_BUDGET_MS: '3600000', COST_REFILL_MS_PER_SECOND: '1000000',
+  });
 
   const r = rng(10);
   const owner = randomUUID();
+  await ensureBenchUsers(store, [owner]);
   const token = accessToken(owner);
   const task = taskDoc(r, owner, { deleted: false });
   await insertChunks(store, Collections.tasks, [task, ...Array.from({ length: 5_000 }, () => taskDoc(r, randomUUID()))]);

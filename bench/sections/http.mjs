@@ -1,7 +1,6 @@
 // Section `http`: the all-in-one process vs a bare Fastify process returning the same JSON.
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { accessToken, http, JWT_SECRET, measure, row, TABLE_HEAD, versusBase } from '../lib.mjs';
+import { accessToken, BENCH_USER_ID, http, JWT_SECRET, measure, row, TABLE_HEAD, versusBase } from '../lib.mjs';
 
 /** A task create body like a client sends. */
 export const CREATE_BODY = {
@@ -21,7 +20,7 @@ export async function httpServer(scope, root = '') {
   const dir = scope.tempDir('bench-http-');
   const aio = await scope.process(join(root, 'bench/servers/all-in-one.mjs'), { env: { DATA_DIR: dir, JWT_SECRET } });
   const base = `http://127.0.0.1:${aio.info.port}`;
-  const token = accessToken(randomUUID());
+  const token = accessToken(BENCH_USER_ID);
   const created = await http(base, 'POST', '/api/v1/tasks', { token, body: CREATE_BODY });
   const path = `/api/v1/tasks/${created.json.id}`;
   await http(base, 'POST', `${path}/notes`, { token, body: { content: 'Draft is in the wiki.' } });

@@ -1,8 +1,7 @@
 // Section `leases`: cards claimed under a lease by 20 concurrent claimers on one column of the
 // all-in-one server (docs/boards.md "Claiming a card under a lease"), beside 20 concurrent movers
 // moving the same cards one by one: claims per second, no card claimed twice.
-import { randomUUID } from 'node:crypto';
-import { accessToken, JWT_SECRET, pct, REPS, target, TABLE_HEAD } from '../lib.mjs';
+import { accessToken, BENCH_USER_ID, JWT_SECRET, pct, REPS, TABLE_HEAD, target } from '../lib.mjs';
 
 /** Concurrent claimers (and movers), each its own loop of sequential requests. */
 const WORKERS = 20;
@@ -57,7 +56,7 @@ async function race(step) {
 export async function leasesSection(scope) {
   const dir = scope.tempDir('bench-leases-');
   const server = await scope.process('bench/servers/all-in-one.mjs', { env: { DATA_DIR: dir, JWT_SECRET } });
-  const call = client(`http://127.0.0.1:${server.info.port}`, accessToken(randomUUID()));
+  const call = client(`http://127.0.0.1:${server.info.port}`, accessToken(BENCH_USER_ID));
   const board = (await call('POST', '/api/v1/boards', { name: 'leases', board_type: 'private', columns: COLUMNS })).json;
 
   const rounds = [];

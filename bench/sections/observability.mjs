@@ -3,8 +3,7 @@
 // off (METRICS_ENABLED=false), metrics on (the default, tracing off), and metrics on with every
 // request traced into the SDK's in-memory exporter (BENCH_TRACING=memory). GET detail and a card
 // move at c=10, interleaved runs, paired ratios against the server with metrics off.
-import { randomUUID } from 'node:crypto';
-import { accessToken, http, JWT_SECRET, measure, pairedRatio, row, target, TABLE_HEAD } from '../lib.mjs';
+import { accessToken, BENCH_USER_ID, http, JWT_SECRET, measure, pairedRatio, row, TABLE_HEAD, target } from '../lib.mjs';
 import { moveRequests } from './board.mjs';
 import { CREATE_BODY } from './http.mjs';
 
@@ -31,7 +30,7 @@ async function server(scope, env, token) {
  * metrics off. With tracing on (every request sampled), the cost is recorded.
  */
 export async function observabilitySection(scope) {
-  const token = accessToken(randomUUID());
+  const token = accessToken(BENCH_USER_ID);
   const headers = { authorization: `Bearer ${token}` };
   const off = await server(scope, { METRICS_ENABLED: 'false' }, token);
   const on = await server(scope, {}, token);

@@ -32,7 +32,7 @@ const mb = (x) => `${Math.round(x).toLocaleString('en')} MB`;
 /** Starts the all-in-one server on `dir`; resolves once `/health/ready` answers 200, with the time it took. */
 async function start(scope, dir) {
   const spawned = Date.now();
-  const p = await scope.process('bench/servers/all-in-one.mjs', { env: { DATA_DIR: dir, JWT_SECRET } });
+  const p = await scope.process('bench/servers/all-in-one.mjs', { env: { DATA_DIR: dir, JWT_SECRET, BENCH_USERS: 'soak-owner' } });
   const base = `http://127.0.0.1:${p.info.port}`;
   await poll(async () => (await http(base, 'GET', '/health/ready', { ok: false })).status === 200, 120_000);
   return { p, base, startMs: Date.now() - spawned, loadMs: p.info.loadMs };

@@ -11,7 +11,7 @@ import { SprintsOps, TasksOps } from '@app/shared/contracts';
 import { silentLogger } from '@app/shared/log';
 import { serveServices } from '@app/shared/runtime';
 import { Collections, EmbeddedStore, escapeKey } from '@app/shared/store';
-import { accessToken, http, JWT_SECRET, measure, pct, row, target, TABLE_HEAD, timeCalls } from '../lib.mjs';
+import { accessToken, ensureBenchUsers, http, JWT_SECRET, measure, pct, row, target, TABLE_HEAD, timeCalls } from '../lib.mjs';
 import { insertChunks, rng, taskDoc } from '../seed.mjs';
 
 /** Closes measured per size, after one warm-up close. */
@@ -133,6 +133,7 @@ async function seedReports(dir) {
   const served = await serveServices([tasksService, sprintsService], { bus, store, log });
   const r = rng(12);
   const owner = randomUUID();
+  await ensureBenchUsers(store, [owner]);
   const as = { userId: owner };
   const at = new Date().toISOString();
   const board = { ...boardDoc(owner, undefined, 'reports'), created_at: at };

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { accessToken, http, JWT_SECRET, measure, pairedRatio, row, target, TABLE_HEAD } from '../lib.mjs';
+import { accessToken, BENCH_USER_ID, http, JWT_SECRET, measure, pairedRatio, row, TABLE_HEAD, target } from '../lib.mjs';
 import { moveRequests } from './board.mjs';
 import { CREATE_BODY } from './http.mjs';
 
@@ -119,7 +119,7 @@ export function createLoads(base, headers) {
 export async function writesSection(scope) {
   const baseRoot = process.env.BENCH_WRITES_BASE;
   if (baseRoot && !existsSync(join(baseRoot, 'services/gateway/dist/app.js'))) throw new Error(`BENCH_WRITES_BASE=${baseRoot} has no build (npm run build there)`);
-  const token = accessToken(randomUUID());
+  const token = accessToken(BENCH_USER_ID);
   const headers = { authorization: `Bearer ${token}` };
   const ours = await writesServer(scope, '');
   const before = baseRoot ? await writesServer(scope, baseRoot) : undefined;

@@ -13,7 +13,8 @@ import { statusClass, type Metrics, type Tracer } from '@app/shared/observabilit
 import type { DocumentStore } from '@app/shared/store';
 import { AccessTokenResolver, accessTokenIndexes } from './auth/access-tokens.js';
 import { OidcSignIn, oidcSettings } from './auth/oidc.js';
-import { authIndexes } from './auth/users.js';
+import { authIndexes, findUserById } from './auth/users.js';
+import { Admission, admissionLimits, AdmittedBus } from './admission/admission.js';
 import { APP_NAME, type GatewayConfig } from './config.js';
 import { McpEndpoint } from './mcp/server.js';
 import { registerJwt } from './plugins/auth.js';
@@ -137,7 +138,8 @@ export function requestId(header: string | string[] | undefined): string {
 /**
  * Builds the HTTP gateway (docs/architecture.md §1, §4, §5, §9) without listening: the route table forwarded
  * over `bus` (one round trip per request), local auth/health/token routes on `store`, JWT and
- * personal access token auth, rate limits on login/register and per access token, Swagger 2.0 at `/api/v1/swagger.json` and the UI at `/docs`, OpenAPI 3.1 at `/api/v1/openapi.json`, and the
+ * personal access token auth, rate limits on login/register and per access token, admission
+ * control and cost budgets per principal in front of the bus (admission/admission.ts), Swagger 2.0 at `/api/v1/swagger.json` and the UI at `/docs`, OpenAPI 3.1 at `/api/v1/openapi.json`, and the
  * built web board at `/` (plugins/web.ts).
  * Ensures the auth indexes before returning a ready instance (the admin bootstrap is
  * `ensureAdmin`, called by `main.ts`). Tests call `app.inject()`; `main.ts` calls `listen()`.
@@ -196,6 +198,7 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
   await store.ensureIndexes([...authIndexes, ...accessTokenIndexes]);
   const accessTokens = new AccessTokenResolver(store, clock);
   app.decorate('accessTokens', accessTokens);
+  app.decorate('userExists', async (userId: string) => (await findUserById(store, userId)) !== null);
 
   // The embedded default's poller also runs a relay pass before each read (numbering the outbox
   // when no running relay holds the lease, e.g. a gateway built without background work).
@@ -210,13 +213,17 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
     const stop = deps.metrics.observe('events_sse_streams_open', () => streams.total);
     app.addHook('onClose', async () => stop());
   }
+  // admission control (docs/http.md "Fair use"): every request of a principal, REST or MCP, passes it before the bus
+  const admission = new Admission(admissionLimits(config), deps.metrics);
+  const gate = new AdmittedBus(bus, admission);
+  app.addHook('onClose', async () => admission.close());
   const oidc = oidcSettings(config);
   const localDeps: LocalDeps = {
     ...(oidc ? { oidc: new OidcSignIn(oidc, clock, config.JWT_SECRET, deps.oidcFetch) } : {}),
-    bus, store, clock, config, streams, accessTokens, mcp: new McpEndpoint(bus, allRoutes, { name: APP_NAME, version: config.APP_VERSION }), signAccessToken: (claims) => app.jwt.sign(claims), ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    bus: gate, store, clock, config, streams, accessTokens, mcp: new McpEndpoint(gate, allRoutes, { name: APP_NAME, version: config.APP_VERSION }), signAccessToken: (claims) => app.jwt.sign(claims), ...(deps.metrics ? { metrics: deps.metrics } : {}),
   };
   const perToken = [tokenRateLimit(app, config.RATE_LIMIT_TOKEN_MAX)];
-  registerBusRoutes(app, bus, deps.routes ?? allRoutes, perToken);
+  registerBusRoutes(app, gate, deps.routes ?? allRoutes, perToken);
   registerLocalRoutes(app, localDeps, localRoutes, perToken);
   if (deps.webRoot !== false) spaFallback = await registerWeb(app, deps.webRoot);
   await app.ready();

@@ -44,6 +44,11 @@ export interface ReplyMeta {
   replayed?: boolean;
   /** On a replayed error: the request id of the first answer, so the error body is the same. */
   traceId?: string;
+  /**
+   * What serving the request cost the service, in whole ms of handler time (set by the dispatch
+   * when it is 1 ms or more); the gateway charges it to the caller's cost budget (docs/http.md "Fair use").
+   */
+  costMs?: number;
 }
 
 /** The request's idempotency key with its scope (see {@link CallMeta}) and the payload's SHA-256 (hex). */
@@ -188,6 +193,7 @@ export const Headers = {
   version: 'x-version',
   replayed: 'idempotency-replayed',
   traceId: 'x-trace-id',
+  costMs: 'x-cost-ms',
 } as const;
 
 /** Reply meta as wire headers (only the set ones). */
@@ -196,6 +202,7 @@ export function replyMetaHeaders(meta: ReplyMeta): Array<[string, string]> {
   if (meta.version !== undefined) out.push([Headers.version, String(meta.version)]);
   if (meta.replayed) out.push([Headers.replayed, 'true']);
   if (meta.traceId !== undefined) out.push([Headers.traceId, meta.traceId]);
+  if (meta.costMs !== undefined) out.push([Headers.costMs, String(meta.costMs)]);
   return out;
 }
 
@@ -207,5 +214,7 @@ export function replyMetaFrom(get: (name: string) => string | undefined): ReplyM
   if (get(Headers.replayed) === 'true') meta.replayed = true;
   const traceId = get(Headers.traceId);
   if (traceId) meta.traceId = traceId;
+  const cost = Number(get(Headers.costMs));
+  if (cost > 0) meta.costMs = cost;
   return meta;
 }

@@ -134,6 +134,12 @@ class Context implements CallContext {
   }
 }
 
+/** Sets `costMs` (whole ms since `started`) on a reply that cost 1 ms or more: cheaper ones carry no header. */
+function measured(reply: ReplyMeta, started: number): void {
+  const ms = Math.round(performance.now() - started);
+  if (ms >= 1) reply.costMs = ms;
+}
+
 /**
  * The one responder step shared by every bus (docs/architecture.md §3): decode → validate → handler → encode.
  * Never throws: every failure becomes an error reply. Unexpected errors are logged once here.
@@ -144,13 +150,15 @@ export async function dispatch(binding: Binding, payload: string, meta: CallMeta
 
 /**
  * {@link dispatch} with the reply's {@link ReplyMeta}: the version of the returned task or board
- * (`op.versionOf`), and what the handler set on `ctx.reply` (the idempotent replay flag). The
+ * (`op.versionOf`), what the handler set on `ctx.reply` (the idempotent replay flag), and the
+ * handler's time as `costMs` when 1 ms or more (the gateway's cost budget, docs/http.md "Fair use"). The
  * Idempotency-Key reaches the handler with the SHA-256 of the payload, to tell a repeat with the
  * same body from one with another.
  */
 export async function dispatchReply(
   binding: Binding, payload: string, meta: CallMeta, subject: string, log: Logger,
 ): Promise<{ text: string; meta: ReplyMeta }> {
+  const started = performance.now();
   const ctx = new Context(meta.requestId ?? randomUUID(), meta.userId, meta.traceparent, subject, log, meta);
   if (meta.idempotencyKey !== undefined) {
     ctx.idempotency = {
@@ -180,11 +188,13 @@ export async function dispatchReply(
     if (version !== undefined) ctx.reply.version = version;
     const text = ctx.encoded !== undefined && ctx.encoded.value === out ? `${OK_PREFIX}${ctx.encoded.json}}` : encodeOk(out);
     if (log.isLevelEnabled('debug')) ctx.log.debug('request handled');
+    measured(ctx.reply, started);
     return { text, meta: ctx.reply };
   } catch (e) {
     const err = AppError.from(e);
     if (err.status >= 500) ctx.log.error({ err: AppError.is(e) && err.code !== 'INTERNAL' ? err : e }, 'request failed');
     else if (log.isLevelEnabled('debug')) ctx.log.debug({ code: err.code }, 'request answered with an error');
+    measured(ctx.reply, started);
     return { text: encodeError(err), meta: ctx.reply };
   }
 }

@@ -24,14 +24,21 @@ export interface NatsBusOptions {
 
 /** Upper bound of a ping or of the flush that confirms new subscriptions, in ms. */
 const ROUND_TRIP_TIMEOUT_MS = 2_000;
+/**
+ * What a request made while the connection is down is told to wait before retrying, in seconds
+ * (the `Retry-After` of its 503): the client reconnects within about two seconds of the server's return.
+ */
+export const BUS_DOWN_RETRY_AFTER_SECONDS = 2;
 /** Upper bound of draining on close; then the connection is closed regardless, in ms. */
 const DRAIN_TIMEOUT_MS = 5_000;
 
 /**
  * The bus over NATS request-reply (docs/architecture.md §3): one subscription per subject in the service's queue
  * group, each message through the shared {@link dispatch}. The client reconnects forever; while it
- * is disconnected, requests are buffered and fail with 504 after `op.timeoutMs` unless the
- * connection comes back first, and `ping()` fails at once with 503. NATS errors are mapped once, by
+ * is known to be disconnected (its status said so), a request fails at once with 503
+ * `SERVICE_UNAVAILABLE` (`details.retryAfterSeconds`: {@link BUS_DOWN_RETRY_AFTER_SECONDS}, the
+ * gateway's `Retry-After`) instead of waiting its op's timeout, and `ping()` fails at once with
+ * 503. A request already sent when the connection drops fails with 503 or 504 by its timeout. NATS errors are mapped once, by
  * {@link natsErrorToAppError}.
  */
 export class NatsBus extends ReplyBus {
@@ -68,6 +75,7 @@ export class NatsBus extends ReplyBus {
   }
 
   async requestReply<O extends AnyOp>(op: O, input: In<O>, meta: CallMeta = {}): Promise<BusReply> {
+    if (!this.connected) throw busDown(op.subject);
     let reply: Msg;
     try {
       const h = natsHeaders();
@@ -226,6 +234,14 @@ export class NatsBus extends ReplyBus {
       }
     }
   }
+}
+
+/** The 503 of a request made while the connection is known to be down. */
+function busDown(subject: string): AppError {
+  return new AppError('SERVICE_UNAVAILABLE', {
+    message: 'The bus is disconnected; retry shortly',
+    details: { subject, retryAfterSeconds: BUS_DOWN_RETRY_AFTER_SECONDS },
+  });
 }
 
 /** Settles like `p`, or rejects with 503 after `ms` milliseconds. */

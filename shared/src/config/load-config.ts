@@ -117,5 +117,23 @@ export const CommonConfig = Type.Object({
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
   /** `service.name` of the exported spans (the standard OpenTelemetry variable); default the process's name. */
   OTEL_SERVICE_NAME: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * Admission control at the gateway (docs/http.md "Fair use"), per principal (the access token,
+   * else the user): requests of one principal running at once; more wait in its queue.
+   */
+  ADMISSION_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 10_000, default: 16 }),
+  /** Requests of one principal that may wait for admission; one more is 429 `RATE_LIMITED` at once. */
+  ADMISSION_QUEUE: Type.Integer({ minimum: 0, maximum: 100_000, default: 64 }),
+  /** Longest wait for admission, in ms (in-flight slot or cost budget); past it: 429 with `Retry-After`. */
+  ADMISSION_QUEUE_WAIT_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1_000 }),
+  /**
+   * Expensive requests (queries, board reads, summaries, reports, flow, batch) of one principal
+   * running at once; 8 lets the web board's first load (the board, 6 column reads and the summary) run in parallel.
+   */
+  ADMISSION_EXPENSIVE_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 10_000, default: 8 }),
+  /** A principal's cost budget when full, in ms of measured server time: what it may spend in a burst. */
+  COST_BUDGET_MS: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 2_000 }),
+  /** How fast a principal's cost budget refills, in ms of server time per second of wall time (250: a quarter of one core). */
+  COST_REFILL_MS_PER_SECOND: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 250 }),
 });
 export type CommonConfig = Static<typeof CommonConfig>;

@@ -60,6 +60,10 @@ export class Metrics {
   readonly sprintCloseDuration: FastHistogram<'outcome'>;
   /** Webhook delivery attempts by outcome (`delivered`, `failed`, `retry`, …). */
   readonly webhookAttempts: Counter<'outcome'>;
+  /** Requests the gateway's admission control refused with 429, by reason (`in_flight`: queue full or waited too long; `budget`: cost budget spent). */
+  readonly admissionRejections: Counter<'reason'>;
+  /** Time a request waited in admission before it ran, by reason (`in_flight`, `budget`); requests admitted at once are not observed. */
+  readonly admissionQueueWait: FastHistogram<'reason'>;
   private readonly readers = new Map<string, Reader>();
 
   constructor(opts: MetricsOptions = {}) {
@@ -77,6 +81,10 @@ export class Metrics {
     this.webhookAttempts = new Counter({
       name: 'webhook_attempts_total', help: 'Webhook delivery attempts, by outcome', labelNames: ['outcome'], registers,
     });
+    this.admissionRejections = new Counter({
+      name: 'admission_rejections_total', help: 'Requests refused by admission control (429), by reason (in_flight, budget)', labelNames: ['reason'], registers,
+    });
+    this.admissionQueueWait = new FastHistogram('admission_queue_wait_seconds', 'Time requests waited in admission control before running, by reason (in_flight, budget)', ['reason'], REQUEST_BUCKETS, this.registry);
     this.scrapeGauge('events_outbox_lag', 'Committed writes whose events the relay has not numbered yet (outbox entries waiting)');
     this.scrapeGauge('events_sse_streams_open', 'Open event streams (SSE) at this gateway');
     this.scrapeGauge('webhook_oldest_pending_age_seconds', 'Age of the oldest webhook delivery still waiting for an attempt (0 when none)');

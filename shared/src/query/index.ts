@@ -13,3 +13,4 @@ export { compileQuery, queryMatches, fieldPath } from './compile.js';
 export { isMoverValue, materializeActions, MOVER_VALUE } from './materialize.js';
 export { andQueries, buildEffectiveQuery, storedQueryError } from './compose.js';
 export { validateQuery, type QueryFault, type QueryValidation } from './validate.js';
+export { checkSortDepth, MAX_LIST_VALUES, MAX_NESTING, MAX_TEXT_SORT_OFFSET, UNINDEXED_TEXT_FIELDS, type CostRule } from './cost.js';

@@ -6,12 +6,16 @@ import {
   type Expr, type Field, type FunctionName, type OrderKey, type Query, type Value,
 } from './ast.js';
 import { readIso } from './dates.js';
+import { checkListSize, checkNesting, checkWildcardRuns } from './cost.js';
 import { patternFault } from './patterns.js';
 import { parse, SyntaxError as PeggySyntaxError, type Expectation } from './gen/parser.js';
 
 /** Longest accepted query text, in characters. */
 export const MAX_QUERY_LENGTH = 10_000;
-/** Deepest accepted nesting of parentheses and NOT (deeper input is a 400, never a stack overflow). */
+/**
+ * Deepest nesting of parentheses and NOT the grammar itself accepts (deeper input is a 400, never a
+ * stack overflow); the cost limit `MAX_NESTING` (cost.ts) refuses well before it.
+ */
 export const MAX_DEPTH = 64;
 
 type At<T> = { value: T; at: number };
@@ -21,6 +25,10 @@ interface Hooks {
   query(where: Expr | null, orderBy: OrderKey[]): Query;
   junction(kind: 'and' | 'or', items: Expr[]): Expr;
   depthOk(depth: number, at: number): true;
+  /** A parenthesized value list starting at `at`, checked against the list-size cost limit. */
+  list<T>(values: T[], at: number): T[];
+  /** An ORDER BY key written at `at` (kept on it unseen, for the sort-depth cost limit). */
+  orderKey(field: Field, dir: 'asc' | 'desc', at: number): OrderKey;
   field(name: string, at: number): Field;
   coerce(field: Field, v: At<Value>, listOk?: boolean): Value;
   call(name: string, args: Array<At<Value>>, at: number): Value;
@@ -32,8 +40,9 @@ interface Hooks {
 /**
  * Parses query text (docs/architecture.md §6) into its AST.
  * Throws AppError `QUERY_TOO_LONG` (over 10,000 characters), `QUERY_SYNTAX`
- * (`details: {position, found}`, 0-based offset, message quoting the text there) and
- * `QUERY_UNKNOWN_FIELD` (`details: {field, position, suggestion}`). Never anything else.
+ * (`details: {position, found}`, 0-based offset, message quoting the text there),
+ * `QUERY_UNKNOWN_FIELD` (`details: {field, position, suggestion}`) and `QUERY_TOO_COSTLY` (a cost
+ * limit of cost.ts: `details: {rule, limit, position}`). Never anything else.
  */
 export function parseQuery(text: string): Query {
   return cached('Query', text);
@@ -97,8 +106,19 @@ function hooks(text: string): Hooks {
       return flat.length === 1 ? flat[0]! : { type: kind, items: flat };
     },
     depthOk: (depth, at) => {
+      checkNesting(depth, at);
       if (depth <= MAX_DEPTH) return true;
       throw syntaxError(text, at, `Nesting deeper than ${MAX_DEPTH} levels at position ${at}`);
+    },
+    list: (values, at) => {
+      checkListSize(values.length, at);
+      return values;
+    },
+    orderKey: (field, dir, at) => {
+      const key: OrderKey = { field, dir };
+      // the position rides along unseen (not part of the AST's equality or printed form), as a call's does
+      Object.defineProperty(key, 'at', { value: at, enumerable: false });
+      return key;
     },
     field: (name, at) => {
       if (isBuiltin(name)) return name;
@@ -137,6 +157,7 @@ function hooks(text: string): Hooks {
     pattern: (kind, { value, at }) => {
       const fault = patternFault(value, kind);
       if (fault) throw syntaxError(text, at, `${fault} (at position ${at})`);
+      if (kind === 'like') checkWildcardRuns(value, at);
       return value;
     },
     isoDate: (dateText, at) => {

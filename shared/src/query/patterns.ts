@@ -21,21 +21,13 @@ export const MAX_PATTERN_LENGTH = 1_000;
 /**
  * Most wildcard runs in one LIKE / ILIKE pattern: a run is a stretch of `%` and `_` with no other
  * character between them (`a%_%b` has one run, `a_b_c` two). Each run holding `%` costs the
- * compiled pattern one piece search (docs/query-language.md "Safety").
+ * compiled pattern one piece search over the text (docs/query-language.md "Cost limits"); past it
+ * the pattern is refused with `QUERY_TOO_COSTLY` (cost.ts).
  */
-export const MAX_WILDCARD_RUNS = 32;
+export const MAX_WILDCARD_RUNS = 8;
 
-/**
- * What is wrong with a LIKE / ILIKE pattern (`kind` 'like') or a `~` text (`kind` 'match') under
- * the documented limits ({@link MAX_PATTERN_LENGTH}, {@link MAX_WILDCARD_RUNS}), as a sentence for
- * a `QUERY_SYNTAX` message, or undefined when it is within them. The limits keep the `$regex` the
- * pattern compiles to under 8 KB (MongoDB refuses patterns past PCRE2's size limit) and its
- * matching cost proportional to text length × pattern length on both stores.
- */
-export function patternFault(text: string, kind: 'like' | 'match'): string | undefined {
-  const what = kind === 'like' ? 'LIKE pattern' : 'search text';
-  if (text.length > MAX_PATTERN_LENGTH) return `The ${what} has ${text.length} characters; at most ${MAX_PATTERN_LENGTH} are allowed`;
-  if (kind === 'match') return undefined;
+/** The wildcard runs of a LIKE pattern (see {@link MAX_WILDCARD_RUNS}); an escaped `\%` or `\_` is a literal. */
+export function wildcardRuns(text: string): number {
   let runs = 0;
   let inRun = false;
   for (let i = 0; i < text.length; i++) {
@@ -45,7 +37,20 @@ export function patternFault(text: string, kind: 'like' | 'match'): string | und
     inRun = wild;
     if (c === '\\') i++;
   }
-  return runs > MAX_WILDCARD_RUNS ? `The LIKE pattern has ${runs} wildcard runs; at most ${MAX_WILDCARD_RUNS} are allowed` : undefined;
+  return runs;
+}
+
+/**
+ * What is wrong with a LIKE / ILIKE pattern (`kind` 'like') or a `~` text (`kind` 'match') under
+ * the documented length limit ({@link MAX_PATTERN_LENGTH}), as a sentence for a `QUERY_SYNTAX`
+ * message, or undefined when it is within it. With {@link MAX_WILDCARD_RUNS} this keeps the
+ * `$regex` the pattern compiles to under 8 KB (MongoDB refuses patterns past PCRE2's size limit)
+ * and its matching cost proportional to text length × pattern length on both stores.
+ */
+export function patternFault(text: string, kind: 'like' | 'match'): string | undefined {
+  const what = kind === 'like' ? 'LIKE pattern' : 'search text';
+  if (text.length > MAX_PATTERN_LENGTH) return `The ${what} has ${text.length} characters; at most ${MAX_PATTERN_LENGTH} are allowed`;
+  return undefined;
 }
 
 /**

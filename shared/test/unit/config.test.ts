@@ -33,6 +33,12 @@ describe('loadConfig(CommonConfig, env)', () => {
       WEBHOOK_ALLOWED_HOSTS: '',
       WEBHOOK_ALLOW_PRIVATE: false,
       METRICS_ENABLED: true,
+      ADMISSION_IN_FLIGHT: 16,
+      ADMISSION_QUEUE: 64,
+      ADMISSION_QUEUE_WAIT_MS: 1_000,
+      ADMISSION_EXPENSIVE_IN_FLIGHT: 8,
+      COST_BUDGET_MS: 2_000,
+      COST_REFILL_MS_PER_SECOND: 250,
     });
   });
 

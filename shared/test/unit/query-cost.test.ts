@@ -6,7 +6,9 @@ import { MongoServerError } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TaskDoc } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
-import { compileQuery, likeToRegex, MAX_PATTERN_LENGTH, MAX_WILDCARD_RUNS, parseQuery, queryMatches, validateQuery } from '@app/shared/query';
+import {
+  checkSortDepth, compileQuery, likeToRegex, MAX_LIST_VALUES, MAX_NESTING, MAX_PATTERN_LENGTH, MAX_TEXT_SORT_OFFSET, MAX_WILDCARD_RUNS, parseQuery, queryMatches, validateQuery,
+} from '@app/shared/query';
 import { compileFilter, EmbeddedStore, QUERY_TIME_LIMIT_MS, type Doc, type Filter } from '@app/shared/store';
 import { MongoCollection } from '../../src/store/mongo/mongo-store.js';
 import { thrown as errorOf } from '@app/shared/testing';
@@ -26,6 +28,50 @@ const NOW = new Date('2026-03-02T09:00:00.000Z');
 const task = (title: string): TaskDoc => ({ _id: 't', title, status: 'todo', tags: [], deleted: false, created_at: NOW.toISOString() }) as unknown as TaskDoc;
 const PROBE = `title LIKE '${'%_'.repeat(2500)}'`;
 
+describe('cost limits: a query of plainly unbounded cost is a 400 naming the rule and its position', () => {
+  const costly = (f: () => unknown) => {
+    const e = errorOf(f);
+    expect([e.code, e.status]).toEqual(['QUERY_TOO_COSTLY', 400]);
+    return e;
+  };
+
+  it(`refuses nesting past ${MAX_NESTING} levels at the "(" or NOT too deep`, () => {
+    const text = `status = 'todo' AND ${'('.repeat(60)}title = 'a' OR title = 'b'${')'.repeat(60)}`;
+    const e = costly(() => parseQuery(text));
+    expect(e.details).toEqual({ rule: 'nesting', limit: MAX_NESTING, position: 20 + MAX_NESTING });
+    expect(e.message).toContain(`at position ${20 + MAX_NESTING}`);
+    expect(validateQuery(text, { board: false }).errors[0]).toMatchObject({ code: 'QUERY_TOO_COSTLY', position: 20 + MAX_NESTING });
+    expect(() => parseQuery(`${'('.repeat(MAX_NESTING)}title = 'a'${')'.repeat(MAX_NESTING)}`)).not.toThrow();
+  });
+
+  it(`refuses an IN or CONTAINS_ALL list of more than ${MAX_LIST_VALUES} values at its "("`, () => {
+    const list = (n: number) => `(${Array.from({ length: n }, (_, i) => i).join(', ')})`;
+    expect(() => parseQuery(`cf.x IN ${list(MAX_LIST_VALUES)}`)).not.toThrow();
+    const e = costly(() => parseQuery(`status = 'todo' AND cf.x IN ${list(1000)}`));
+    expect(e.details).toEqual({ rule: 'list-size', limit: MAX_LIST_VALUES, position: 28, count: 1000 });
+    expect(costly(() => parseQuery(`cf.x NOT IN ${list(MAX_LIST_VALUES + 1)}`)).details?.position).toBe(12);
+    const tags = `(${Array.from({ length: MAX_LIST_VALUES + 1 }, (_, i) => `'t${i}'`).join(', ')})`;
+    expect(costly(() => parseQuery(`tags CONTAINS_ALL ${tags}`)).details?.position).toBe(18);
+  });
+
+  it(`refuses a LIKE of more than ${MAX_WILDCARD_RUNS} wildcard runs at its pattern (the probe %a%e%i%o%u…%zzz)`, () => {
+    const text = `NOT (description ILIKE '${'aeiouxyzbcdfg'.split('').map((c) => `%${c}`).join('')}%zzz')`;
+    const e = costly(() => parseQuery(text));
+    expect(e.details).toMatchObject({ rule: 'wildcard-runs', limit: MAX_WILDCARD_RUNS, position: 23, runs: 14 });
+  });
+
+  it(`refuses a page past row ${MAX_TEXT_SORT_OFFSET} sorted by title or description, at the ORDER BY key`, () => {
+    const q = parseQuery(`description !~ 'zzz' ORDER BY description DESC`);
+    expect(() => checkSortDepth(q, MAX_TEXT_SORT_OFFSET)).not.toThrow();
+    const e = costly(() => checkSortDepth(q, 199 * 200));
+    expect(e.details).toEqual({ rule: 'text-sort-depth', limit: MAX_TEXT_SORT_OFFSET, position: 30, offset: 39_800 });
+    expect(costly(() => checkSortDepth(parseQuery('ORDER BY status ASC, title'), 5_000)).details?.position).toBe(21);
+    // an indexed sort pages as deep as it likes; a sort given beside the query is checked as well
+    expect(() => checkSortDepth(parseQuery('ORDER BY updated_at DESC'), 1_000_000)).not.toThrow();
+    expect(costly(() => checkSortDepth(parseQuery(''), 5_000, 'title')).details).toMatchObject({ field: '/sort/column' });
+  });
+});
+
 describe('pattern limits, checked where the query is parsed', () => {
   it("refuses the probe `title LIKE '%_%_…'` (5,000 characters) with QUERY_SYNTAX at the pattern's position, in validate too", () => {
     const e = errorOf(() => parseQuery(PROBE));
@@ -40,7 +86,7 @@ describe('pattern limits, checked where the query is parsed', () => {
     const runs = (n: number) => Array.from({ length: n }, () => 'a%').join('');
     expect(() => parseQuery(`title LIKE '${runs(MAX_WILDCARD_RUNS)}'`)).not.toThrow();
     const many = errorOf(() => parseQuery(`title ILIKE '${runs(MAX_WILDCARD_RUNS + 1)}'`));
-    expect([many.code, many.details?.position]).toEqual(['QUERY_SYNTAX', 12]);
+    expect([many.code, many.status, many.details?.position, many.details?.rule]).toEqual(['QUERY_TOO_COSTLY', 400, 12, 'wildcard-runs']);
     expect(many.message).toContain('wildcard runs');
     // a run is a stretch of % and _: `%_%_` is one, an escaped one is a literal
     expect(() => parseQuery(`title LIKE 'a${'%_'.repeat(400)}b'`)).not.toThrow();

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { TaskDoc } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import {
-  BUILTIN_FIELDS, compileQuery, hasCalls, materializeActions, parseQuery, printQuery, queryMatches,
+  BUILTIN_FIELDS, compileQuery, hasCalls, materializeActions, MAX_NESTING, MAX_WILDCARD_RUNS, parseQuery, printQuery, queryMatches,
   type Expr, type OrderKey, type Pred, type Query, type Value,
 } from '@app/shared/query';
 import { thrown as errorOf } from '@app/shared/testing';
@@ -134,15 +134,23 @@ describe('parse errors', () => {
     expect(e.details).toEqual({ length: 10_001, max: 10_000 });
   });
 
-  it('caps nesting at 64 levels of parentheses or NOT, with a 400 at the level too deep', () => {
+  it(`caps nesting at ${MAX_NESTING} levels of parentheses or NOT, with a 400 QUERY_TOO_COSTLY at the level too deep`, () => {
     const nested = (n: number) => `${'('.repeat(n)}x.y = 1${')'.repeat(n)}`;
-    expect(parseQuery(nested(64)).where).toMatchObject({ type: 'cmp' });
-    expect(parseError(nested(65)).details).toEqual({ position: 64, found: '(' });
-    expect(parseError('('.repeat(10_000)).details).toEqual({ position: 64, found: '(' });
-    expect(parseError(nested(4996)).code).toBe('QUERY_SYNTAX');
-    expect(parseQuery(`${'NOT '.repeat(64)}x.y = 1`).where).toMatchObject({ type: 'not' });
-    expect(parseError(`${'NOT '.repeat(2400)}x.y = 1`).details).toEqual({ position: 256, found: 'NOT' });
-    expect(parseError(`${'NOT ('.repeat(40)}x.y = 1${')'.repeat(40)}`).details).toEqual({ position: 160, found: 'NOT' });
+    const at = (text: string) => {
+      const e = parseError(text);
+      expect(e.code).toBe('QUERY_TOO_COSTLY');
+      expect(e.details).toMatchObject({ rule: 'nesting', limit: MAX_NESTING });
+      return e.details?.position;
+    };
+    expect(parseQuery(nested(MAX_NESTING)).where).toMatchObject({ type: 'cmp' });
+    expect(at(nested(MAX_NESTING + 1))).toBe(MAX_NESTING);
+    expect(at('('.repeat(10_000))).toBe(MAX_NESTING);
+    expect(at(nested(4996))).toBe(MAX_NESTING);
+    expect(parseQuery(`${'NOT '.repeat(MAX_NESTING)}x.y = 1`).where).toMatchObject({ type: 'not' });
+    expect(at(`${'NOT '.repeat(2400)}x.y = 1`)).toBe(4 * MAX_NESTING);
+    // levels alternate NOT (at 5k) and "(" (at 5k + 4): level 2k + 1 is the NOT at 5k
+    expect(at(`${'NOT ('.repeat(40)}x.y = 1${')'.repeat(40)}`)).toBe(5 * (MAX_NESTING / 2));
+    expect(parseError(`${'NOT ('.repeat(40)}x.y = 1${')'.repeat(40)}`).message).toContain(`at position ${5 * (MAX_NESTING / 2)}`);
   });
 
   it('parses long flat chains without recursion limits', () => {
@@ -306,7 +314,7 @@ function expectTotal(text: string): void {
     expect(AppError.is(e), String(e)).toBe(true);
     const err = e as AppError;
     expect(err.status).toBe(400);
-    expect(['QUERY_SYNTAX', 'QUERY_UNKNOWN_FIELD', 'QUERY_UNKNOWN_FUNCTION', 'QUERY_TOO_LONG']).toContain(err.code);
+    expect(['QUERY_SYNTAX', 'QUERY_UNKNOWN_FIELD', 'QUERY_UNKNOWN_FUNCTION', 'QUERY_TOO_LONG', 'QUERY_TOO_COSTLY']).toContain(err.code);
     if (err.code !== 'QUERY_TOO_LONG') {
       const position = err.details?.position as number;
       expect(Number.isInteger(position) && position >= 0 && position <= text.length).toBe(true);
@@ -399,8 +407,8 @@ describe('LIKE regex', () => {
 
   it('stays linear on patterns that make naive regexes backtrack exponentially', () => {
     const long = 'a'.repeat(30_000);
-    expect(queryMatches(parseQuery(`title LIKE '${'%a'.repeat(31)}%b'`), withTitle(long), NOW)).toBe(false);
-    expect(queryMatches(parseQuery(`title ILIKE '${'%A'.repeat(31)}%'`), withTitle(long), NOW)).toBe(true);
+    expect(queryMatches(parseQuery(`title LIKE '${'%a'.repeat(MAX_WILDCARD_RUNS - 1)}%b'`), withTitle(long), NOW)).toBe(false);
+    expect(queryMatches(parseQuery(`title ILIKE '${'%A'.repeat(MAX_WILDCARD_RUNS - 1)}%'`), withTitle(long), NOW)).toBe(true);
     expect(queryMatches(parseQuery(`title LIKE '${'_%'.repeat(400)}b'`), withTitle(long), NOW)).toBe(false);
     expect(queryMatches(parseQuery(`title LIKE '${'%_'.repeat(499)}%'`), withTitle(long), NOW)).toBe(true);
   });

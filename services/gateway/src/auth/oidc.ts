@@ -58,6 +58,13 @@ interface Pending {
   exp: number;
 }
 
+/**
+ * Longest wait for one call to the identity provider (discovery, the JWKS, the code exchange), in
+ * seconds: a provider that accepts the connection and never answers costs a sign-in this long,
+ * then 503 `OIDC_PROVIDER_UNAVAILABLE` (the library's default would be 30 s).
+ */
+export const OIDC_TIMEOUT_SECONDS = 5;
+
 /** The ID token's claims the gateway uses. */
 export type IdClaims = oidc.IDToken;
 
@@ -116,6 +123,8 @@ export class OidcSignIn {
     const metadata = { client_secret: s.clientSecret, [oidc.clockSkew]: Math.round((this.clock.now().getTime() - Date.now()) / 1000) };
     this.discovered ??= oidc
       .discovery(s.issuer, s.clientId, metadata, undefined, {
+        // also set on the configuration discovered, for every later call (JWKS, token endpoint)
+        timeout: OIDC_TIMEOUT_SECONDS,
         ...(s.allowHttp ? { execute: [oidc.allowInsecureRequests] } : {}),
         ...(this.fetchImpl ? { [oidc.customFetch]: this.fetchImpl } : {}),
       })

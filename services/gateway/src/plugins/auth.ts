@@ -93,6 +93,8 @@ declare module 'fastify' {
     verifiedTokens: VerifiedTokens;
     /** Resolves personal access tokens (set by `buildApp`). */
     accessTokens: AccessTokenResolver;
+    /** Whether a user id names a stored user (set by `buildApp`): a signed JWT for no user is refused. */
+    userExists: (userId: string) => Promise<boolean>;
   }
 }
 
@@ -131,7 +133,8 @@ const EXPIRED = new Set(['FST_JWT_AUTHORIZATION_TOKEN_EXPIRED', 'FAST_JWT_EXPIRE
 /**
  * `onRequest` guard of every non-public route: verifies the bearer token and sets `req.user`.
  * Every failure is 401 `UNAUTHORIZED` (missing, empty, malformed, expired, wrongly signed,
- * `alg:none` or another algorithm, or claims refused by {@link claimsFault}) — @fastify/jwt alone
+ * `alg:none` or another algorithm, claims refused by {@link claimsFault}, or a `sub` that is no
+ * stored user, checked once per token through `app.userExists`) — @fastify/jwt alone
  * answers 400 or 500 for some of these.
  * A header verified before and not yet expired is taken from `app.verifiedTokens`: verification
  * is a large share of a cheap request's CPU (docs/bench.md). Callback-style, so a remembered
@@ -151,8 +154,15 @@ export function authenticate(req: FastifyRequest, _reply: FastifyReply, done: Ho
     () => {
       const fault = claimsFault(req.user, Date.now() / 1000, req.server.accessTokenLifetimeSeconds);
       if (fault !== undefined) return done(new AppError('UNAUTHORIZED', { message: `The access token is invalid: ${fault}` }));
-      req.server.verifiedTokens.remember(header, req.user, (req.user as { exp?: unknown }).exp);
-      done();
+      const user = req.user;
+      req.server.userExists(user.sub).then(
+        (exists) => {
+          if (!exists) return done(new AppError('UNAUTHORIZED', { message: 'The access token names no user of this service' }));
+          req.server.verifiedTokens.remember(header, user, (user as { exp?: unknown }).exp);
+          done();
+        },
+        (e: unknown) => done(AppError.from(e)),
+      );
     },
     (e: unknown) => {
       const code = (e as { code?: unknown }).code;

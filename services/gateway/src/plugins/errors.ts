@@ -8,9 +8,13 @@ import { isLegacyPath, toHttpError } from '../http/error-mapping.js';
  * request id of the body; an idempotent replay of an error passes the first request's.
  * On the paths of ud's Swagger under `/api/v1` the body takes the legacy shape
  * (`legacyErrorBody`: same code, status and message, every detail folded into a string).
+ * An error whose `details.retryAfterSeconds` is a number answers with `Retry-After` (whole seconds, at least 1).
  */
 export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply, traceId: string = req.id): FastifyReply {
   const { statusCode, body } = toHttpError(err, traceId);
+  // an error that says when to come back (the bus down, admission's 429) says it in Retry-After too
+  const retryAfter = body.details?.retryAfterSeconds;
+  if (typeof retryAfter === 'number') reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
   if (statusCode >= 500) {
     const level = body.code === 'INTERNAL' ? 'error' : 'warn';
     req.log[level]({ reqId: req.id, err, code: body.code }, 'request failed');

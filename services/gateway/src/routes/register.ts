@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, onRequestHookHandler, RouteOptions } from 'fastify';
 import { Headers, type Bus, type CallMeta, type ReplyMeta } from '@app/shared/bus';
-import { scopesAllow, type Scope } from '@app/shared/contracts';
+import { scopeOf, scopesAllow, type Scope } from '@app/shared/contracts';
 import { AppError } from '@app/shared/errors';
 import { noneMatchHits } from '@app/shared/domain';
 import { ErrorBodySchema } from '../http/error-mapping.js';
@@ -287,7 +287,10 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
       alternatives: alternativesOf(spec, status),
       extra: { 'x-maturity': spec.maturity },
     };
-    app.route(routeOptions(target, forward, [authenticate, ...perToken]));
+    // the token's scope is checked before the body's schema (docs/auth.md): a request the token may
+    // not make learns nothing about its input; the service checks it again
+    const scoped = requireScope(scopeOf(spec.op));
+    app.route(routeOptions(target, forward, [authenticate, ...perToken, scoped]));
     for (const [i, legacy] of (spec.legacy ?? []).entries()) {
       const successor: onRequestHookHandler = async (req, reply) => {
         const q = req.url.indexOf('?');
@@ -303,7 +306,7 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
         description: `Deprecated: use ${spec.method} ${spec.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')} (\`${operationId}\`), which answers the same. ${target.description}`,
         extra: { ...target.extra, deprecated: true },
       };
-      app.route(routeOptions(legacyDescription, forward, [successor, authenticate, ...perToken]));
+      app.route(routeOptions(legacyDescription, forward, [successor, authenticate, ...perToken, scoped]));
     }
   }
 }

@@ -100,6 +100,19 @@ describe('scopes', () => {
     expect((await sys.call('POST', '/api/v1/tasks/query', alice, { query: '' })).body.total).toBe(0);
   });
 
+  it('refuses a read token\'s write with 403 INSUFFICIENT_SCOPE before looking at its body (scope before schema)', async () => {
+    await using sys = await system();
+    const alice = await sys.user('alice');
+    const t = await token(sys, alice, { scopes: ['read'] });
+    for (const body of [{ title: 5, nonsense: true }, {}, []]) {
+      const err = expectError(await sys.call('POST', '/api/v1/tasks', t.as, body), 403, 'INSUFFICIENT_SCOPE');
+      expect(err.details).toMatchObject({ required: 'write' });
+    }
+    expectError(await sys.call('POST', '/api/v1/boards', t.as, { columns: 'x' }), 403, 'INSUFFICIENT_SCOPE');
+    // the user itself still learns what is wrong with the body
+    expectError(await sys.call('POST', '/api/v1/tasks', alice, { title: 5 }), 400, 'VALIDATION_FAILED');
+  });
+
   it('needs admin for boards and tokens; write alone covers tasks and cards', async () => {
     await using sys = await system();
     const alice = await sys.user('alice');

@@ -7,7 +7,7 @@ import { op } from '@app/shared/contracts';
 import { fixedClock } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { silentLogger } from '@app/shared/log';
-import type { DocumentStore } from '@app/shared/store';
+import { Collections, type DocumentStore } from '@app/shared/store';
 import { testStore } from '@app/shared/testing';
 import { buildApp, GatewayConfig } from '../../src/index.js';
 import { route, type RouteSpec } from '../../src/routes/route.js';
@@ -85,6 +85,9 @@ export const stubRoutes: RouteSpec[] = [
 
 // ---- the app fixture --------------------------------------------------------------------------
 
+/** User ids the hand-made tokens of the stub-route suites carry as `sub` ({@link claims}' default among them). */
+export const JWT_USERS = ['user-1', 'user-42'];
+
 export interface TestApp extends AsyncDisposable {
   app: FastifyInstance;
   bus: MemoryBus;
@@ -104,6 +107,11 @@ export async function testApp(
   const log = silentLogger();
   await bus.serve(stubBindings, { queue: 'test', log });
   const store = opts.store ?? (await testStore());
+  // the users the hand-made tokens of these suites name (a signed JWT for no user is a 401)
+  const users = store.collection(Collections.users);
+  for (const id of JWT_USERS) {
+    if (!(await users.findOne({ _id: id }))) await users.insertOne({ _id: id, username: `jwt-${id}`, created_at: '2026-01-01T00:00:00.000Z' });
+  }
   const clock = fixedClock('2026-01-05T10:00:00.000Z');
   const config = testConfig(opts.env);
   const app = await buildApp({

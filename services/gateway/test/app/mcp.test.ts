@@ -225,4 +225,24 @@ describe('MCP endpoint', () => {
       expect(await res.json(), path).toMatchObject({ code: 'NOT_FOUND' });
     }
   });
+
+  it('passes tool calls through the same admission control as REST: a principal that spent its cost budget by MCP is refused on both, another is not', async () => {
+    const sys = await system({ env: { COST_BUDGET_MS: '1', COST_REFILL_MS_PER_SECOND: '1', ADMISSION_QUEUE_WAIT_MS: '0' } });
+    await using _ = sys;
+    await sys.app.listen({ port: 0, host: '127.0.0.1' });
+    const alice = await sys.user('alice');
+    const bob = await sys.user('bob');
+    await using mcp = await agent(sys, alice.headers.authorization!);
+    // each find_tasks is charged its measured server time; the 1 ms budget is soon spent
+    let refused: { isError: boolean; body: any } | undefined;
+    for (let i = 0; i < 500 && !refused; i++) {
+      const r = await mcp.call('find_tasks', { query: "title ~ 'x' ORDER BY updated_at DESC" });
+      if (r.isError) refused = r;
+    }
+    expect(refused?.body).toMatchObject({ code: 'RATE_LIMITED', details: { reason: 'budget' } });
+    const rest = await sys.call('POST', '/api/v1/tasks/query', alice, { query: '' });
+    expect(rest.status).toBe(429);
+    expect(Number(rest.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect((await sys.call('POST', '/api/v1/tasks/query', bob, { query: '' })).status).toBe(200);
+  });
 });

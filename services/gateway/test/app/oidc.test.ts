@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '@app/shared/config';
 import { systemClock } from '@app/shared/domain';
@@ -5,6 +7,7 @@ import { silentLogger } from '@app/shared/log';
 import { MemoryBus } from '@app/shared/bus';
 import { testStore } from '@app/shared/testing';
 import { buildApp } from '../../src/index.js';
+import { OIDC_TIMEOUT_SECONDS } from '../../src/auth/oidc.js';
 import { testConfig } from './helpers.js';
 import { CLIENT_ID, CLIENT_SECRET, REDIRECT, TestProvider } from './oidc-provider.js';
 import { expectError, system, type Answer, type System } from './system.js';
@@ -223,5 +226,24 @@ describe('OpenID Connect configuration', () => {
       await close();
     }
   });
-});
 
+  it('answers 503 within its call time limit when the provider accepts connections and never answers', async () => {
+    const silent = createServer(() => {}); // takes each request and never answers it
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const { app, close } = await build({ ...full, OIDC_ISSUER: `http://127.0.0.1:${port}`, OIDC_ALLOW_HTTP: 'true' });
+    try {
+      const started = performance.now();
+      const res = await app.inject({ method: 'GET', url: '/auth/oidc/login' });
+      const waited = performance.now() - started;
+      expect(res.statusCode).toBe(503);
+      expect(res.json().code).toBe('OIDC_PROVIDER_UNAVAILABLE');
+      expect(OIDC_TIMEOUT_SECONDS).toBeLessThanOrEqual(5);
+      expect(waited).toBeLessThan(OIDC_TIMEOUT_SECONDS * 1000 + 3_000);
+    } finally {
+      await close();
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  }, 20_000);
+});

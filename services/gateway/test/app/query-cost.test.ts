@@ -10,6 +10,21 @@ import { expectError, system } from './system.js';
  * the text).
  */
 describe('query cost and text matching through HTTP', () => {
+  it('refuses a deep page sorted by description, 60 nested parentheses and a 1,000-value IN list with 400 QUERY_TOO_COSTLY at their positions', async () => {
+    await using sys = await system();
+    const alice = await sys.user('alice');
+    const deep = await sys.call('POST', '/api/v1/tasks/query', alice, { query: "description !~ 'zzz' ORDER BY description DESC", page: 200, pageSize: 200 });
+    expect(expectError(deep, 400, 'QUERY_TOO_COSTLY').details).toMatchObject({ rule: 'text-sort-depth', position: 30 });
+    const first = await sys.call('POST', '/api/v1/tasks/query', alice, { query: "description !~ 'zzz' ORDER BY description DESC", page: 1, pageSize: 200 });
+    expect(first.status).toBe(200);
+    const nested = `${'('.repeat(60)}title = 'a' OR title = 'b'${')'.repeat(60)}`;
+    expect(expectError(await sys.call('POST', '/api/v1/tasks/query', alice, { query: nested }), 400, 'QUERY_TOO_COSTLY').details).toMatchObject({ rule: 'nesting' });
+    const list = `cf.x IN (${Array.from({ length: 1000 }, (_, i) => i).join(',')})`;
+    expect(expectError(await sys.call('POST', '/api/v1/tasks/query', alice, { query: list }), 400, 'QUERY_TOO_COSTLY').details).toMatchObject({ rule: 'list-size', position: 8 });
+    const sorted = await sys.call('POST', '/api/v1/tasks/query', alice, { query: '', sort: { column: 'title', direction: 'asc' }, page: 100, pageSize: 50 });
+    expect(expectError(sorted, 400, 'QUERY_TOO_COSTLY').details).toMatchObject({ field: '/sort/column' });
+  });
+
   it("the probe `title LIKE '%_%_…'` is a 400 at the pattern's position, and every user's writes go on", async () => {
     await using sys = await system();
     const alice = await sys.user('alice');

@@ -47,12 +47,19 @@ describe('bearer token verification', () => {
     ['a token issued an hour in the future', () => `Bearer ${craftToken(claims({ iat: now() + 3600, exp: now() + 4200 }))}`],
     ['a token with exp 1e20', () => `Bearer ${craftToken(claims({ exp: 1e20 }))}`],
     ['a token living longer than JWT_EXPIRATION_MINUTES', () => `Bearer ${craftToken(claims({ exp: now() + 2 * 24 * 3600 }))}`],
+    ['a correctly signed token whose sub is no user', () => `Bearer ${craftToken(claims({ sub: 'no-such-user' }))}`],
   ];
 
   it.each(cases)('answers %s with 401 UNAUTHORIZED', async (_name, header) => {
     const res = await get(header());
     expect(res.statusCode).toBe(401);
     expect(res.json()).toMatchObject({ code: 'UNAUTHORIZED', traceId: expect.any(String) });
+  });
+
+  it('says a correctly signed token for no user names no user of this service', async () => {
+    const res = await get(`Bearer ${craftToken(claims({ sub: 'deleted-user' }))}`);
+    expect(res.statusCode).toBe(401);
+    expect(res.json().message).toBe('The access token names no user of this service');
   });
 
   it('says when the token has expired, so the client knows to refresh', async () => {

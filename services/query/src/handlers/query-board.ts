@@ -1,7 +1,7 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { QueryOps } from '@app/shared/contracts';
 import { boardScopeFilter, loadBoard, resolveFor, toTask, type ServiceDeps } from '@app/shared/domain';
-import { compileQuery, parseQuery } from '@app/shared/query';
+import { checkSortDepth, compileQuery, parseQuery } from '@app/shared/query';
 import { DEFAULT_PAGE_SIZE, findPage, tasksOf } from '../reads.js';
 
 /**
@@ -9,17 +9,18 @@ import { DEFAULT_PAGE_SIZE, findPage, tasksOf } from '../reads.js';
  * read scope (`boardScopeFilter`, docs/architecture.md §5, including its default_tags) ANDed with the
  * compiled query (its functions resolved for the caller, `activeSprint()` = this board's running
  * sprint); full task objects. Errors: 404 `BOARD_NOT_FOUND` (missing or unreadable),
- * 400 query errors.
+ * 400 query errors (`QUERY_TOO_COSTLY` for a deep page sorted by title or description among them).
  */
 export const queryBoard =
   ({ store, clock }: ServiceDeps): Handler<typeof QueryOps.board> =>
   async (input, ctx) => {
     const now = clock.now();
     const parsed = parseQuery(input.query ?? '');
-    const { board, principal } = await loadBoard(store, callerId(ctx), input.boardId, 'read');
-    const { filter, sort } = compileQuery(await resolveFor(store, principal, parsed, { now, board }), { now });
     const page = input.page ?? 1;
     const pageSize = input.page_size ?? DEFAULT_PAGE_SIZE;
+    checkSortDepth(parsed, (page - 1) * pageSize);
+    const { board, principal } = await loadBoard(store, callerId(ctx), input.boardId, 'read');
+    const { filter, sort } = compileQuery(await resolveFor(store, principal, parsed, { now, board }), { now });
     const { docs, total } = await findPage(tasksOf(store), { $and: [boardScopeFilter(board, principal), filter] }, sort, page, pageSize);
     return { data: docs.map((d) => toTask(d)), total, page };
   };

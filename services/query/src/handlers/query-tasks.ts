@@ -3,7 +3,7 @@ import { callerId, jsonText, type Handler } from '@app/shared/bus';
 import type { QueryOps, SortDTO, TasksQueryResult } from '@app/shared/contracts';
 import { loadPrincipal, readableTasksFilter, resolveFor, type ServiceDeps } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
-import { checkFunctionContext, compileQuery, fieldPath, parseQuery } from '@app/shared/query';
+import { checkFunctionContext, checkSortDepth, compileQuery, fieldPath, parseQuery } from '@app/shared/query';
 import type { Sort } from '@app/shared/store';
 import { DEFAULT_PAGE_SIZE, findPage, taskJson, tasksOf } from '../reads.js';
 
@@ -31,7 +31,8 @@ function sortOverride(s: SortDTO): Sort {
  * Function calls (`me()`, `openSprints()`…) are resolved for the caller first; this query runs on
  * no board, so a bare `activeSprint()` is 400 `QUERY_FUNCTION_CONTEXT`.
  * Errors: 400 `QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD` / `QUERY_UNKNOWN_FUNCTION` / `QUERY_FUNCTION_CONTEXT` /
- * `QUERY_TOO_LONG` / `VALIDATION_FAILED`; 404 `BOARD_NOT_FOUND` from `activeSprint('<board>')`.
+ * `QUERY_TOO_LONG` / `QUERY_TOO_COSTLY` (a cost limit, a deep page sorted by text among them: checked
+ * before anything is read) / `VALIDATION_FAILED`; 404 `BOARD_NOT_FOUND` from `activeSprint('<board>')`.
  * The answer is assembled as JSON text from each task's memoized encoding ({@link taskJson}): the
  * same text `JSON.stringify` gives for `{data, total, page, pageSize, totalPages}`.
  */
@@ -42,11 +43,12 @@ export const queryTasks =
     const parsed = parseQuery(input.query ?? '');
     checkFunctionContext(parsed, { board: false });
     const sortOver = input.sort ? sortOverride(input.sort) : undefined;
+    const page = input.page ?? 1;
+    const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
+    checkSortDepth(parsed, (page - 1) * pageSize, input.sort?.column);
     const principal = await loadPrincipal(store, callerId(ctx));
     const compiled = compileQuery(await resolveFor(store, principal, parsed, { now }), { now });
     const sort = sortOver ?? compiled.sort;
-    const page = input.page ?? 1;
-    const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
     const view = input.view === 'lite' ? 'lite' : 'full';
     const { docs, total } = await findPage(
       tasksOf(store),
