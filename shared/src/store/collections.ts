@@ -48,4 +48,6 @@ export const Collections = {
   cardMoves: 'card_moves',
   /** The earlier layout of the card history, one document per (board, card) with all its moves: moved into `card_moves` at start-up (docs/flow.md). */
   cardFlow: 'card_flow',
+  /** Import jobs (docs/import-export.md): one document per `POST /api/v1/imports`, its state, counts and problems. */
+  imports: 'import_jobs',
 } as const;
