@@ -21,6 +21,7 @@ import { installErrorHandlers, sendError } from './plugins/errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { registerSwagger } from './plugins/swagger.js';
 import { registerWeb, type SpaFallback } from './plugins/web.js';
+import { registerUploads } from './plugins/uploads.js';
 import { installValidators } from './http/validators.js';
 import { DEFAULT_STREAM_OPTIONS, EventStreams, type StreamOptions } from './events/stream.js';
 import type { LocalDeps } from './routes/local.js';
@@ -183,6 +184,7 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
   // Bus replies are passed through as JSON text; response schemas serve Swagger only.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   jsonBodiesOnly(app);
+  await registerUploads(app);
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     done();

@@ -8,8 +8,8 @@ import { busRequest, PathId, StringEnum, Timestamp } from './schemas.js';
  * board export is streamed from (query service). All schemas are Swagger-2.0-safe.
  */
 
-/** Largest import: the JSON body or the uploaded file, in bytes (8 MiB); larger is 413 `IMPORT_TOO_LARGE`. */
-export const IMPORT_MAX_BYTES = 8 * 1024 * 1024;
+/** Largest import: the export in the JSON body or the uploaded file, in bytes (4 MiB: with its JSON escaping it stays within the 8 MB NATS `max_payload` of docker compose); larger is 413 `IMPORT_TOO_LARGE`. */
+export const IMPORT_MAX_BYTES = 4 * 1024 * 1024;
 /** Most cards one import creates (10,000); more is 400 `IMPORT_TOO_MANY_CARDS`. */
 export const IMPORT_MAX_CARDS = 10_000;
 /** Cards per page of a streamed export (a page is one bus reply). */

@@ -129,9 +129,9 @@ async function resolveUsers(store: DocumentStore, plan: ImportPlan, mapping: Imp
   return { ids, unknown };
 }
 
-/** The metadata a card of the plan is written with: its own plus `order` and the import keys. */
+/** The metadata a card of the plan is written with: its own plus `order` (when it has one) and the import keys. */
 function cardMetadata(plan: ImportPlan, card: PlanCard): Record<string, unknown> {
-  return { ...card.metadata, order: card.order, [IMPORT_KEYS.source]: plan.format, [IMPORT_KEYS.id]: card.source_id, [IMPORT_KEYS.board]: boardKey(plan) };
+  return { ...card.metadata, ...(card.order !== undefined ? { order: card.order } : {}), [IMPORT_KEYS.source]: plan.format, [IMPORT_KEYS.id]: card.source_id, [IMPORT_KEYS.board]: boardKey(plan) };
 }
 
 /** The task fields of a plan card (before the sprint and link references, which need the written ids). */
@@ -383,6 +383,9 @@ async function writePlan(
   const refs = (card: PlanCard, doc: TaskDoc): TaskDoc => {
     const sprint = card.sprints.at(-1);
     if (sprint !== undefined && sprintIds.has(sprint)) doc.metadata = { ...doc.metadata, [escapeKey('app.sprint')]: sprintIds.get(sprint)! };
+    // a board export's card names its sprint by the exported sprint's id: the sprint imported with it
+    const exported = card.metadata['app.sprint'];
+    if (typeof exported === 'string' && ids.has(exported)) doc.metadata = { ...doc.metadata, [escapeKey('app.sprint')]: ids.get(exported)! };
     const links = distinct(card.links.flatMap((l) => (ids.has(l) ? [ids.get(l)!] : [])));
     if (links.length > 0) doc.linkedToIds = links;
     return doc;

@@ -38,7 +38,7 @@ export function parseBoardJson(data: unknown): ImportPlan {
     const card: PlanCard = {
       source_id: c.id, title: cut(title, 500), description: str(c.description) ?? '', status: statusOf(str(c.status) ?? 'todo'),
       tags: Array.isArray(c.tags) ? c.tags.filter((t): t is string => typeof t === 'string') : [],
-      order: typeof metadata.order === 'number' ? metadata.order : i, metadata,
+      ...(typeof metadata.order === 'number' ? { order: metadata.order } : {}), metadata,
       notes: (Array.isArray(c.notes) ? c.notes : []).filter(isObject).flatMap((n) => {
         const text = str(n.content);
         if (text === undefined) return [];

@@ -47,8 +47,8 @@ export interface PlanCard {
   kickoff?: string;
   /** The source's name of the assignee; resolved to a user id (or none, reported) before writing. */
   assignee?: string;
-  /** Position order among the cards (`metadata.order`). */
-  order: number;
+  /** Position order among the cards (`metadata.order`); absent: the card gets none (a board export's card that had none). */
+  order?: number;
   /** Further metadata: `cf.*` custom fields, `app.points`, `import.*` extras. */
   metadata: Record<string, unknown>;
   notes: PlanNote[];
