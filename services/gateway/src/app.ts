@@ -10,7 +10,7 @@ import { AppError } from '@app/shared/errors';
 import { OutboxPoller, relayOutbox, type EventHub } from '@app/shared/events';
 import type { Logger } from '@app/shared/log';
 import { statusClass, type Metrics, type Tracer } from '@app/shared/observability';
-import type { DocumentStore } from '@app/shared/store';
+import type { BackupResult, DocumentStore } from '@app/shared/store';
 import { AccessTokenResolver, accessTokenIndexes } from './auth/access-tokens.js';
 import { OidcSignIn, oidcSettings } from './auth/oidc.js';
 import { authIndexes } from './auth/users.js';
@@ -74,6 +74,8 @@ export interface GatewayDeps {
   tracer?: Tracer | undefined;
   /** The HTTP client OpenID Connect sign-in uses to reach the provider (default the global `fetch`). */
   oidcFetch?: typeof fetch;
+  /** Backs up the running embedded store (`POST /api/v1/admin/backup`); main.ts passes it when the store is the embedded one. */
+  backup?: (file: string) => Promise<BackupResult>;
 }
 
 /**
@@ -215,6 +217,7 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
   const oidc = oidcSettings(config);
   const localDeps: LocalDeps = {
     ...(oidc ? { oidc: new OidcSignIn(oidc, clock, config.JWT_SECRET, deps.oidcFetch) } : {}),
+    ...(deps.backup ? { backup: deps.backup } : {}),
     bus, store, clock, config, streams, accessTokens, mcp: new McpEndpoint(bus, allRoutes, { name: APP_NAME, version: config.APP_VERSION }), signAccessToken: (claims) => app.jwt.sign(claims), ...(deps.metrics ? { metrics: deps.metrics } : {}),
   };
   const perToken = [tokenRateLimit(app, config.RATE_LIMIT_TOKEN_MAX)];

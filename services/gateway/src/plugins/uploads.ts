@@ -1,5 +1,5 @@
 import fastifyMultipart from '@fastify/multipart';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, preValidationAsyncHookHandler, preValidationHookHandler } from 'fastify';
 import { IMPORT_MAX_BYTES } from '@app/shared/contracts';
 import { AppError, invalidField } from '@app/shared/errors';
 
@@ -52,13 +52,28 @@ async function uploadBody(req: FastifyRequest): Promise<Record<string, unknown>>
  */
 export async function registerUploads(app: FastifyInstance): Promise<void> {
   await app.register(fastifyMultipart, { limits: { fileSize: IMPORT_MAX_BYTES, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 12 } });
-  app.addHook('onRequest', (req, _reply, done) => {
-    if (req.routeOptions.url === UPLOAD_URL && Number(req.headers['content-length'] ?? 0) > IMPORT_BODY_LIMIT) return done(tooLarge());
+  const early: onRequestHookHandler = (req, _reply, done) => {
+    if (Number(req.headers['content-length'] ?? 0) > IMPORT_BODY_LIMIT) return done(tooLarge());
     done();
-  });
-  app.addHook('preValidation', async (req) => {
-    if (!req.isMultipart()) return;
-    if (req.routeOptions.url !== UPLOAD_URL) throw new AppError('BAD_REQUEST', { message: 'Unsupported Content-Type; send application/json' });
-    req.body = await uploadBody(req);
+  };
+  const upload: preValidationAsyncHookHandler = async (req) => {
+    if (req.isMultipart()) req.body = await uploadBody(req);
+  };
+  const refuse: preValidationHookHandler = (req, _reply, done) => {
+    if (req.isMultipart()) return done(new AppError('BAD_REQUEST', { message: 'Unsupported Content-Type; send application/json' }));
+    done();
+  };
+  // hooks of the routes themselves, decided once per route (no per-request look at the route's options)
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH' || m === 'DELETE')) return;
+    const add = <H>(own: H | H[] | undefined, hook: H): H[] => (own === undefined ? [hook] : [hook, ...(Array.isArray(own) ? own : [own])]);
+    if (route.url === UPLOAD_URL) {
+      // after authentication: an anonymous request is a 401 whatever its size
+      route.onRequest = [...(route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]), early];
+      route.preValidation = add(route.preValidation, upload as preValidationHookHandler);
+    } else {
+      route.preValidation = add(route.preValidation, refuse);
+    }
   });
 }

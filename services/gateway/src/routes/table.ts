@@ -1,3 +1,4 @@
+import { adminRoutes } from './admin.js';
 import { auditRoutes } from './audit.js';
 import { authRoutes } from './auth.js';
 import { boardRoutes } from './boards.js';
@@ -24,4 +25,4 @@ import { viewRoutes } from './views.js';
 export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...leaseRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes, ...viewRoutes, ...flowRoutes, ...importRoutes];
 
 /** Routes the gateway answers itself: auth (password and OpenID Connect), health, version (public), the event stream, access tokens, the audit log and MCP (authenticated). */
-export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...oidcRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes, ...auditRoutes, ...mcpRoutes, ...exportRoutes];
+export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...oidcRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes, ...auditRoutes, ...mcpRoutes, ...exportRoutes, ...adminRoutes];
