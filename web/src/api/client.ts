@@ -301,5 +301,9 @@ export class Api {
   createGroup = (name: string) => this.call<Group>('createGroup', { body: { name } });
   addGroupMember = (groupId: string, user_id: string, role: 'member' | 'admin' = 'member') =>
     this.call<Group>('addGroupMember', { params: { groupId }, body: { user_id, role } });
+
+  // ---- imports (docs/import-export.md; shapes in ImportPage.tsx) ----------------------------------
+  startImport = <R>(body: { format: string; data: string; mapping?: Record<string, unknown>; dry_run?: boolean }) => this.call<R>('startImport', { body });
+  getImport = <R>(importId: string) => this.call<R>('getImport', { params: { importId } });
 }
 
