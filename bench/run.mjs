@@ -11,6 +11,7 @@ import { durabilitySection } from './sections/durability.mjs';
 import { eventsSection } from './sections/events.mjs';
 import { flowSection } from './sections/flow.mjs';
 import { httpSection } from './sections/http.mjs';
+import { importsSection } from './sections/imports.mjs';
 import { leasesSection } from './sections/leases.mjs';
 import { observabilitySection } from './sections/observability.mjs';
 import { querySection } from './sections/query.mjs';
@@ -38,6 +39,7 @@ const SECTIONS = {
   observability: ['observability: GET detail and move with metrics off, on, and on with every request traced', observabilitySection],
   agents: ['agents: the MCP tool find_tasks ÷ the same query over REST, with an access token', agentsSection],
   soak: ['soak: 400,000 PATCHes of 200 tasks on the embedded default — memory, req/s per round, restart', soakSection],
+  imports: ['imports: a 10,000-card import beside another user\'s reads; a streamed 50,000-card export', importsSection],
 };
 /** Sections run only when named (they take long): `node bench/run.mjs scale`. */
 const OPT_IN = new Set(['scale', 'soak']);

@@ -147,11 +147,13 @@ function cardFields(plan: ImportPlan, card: PlanCard, users: Map<string, string>
 /**
  * Every card of the plan checked against the task rules as its write would (title, path,
  * metadata limits, task size): a card that breaks one becomes a problem of level `error` naming
- * it and the field. Pure apart from the throwaway ids.
+ * it and the field. Pure apart from the throwaway ids; yields to other requests every {@link WRITE_CHUNK} cards.
  */
-function checkCards(plan: ImportPlan, userId: string, now: Date): ImportProblem[] {
+async function checkCards(plan: ImportPlan, userId: string, now: Date): Promise<ImportProblem[]> {
   const problems: ImportProblem[] = [];
+  let n = 0;
   for (const card of plan.cards) {
+    if (++n % WRITE_CHUNK === 0) await yieldTurn();
     try {
       checkTaskSize(toTask(newTaskDoc(cardFields(plan, card, new Map()), userId, now)));
     } catch (e) {
@@ -181,7 +183,7 @@ const noCounts = (columns = 0) => ({ cards_created: 0, cards_updated: 0, notes_c
 async function assess(deps: ServiceDeps, userId: string, input: ImportCreateBody) {
   const plan = planOf(input);
   const [users, existing] = await Promise.all([resolveUsers(deps.store, plan, (input.mapping ?? {}) as ImportMapping), existingOf(deps.store, userId, plan)]);
-  const problems = [...plan.problems, ...checkCards(plan, userId, deps.clock.now())];
+  const problems = [...plan.problems, ...(await checkCards(plan, userId, deps.clock.now()))];
   for (const name of users.unknown) problems.push({ level: 'warning', field: 'assignee', message: `no user "${name}" here (map it in mapping.users); their cards are left unassigned` });
   const updated = plan.cards.filter((c) => existing.cards.has(c.source_id)).length;
   const counts = {
@@ -369,7 +371,9 @@ async function writePlan(
   const ids = new Map<string, string>();
   const fresh: Array<{ card: PlanCard; doc: TaskDoc }> = [];
   const updates: Array<{ card: PlanCard; before: TaskDoc }> = [];
+  let built = 0;
   for (const card of plan.cards) {
+    if (++built % WRITE_CHUNK === 0) await yieldTurn();
     const before = existing.cards.get(card.source_id);
     if (before) {
       ids.set(card.source_id, before._id);
@@ -390,9 +394,16 @@ async function writePlan(
     if (links.length > 0) doc.linkedToIds = links;
     return doc;
   };
-  const newCards = fresh.map(({ card, doc }) => refs(card, doc));
+  const newCards: TaskDoc[] = [];
+  for (const { card, doc } of fresh) {
+    newCards.push(refs(card, doc));
+    if (newCards.length % WRITE_CHUNK === 0) await yieldTurn();
+  }
   await insertChunked(store, Collections.tasks, newCards, session);
-  for (const d of newCards) emit(taskCreatedEvent(d));
+  for (let i = 0; i < newCards.length; i++) {
+    emit(taskCreatedEvent(newCards[i]!));
+    if ((i + 1) % WRITE_CHUNK === 0) await yieldTurn();
+  }
   counts.cards_created = newCards.length;
 
   const notes: NoteDoc[] = [];
