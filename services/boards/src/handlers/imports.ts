@@ -5,7 +5,7 @@ import {
   IMPORT_MAX_BYTES, IMPORT_MAX_CARDS, type ImportCreateBody, type ImportJob, type ImportPreview, type ImportsOps,
 } from '@app/shared/contracts';
 import {
-  boardEvent, checkTaskSize, distinct, newTaskDoc, nextVersion, runWrite, taskCreatedEvent, taskUpdatedEvent, toBoard, toTask,
+  boardEvent, checkTaskSize, distinct, newTaskDoc, nextVersion, runWrite, taskCreatedEvent, taskUpdatedEvent, timeOrderedId, toBoard, toTask,
   type BoardDoc, type NewEvent, type NoteDoc, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
@@ -411,7 +411,8 @@ async function writePlan(
     for (const n of card.notes) {
       const text = noteText(n);
       if (text.trim() === '') continue;
-      notes.push({ _id: randomUUID(), task_id: doc._id, content: text, created_at: at, created_by: userId, updated_at: at, updated_by: userId });
+      // time-ordered ids: a card's notes, all written at one instant, list in the source's order (created_at, then id)
+      notes.push({ _id: timeOrderedId(), task_id: doc._id, content: text, created_at: at, created_by: userId, updated_at: at, updated_by: userId });
     }
   }
   await insertChunked(store, Collections.notes, notes, session);

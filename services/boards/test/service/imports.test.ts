@@ -21,7 +21,7 @@ const trelloOk = () => {
 async function importDone(t: Fixture, body: ImportCreateBody, user = ALICE): Promise<ImportJob> {
   const job = await t.call(ImportsOps.create, body, user);
   expect(job.state).toBe('queued');
-  return eventually('the import job to end', () => t.call(ImportsOps.get, { importId: job.id }, user), (j) => j.state === 'done' || j.state === 'failed');
+  return eventually('the import job to end', () => t.call(ImportsOps.get, { importId: job.id }, user), (j) => j.state === 'done' || j.state === 'failed', { timeoutMs: 30_000 });
 }
 
 const byImportId = async (t: Fixture) => {
@@ -53,9 +53,10 @@ describe('imports of a Trello board', () => {
     const doing = parseQuery(board.columns[1]!.query);
     expect([...cards.values()].filter((d) => queryMatches(doing, d, new Date())).map((d) => d.title)).toEqual(['Design the hero section']);
     const notes = await t.store.collection<NoteDoc>(Collections.notes).find({ task_id: hero._id }, { sort: { _id: 1 } });
-    expect(notes.map((n) => n.content).sort()).toEqual([
-      '**alice** (2026-02-21T10:00:00.000Z):\n\nSecond thought: bigger font.',
+    // oldest first, as a note list reads them (created_at, then id)
+    expect(notes.map((n) => n.content)).toEqual([
       '**ghost42** (2026-02-20T09:30:00.000Z):\n\nFirst draft attached.',
+      '**alice** (2026-02-21T10:00:00.000Z):\n\nSecond thought: bigger font.',
     ]);
   });
 

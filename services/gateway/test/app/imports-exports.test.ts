@@ -23,7 +23,7 @@ function multipart(fields: Record<string, string>, file: { name: string; type: s
 async function imported(sys: System, user: User, body: unknown) {
   const started = await sys.call('POST', '/api/v1/imports', user, body);
   expect(started.status, JSON.stringify(started.body)).toBe(202);
-  return eventually('the import job', async () => (await sys.call('GET', `/api/v1/imports/${started.body.id}`, user)).body, (j) => j.state === 'done' || j.state === 'failed');
+  return eventually('the import job', async () => (await sys.call('GET', `/api/v1/imports/${started.body.id}`, user)).body, (j) => j.state === 'done' || j.state === 'failed', { timeoutMs: 30_000 });
 }
 
 async function exportOf(sys: System, user: User, boardId: string, format = 'json') {
