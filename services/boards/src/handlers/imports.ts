@@ -11,7 +11,7 @@ import {
 import { AppError } from '@app/shared/errors';
 import { Collections, decodeMetadata, encodeMetadata, escapeKey, type Doc, type DocumentStore, type Session } from '@app/shared/store';
 import { boardsOf } from '../collections.js';
-import { noteText, parseImport, type ImportMapping, type ImportPlan, type ImportProblem, type PlanCard } from '../imports/index.js';
+import { noteText, parseImport, readCsvInSteps, type ImportMapping, type ImportPlan, type ImportProblem, type PlanCard } from '../imports/index.js';
 import { newBoardDoc } from './boards.js';
 
 /**
@@ -62,7 +62,7 @@ function exportBytes(data: unknown): number {
 }
 
 /** The parsed, bounded plan of a request; 400/413 for what cannot be imported at all (see the ops' docs). */
-function planOf(input: ImportCreateBody): ImportPlan {
+async function planOf(input: ImportCreateBody): Promise<ImportPlan> {
   if (input.data === undefined) {
     throw new AppError('VALIDATION_FAILED', { message: 'The export is missing', validationErrors: [{ field: '/data', code: 'required', message: 'send the export as `data`, or upload it as the `file` part' }] });
   }
@@ -70,7 +70,9 @@ function planOf(input: ImportCreateBody): ImportPlan {
   if (bytes > IMPORT_MAX_BYTES) {
     throw new AppError('IMPORT_TOO_LARGE', { message: `The export is ${bytes} bytes, over the ${IMPORT_MAX_BYTES}-byte limit of one import`, details: { max_bytes: IMPORT_MAX_BYTES, bytes } });
   }
-  const plan = parseImport(input.format, input.data, (input.mapping ?? {}) as ImportMapping);
+  // a CSV is read in steps, so a large file does not hold the process while it is parsed
+  const csv = (input.format === 'csv' || input.format === 'jira-csv') && typeof input.data === 'string' ? await readCsvInSteps(input.data) : undefined;
+  const plan = parseImport(input.format, input.data, (input.mapping ?? {}) as ImportMapping, csv);
   if (plan.cards.length > IMPORT_MAX_CARDS) {
     throw new AppError('IMPORT_TOO_MANY_CARDS', {
       message: `The export has ${plan.cards.length} cards, over the ${IMPORT_MAX_CARDS}-card limit of one import`,
@@ -181,7 +183,7 @@ const noCounts = (columns = 0) => ({ cards_created: 0, cards_updated: 0, notes_c
 
 /** What the plan and the earlier imports give, before anything is written: counts, problems, unknown users. */
 async function assess(deps: ServiceDeps, userId: string, input: ImportCreateBody) {
-  const plan = planOf(input);
+  const plan = await planOf(input);
   const [users, existing] = await Promise.all([resolveUsers(deps.store, plan, (input.mapping ?? {}) as ImportMapping), existingOf(deps.store, userId, plan)]);
   const problems = [...plan.problems, ...(await checkCards(plan, userId, deps.clock.now()))];
   for (const name of users.unknown) problems.push({ level: 'warning', field: 'assignee', message: `no user "${name}" here (map it in mapping.users); their cards are left unassigned` });

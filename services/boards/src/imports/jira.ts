@@ -68,10 +68,11 @@ function jiraComment(cell: string): PlanNote {
  * → notes, repeated Sprint cells → sprints, the last one the card's sprint). Row order →
  * `metadata.order`. Problems: a row without summary or key (error), a bad date or number
  * (warning), with the row's line. Throws 400 for unreadable CSV or a mapping naming no column.
+ * `read`: the file already read (`readCsvInSteps`), else `text` is read here.
  */
-export function parseJiraCsv(text: unknown, mapping: ImportMapping = {}): ImportPlan {
+export function parseJiraCsv(text: unknown, mapping: ImportMapping = {}, read?: CsvTable): ImportPlan {
   if (typeof text !== 'string') throw invalidField('/data', 'must be the CSV text of a Jira export', 'type');
-  const table = readCsv(text);
+  const table = read ?? readCsv(text);
   const cols = fieldColumns(table, JIRA_COLUMNS, mapping);
   if (!cols.title) throw invalidField('/mapping/columns/title', `the CSV has no "Summary" column; name the title column in mapping.columns.title`, 'required');
   const used = new Set(Object.values(cols).flat());

@@ -1,5 +1,5 @@
 import { invalidField } from '@app/shared/errors';
-import { readCsv } from './csv.js';
+import { readCsv, type CsvTable } from './csv.js';
 import { cellsAt, fieldColumns } from './jira.js';
 import { cut, parseDate, Problems, statusOf, type ImportMapping, type ImportPlan, type PlanCard } from './plan.js';
 
@@ -14,10 +14,11 @@ export const CSV_FIELDS = ['id', 'title', 'description', 'status', 'tags', 'assi
  * `app.points`; `order` → `metadata.order` (default the row order); `id` → `metadata.import.id`
  * (default `row-<line>`, so a repeat of the same file matches by line); headers `cf.<name>` →
  * metadata `cf.<name>`. Other headers are listed in `ignored`. Problems carry the row's line.
+ * `read`: the file already read (`readCsvInSteps`), else `text` is read here.
  */
-export function parsePlainCsv(text: unknown, mapping: ImportMapping = {}): ImportPlan {
+export function parsePlainCsv(text: unknown, mapping: ImportMapping = {}, read?: CsvTable): ImportPlan {
   if (typeof text !== 'string') throw invalidField('/data', 'must be CSV text', 'type');
-  const table = readCsv(text);
+  const table = read ?? readCsv(text);
   const cols = fieldColumns(table, Object.fromEntries(CSV_FIELDS.map((f) => [f, [f]])), mapping);
   if (!cols.title) throw invalidField('/mapping/columns/title', `no "title" column in the CSV header; name it in mapping.columns.title`, 'required');
   const cf = table.header.flatMap((h, i) => (/^cf\.[^\s]+$/i.test(h) ? [{ i, key: h }] : []));
