@@ -12,6 +12,7 @@ import { eventsSection } from './sections/events.mjs';
 import { fairnessSection } from './sections/fairness.mjs';
 import { flowSection, flowWritesSection } from './sections/flow.mjs';
 import { httpSection } from './sections/http.mjs';
+import { importsSection } from './sections/imports.mjs';
 import { leasesSection } from './sections/leases.mjs';
 import { observabilitySection } from './sections/observability.mjs';
 import { querySection } from './sections/query.mjs';
@@ -41,6 +42,7 @@ const SECTIONS = {
   fairness: ['fairness: one user\'s costly requests beside another user\'s sequential reads', fairnessSection],
   soak: ['soak: 400,000 PATCHes of 200 tasks on the embedded default — memory, req/s per round, restart', soakSection],
   flowwrites: ['flowwrites: a PATCH on a task held by 20 boards ÷ one held by none (flow history from every write)', flowWritesSection],
+  imports: ['imports: a 10,000-card import beside another user\'s reads; a streamed 50,000-card export', importsSection],
 };
 /** Sections run only when named (they take long): `node bench/run.mjs scale`. */
 const OPT_IN = new Set(['scale', 'soak']);

@@ -5,11 +5,12 @@ import { FlowPage } from './board/FlowPage.js';
 import { PlanningPage } from './board/PlanningPage.js';
 import { SprintPage } from './board/SprintPage.js';
 import { BoardsPage } from './BoardsPage.js';
+import { ImportPage } from './ImportPage.js';
 import { LoginPage } from './LoginPage.js';
 
 /**
  * Client-side routes: `/` boards list, `/boards/<id>` a board, `/boards/<id>/plan` its backlog and
- * planning, `/boards/<id>/flow` its flow view, `/boards/<id>/sprints/<sprintId>` a sprint view, `/login`. The gateway answers
+ * planning, `/boards/<id>/flow` its flow view, `/boards/<id>/sprints/<sprintId>` a sprint view, `/import` the Import page, `/login`. The gateway answers
  * index.html for each.
  */
 export type Route =
@@ -18,7 +19,8 @@ export type Route =
   | { page: 'board'; boardId: string }
   | { page: 'plan'; boardId: string }
   | { page: 'flow'; boardId: string }
-  | { page: 'sprint'; boardId: string; sprintId: string };
+  | { page: 'sprint'; boardId: string; sprintId: string }
+  | { page: 'import' };
 
 export function parseRoute(pathname: string): Route {
   const m = /^\/boards\/([^/]+)\/?$/.exec(pathname);
@@ -30,6 +32,7 @@ export function parseRoute(pathname: string): Route {
   const sprint = /^\/boards\/([^/]+)\/sprints\/([^/]+)\/?$/.exec(pathname);
   if (sprint) return { page: 'sprint', boardId: decodeURIComponent(sprint[1]!), sprintId: decodeURIComponent(sprint[2]!) };
   if (pathname === '/login') return { page: 'login' };
+  if (pathname === '/import') return { page: 'import' };
   return { page: 'boards' };
 }
 
@@ -84,6 +87,9 @@ export function App({ api }: { api: Api }) {
           Boards
         </a>
         {loggedIn && (
+          <a href="/import" className="topnav" onClick={(e) => { e.preventDefault(); navigate('/import'); }}>Import</a>
+        )}
+        {loggedIn && (
           <div className="who">
             <span aria-label="Logged in as">{user}</span>
             <button type="button" onClick={() => api.logout()}>
@@ -104,6 +110,7 @@ export function App({ api }: { api: Api }) {
           />
         )}
         {shown.page === 'boards' && <BoardsPage api={api} navigate={navigate} />}
+        {shown.page === 'import' && <ImportPage api={api} navigate={navigate} />}
         {shown.page === 'board' && <BoardPage key={shown.boardId} api={api} boardId={shown.boardId} navigate={navigate} />}
         {shown.page === 'plan' && <PlanningPage key={shown.boardId} api={api} boardId={shown.boardId} navigate={navigate} />}
         {shown.page === 'flow' && <FlowPage key={shown.boardId} api={api} boardId={shown.boardId} navigate={navigate} />}

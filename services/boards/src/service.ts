@@ -1,4 +1,4 @@
-import { BoardsOps, GroupsOps, LeasesOps } from '@app/shared/contracts';
+import { BoardsOps, GroupsOps, ImportsOps, LeasesOps } from '@app/shared/contracts';
 import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
 import {
@@ -6,6 +6,7 @@ import {
   shareBoard, unshareBoard, updateBoard,
 } from './handlers/boards.js';
 import { createBoardTask } from './handlers/create-task.js';
+import { createImport, getImport, previewImport } from './handlers/imports.js';
 import { addMember, createGroup, getGroup, listGroups, removeMember } from './handlers/groups.js';
 import { claimCard, completeLease, releaseLease, renewLease } from './handlers/leases.js';
 import { addBoardMember, removeBoardMember, updateBoardMember } from './handlers/members.js';
@@ -44,6 +45,7 @@ export const boardsService: ServiceDefinition = {
     }),
     ...bindOps(deps, LeasesOps, { claim: claimCard, renew: renewLease, complete: completeLease, release: releaseLease }),
     ...bindOps(deps, GroupsOps, { create: createGroup, list: listGroups, get: getGroup, addMember, removeMember }),
+    ...bindOps(deps, ImportsOps, { create: createImport, preview: previewImport, get: getImport }),
   ],
   indexes: [
     { collection: Collections.boards, keys: { owner_id: 1 }, name: 'boards_owner' },
@@ -52,6 +54,7 @@ export const boardsService: ServiceDefinition = {
     { collection: Collections.groups, keys: { 'members.user_id': 1 }, name: 'groups_member' },
     { collection: Collections.tasks, keys: { boardId: 1 } },
     { collection: Collections.boardShareSync, keys: { updated_at: 1 }, name: 'board_share_sync_idle' },
+    { collection: Collections.imports, keys: { owner_id: 1 }, name: 'import_jobs_owner' },
   ],
   background: shareSyncWork,
 };

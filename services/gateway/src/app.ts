@@ -10,7 +10,7 @@ import { AppError } from '@app/shared/errors';
 import { OutboxPoller, relayOutbox, type EventHub } from '@app/shared/events';
 import type { Logger } from '@app/shared/log';
 import { statusClass, type Metrics, type Tracer } from '@app/shared/observability';
-import type { DocumentStore } from '@app/shared/store';
+import type { BackupResult, DocumentStore } from '@app/shared/store';
 import { AccessTokenResolver, accessTokenIndexes } from './auth/access-tokens.js';
 import { OidcSignIn, oidcSettings } from './auth/oidc.js';
 import { authIndexes, findUserById } from './auth/users.js';
@@ -22,6 +22,7 @@ import { installErrorHandlers, sendError } from './plugins/errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { registerSwagger } from './plugins/swagger.js';
 import { registerWeb, type SpaFallback } from './plugins/web.js';
+import { registerUploads } from './plugins/uploads.js';
 import { installValidators } from './http/validators.js';
 import { DEFAULT_STREAM_OPTIONS, EventStreams, type StreamOptions } from './events/stream.js';
 import type { LocalDeps } from './routes/local.js';
@@ -74,6 +75,8 @@ export interface GatewayDeps {
   tracer?: Tracer | undefined;
   /** The HTTP client OpenID Connect sign-in uses to reach the provider (default the global `fetch`). */
   oidcFetch?: typeof fetch;
+  /** Backs up the running embedded store (`POST /api/v1/admin/backup`); main.ts passes it when the store is the embedded one. */
+  backup?: (file: string) => Promise<BackupResult>;
 }
 
 /**
@@ -185,6 +188,7 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
   // Bus replies are passed through as JSON text; response schemas serve Swagger only.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   jsonBodiesOnly(app);
+  await registerUploads(app);
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     done();
@@ -220,6 +224,7 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
   const oidc = oidcSettings(config);
   const localDeps: LocalDeps = {
     ...(oidc ? { oidc: new OidcSignIn(oidc, clock, config.JWT_SECRET, deps.oidcFetch) } : {}),
+    ...(deps.backup ? { backup: deps.backup } : {}),
     bus: gate, store, clock, config, streams, accessTokens, mcp: new McpEndpoint(gate, allRoutes, { name: APP_NAME, version: config.APP_VERSION }), signAccessToken: (claims) => app.jwt.sign(claims), ...(deps.metrics ? { metrics: deps.metrics } : {}),
   };
   const perToken = [tokenRateLimit(app, config.RATE_LIMIT_TOKEN_MAX)];

@@ -10,6 +10,7 @@ import { CommonConfig, loadConfig } from '@app/shared/config';
 import { systemClock } from '@app/shared/domain';
 import { NatsBus } from '@app/shared/bus';
 import { JetStreamHub } from '@app/shared/events';
+import { backupStore, EmbeddedStore } from '@app/shared/store';
 import { createLogger } from '@app/shared/log';
 import { publicMetricsAccess } from '@app/shared/observability';
 import { checkSeparateProcessStore, guardStartup, onShutdown, openConnections, resolveJwtSecret, serveServices, startObservability } from '@app/shared/runtime';
@@ -48,8 +49,11 @@ const events =
         },
       )
     : undefined;
+// the admin backup route copies the embedded store's own file (MongoDB is backed up with mongodump)
+const embedded = connections.store instanceof EmbeddedStore ? connections.store : undefined;
 const app = await buildApp({
   bus, store, clock: systemClock, log, config, ...(events ? { events } : {}), metrics: obs.metrics, tracer: obs.tools.tracer,
+  ...(embedded ? { backup: (file: string) => backupStore(embedded, config.DATA_DIR, file) } : {}),
 });
 await app.listen({ port: config.PORT, host: config.HOST });
 const metricsServer = await obs.serve(log);

@@ -1,4 +1,4 @@
-import { EventsOps, FlowOps, QueryOps, ViewsOps, WebhooksOps } from '@app/shared/contracts';
+import { EventsOps, ExportOps, FlowOps, QueryOps, ViewsOps, WebhooksOps } from '@app/shared/contracts';
 import { eventIndexes } from '@app/shared/events';
 import { bindOps, type ServiceDefinition } from '@app/shared/domain';
 import { Collections, metadataPath, type IndexSpec } from '@app/shared/store';
@@ -7,6 +7,7 @@ import { boardSummary } from './handlers/board-summary.js';
 import { boardTasks } from './handlers/board-tasks.js';
 import { validateQueryText } from './handlers/validate.js';
 import { eventsFeed } from './handlers/events-feed.js';
+import { exportPage } from './handlers/export-page.js';
 import { webhookHandlers } from './handlers/webhooks.js';
 import { viewHandlers, viewIndexes } from './handlers/views.js';
 import { webhookIndexes } from './webhooks/model.js';
@@ -32,6 +33,7 @@ export const queryService: ServiceDefinition = {
     ...bindOps(deps, WebhooksOps, webhookHandlers),
     ...bindOps(deps, ViewsOps, viewHandlers),
     ...bindOps(deps, FlowOps, { cumulative: cumulativeFlow, cycleTime, snapshot: flowSnapshot }),
+    ...bindOps(deps, ExportOps, { page: exportPage }),
   ],
   background: eventWork(),
   indexes: [
@@ -54,5 +56,7 @@ export const queryService: ServiceDefinition = {
     { collection: Collections.cardMoves, keys: { board_id: 1, to: 1 } },
     { collection: Collections.cardMoves, keys: { board_id: 1, task_id: 1 } },
     { collection: Collections.cardMoves, keys: { task_id: 1 } },
+    // the notes of an export page's cards
+    { collection: Collections.notes, keys: { task_id: 1 } },
   ],
 };

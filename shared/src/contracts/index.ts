@@ -44,3 +44,7 @@ export {
 } from './tokens.js';
 export { AUDIT_ACTIONS, AuditQuerystring, AuditEntry, AuditPage, type AuditAction } from './audit.js';
 export { FlowOps, FlowParams, FlowQuerystring, FlowResult, FlowDay, FlowColumn, CycleTimeQuerystring, CycleTimeResult, FinishedCard, Percentiles, FlowSnapshotResult } from './flow.js';
+export {
+  IMPORT_MAX_BYTES, IMPORT_MAX_CARDS, EXPORT_PAGE_CARDS, ImportsOps, ExportOps, ImportMapping, ImportCreateBody, ImportProblem, ImportCounts, ImportJob,
+  ImportPreview, ImportParams, ExportQuerystring, ExportCard, ExportPage,
+} from './imports.js';

@@ -62,6 +62,8 @@ export const OP_SCOPES: Readonly<Record<string, Scope>> = {
   'views.list': 'read', 'views.get': 'read', 'views.query': 'read',
   'views.create': 'write', 'views.update': 'write', 'views.remove': 'write',
   'flow.cumulative': 'read', 'flow.cycleTime': 'read', 'flow.snapshot': 'write',
+  // imports create boards (admin, like boards.create); their state, dry runs and exports are reads
+  'imports.get': 'read', 'imports.preview': 'read', 'query.exportPage': 'read', 'imports.create': 'admin',
 };
 
 /** The scope `op` needs from a token ({@link OP_SCOPES}; `admin` when unlisted). */

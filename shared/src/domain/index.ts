@@ -27,3 +27,4 @@ export { queryLookups, resolveFor, compileColumn, type CompiledColumn } from './
 export {
   appendAudit, auditDoc, auditOf, auditHost, toAuditEntry, DEFAULT_AUDIT_RETENTION_DAYS, type AuditDoc, type AuditStamp, type NewAudit,
 } from './audit.js';
+export { checkTaskSize } from './events.js';

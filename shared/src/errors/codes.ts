@@ -67,6 +67,11 @@ export const ErrorCodes = {
   QUERY_TIMEOUT: { status: 503, message: 'The query took too long', when: 'A read ran past its time limit (2 s of scanning on the embedded store, `maxTimeMS` on MongoDB) and was stopped; nothing was written. Narrow the query (a status, tag or board condition) and retry.' },
   STORE_UNAVAILABLE: { status: 503, message: 'The store is unavailable', when: 'The database could not be reached; nothing was written.' },
   UPSTREAM_TIMEOUT: { status: 504, message: 'A service did not answer in time', when: 'A bus request timed out.' },
+  IMPORT_INVALID: { status: 400, message: 'The export has cards that cannot be imported', when: 'An import (not a dry run) whose export has problems of level `error` (a card without a title, a card on an unknown list, a repeated id); `details.problems` lists each with its row or card, field and reason, as the dry run does; nothing is written (docs/import-export.md).' },
+  IMPORT_TOO_MANY_CARDS: { status: 400, message: 'The export has more cards than one import takes', when: 'An import of more than `IMPORT_MAX_CARDS` cards (10,000); `details.max_cards` and `details.cards` say how many; split the export.' },
+  IMPORT_TOO_LARGE: { status: 413, message: 'The import file is too large', when: 'An import body or uploaded file over `IMPORT_MAX_BYTES` (4 MiB); `details.max_bytes` names the limit.' },
+  IMPORT_NOT_FOUND: { status: 404, message: 'Import not found', when: 'The import job does not exist or is another user\'s.' },
+  BACKUP_NOT_SUPPORTED: { status: 409, message: 'This deployment is not backed up through the service', when: '`POST /api/v1/admin/backup` on a deployment whose store is MongoDB: back it up with mongodump (docs/store.md "Backup and restore").' },
 } as const satisfies Record<string, { status: number; message: string; when: string }>;
 
 /** Every error code the service can return. */

@@ -50,4 +50,6 @@ export const Collections = {
   cardFlow: 'card_flow',
   /** Where each card is on each board as the flow history last recorded it, one document per (board, card) (docs/flow.md). */
   cardPlaces: 'card_places',
+  /** Import jobs (docs/import-export.md): one document per `POST /api/v1/imports`, its state, counts and problems. */
+  imports: 'import_jobs',
 } as const;

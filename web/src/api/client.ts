@@ -312,5 +312,9 @@ export class Api {
   createGroup = (name: string) => this.op('createGroup', { body: { name } });
   addGroupMember = (groupId: string, user_id: string, role: 'member' | 'admin' = 'member') =>
     this.op('addGroupMember', { params: { groupId }, body: { user_id, role } });
+
+  // ---- imports (docs/import-export.md; shapes in ImportPage.tsx) ----------------------------------
+  startImport = <R>(body: { format: string; data: string; mapping?: Record<string, unknown>; dry_run?: boolean }) => this.call<R>('startImport', { body });
+  getImport = <R>(importId: string) => this.call<R>('getImport', { params: { importId } });
 }
 

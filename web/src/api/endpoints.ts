@@ -69,6 +69,10 @@ export const endpoints = e({
   listGroups: { method: 'GET', path: '/api/v1/groups' },
   createGroup: { method: 'POST', path: '/api/v1/groups', body: ['name'] },
   addGroupMember: { method: 'POST', path: '/api/v1/groups/{groupId}/members', body: ['user_id', 'role'] },
+
+  // imports (docs/import-export.md): the dry run and the job, then the job's state
+  startImport: { method: 'POST', path: '/api/v1/imports', body: ['format', 'data', 'mapping', 'dry_run'] },
+  getImport: { method: 'GET', path: '/api/v1/imports/{importId}' },
 });
 
 export type EndpointName = keyof typeof endpoints;

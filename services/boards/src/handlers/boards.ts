@@ -23,7 +23,7 @@ function boardName(name: string): string {
  * without `columns` it gets {@link DEFAULT_COLUMNS}; column ids are backfilled and actions
  * materialized; version 1. Throws the 400s of the body (blank name, column rules) naming the field.
  */
-function newBoardDoc(input: BoardCreateBody, userId: string, now: Date, id: string = randomUUID()): BoardDoc {
+export function newBoardDoc(input: BoardCreateBody, userId: string, now: Date, id: string = randomUUID()): BoardDoc {
   const at = now.toISOString();
   return {
     _id: id,

@@ -4,7 +4,7 @@ import type { Bus } from '@app/shared/bus';
 import type { Scope } from '@app/shared/contracts';
 import type { Clock } from '@app/shared/domain';
 import type { Metrics } from '@app/shared/observability';
-import type { DocumentStore } from '@app/shared/store';
+import type { BackupResult, DocumentStore } from '@app/shared/store';
 import type { AccessTokenResolver } from '../auth/access-tokens.js';
 import type { GatewayConfig } from '../config.js';
 import type { McpEndpoint } from '../mcp/server.js';
@@ -39,6 +39,8 @@ export interface LocalDeps {
   oidc?: OidcSignIn;
   /** The process's metrics, served by `GET /metrics`; absent when metrics are off. */
   metrics?: Metrics;
+  /** Backs up the running embedded store into a file (the admin route); absent on MongoDB. */
+  backup?: (file: string) => Promise<BackupResult>;
 }
 
 /**

@@ -144,6 +144,7 @@ interface RouteDescription {
   /** More success answers for Swagger (status → schema and description), e.g. a dry run's 200. */
   alternatives?: Record<number, { schema: TSchema; description: string }> | undefined;
   extra?: Record<string, unknown>;
+  bodyLimit?: number | undefined;
 }
 
 /** The Fastify `schema` of a route: validation parts plus the Swagger fields. */
@@ -177,6 +178,7 @@ function routeOptions(d: RouteDescription, handler: RouteOptions['handler'], onR
     onRequest,
     ...(challenge ? { onSend: challengeOn401(challenge) } : {}),
     ...(d.body ? { preValidation: defaultBody } : {}),
+    ...(d.bodyLimit !== undefined ? { bodyLimit: d.bodyLimit } : {}),
     handler,
   };
 }
@@ -257,7 +259,8 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
         const ifMatch = spec.conditional ? header(req, 'if-match') : undefined;
         if (ifMatch !== undefined) meta.ifMatch = ifMatch;
       }
-      const dryRun = spec.dryRun !== undefined && (req.query as Record<string, unknown>).dry_run === true;
+      // `?dry_run=true`, or `dry_run: true` in a body whose schema has it (imports)
+      const dryRun = spec.dryRun !== undefined && ((req.query as Record<string, unknown>).dry_run === true || (req.body as Record<string, unknown> | undefined)?.dry_run === true);
       const out = await bus.requestReply(dryRun ? spec.dryRun!.op : spec.op, spec.input(toRouteRequest(req)), meta);
       applyMeta(reply, out.meta);
       if (!out.ok) return sendError(out.error, req, reply, out.meta.traceId);
@@ -286,6 +289,7 @@ export function registerBusRoutes(app: FastifyInstance, bus: Bus, routes: readon
       status,
       alternatives: alternativesOf(spec, status),
       extra: { 'x-maturity': spec.maturity },
+      bodyLimit: spec.bodyLimit,
     };
     // the token's scope is checked before the body's schema (docs/auth.md): a request the token may
     // not make learns nothing about its input; the service checks it again

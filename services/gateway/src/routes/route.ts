@@ -79,6 +79,8 @@ export interface RouteSpec<
    * answers `If-None-Match` with 304. Every reply carrying a version gets its `ETag` regardless.
    */
   conditional?: boolean;
+  /** Largest request body in bytes, when the row takes more than the gateway's `BODY_LIMIT` (imports). */
+  bodyLimit?: number;
 }
 
 /**

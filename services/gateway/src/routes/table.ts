@@ -1,9 +1,12 @@
+import { adminRoutes } from './admin.js';
 import { auditRoutes } from './audit.js';
 import { authRoutes } from './auth.js';
 import { boardRoutes } from './boards.js';
 import { eventRoutes, eventStreamRoutes } from './events.js';
+import { exportRoutes } from './exports.js';
 import { flowRoutes } from './flow.js';
 import { healthRoutes } from './health.js';
+import { importRoutes } from './imports.js';
 import { leaseRoutes } from './leases.js';
 import type { LocalRoute } from './local.js';
 import { mcpRoutes } from './mcp.js';
@@ -19,7 +22,7 @@ import { viewRoutes } from './views.js';
  * The gateway's route table (docs/architecture.md §9), as data: every bus-forwarded route of the four families.
  * Registration, Swagger and the route tests all read it.
  */
-export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...leaseRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes, ...viewRoutes, ...flowRoutes];
+export const allRoutes: readonly RouteSpec[] = [...taskRoutes, ...boardRoutes, ...leaseRoutes, ...queryRoutes, ...sprintRoutes, ...eventRoutes, ...viewRoutes, ...flowRoutes, ...importRoutes];
 
 /** Routes the gateway answers itself: auth (password and OpenID Connect), health, version (public), the event stream, access tokens, the audit log and MCP (authenticated). */
-export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...oidcRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes, ...auditRoutes, ...mcpRoutes];
+export const localRoutes: readonly LocalRoute[] = [...authRoutes, ...oidcRoutes, ...healthRoutes, ...eventStreamRoutes, ...tokenRoutes, ...auditRoutes, ...mcpRoutes, ...exportRoutes, ...adminRoutes];

@@ -60,7 +60,7 @@ describe('route table', () => {
     ]);
   });
 
-  it('serves the event stream, access tokens, the audit log and MCP itself, authenticated; the stream as text/event-stream', () => {
+  it('serves the event stream, access tokens, the audit log, MCP, board exports and the backup itself, authenticated; the streams with their media types', () => {
     expect(localRoutes.filter((r) => r.authenticated).map((r) => `${r.method} ${r.url} ${r.produces?.join() ?? 'json'}`)).toEqual([
       'GET /api/v1/events/stream text/event-stream',
       'POST /api/v1/tokens json',
@@ -70,6 +70,8 @@ describe('route table', () => {
       'POST /mcp json',
       'GET /mcp json',
       'DELETE /mcp json',
+      'GET /api/v1/boards/:boardId/export application/json,text/csv',
+      'POST /api/v1/admin/backup application/vnd.sqlite3',
     ]);
   });
 });

@@ -408,6 +408,19 @@ export class EmbeddedStore implements DocumentStore {
     return this.journal?.text.pendingCount ?? 0;
   }
 
+  /**
+   * Writes a consistent copy of the store's file to `destination` while it keeps serving
+   * (docs/store.md "Backup and restore"): the commits grouped for the journal are written first,
+   * so every write acknowledged before the call is in the copy. A store without a file rejects
+   * with `STORE_UNAVAILABLE`.
+   */
+  async backup(destination: string): Promise<void> {
+    this.assertOpen();
+    if (!this.journal) throw new AppError('STORE_UNAVAILABLE', { message: 'An in-memory store has no file to back up' });
+    this.writeDeferred(undefined);
+    await this.journal.backup(destination);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     clearImmediate(this.deferredTimer);

@@ -335,6 +335,19 @@ export class Journal {
     this.text.committed();
   }
 
+  /**
+   * Copies the journal into the new file `destination` with SQLite's online backup API (through
+   * this connection, which holds the file's exclusive lock): writes go on meanwhile, and the copy
+   * holds every transaction committed before it ends. Rejects with `STORE_UNAVAILABLE`.
+   */
+  async backup(destination: string): Promise<void> {
+    try {
+      await this.db.backup(destination);
+    } catch (e) {
+      throw unavailable(`The embedded store could not be copied to ${destination}`, e);
+    }
+  }
+
   close(): void {
     clearInterval(this.idle);
     try {
