@@ -167,7 +167,7 @@ export class AccessTokenResolver {
     if (!doc || doc.revoked) return undefined;
     const expiresAtMs = doc.expires_at === undefined ? undefined : Date.parse(doc.expires_at);
     if (expiresAtMs !== undefined && expiresAtMs <= nowMs) return undefined;
-    const grant: TokenGrant = { tokenId: doc._id, userId: doc.user_id, scopes: doc.scopes, ...(doc.board_ids ? { boardIds: doc.board_ids } : {}) };
+    const grant: TokenGrant = { tokenId: doc._id, tokenName: doc.name, userId: doc.user_id, scopes: doc.scopes, ...(doc.board_ids ? { boardIds: doc.board_ids } : {}) };
     const token = { userId: doc.user_id, username: doc.username, grant };
     this.cache.set(hash, { token, expiresAtMs, tokenId: doc._id });
     return token;
