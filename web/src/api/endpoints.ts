@@ -69,6 +69,12 @@ export const endpoints = e({
   listGroups: { method: 'GET', path: '/api/v1/groups' },
   createGroup: { method: 'POST', path: '/api/v1/groups', body: ['name'] },
   addGroupMember: { method: 'POST', path: '/api/v1/groups/{groupId}/members', body: ['user_id', 'role'] },
+
+  // personal access tokens (the Tokens page) and leases (a claimed card's Release)
+  listTokens: { method: 'GET', path: '/api/v1/tokens' },
+  createToken: { method: 'POST', path: '/api/v1/tokens', body: ['name', 'scopes', 'board_ids', 'expires_at'] },
+  revokeToken: { method: 'DELETE', path: '/api/v1/tokens/{tokenId}' },
+  releaseLease: { method: 'POST', path: '/api/v1/tasks/{taskId}/lease/release', body: ['lease_id'] },
 });
 
 export type EndpointName = keyof typeof endpoints;
