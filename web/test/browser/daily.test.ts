@@ -171,10 +171,18 @@ describe.skipIf(!hasChromium)('the web board for daily use', () => {
     await page.getByRole('button', { name: 'Clear' }).click();
     await cardIn(doing, 'Alpha').waitFor();
 
-    // Gamma is finished elsewhere; the page still shows it in To Do, and it is dragged over Doing and Done
+    // Gamma is finished elsewhere while the page's reads are held back (as when the change lands
+    // between two refreshes): the page still shows it in To Do, and it is dragged over Doing and Done
     const moves: number[] = [];
     page.on('response', (r) => {
       if (r.url().includes('/move')) moves.push(r.status());
+    });
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const held = (url: URL) => /\/(summary|columns\/[^/]+\/query|events\/stream)$/.test(url.pathname);
+    await page.route(held, async (route) => {
+      await gate;
+      await route.fallback();
     });
     expect((await api('PATCH', `/api/v1/tasks/${ids.Gamma}`, { status: 'done' })).status).toBe(200);
     const card = cardIn(lane(page, 'To Do'), 'Gamma');
@@ -191,6 +199,7 @@ describe.skipIf(!hasChromium)('the web board for daily use', () => {
     await page.mouse.move(nb.x + nb.width / 2, nb.y + Math.min(120, nb.height / 2), { steps: 10 });
     await page.waitForTimeout(300);
     await page.mouse.up();
+    open();
     const alert = page.getByRole('alert').filter({ hasText: '“Gamma” was not moved' });
     await alert.waitFor();
     expect(await alert.locator('span').first().textContent()).toBe(
@@ -287,7 +296,7 @@ describe.skipIf(!hasChromium)('the web board for daily use', () => {
     await api('PATCH', `/api/v1/tasks/${ids.One}/metadata`, { key: 'app.points', value: 3 });
     const planned = (await api('POST', `/api/v1/boards/${board.id}/sprints`, { title: 'Next sprint' })).body;
     const running = (await api('POST', `/api/v1/boards/${board.id}/sprints`, { title: 'Sprint 1', start: true })).body;
-    for (const id of [ids.One, ids.Two]) await api('PATCH', `/api/v1/tasks/${id}/metadata`, { key: 'app.sprint', value: running.id });
+    for (const id of [ids.One, ids.Two, ids.Three]) await api('PATCH', `/api/v1/tasks/${id}/metadata`, { key: 'app.sprint', value: running.id });
 
     await page.goto(`${server.base}/boards/${board.id}`);
     const doing = lane(page, 'Doing');
