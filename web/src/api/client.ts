@@ -73,6 +73,12 @@ export type SessionEndReason = 'logout' | 'expired';
  */
 export type Connectivity = { state: 'online' } | { state: 'offline'; retryAt: number; attempts: number };
 
+/** A timer that does not keep a Node process alive (tests); in the browser the id as it is. */
+function unref<T>(t: T): T {
+  (t as { unref?: () => void }).unref?.();
+  return t;
+}
+
 /** Backoff between checks while offline (milliseconds): doubles from 1 s, at most 30 s. */
 export function retryDelay(attempt: number): number {
   return Math.min(30_000, 1_000 * 2 ** Math.max(0, attempt));
@@ -176,7 +182,7 @@ export class Api {
     clearTimeout(this.refreshTimer);
     if (!this.session || typeof window === 'undefined') return;
     const wait = Math.max(0, this.session.expiresAt - Date.now() - REFRESH_EARLY_MS);
-    this.refreshTimer = setTimeout(() => void this.refresh(), Math.min(wait, 2 ** 31 - 1));
+    this.refreshTimer = unref(setTimeout(() => void this.refresh(), Math.min(wait, 2 ** 31 - 1)));
   }
 
   /** Listens to connectivity changes; returns the unsubscribe. */
@@ -203,7 +209,7 @@ export class Api {
     clearTimeout(this.probeTimer);
     const delay = retryDelay(attempts);
     this.setConnectivity({ state: 'offline', retryAt: Date.now() + delay, attempts });
-    this.probeTimer = setTimeout(() => void this.retryNow(), delay);
+    this.probeTimer = unref(setTimeout(() => void this.retryNow(), delay));
   }
 
   /**
