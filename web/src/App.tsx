@@ -70,6 +70,8 @@ export function App({ api }: { api: Api }) {
       history.pushState(null, '', '/login');
       setRoute({ page: 'login' });
     };
+    // a session that ended before this handler was set (a refused refresh at start-up)
+    if (!api.session) setUser(null);
     return () => window.removeEventListener('popstate', onPop);
   }, [api]);
 

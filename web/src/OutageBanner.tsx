@@ -33,9 +33,11 @@ export function OutageBanner({ api }: { api: Api }) {
   }
   const secs = Math.max(0, Math.ceil((c.retryAt - now) / 1000));
   return (
-    <div className="outage" role="alert" data-testid="outage">
+    <div className="outage" data-testid="outage">
+      {/* announced once; the countdown beside it changes every second and is for the eye only */}
       <span>
-        Can’t reach the server — retrying{secs > 0 ? ` in ${secs} s` : '…'}. Changes made now are not saved.
+        <span role="alert">Can’t reach the server — retrying</span>
+        <span aria-hidden="true">{secs > 0 ? ` in ${secs} s` : '…'}</span>. Changes made now are not saved.
       </span>
       <button type="button" className="secondary" onClick={() => void api.retryNow()}>
         Retry now
