@@ -4,8 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '@app/shared/errors';
 import { Api, ApiError, errorText, retryDelay, SESSION_KEY, type Connectivity, type SessionStore } from '../src/api/client.js';
 import { CODE_SENTENCES } from '../src/api/humane.js';
-import { staleMoveText } from '../src/board/useCardMove.js';
-import { leaseHolder, timeLeft } from '../src/board/state.js';
+import { leaseHolder, staleMoveText, timeLeft } from '../src/board/state.js';
 
 /**
  * The client's daily-use rules without a browser: plain wording for every error code, outages

@@ -180,7 +180,7 @@ export class Api {
    */
   private scheduleRefresh(): void {
     clearTimeout(this.refreshTimer);
-    if (!this.session || typeof window === 'undefined') return;
+    if (!this.session) return;
     const wait = Math.max(0, this.session.expiresAt - Date.now() - REFRESH_EARLY_MS);
     this.refreshTimer = unref(setTimeout(() => void this.refresh(), Math.min(wait, 2 ** 31 - 1)));
   }
@@ -220,7 +220,7 @@ export class Api {
     clearTimeout(this.probeTimer);
     const attempts = this.connectivity.state === 'offline' ? this.connectivity.attempts + 1 : 0;
     try {
-      const res = await fetch(this.base + '/health', { cache: 'no-store' });
+      const res = await fetch(this.base + '/health', { cache: 'no-store' } as RequestInit);
       if (res.status < 500) {
         this.setConnectivity({ state: 'online' });
         return true;

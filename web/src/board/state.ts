@@ -405,3 +405,11 @@ export function cfdBands(days: ReadonlyArray<{ day: string; columns: ReadonlyArr
   const columns = order.map((c, i) => ({ ...c, counts: counts[i]!, top: days.map((_, j) => counts.slice(i).reduce((s, k) => s + k[j]!, 0)) }));
   return { x: days.map((d) => epochDay(d.day)), columns };
 }
+
+/**
+ * The one sentence of a move refused because the card left its column behind the page's back
+ * (409 `KANBAN_TASK_NOT_IN_SOURCE_COLUMN`): no column id, no advice to refresh (the page does).
+ */
+export function staleMoveText(title: string, fromName: string, status: string | undefined): string {
+  return `“${title}” was not moved: it changed elsewhere${status ? ` (status is now “${status}”)` : ''} and is no longer in ${fromName}. The board now shows where it is.`;
+}

@@ -4,7 +4,7 @@ import { ApiError, errorText, type Api } from '../api/client.js';
 import type { Board } from '../api/types.js';
 import { useLaneDrag, type LaneDrag } from './drag.js';
 import type { BoardColumns } from './useBoardColumns.js';
-import { applyOptimisticMove, columnOf, describeActions, restoreColumns, wipRefusalOf, wipRefusalText, type MovePreview } from './state.js';
+import { applyOptimisticMove, columnOf, describeActions, restoreColumns, staleMoveText, wipRefusalOf, wipRefusalText, type MovePreview } from './state.js';
 
 /** What the move hook reports to the page: a message for the message bar and the live region. */
 export interface MoveReport {
@@ -233,10 +233,3 @@ function staleText(status: string | undefined): string {
   return `This card changed elsewhere${status ? ` (its status is now “${status}”)` : ''}; drop it to see where it is now.`;
 }
 
-/**
- * The one sentence of a move refused because the card left its column behind the page's back
- * (409 `KANBAN_TASK_NOT_IN_SOURCE_COLUMN`): no column id, no advice to refresh (the page does).
- */
-export function staleMoveText(title: string, fromName: string, status: string | undefined): string {
-  return `“${title}” was not moved: it changed elsewhere${status ? ` (status is now “${status}”)` : ''} and is no longer in ${fromName}. The board now shows where it is.`;
-}
