@@ -55,6 +55,7 @@ describe('plain wording', () => {
   it('says a request that got no answer, and a bug of the page, in words (never TypeError)', () => {
     expect(errorText(new TypeError('Failed to fetch'))).toBe('The server cannot be reached; nothing was saved. Try again once it is back.');
     expect(errorText(new Error('x is undefined'))).toBe('Something went wrong in the page; reload it and try again.');
+    expect(errorText(new TypeError("can't access property 'id' of undefined"))).toBe('Something went wrong in the page; reload it and try again.');
     const stale = new ApiError(409, { code: 'KANBAN_TASK_NOT_IN_SOURCE_COLUMN', message: 'The card is no longer in column col-to-do; refresh the board and retry' });
     expect(errorText(stale)).toBe('The card changed elsewhere and is no longer in that column.');
     expect(errorText(new ApiError(502, { code: 'HTTP_502', message: 'Bad Gateway' }))).toBe(CODE_SENTENCES.NETWORK);

@@ -54,7 +54,8 @@ export function errorText(err: unknown): string {
 
 /** True for what `fetch` throws when no answer came at all (stopped server, network down), not for an abort. */
 export function isNetworkFailure(err: unknown): boolean {
-  return err instanceof TypeError || (err instanceof ApiError && err.code === 'NETWORK');
+  // the client turns fetch's own failure into `NETWORK`; a bare TypeError of fetch's wording may still come from a direct fetch
+  return (err instanceof ApiError && err.code === 'NETWORK') || (err instanceof TypeError && /fetch|network/i.test(err.message));
 }
 
 /** True when a failure means the server is out of reach: no answer, or a proxy's 502/503/504 in front of it. */
