@@ -47,6 +47,13 @@ export function cpuTimeUs(pid) {
 }
 
 /**
+ * `BENCH_ACCEPT_ENCODING=br` (or `gzip`, `gzip, br`) sends that `Accept-Encoding` with every
+ * loaded request, so a run measures the answers as a browser gets them, compressed
+ * (docs/bench.md "Compression"); unset, requests ask for no compression, as before.
+ */
+const ACCEPT_ENCODING = process.env.BENCH_ACCEPT_ENCODING ? { 'accept-encoding': process.env.BENCH_ACCEPT_ENCODING } : {};
+
+/**
  * Runs autocannon against a 127.0.0.1 URL for `duration` seconds, after a 1 s warm-up when
  * `warmup`. `requests` is autocannon's request list (setupRequest/onResponse); returns
  * {rps, p50, p99, n, errors, non2xx, cpuUs} (latencies in ms, from autocannon's per-response
@@ -57,7 +64,7 @@ export async function load({ url, method = 'GET', body, headers = {}, connection
   if (!/^http:\/\/127\.0\.0\.1:/.test(url)) throw new Error(`bench targets loopback only: ${url}`);
   const base = {
     url, method, connections, timeout: 10,
-    headers: { 'content-type': 'application/json', ...headers },
+    headers: { 'content-type': 'application/json', ...ACCEPT_ENCODING, ...headers },
     ...(body ? { body } : {}), ...(requests ? { requests } : {}),
   };
   if (warmup) await run({ ...base, duration: 1 }, () => {});

@@ -6,7 +6,7 @@ import { errorText, type Api } from './api/client.js';
  * server has one (the form is hidden when password sign-in is off). Server messages are shown as
  * they come.
  */
-export function LoginPage({ api, onLoggedIn, initialError = null }: { api: Api; onLoggedIn: (userName: string) => void; initialError?: string | null }) {
+export function LoginPage({ api, onLoggedIn, initialError = null, notice = null }: { api: Api; onLoggedIn: (userName: string) => void; initialError?: string | null; notice?: string | null }) {
   const [methods, setMethods] = useState<{ password: boolean; oidc: { name: string } | null }>({ password: true, oidc: null });
   useEffect(() => {
     let live = true;
@@ -42,6 +42,11 @@ export function LoginPage({ api, onLoggedIn, initialError = null }: { api: Api; 
   return (
     <section className="login" aria-labelledby="login-title">
       <h1 id="login-title">{methods.password ? 'Log in or register' : 'Sign in'}</h1>
+      {notice && (
+        <p role="status" className="notice info" data-testid="session-notice">
+          {notice}
+        </p>
+      )}
       {methods.oidc && (
         <p>
           <a className="button" href="/auth/oidc/login">

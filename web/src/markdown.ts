@@ -15,6 +15,12 @@ const cardMarkdown = new Marked({
     html(token: Tokens.HTML | Tokens.Tag) {
       return escapeHtml(token.text);
     },
+    // A task list item's box ("- [x] done") as a mark, not a form control (inputs are removed below).
+    checkbox({ checked }: Tokens.Checkbox) {
+      return checked
+        ? '<span class="task-box" role="img" aria-label="done">☑</span> '
+        : '<span class="task-box" role="img" aria-label="not done">☐</span> ';
+    },
   },
 });
 

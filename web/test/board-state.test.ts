@@ -106,7 +106,7 @@ describe('board state rules', () => {
     expect(liveLease(card('free'), new Date('2026-03-02T09:00:00.000Z'))).toBeUndefined();
   });
 
-  it('shows a failed call as the server message with the first field at fault, anything else as its text', () => {
+  it('shows a failed call with the first field at fault, a catalogue code in the page\'s words, no answer as an unreachable server', () => {
     const invalid = new ApiError(400, {
       code: 'VALIDATION_ERROR',
       message: 'Invalid request',
@@ -116,8 +116,8 @@ describe('board state rules', () => {
       ],
     });
     expect(errorText(invalid)).toBe('Name must not be empty.');
-    expect(errorText(new ApiError(404, { code: 'NOT_FOUND', message: 'Board not found' }))).toBe('Board not found');
-    expect(errorText(new TypeError('Failed to fetch'))).toBe('Failed to fetch');
+    expect(errorText(new ApiError(404, { code: 'BOARD_NOT_FOUND', message: 'Board b-1 not found' }))).toBe('The board no longer exists, or you may not see it.');
+    expect(errorText(new TypeError('Failed to fetch'))).toBe('The server cannot be reached; nothing was saved. Try again once it is back.');
   });
 
   it('says a failed field check in one sentence that names the field once, in words', () => {

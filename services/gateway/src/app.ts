@@ -23,6 +23,7 @@ import { registerOpenApi } from './plugins/openapi.js';
 import { registerSwagger } from './plugins/swagger.js';
 import { registerWeb, type SpaFallback } from './plugins/web.js';
 import { registerUploads } from './plugins/uploads.js';
+import { registerCompression } from './plugins/compress.js';
 import { installValidators } from './http/validators.js';
 import { DEFAULT_STREAM_OPTIONS, EventStreams, type StreamOptions } from './events/stream.js';
 import type { LocalDeps } from './routes/local.js';
@@ -196,6 +197,8 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
 
   await registerJwt(app, { secret: config.JWT_SECRET, expiresInSeconds: config.JWT_EXPIRATION_MINUTES * 60 });
   await app.register(fastifyRateLimit, { global: false, errorResponseBuilder: () => new AppError('RATE_LIMITED') });
+  // before every route: the plugin attaches itself to each route as it is declared (plugins/compress.ts)
+  await registerCompression(app);
   await registerSwagger(app, { title: APP_NAME, version: config.APP_VERSION });
   registerOpenApi(app, { title: APP_NAME, version: config.APP_VERSION });
 

@@ -19,14 +19,18 @@ export function withGrant<R>(grant: TokenGrant | undefined, fn: () => R): R {
   return grant === undefined ? fn() : current.run(grant, fn);
 }
 
-/** Wire headers of a grant: `x-token-id`, `x-token-scopes` (comma list), `x-token-boards` (comma list, when narrowed). */
-export const GrantHeaders = { tokenId: 'x-token-id', scopes: 'x-token-scopes', boards: 'x-token-boards' } as const;
+/**
+ * Wire headers of a grant: `x-token-id`, `x-token-scopes` (comma list), `x-token-boards` (comma
+ * list, when narrowed), `x-token-name` (the token's name, URI-encoded).
+ */
+export const GrantHeaders = { tokenId: 'x-token-id', scopes: 'x-token-scopes', boards: 'x-token-boards', name: 'x-token-name' } as const;
 
 /** A grant as wire header pairs (none for no grant). */
 export function grantHeaders(grant: TokenGrant | undefined): Array<[string, string]> {
   if (grant === undefined) return [];
   const out: Array<[string, string]> = [[GrantHeaders.tokenId, grant.tokenId], [GrantHeaders.scopes, grant.scopes.join(',')]];
   if (grant.boardIds !== undefined) out.push([GrantHeaders.boards, grant.boardIds.join(',')]);
+  if (grant.tokenName !== undefined) out.push([GrantHeaders.name, encodeURIComponent(grant.tokenName)]);
   return out;
 }
 
@@ -39,5 +43,12 @@ export function grantFrom(get: (name: string) => string | undefined, userId: str
   if (!tokenId || userId === undefined) return undefined;
   const scopes = (get(GrantHeaders.scopes) ?? '').split(',').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
   const boards = get(GrantHeaders.boards);
-  return { tokenId, userId, scopes, ...(boards ? { boardIds: boards.split(',') } : {}) };
+  const name = get(GrantHeaders.name);
+  let tokenName: string | undefined;
+  try {
+    tokenName = name ? decodeURIComponent(name) : undefined;
+  } catch {
+    tokenName = undefined; // a garbled name is no name
+  }
+  return { tokenId, userId, scopes, ...(boards ? { boardIds: boards.split(',') } : {}), ...(tokenName ? { tokenName } : {}) };
 }

@@ -37,6 +37,7 @@ export const TaskLease = Type.Object({
   id: Type.String({ description: 'the lease id the claim answered; renew, complete and release name it' }),
   holder: Type.String({ description: 'user id of the claimer' }),
   holder_token: Type.Optional(Type.String({ description: 'id of the access token the claim was made with (docs/auth.md "Access tokens"); absent for a claim made with a login' })),
+  holder_token_name: Type.Optional(Type.String({ description: 'the name that token had when it claimed (so a board shows which agent holds the card); absent for a claim made with a login' })),
   board_id: Type.String({ description: 'the board the card was claimed on' }),
   column_id: Type.String({ description: 'the column the card was claimed from' }),
   claimed_at: Type.String({ format: 'date-time' }),

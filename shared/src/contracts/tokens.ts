@@ -21,6 +21,8 @@ export type Scope = (typeof SCOPES)[number];
 export interface TokenGrant {
   /** The token's id (also recorded as the `actor_token` of every event its writes emit). */
   tokenId: string;
+  /** The token's name (a lease claimed with it shows it as `holder_token_name`). */
+  tokenName?: string;
   /** The token's user: a grant only ever narrows what this user may do. */
   userId: string;
   scopes: readonly Scope[];

@@ -19,6 +19,8 @@ export interface LeaseDoc {
   holder: string;
   /** Id of the access token the claim was made with, if any. */
   holder_token?: string;
+  /** That token's name at the time of the claim. */
+  holder_token_name?: string;
   board_id: string;
   column_id: string;
   claimed_at: string;
@@ -105,8 +107,11 @@ export function toTask(doc: TaskDoc, view: TaskView = 'full'): Task {
 
 /** The API object of a stored lease (`TaskLease`): everything but `lease_seconds`. */
 export function leaseView(lease: LeaseDoc): TaskLease {
-  const { id, holder, holder_token, board_id, column_id, claimed_at, expires_at } = lease;
-  return { id, holder, ...(holder_token === undefined ? {} : { holder_token }), board_id, column_id, claimed_at, expires_at };
+  const { id, holder, holder_token, holder_token_name, board_id, column_id, claimed_at, expires_at } = lease;
+  return {
+    id, holder, ...(holder_token === undefined ? {} : { holder_token }), ...(holder_token_name === undefined ? {} : { holder_token_name }),
+    board_id, column_id, claimed_at, expires_at,
+  };
 }
 
 /** Random bytes drawn 4 KiB at a time (one `randomFillSync` per 409 ids, as `randomUUID` caches its entropy). */

@@ -54,4 +54,12 @@ describe('scopes on the bus', () => {
     expect(grantFrom((n) => h.get(n), 'u1')?.scopes).toEqual(['read']);
     expect(grantFrom(() => undefined, 'u1')).toBeUndefined();
   });
+
+  it('carries the token name through wire headers, non-ASCII included, and drops a garbled one', () => {
+    const g: TokenGrant = { tokenId: 't1', tokenName: 'triage agent, “Ada” #2', userId: 'u1', scopes: ['write'] };
+    const h = new Map(grantHeaders(g));
+    expect(grantFrom((n) => h.get(n), 'u1')).toEqual(g);
+    h.set('x-token-name', '%E0%A4%A');
+    expect(grantFrom((n) => h.get(n), 'u1')).toEqual({ tokenId: 't1', userId: 'u1', scopes: ['write'] });
+  });
 });

@@ -1,9 +1,9 @@
 import { endpoints, type Endpoint, type EndpointName } from './endpoints.js';
-import { fieldSentence, queryMessage } from './humane.js';
+import { CODE_SENTENCES, fieldSentence, queryMessage, statusSentence } from './humane.js';
 import type { Answer, TypedOptions } from './typed.js';
 import type {
   Board, BoardList, CycleTime, Flow, BoardMember, BoardTaskPage, Burndown, CloseSprintResult, SprintReport, SprintSummary, StartSprintResult, Velocity, ColumnInput, ColumnPage, ErrorBody, Group, MoveResult, Note, Preview, Summary, Task,
-  TaskDetail, TaskPage, TokenPair,
+  TaskDetail, TaskPage, TokenPair, AccessToken, CreatedAccessToken,
 } from './types.js';
 
 /** A failed API call: the HTTP status and the error body of the catalogue (docs/http.md). */
@@ -26,16 +26,64 @@ export class ApiError extends Error {
 }
 
 /**
+ * Codes whose server message names only what the user typed ("No user is called “nobody”"), so
+ * it is shown as it is; every other code is said with the page's own sentence
+ * ({@link CODE_SENTENCES}), which never carries an id.
+ */
+const SERVER_WORDS_KEPT = new Set(['USER_NOT_FOUND', 'USERNAME_TAKEN']);
+
+/**
  * The text a page shows for a failed call, one sentence (web/src/api/humane.ts): for a
  * `VALIDATION_FAILED` the first field at fault named once ("Password must have at least 8
- * characters."), for a query-language error its message without the part label, otherwise the
- * catalogue's message; anything else (a network failure, a bug) as its own text.
+ * characters."), for a query-language error its message without the part label, for every other
+ * code of the catalogue the page's sentence (docs/errors.md; a request that got no answer is
+ * `NETWORK`: "The server cannot be reached…"), a proxy's answer by its status; anything else (a
+ * bug in the page) a plain sentence, never a `TypeError`.
  */
 export function errorText(err: unknown): string {
-  if (!(err instanceof ApiError)) return err instanceof Error ? err.message : String(err);
+  if (!(err instanceof ApiError)) {
+    if (isNetworkFailure(err)) return CODE_SENTENCES.NETWORK!;
+    return 'Something went wrong in the page; reload it and try again.';
+  }
   const first = err.body.validationErrors?.[0];
   if (first) return fieldSentence(first);
-  return err.code.startsWith('QUERY_') ? queryMessage(err.message) : err.message;
+  if (err.code.startsWith('QUERY_')) return queryMessage(err.message);
+  if (SERVER_WORDS_KEPT.has(err.code)) return err.message;
+  if (/^HTTP_\d+$/.test(err.code)) return statusSentence(err.status);
+  return CODE_SENTENCES[err.code] ?? (/[.?!]$/.test(err.message) ? err.message : `${err.message}.`);
+}
+
+/** True for what `fetch` throws when no answer came at all (stopped server, network down), not for an abort. */
+export function isNetworkFailure(err: unknown): boolean {
+  // the client turns fetch's own failure into `NETWORK`; a bare TypeError of fetch's wording may still come from a direct fetch
+  return (err instanceof ApiError && err.code === 'NETWORK') || (err instanceof TypeError && /fetch|network/i.test(err.message));
+}
+
+/** True when a failure means the server is out of reach: no answer, or a proxy's 502/503/504 in front of it. */
+function isOutage(err: ApiError): boolean {
+  return err.code === 'NETWORK' || (/^HTTP_\d+$/.test(err.code) && (err.status === 502 || err.status === 503 || err.status === 504));
+}
+
+/** Why a session ended: the user logged out, or the server refused to refresh it (revoked, expired, another secret). */
+export type SessionEndReason = 'logout' | 'expired';
+
+/**
+ * Whether the server answers, as the client sees it (docs/web.md "Outages"): `online` after any
+ * answer; `offline` after a request got none (or a proxy's 502/503/504), with the time of the
+ * next check (`retryAt`, epoch ms) of a backoff of 1, 2, 4, 8, 16 then 30 s between checks of
+ * `GET /health`.
+ */
+export type Connectivity = { state: 'online' } | { state: 'offline'; retryAt: number; attempts: number };
+
+/** A timer that does not keep a Node process alive (tests); in the browser the id as it is. */
+function unref<T>(t: T): T {
+  (t as { unref?: () => void }).unref?.();
+  return t;
+}
+
+/** Backoff between checks while offline (milliseconds): doubles from 1 s, at most 30 s. */
+export function retryDelay(attempt: number): number {
+  return Math.min(30_000, 1_000 * 2 ** Math.max(0, attempt));
 }
 
 /**
@@ -110,14 +158,80 @@ export function fillPath(path: string, params: Record<string, string> = {}): str
  */
 export class Api {
   session: Session | null;
-  onSessionEnd: () => void = () => {};
+  /** Called once when the session ends, with why (a refused refresh is `expired`). */
+  onSessionEnd: (reason: SessionEndReason) => void = () => {};
   private refreshing: Promise<boolean> | null = null;
+  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Whether the server answers (see {@link Connectivity}); listeners hear every change. */
+  connectivity: Connectivity = { state: 'online' };
+  private readonly connectivityListeners = new Set<(c: Connectivity) => void>();
+  private probeTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly base = '',
     private readonly storage: SessionStore | null = (globalThis as { localStorage?: SessionStore }).localStorage ?? null,
   ) {
     this.session = this.load();
+    this.scheduleRefresh();
+  }
+
+  /**
+   * Refreshes the access token {@link REFRESH_EARLY_MS} before it expires even while the page
+   * makes no call (the event stream and the next click then find a live token); re-armed by every
+   * new pair.
+   */
+  private scheduleRefresh(): void {
+    clearTimeout(this.refreshTimer);
+    if (!this.session) return;
+    const wait = Math.max(0, this.session.expiresAt - Date.now() - REFRESH_EARLY_MS);
+    this.refreshTimer = unref(setTimeout(() => void this.refresh(), Math.min(wait, 2 ** 31 - 1)));
+  }
+
+  /** Listens to connectivity changes; returns the unsubscribe. */
+  onConnectivity(fn: (c: Connectivity) => void): () => void {
+    this.connectivityListeners.add(fn);
+    return () => this.connectivityListeners.delete(fn);
+  }
+
+  private setConnectivity(c: Connectivity): void {
+    const was = this.connectivity.state;
+    this.connectivity = c;
+    if (c.state === 'online') clearTimeout(this.probeTimer);
+    if (was === 'online' && c.state === 'online') return;
+    for (const fn of this.connectivityListeners) fn(c);
+  }
+
+  /** A request got no answer: offline, and the next check after the backoff. */
+  private wentOffline(): void {
+    if (this.connectivity.state === 'offline') return;
+    this.armProbe(0);
+  }
+
+  private armProbe(attempts: number): void {
+    clearTimeout(this.probeTimer);
+    const delay = retryDelay(attempts);
+    this.setConnectivity({ state: 'offline', retryAt: Date.now() + delay, attempts });
+    this.probeTimer = unref(setTimeout(() => void this.retryNow(), delay));
+  }
+
+  /**
+   * Checks now whether the server answers (`GET /health`, no token): online when it does,
+   * otherwise the next check after a longer wait. The outage banner's **Retry now** calls it.
+   */
+  async retryNow(): Promise<boolean> {
+    clearTimeout(this.probeTimer);
+    const attempts = this.connectivity.state === 'offline' ? this.connectivity.attempts + 1 : 0;
+    try {
+      const res = await fetch(this.base + '/health', { cache: 'no-store' } as RequestInit);
+      if (res.status < 500) {
+        this.setConnectivity({ state: 'online' });
+        return true;
+      }
+    } catch {
+      /* still out of reach */
+    }
+    this.armProbe(attempts);
+    return false;
   }
 
   private load(): Session | null {
@@ -144,6 +258,7 @@ export class Api {
       userName: pair.userName,
     };
     this.save(s);
+    this.scheduleRefresh();
     return s;
   }
 
@@ -151,14 +266,19 @@ export class Api {
    * Forgets the tokens and tells the server, which revokes the refresh token's family (access
    * tokens expire on their own, docs/auth.md "Logout"); the page does not wait for that answer.
    */
-  logout(): void {
+  logout(reason: SessionEndReason = 'logout'): void {
     const refreshToken = this.session?.refreshToken;
+    clearTimeout(this.refreshTimer);
     this.save(null);
-    this.onSessionEnd();
+    this.onSessionEnd(reason);
     if (refreshToken) this.call('logout', { body: { refreshToken } }).catch(() => {});
   }
 
-  /** Exchanges the refresh token for a new pair (single flight); false, and the session ends, when refused. */
+  /**
+   * Exchanges the refresh token for a new pair (single flight); false, and the session ends
+   * (`expired`), when the server refuses it. When the server cannot be reached the session is
+   * kept (false, nothing ends): the refresh is tried again with the next call.
+   */
   refresh(): Promise<boolean> {
     if (!this.session) return Promise.resolve(false);
     this.refreshing ??= (async () => {
@@ -166,8 +286,9 @@ export class Api {
         const pair = await this.call<TokenPair>('refresh', { body: { refreshToken: this.session!.refreshToken } });
         this.adopt(pair);
         return true;
-      } catch {
-        this.logout();
+      } catch (e) {
+        if (e instanceof ApiError && isOutage(e)) return false;
+        this.logout('expired');
         return false;
       } finally {
         this.refreshing = null;
@@ -205,13 +326,27 @@ export class Api {
       if (!auth) throw new ApiError(401, { code: 'UNAUTHORIZED', message: 'Not logged in' });
       headers.authorization = auth;
     }
-    const res = await fetch(url, {
-      method: ep.method,
-      headers,
-      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-      signal: opts.signal,
-    });
-    const answer = jsonOf(await res.text());
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(url, {
+        method: ep.method,
+        headers,
+        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        signal: opts.signal,
+      });
+      text = await res.text();
+    } catch (e) {
+      if (opts.signal?.aborted || (e instanceof DOMException && e.name === 'AbortError')) throw e;
+      // no answer at all (`TypeError: Failed to fetch`): the server is stopped or out of reach
+      this.wentOffline();
+      throw new ApiError(0, { code: 'NETWORK', message: CODE_SENTENCES.NETWORK! });
+    }
+    const answer = jsonOf(text);
+    if (res.status === 502 || res.status === 503 || res.status === 504) {
+      if (!answer.json || errorBodyOf(answer, res).code.startsWith('HTTP_')) this.wentOffline();
+      else this.setConnectivity({ state: 'online' });
+    } else this.setConnectivity({ state: 'online' });
     if (res.ok) {
       if (answer.json) return answer.value as R;
       throw new ApiError(res.status, { code: 'NOT_JSON', message: `The server answered ${res.status} with something other than JSON` });
@@ -316,5 +451,15 @@ export class Api {
   // ---- imports (docs/import-export.md; shapes in ImportPage.tsx) ----------------------------------
   startImport = <R>(body: { format: string; data: string; mapping?: Record<string, unknown>; dry_run?: boolean }) => this.call<R>('startImport', { body });
   getImport = <R>(importId: string) => this.call<R>('getImport', { params: { importId } });
+
+  // ---- personal access tokens and leases (docs/auth.md "Access tokens", docs/boards.md "Claiming a card under a lease") ----
+  /** The caller's tokens, oldest first, revoked ones included (never their secrets). */
+  listTokens = () => this.call<AccessToken[]>('listTokens');
+  /** Creates a token; its secret (`token`) is in this answer only. */
+  createToken = (body: { name: string; scopes: string[]; board_ids?: string[]; expires_at?: string }) => this.call<CreatedAccessToken>('createToken', { body });
+  /** Revokes a token: from its next request on it is refused. */
+  revokeToken = (tokenId: string) => this.call<void>('revokeToken', { params: { tokenId } });
+  /** Releases the lease `leaseId` on a card (its holder only; `LEASE_NOT_HELD` otherwise). */
+  releaseLease = (taskId: string, leaseId: string) => this.call<Task>('releaseLease', { params: { taskId }, body: { lease_id: leaseId } });
 }
 

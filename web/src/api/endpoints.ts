@@ -73,6 +73,11 @@ export const endpoints = e({
   // imports (docs/import-export.md): the dry run and the job, then the job's state
   startImport: { method: 'POST', path: '/api/v1/imports', body: ['format', 'data', 'mapping', 'dry_run'] },
   getImport: { method: 'GET', path: '/api/v1/imports/{importId}' },
+  // personal access tokens (the Tokens page) and leases (a claimed card's Release)
+  listTokens: { method: 'GET', path: '/api/v1/tokens' },
+  createToken: { method: 'POST', path: '/api/v1/tokens', body: ['name', 'scopes', 'board_ids', 'expires_at'] },
+  revokeToken: { method: 'DELETE', path: '/api/v1/tokens/{tokenId}' },
+  releaseLease: { method: 'POST', path: '/api/v1/tasks/{taskId}/lease/release', body: ['lease_id'] },
 });
 
 export type EndpointName = keyof typeof endpoints;

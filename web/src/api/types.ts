@@ -34,6 +34,8 @@ import type {
   VelocityResult as VelocityResultSchema,
   FlowResult as FlowResultSchema,
   CycleTimeResult as CycleTimeResultSchema,
+  AccessToken as AccessTokenSchema,
+  CreatedAccessToken as CreatedAccessTokenSchema,
 } from '@app/shared/contracts';
 
 export type Board = Static<typeof BoardSchema>;
@@ -67,6 +69,11 @@ export type SavedViewList = Static<typeof ViewListSchema>;
 export type Flow = Static<typeof FlowResultSchema>;
 /** Lead and cycle time of a board's finished cards (docs/flow.md "Lead and cycle time"). */
 export type CycleTime = Static<typeof CycleTimeResultSchema>;
+
+/** A personal access token as listed (never its secret), docs/auth.md "Access tokens". */
+export type AccessToken = Static<typeof AccessTokenSchema>;
+/** A token just created: the listed fields plus its secret, shown only in this answer. */
+export type CreatedAccessToken = Static<typeof CreatedAccessTokenSchema>;
 
 /** The token pair of login and refresh (docs/auth.md). */
 export interface TokenPair {

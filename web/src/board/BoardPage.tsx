@@ -20,6 +20,8 @@ import { useBoard } from './useBoard.js';
 import { useBoardColumns } from './useBoardColumns.js';
 import { useCardMove, type MoveReport } from './useCardMove.js';
 import { useLiveUpdates } from './useLiveUpdates.js';
+import { takeReturnCard, useOpenCard } from '../drafts.js';
+import { useConnectivity } from '../OutageBanner.js';
 
 /**
  * The board page: lanes with counts and WIP state, per-column pages, filter, sprint
@@ -37,7 +39,10 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   /** The message bar; `sprintId` ties a notice to a sprint, so closing that sprint ends it. */
   const [notice, setNotice] = useState<(NoticeMessage & { sprintId?: string }) | null>(null);
   const [announcement, setAnnouncement] = useState('');
-  const [openCard, setOpenCard] = useState<string | null>(null);
+  // back after an ended session: the card whose detail was open opens again (its drafts restore themselves)
+  const [openCard, setOpenCard] = useState<string | null>(() => takeReturnCard() ?? null);
+  useOpenCard(openCard);
+  const connectivity = useConnectivity(api);
   const [editing, setEditing] = useState(false);
   const [closing, setClosing] = useState<{ id: string; title: string } | null>(null);
   const [sharing, setSharing] = useState(false);
@@ -80,6 +85,14 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
       cancelled = true;
     };
   }, [loadBoard, reload, loadSprints, loadMembers]);
+
+  // A permission changed by the owner (r → rw, or back) reaches an open page when its window gets
+  // the focus again: the board (and so the handles, menus and card form) is re-read then.
+  useEffect(() => {
+    const again = () => void loadBoard().catch(() => {});
+    window.addEventListener('focus', again);
+    return () => window.removeEventListener('focus', again);
+  }, [loadBoard]);
 
   // First render of every lane's cards: the mark the browser test and bench read.
   const rendered = board !== null && board.columns.length > 0 && board.columns.every((c) => columns[c.id] && !columns[c.id]!.loading);
@@ -215,7 +228,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
         <h1 id="board-title">{board.name}</h1>
         <span className="muted">
           {board.board_type}
-          {!writable ? ' · read only' : ''} · {live === 'stream' ? 'live' : `refreshes every ${Math.round(pollInterval() / 1000)} s`}
+          {!writable ? ' · read only' : ''} · {connectivity === 'offline' ? 'not updating: the server cannot be reached' : live === 'stream' ? 'live' : `refreshes every ${Math.round(pollInterval() / 1000)} s`}
         </span>
         <div className="board-actions">
           <AppLink to={`/boards/${encodeURIComponent(board.id)}/flow`} navigate={navigate}>

@@ -4,6 +4,8 @@ import type { BoardMember, TaskDetail } from '../api/types.js';
 import { Dialog } from '../Dialog.js';
 import { renderMarkdown } from '../markdown.js';
 import { describeMetadata } from './state.js';
+import { hasDraft, takeDraft, useDraft } from '../drafts.js';
+import { LeaseInfo } from './LeaseInfo.js';
 
 /**
  * Card detail: title, sanitized markdown description, status, tags, assignee, metadata,
@@ -26,8 +28,10 @@ export function CardDetail(p: {
   const { api, taskId } = p;
   const [task, setTask] = useState<TaskDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [editing, setEditing] = useState(false);
-  const [note, setNote] = useState('');
+  // drafts kept when a session ended come back here (docs/web.md "Sessions")
+  const [editing, setEditing] = useState(() => hasDraft(`card:${taskId}:title`) || hasDraft(`card:${taskId}:description`));
+  const [note, setNote] = useState(() => takeDraft(`card:${taskId}:note`) ?? '');
+  useDraft(`card:${taskId}:note`, note);
   const [confirmDelete, setConfirmDelete] = useState(false);
 
   const load = useCallback(async () => {
@@ -98,6 +102,7 @@ export function CardDetail(p: {
         />
       ) : (
         <div className="detail">
+          <LeaseInfo api={api} task={task} members={p.members} writable={p.writable} onReleased={() => void load().then(p.onChanged)} />
           <dl className="fields">
             <dt>Status</dt>
             <dd data-testid="detail-status">{task.status}</dd>
@@ -199,8 +204,10 @@ type Changes = { title?: string; description?: string; status?: string; tags?: s
 function EditForm(p: { task: TaskDetail; statuses: readonly string[]; members: readonly BoardMember[]; onCancel: () => void; onSave: (c: Changes, meta: Record<string, unknown>) => Promise<void> }) {
   const t = p.task;
   const md = t.metadata as Record<string, unknown>;
-  const [title, setTitle] = useState(t.title);
-  const [description, setDescription] = useState(t.description ?? '');
+  const [title, setTitle] = useState(() => takeDraft(`card:${t.id}:title`) ?? t.title);
+  const [description, setDescription] = useState(() => takeDraft(`card:${t.id}:description`) ?? t.description ?? '');
+  useDraft(`card:${t.id}:title`, title !== t.title ? title : '');
+  useDraft(`card:${t.id}:description`, description !== (t.description ?? '') ? description : '');
   const [status, setStatus] = useState(t.status);
   const [tags, setTags] = useState(t.tags.join(', '));
   const [assignee, setAssignee] = useState(t.assignee ?? '');

@@ -3,7 +3,8 @@ import { useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent, type 
 import { createPortal } from 'react-dom';
 import type { BoardColumn, Card, Summary } from '../api/types.js';
 import { useCardDrag } from './drag.js';
-import { cardBadges, initials, liveLease, menuPosition, wipState, type ColumnState, type MovePreview } from './state.js';
+import { cardBadges, initials, leaseHolder, liveLease, menuPosition, timeLeft, wipState, type ColumnState, type MovePreview } from './state.js';
+import { useNow } from './useNow.js';
 
 interface LaneProps {
   column: BoardColumn;
@@ -32,7 +33,8 @@ export function Lane(p: LaneProps) {
   const limit = p.summary?.wip_limit ?? column.wip_limit;
   // Unfiltered, the lane's own total is the column's cards (sprint tasks left out); with a filter
   // the summary's count of the whole column is the one the WIP limit is about.
-  const wip = wipState(p.filtered ? (p.summary?.total ?? state.total) : state.total, limit);
+  const whole = p.filtered ? (p.summary?.total ?? state.total) : state.total;
+  const wip = wipState(whole, limit);
   const headingId = `lane-${column.id}`;
   /** Before the column's first read: a skeleton, not an empty lane with a count of 0. */
   const firstRead = state.loading && state.pages === 0;
@@ -43,7 +45,7 @@ export function Lane(p: LaneProps) {
     <section
       ref={setNodeRef}
       role="listitem"
-      className={`lane${isOver ? ' over' : ''}${wip === 'over' ? ' wip-over' : ''}`}
+      className={`lane${isOver ? ' over' : ''}${wip === 'over' ? ' lane-over-limit' : ''}`}
       aria-labelledby={headingId}
       data-column-id={column.id}
     >
@@ -54,14 +56,16 @@ export function Lane(p: LaneProps) {
             …
           </span>
         ) : (
-          <span className="count" aria-label={limit === undefined ? `${state.total} cards` : `${state.total} cards of a WIP limit of ${limit}`}>
-            <span data-testid="lane-count">{state.total}</span>
+          <span className="count" aria-label={countLabel(state.total, limit, p.filtered ? whole : undefined)}>
+            {/* under a filter the WIP figure is the whole column's count, and the shown cards are said apart ("2 / 2, 0 shown") */}
+            <span data-testid="lane-count">{p.filtered && limit !== undefined ? whole : state.total}</span>
             {limit !== undefined && (
               <span className="limit" data-testid="lane-limit" title={blocks ? 'WIP limit: a full lane refuses more cards' : 'WIP limit: a lane over it is marked'}>
                 {' / '}
                 {limit}
               </span>
             )}
+            {p.filtered && limit !== undefined && <span data-testid="lane-shown">, {state.total} shown</span>}
           </span>
         )}
         {wipText && (
@@ -91,6 +95,16 @@ export function Lane(p: LaneProps) {
       {p.writable && <CreateCard columnName={column.name} onCreate={(t) => p.onCreate(column.id, t)} />}
     </section>
   );
+}
+
+/**
+ * The lane count's accessible name: "3 cards", "2 cards of a WIP limit of 2", or under a filter
+ * "2 cards of a WIP limit of 2, 0 shown" (`whole` is the column's count without the filter).
+ */
+function countLabel(shown: number, limit: number | undefined, whole: number | undefined): string {
+  if (limit === undefined) return `${shown} cards`;
+  if (whole === undefined) return `${shown} cards of a WIP limit of ${limit}`;
+  return `${whole} cards of a WIP limit of ${limit}, ${shown} shown`;
 }
 
 /** Grey placeholders of cards while a lane is read the first time (hidden from screen readers; the list is `aria-busy`). */
@@ -169,6 +183,7 @@ function CardItem(p: LaneProps & { card: Card; columnId: string }) {
       data-card-id={card.id}
       aria-label={card.title}
       onKeyDown={onKeyDown}
+      onPointerDown={drag.onPointerDown}
     >
       <CardFace card={card} {...(p.people ? { people: p.people } : {})} handle={drag.handle} onOpen={() => p.onOpen(card.id)} />
       {p.writable && (
@@ -295,9 +310,12 @@ function MoveMenu(p: {
 export function CardFace(p: { card: Card; people?: ReadonlyMap<string, string>; handle?: ReactNode; onOpen?: () => void }) {
   const { card } = p;
   const badges = cardBadges(card);
-  const who = card.assignee ? (p.people?.get(card.assignee) ?? card.assignee) : undefined;
-  const lease = liveLease(card);
-  const leaseText = lease && `Claimed by ${p.people?.get(lease.holder) ?? lease.holder} until ${new Date(lease.expires_at).toLocaleTimeString()}`;
+  // an assignee who is not on the board's people list is named so, never by the raw user id
+  const whoName = card.assignee ? p.people?.get(card.assignee) : undefined;
+  const who = card.assignee ? (whoName ?? 'someone not on this board') : undefined;
+  const now = useNow(card.lease ? 15_000 : null);
+  const lease = liveLease(card, now);
+  const leaseText = lease && `Claimed by ${leaseHolder(lease, p.people)}, ${timeLeft(lease.expires_at, now)}`;
   return (
     <>
       <div className="card-top">
@@ -320,12 +338,12 @@ export function CardFace(p: { card: Card; people?: ReadonlyMap<string, string>; 
         {badges.points !== undefined && <span className="badge pts" title="app.points">{badges.points} pts</span>}
         {who !== undefined && (
           <span className="assignee" title={`Assigned to ${who}`} aria-label={`Assigned to ${who}`} data-testid="assignee">
-            {initials(who)}
+            {whoName !== undefined ? initials(whoName) : '?'}
           </span>
         )}
         {lease !== undefined && (
-          <span className="badge lease" title={leaseText} aria-label={leaseText} data-testid="lease">
-            claimed
+          <span className="badge lease" title={`${leaseText} (until ${new Date(lease.expires_at).toLocaleTimeString()})`} aria-label={leaseText} data-testid="lease">
+            {lease.holder_token_name !== undefined ? `claimed by ${lease.holder_token_name}` : 'claimed'}
           </span>
         )}
         <span className="status" title="status">

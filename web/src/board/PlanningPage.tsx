@@ -189,7 +189,12 @@ export function PlanningPage({ api, boardId, navigate }: { api: Api; boardId: st
       >
         <div className="plan-groups">
           <PlanGroup id={BACKLOG} title="Backlog" cards={byGroup.get(BACKLOG) ?? []} writable={writable} onPoints={setPoints}>
-            <p className="muted">Cards of this board in no open sprint (done cards left out).</p>
+            <p className="muted">
+              Cards of this board in no open sprint (done cards left out).{' '}
+              <span data-testid="backlog-points">
+                {sumPoints(byGroup.get(BACKLOG) ?? [])} points in {(byGroup.get(BACKLOG) ?? []).length} card{(byGroup.get(BACKLOG) ?? []).length === 1 ? '' : 's'}
+              </span>
+            </p>
           </PlanGroup>
           {open.map((s) => {
             const list = byGroup.get(s.id) ?? [];

@@ -39,6 +39,12 @@ export function SprintPage(p: { api: Api; boardId: string; sprintId: string; nav
       setOpenSprints(list.filter((x) => x.state === 'open'));
       setSprintTitles(new Map(list.map((x) => [x.id, x.title])));
       setReport(r);
+      // a planned sprint has no burndown yet: not asked (the API would answer 400 SPRINT_NOT_STARTED)
+      const info = list.find((x) => x.id === sprintId);
+      if (info && info.state === 'open' && !info.started_at) {
+        setBurn('not-started');
+        return;
+      }
       try {
         setBurn(await api.burndown(sprintId));
       } catch (e) {
@@ -259,7 +265,8 @@ function BurndownChart({ burn }: { burn: Burndown }) {
           { label: 'Scope change', stroke: '#b42318', width: 0, points: { show: true, size: 9, fill: '#b42318' } },
         ],
         hooks: {
-          draw: [
+          // drawn after the axes and before the series, so a point of today (on day 1 the only one) lies on top of the line
+          drawAxes: [
             (u) => {
               if (todayAt < 0) return;
               const x = Math.round(u.valToPos(todayAt, 'x', true));
@@ -329,6 +336,8 @@ function VelocityChart({ velocity }: { velocity: Velocity }) {
         width,
         height,
         scales: { x: { time: false, range: (_u, min, max) => [min - 0.6, max + 0.6] }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+        // the legend names the series only (no "Value: --" readings)
+        legend: { show: true, live: false },
         axes: [
           {
             ...AXIS,

@@ -2,7 +2,7 @@ import {
   KeyboardSensor, PointerSensor, pointerWithin, rectIntersection, useDraggable, useSensor, useSensors,
   type CollisionDetection, type KeyboardCoordinateGetter, type SensorDescriptor, type SensorOptions,
 } from '@dnd-kit/core';
-import { useCallback, useRef, type MutableRefObject, type ReactNode } from 'react';
+import { useCallback, useRef, type MutableRefObject, type PointerEvent, type ReactNode } from 'react';
 import { neighbourColumn } from './state.js';
 
 /** What {@link useLaneDrag} gives a page's `DndContext`. */
@@ -55,6 +55,11 @@ export interface CardDrag {
   isDragging: boolean;
   /** The card's drag handle: the button "Drag “title”" that starts a pointer or keyboard drag; none when read-only. */
   handle: ReactNode;
+  /**
+   * The pointer listener that lets the whole card start a mouse drag (after 6 px, so a click on
+   * its title or buttons stays a click); undefined when read-only. The keyboard drag stays on the handle.
+   */
+  onPointerDown: ((e: PointerEvent<HTMLElement>) => void) | undefined;
 }
 
 /**
@@ -82,5 +87,6 @@ export function useCardDrag(card: { id: string; title: string }, from: string, w
       ⠿
     </button>
   ) : undefined;
-  return { ref: setNodeRef, isDragging, handle };
+  const onPointerDown = writable ? (listeners?.onPointerDown as ((e: PointerEvent<HTMLElement>) => void) | undefined) : undefined;
+  return { ref: setNodeRef, isDragging, handle, onPointerDown };
 }

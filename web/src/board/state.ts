@@ -116,6 +116,26 @@ export function liveLease(card: Pick<Card, 'lease'>, now: Date = new Date()): No
   return lease !== undefined && Date.parse(lease.expires_at) > now.getTime() ? lease : undefined;
 }
 
+/** Time left of a lease in words: "40 s left", "12 min left", "2 h 5 min left". */
+export function timeLeft(expiresAt: string, now: Date = new Date()): string {
+  const s = Math.max(0, Math.round((Date.parse(expiresAt) - now.getTime()) / 1000));
+  if (s < 60) return `${s} s left`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min left`;
+  return `${Math.floor(m / 60)} h ${m % 60} min left`;
+}
+
+/**
+ * Who holds a lease, in words: the holder token's name and its user for a claim made with an
+ * access token ("“triage agent”, a token of ada"), else the user ("ada"). `people` maps user ids
+ * to names (an unknown holder is "someone not on this board", never the raw id).
+ */
+export function leaseHolder(lease: NonNullable<Card['lease']>, people: ReadonlyMap<string, string> | undefined): string {
+  const user = people?.get(lease.holder) ?? 'someone not on this board';
+  if (lease.holder_token === undefined) return user;
+  return lease.holder_token_name !== undefined ? `“${lease.holder_token_name}”, a token of ${user}` : `an access token of ${user}`;
+}
+
 /** The clause every column read of the page carries: sprint tasks are not cards (docs/web.md). */
 export const NOT_A_SPRINT = "app.type != 'sprint'";
 
@@ -171,6 +191,7 @@ export function statusChoices(columns: ReadonlyArray<{ actions: ReadonlyArray<{ 
 
 /** Initials of a user name for a card's assignee badge: `ada` → `AD`, `ada lovelace` / `ada.lovelace` → `AL`. */
 export function initials(name: string): string {
+  if (name === '') return '?';
   const parts = name.split(/[\s._-]+/).filter(Boolean);
   if (parts.length >= 2) return (parts[0]![0]! + parts[1]![0]!).toUpperCase();
   return (parts[0] ?? '?').slice(0, 2).toUpperCase();
@@ -368,4 +389,12 @@ export function cfdBands(days: ReadonlyArray<{ day: string; columns: ReadonlyArr
   const counts = order.map((c) => days.map((d) => d.columns.find((x) => x.column_id === c.id)?.count ?? 0));
   const columns = order.map((c, i) => ({ ...c, counts: counts[i]!, top: days.map((_, j) => counts.slice(i).reduce((s, k) => s + k[j]!, 0)) }));
   return { x: days.map((d) => epochDay(d.day)), columns };
+}
+
+/**
+ * The one sentence of a move refused because the card left its column behind the page's back
+ * (409 `KANBAN_TASK_NOT_IN_SOURCE_COLUMN`): no column id, no advice to refresh (the page does).
+ */
+export function staleMoveText(title: string, fromName: string, status: string | undefined): string {
+  return `“${title}” was not moved: it changed elsewhere${status ? ` (status is now “${status}”)` : ''} and is no longer in ${fromName}. The board now shows where it is.`;
 }

@@ -1,10 +1,10 @@
 import type { Announcements, DragEndEvent, DragOverEvent, DragStartEvent } from '@dnd-kit/core';
 import { useCallback, useRef, useState, type MutableRefObject } from 'react';
-import { ApiError, type Api } from '../api/client.js';
+import { ApiError, errorText, type Api } from '../api/client.js';
 import type { Board } from '../api/types.js';
 import { useLaneDrag, type LaneDrag } from './drag.js';
 import type { BoardColumns } from './useBoardColumns.js';
-import { applyOptimisticMove, columnOf, describeActions, restoreColumns, wipRefusalOf, wipRefusalText, type MovePreview } from './state.js';
+import { applyOptimisticMove, columnOf, describeActions, restoreColumns, staleMoveText, wipRefusalOf, wipRefusalText, type MovePreview } from './state.js';
 
 /** What the move hook reports to the page: a message for the message bar and the live region. */
 export interface MoveReport {
@@ -57,6 +57,12 @@ export function useCardMove(o: {
   const [dragging, setDragging] = useState<string | null>(null);
   const moveInFlight = useRef(0);
   const previewCache = useRef(new Map<string, MovePreview>());
+  /**
+   * Cards a dry run found no longer in the column the page shows them in (`<cardId>|<from>` →
+   * the status the server gave): further previews and the drop ask the server nothing more, so
+   * one drag of a stale card costs one 409, and the drop says it once and reloads.
+   */
+  const stale = useRef(new Map<string, string | undefined>());
   const { columnsRef, setColumns, reload } = cols;
   const boardId = board?.id;
 
@@ -65,20 +71,28 @@ export function useCardMove(o: {
       const key = `${cardId}|${from}|${to}`;
       const cached = previewCache.current.get(key);
       if (cached) return cached;
+      const staleKey = `${cardId}|${from}`;
+      if (stale.current.has(staleKey)) return { cardId, to, ok: false, text: staleText(stale.current.get(staleKey)) };
       let p: MovePreview;
       try {
         const r = await api.moveCard(boardId!, cardId, from, to, true);
         p = { cardId, to, ok: true, text: `Moving to ${nameOf(to)} ${describeActions(r.applied_actions)}.` };
       } catch (e) {
         const full = e instanceof ApiError ? wipRefusalOf(e.code, e.body.details) : undefined;
+        if (!full && e instanceof ApiError && e.status === 409) {
+          stale.current.set(staleKey, e.body.task?.status);
+          return { cardId, to, ok: false, text: staleText(e.body.task?.status) };
+        }
         p = {
           cardId,
           to,
           ok: false,
           text: full
             ? `Cannot move to ${nameOf(to)}: it is full (${full.count === 1 ? '1 card' : `${full.count} cards`}, WIP limit ${full.wip_limit}).`
-            : `Cannot move to ${nameOf(to)}: ${e instanceof ApiError ? e.message : String(e)}`,
+            : `Cannot move to ${nameOf(to)}: ${errorText(e)}`,
         };
+        // an outage is not an answer about this move: ask again next time
+        if (e instanceof ApiError && e.code === 'NETWORK') return p;
       }
       previewCache.current.set(key, p);
       return p;
@@ -106,6 +120,15 @@ export function useCardMove(o: {
       const before = columnsRef.current;
       const card = before[from]?.cards.find((c) => c.id === cardId);
       if (!card) return;
+      const staleKey = `${cardId}|${from}`;
+      if (stale.current.has(staleKey)) {
+        // a dry run already heard that the card left this column: say it once, show where it is
+        const status = stale.current.get(staleKey);
+        stale.current.delete(staleKey);
+        report({ text: staleMoveText(card.title, nameOf(from), status), kind: 'error' });
+        await reload(board).catch(() => {});
+        return;
+      }
       setColumns((c) => applyOptimisticMove(c, cardId, from, to));
       moveInFlight.current++;
       try {
@@ -131,16 +154,16 @@ export function useCardMove(o: {
           // A full `block` column: nothing changed elsewhere, so the rollback alone is the truth.
           text = wipRefusalText(card.title, nameOf(full.column_id), full);
         } else if (e instanceof ApiError && e.status === 409) {
-          const now = e.body.task;
-          text =
-            `“${card.title}” was not moved: ${e.message}` +
-            (now ? ` It changed elsewhere (status is now “${now.status}”).` : '') +
-            ` The ${nameOf(from)} column was reloaded.`;
+          text = staleMoveText(card.title, nameOf(from), e.body.task?.status);
+          stale.current.delete(`${cardId}|${from}`);
           await reload(board).catch(() => {});
         } else if (e instanceof ApiError && e.status === 403) {
           text = `“${card.title}” was not moved: you may not move cards on this board.`;
+        } else if (e instanceof ApiError && e.code === 'NETWORK') {
+          // not queued: the card is back where it was, and the user moves it again once the server is back
+          text = `“${card.title}” was not moved: the server cannot be reached, so it stays in ${nameOf(from)}. Move it again once the server is back.`;
         } else {
-          text = `“${card.title}” was not moved: ${e instanceof ApiError ? e.message : String(e)}`;
+          text = `“${card.title}” was not moved: ${errorText(e)}`;
         }
         report({ text, kind: 'error' });
       }
@@ -181,7 +204,15 @@ export function useCardMove(o: {
       announcements: {
         onDragStart: ({ active }) => `Picked up “${cardTitle(active.id)}”. Use the arrow keys to choose a column, space to drop, escape to cancel.`,
         onDragOver: ({ active, over }) => (over ? `“${cardTitle(active.id)}” is over ${nameOf(String(over.id))}.` : `“${cardTitle(active.id)}” is over no column.`),
-        onDragEnd: ({ active, over }) => (over ? `“${cardTitle(active.id)}” dropped on ${nameOf(String(over.id))}.` : 'Dropped outside any column.'),
+        onDragEnd: ({ active, over }) => {
+          if (!over) return 'Dropped outside any column.';
+          // a drop the dry run already refused is not announced as a drop (the message bar says why)
+          const from = active.data.current?.from as string;
+          const refused = previewCache.current.get(`${String(active.id)}|${from}|${String(over.id)}`);
+          if (stale.current.has(`${String(active.id)}|${from}`)) return `“${cardTitle(active.id)}” was not moved: it changed elsewhere.`;
+          if (refused && !refused.ok) return `“${cardTitle(active.id)}” was not moved to ${nameOf(String(over.id))}. ${refused.text}`;
+          return `“${cardTitle(active.id)}” dropped on ${nameOf(String(over.id))}.`;
+        },
         onDragCancel: ({ active }) => `Move of “${cardTitle(active.id)}” cancelled.`,
       },
       screenReaderInstructions: {
@@ -190,6 +221,15 @@ export function useCardMove(o: {
     },
   };
 
-  const forgetPreviews = useCallback(() => previewCache.current.clear(), []);
+  const forgetPreviews = useCallback(() => {
+    previewCache.current.clear();
+    stale.current.clear();
+  }, []);
   return { preview, dragging, moveInFlight, showPreview, performMove, forgetPreviews, dnd };
 }
+
+/** The preview of a card a dry run found changed elsewhere (no longer in the column shown). */
+function staleText(status: string | undefined): string {
+  return `This card changed elsewhere${status ? ` (its status is now “${status}”)` : ''}; drop it to see where it is now.`;
+}
+

@@ -357,7 +357,7 @@ describe.skipIf(!hasChromium)('web board in Chromium', () => {
     await page.reload();
     const badge = cardIn(lane(page, 'Doing'), 'Ship it').getByTestId('lease');
     await badge.waitFor();
-    await poll(() => badge.getAttribute('aria-label')).toMatch(/^Claimed by ada until /);
+    await poll(() => badge.getAttribute('aria-label')).toMatch(/^Claimed by ada, \d+ min left$/);
     expect(await cardIn(lane(page, 'Done'), 'Write docs').getByTestId('lease').count()).toBe(0);
 
     // Screenshots of the owner's board at 1440 px and 360 px (lanes scroll sideways at 360 px).

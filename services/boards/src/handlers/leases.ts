@@ -99,7 +99,7 @@ export function claimCard(deps: ServiceDeps): Handler<typeof LeasesOps.claim> {
         const card = await next();
         if (!card) return null;
         const lease: LeaseDoc = {
-          id: randomUUID(), holder: w.userId, ...(ctx.grant ? { holder_token: ctx.grant.tokenId } : {}), board_id: board._id, column_id: column.id,
+          id: randomUUID(), holder: w.userId, ...(ctx.grant ? { holder_token: ctx.grant.tokenId, ...(ctx.grant.tokenName ? { holder_token_name: ctx.grant.tokenName } : {}) } : {}), board_id: board._id, column_id: column.id,
           claimed_at: at, expires_at: new Date(now.getTime() + lease_seconds * 1000).toISOString(), lease_seconds,
         };
         const after = await tasks.findOneAndUpdate(

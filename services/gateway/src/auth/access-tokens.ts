@@ -16,6 +16,12 @@ export const TOKEN_PREFIX = 'bts_';
 
 /** How long a resolved token is remembered by the gateway that resolved it (a revocation there evicts it at once). */
 export const TOKEN_CACHE_TTL_MS = 5_000;
+/**
+ * A token's `last_used_at` is written at most this often (milliseconds): the first request with
+ * it at once, later ones when the recorded time is older than this, so a busy agent costs one
+ * small write a minute, not one per request.
+ */
+export const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** A stored access token; never the secret itself. */
 export interface AccessTokenDoc extends Doc {
@@ -34,6 +40,8 @@ export interface AccessTokenDoc extends Doc {
   expires_at?: string;
   revoked: boolean;
   revoked_at?: string;
+  /** ISO 8601 UTC of the last request made with it, to {@link LAST_USED_RESOLUTION_MS}. */
+  last_used_at?: string;
 }
 
 /**
@@ -55,6 +63,7 @@ export function toAccessToken(doc: AccessTokenDoc): AccessToken {
   const out: AccessToken = { id: doc._id, name: doc.name, scopes: doc.scopes, prefix: doc.prefix, created_at: doc.created_at, revoked: doc.revoked };
   if (doc.board_ids !== undefined) out.board_ids = doc.board_ids;
   if (doc.expires_at !== undefined) out.expires_at = doc.expires_at;
+  if (doc.last_used_at !== undefined) out.last_used_at = doc.last_used_at;
   return out;
 }
 
@@ -151,6 +160,8 @@ export interface ResolvedToken {
  */
 export class AccessTokenResolver {
   private readonly cache = new LRUCache<string, { token: ResolvedToken; expiresAtMs: number | undefined; tokenId: string }>({ max: 10_000, ttl: TOKEN_CACHE_TTL_MS });
+  /** Token id → when this gateway last wrote its `last_used_at` (epoch ms). */
+  private readonly usedWritten = new LRUCache<string, number>({ max: 10_000 });
 
   constructor(
     private readonly store: DocumentStore,
@@ -162,15 +173,33 @@ export class AccessTokenResolver {
     const hash = sha256(secret);
     const nowMs = this.clock.now().getTime();
     const hit = this.cache.get(hash);
-    if (hit && (hit.expiresAtMs === undefined || hit.expiresAtMs > nowMs)) return hit.token;
+    if (hit && (hit.expiresAtMs === undefined || hit.expiresAtMs > nowMs)) {
+      this.noteUse(hit.tokenId, nowMs);
+      return hit.token;
+    }
     const doc = await tokensOf(this.store).findOne({ tokenHash: hash });
     if (!doc || doc.revoked) return undefined;
     const expiresAtMs = doc.expires_at === undefined ? undefined : Date.parse(doc.expires_at);
     if (expiresAtMs !== undefined && expiresAtMs <= nowMs) return undefined;
-    const grant: TokenGrant = { tokenId: doc._id, userId: doc.user_id, scopes: doc.scopes, ...(doc.board_ids ? { boardIds: doc.board_ids } : {}) };
+    const grant: TokenGrant = { tokenId: doc._id, tokenName: doc.name, userId: doc.user_id, scopes: doc.scopes, ...(doc.board_ids ? { boardIds: doc.board_ids } : {}) };
     const token = { userId: doc.user_id, username: doc.username, grant };
     this.cache.set(hash, { token, expiresAtMs, tokenId: doc._id });
+    this.noteUse(doc._id, nowMs);
     return token;
+  }
+
+  /**
+   * Records a use of token `tokenId` at `nowMs` as its `last_used_at`, at most once per
+   * {@link LAST_USED_RESOLUTION_MS} per token. The write does not hold up the request; a failed
+   * one is forgotten (the next use tries again).
+   */
+  private noteUse(tokenId: string, nowMs: number): void {
+    const last = this.usedWritten.get(tokenId);
+    if (last !== undefined && nowMs - last < LAST_USED_RESOLUTION_MS) return;
+    this.usedWritten.set(tokenId, nowMs);
+    tokensOf(this.store)
+      .updateOne({ _id: tokenId }, { $set: { last_used_at: new Date(nowMs).toISOString() } })
+      .catch(() => this.usedWritten.delete(tokenId));
   }
 
   /** Forgets token `tokenId` (after its revocation). */

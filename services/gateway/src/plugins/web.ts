@@ -71,6 +71,10 @@ export async function registerWeb(app: FastifyInstance, root: string = DEFAULT_W
       index: false,
       decorateReply: false,
       cacheControl: false,
+      // `x.js.br` / `x.js.gz` written next to each asset at build time (web/vite.config.ts) are sent
+      // for `x.js` by Accept-Encoding; they get no route of their own
+      preCompressed: true,
+      globIgnore: ['**/*.br', '**/*.gz'],
       setHeaders(res, filePath) {
         res.header('cache-control', filePath.includes('/assets/') ? HASHED_CACHE : NO_CACHE);
         if (filePath.endsWith('.html')) res.header('content-security-policy', WEB_CSP);

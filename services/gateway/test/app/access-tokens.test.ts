@@ -49,6 +49,25 @@ describe('creating, listing and revoking tokens', () => {
     expect((await sys.call('GET', '/api/v1/tokens', alice)).body[0]).toMatchObject({ id: t.id, revoked: true });
   });
 
+  it('lists when a token was last used: absent before its first request, then at most a minute behind', async () => {
+    await using sys = await system();
+    const alice = await sys.user('alice');
+    const t = await token(sys, alice, { scopes: ['read'] });
+    const lastUsed = async () => ((await sys.call('GET', '/api/v1/tokens', alice)).body as Array<{ last_used_at?: string }>)[0]!.last_used_at;
+    expect(await lastUsed()).toBeUndefined();
+    const first = sys.clock.now().toISOString();
+    expect((await sys.call('GET', '/api/v1/boards', t.as)).status).toBe(200);
+    await expect.poll(lastUsed).toBe(first);
+    // a use within the minute writes nothing new; one after it does
+    sys.clock.advance(30_000);
+    expect((await sys.call('GET', '/api/v1/boards', t.as)).status).toBe(200);
+    expect(await lastUsed()).toBe(first);
+    sys.clock.advance(31_000);
+    const later = sys.clock.now().toISOString();
+    expect((await sys.call('GET', '/api/v1/boards', t.as)).status).toBe(200);
+    await expect.poll(lastUsed).toBe(later);
+  });
+
   it('stops working when it expires', async () => {
     await using sys = await system();
     const alice = await sys.user('alice');

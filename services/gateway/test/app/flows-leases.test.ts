@@ -101,7 +101,7 @@ describe('claiming cards under a lease through HTTP', () => {
     const agent = await token({ scopes: ['write'], board_ids: [f.boardId] });
     const claimed = await f.claim(agent.user);
     expect(claimed.status, JSON.stringify(claimed.body)).toBe(200);
-    expect(claimed.body.task).toMatchObject({ id: card.id, lease: { holder: f.bob.id, holder_token: agent.id } });
+    expect(claimed.body.task).toMatchObject({ id: card.id, lease: { holder: f.bob.id, holder_token: agent.id, holder_token_name: 'agent' } });
     // the same user may finish the agent's lease with its id (the lease id, not the token, is the claim)
     const released = await f.sys.call('POST', `/api/v1/tasks/${card.id}/lease/release`, f.bob, { lease_id: claimed.body.lease_id });
     expect(released.status).toBe(200);

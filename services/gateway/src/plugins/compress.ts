@@ -1,0 +1,40 @@
+import { constants } from 'node:zlib';
+import fastifyCompress from '@fastify/compress';
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * Answers smaller than this many bytes are sent as they are: a card, a move result or an error
+ * body costs more to compress than it saves on the wire (docs/http.md "Compression").
+ */
+export const COMPRESS_THRESHOLD_BYTES = 2048;
+
+/**
+ * Brotli quality for answers compressed on the fly (0–11). 1, not the plugin's default of 4: on
+ * the board's JSON, quality 1 costs a fifth to a half of quality 4's CPU (a 48 KB answer: about
+ * 0.34 ms against 0.59 ms; 815 KB: 1.7 ms against 7.9 ms) for answers still 30–50× smaller than
+ * the JSON (docs/bench.md "Compression"). 11 is only worth it ahead of time: the web bundle is
+ * pre-compressed at build time with it (web/vite.config.ts).
+ */
+export const BROTLI_QUALITY = 1;
+/** gzip level for clients that do not accept brotli: 1, the cheapest, for the same reason. */
+export const GZIP_LEVEL = 1;
+
+/**
+ * Compresses answers by the request's `Accept-Encoding` with `@fastify/compress`: brotli, then
+ * gzip (the first the client accepts in that order of preference), at the cheapest levels
+ * ({@link BROTLI_QUALITY}, {@link GZIP_LEVEL}), for JSON and text answers of at least
+ * {@link COMPRESS_THRESHOLD_BYTES}. The event stream and the MCP stream write to the raw
+ * socket (`reply.hijack()`), so they are never buffered by it; `text/event-stream` is excluded
+ * by the plugin too. An answer that already carries `Content-Encoding` (a pre-compressed file of
+ * the web board served by `@fastify/static`) is left alone. Registered before any route, since the
+ * plugin attaches itself to each route as it is declared.
+ */
+export async function registerCompression(app: FastifyInstance): Promise<void> {
+  await app.register(fastifyCompress, {
+    global: true,
+    encodings: ['br', 'gzip'],
+    threshold: COMPRESS_THRESHOLD_BYTES,
+    brotliOptions: { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } },
+    zlibOptions: { level: GZIP_LEVEL },
+  });
+}
