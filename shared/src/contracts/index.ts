@@ -44,3 +44,7 @@ export {
 } from './tokens.js';
 export { AUDIT_ACTIONS, AuditQuerystring, AuditEntry, AuditPage, type AuditAction } from './audit.js';
 export { FlowOps, FlowParams, FlowQuerystring, FlowResult, FlowDay, FlowColumn, CycleTimeQuerystring, CycleTimeResult, FinishedCard, Percentiles, FlowSnapshotResult } from './flow.js';
+export {
+  CUSTOM_FIELD_TYPES, type CustomFieldType, SELECT_TYPES, CUSTOM_FIELD_OPTIONS_MAX, CUSTOM_FIELDS_PER_OWNER_MAX, CustomFieldKey, CustomFieldOption,
+  CustomFieldParams, CustomFieldCreateBody, CustomFieldUpdateBody, CustomField, CustomFieldListQuerystring, CustomFieldList, CustomFieldsOps,
+} from './custom-fields.js';

@@ -62,6 +62,8 @@ export const OP_SCOPES: Readonly<Record<string, Scope>> = {
   'views.list': 'read', 'views.get': 'read', 'views.query': 'read',
   'views.create': 'write', 'views.update': 'write', 'views.remove': 'write',
   'flow.cumulative': 'read', 'flow.cycleTime': 'read', 'flow.snapshot': 'write',
+  'customFields.list': 'read', 'customFields.get': 'read',
+  'customFields.create': 'admin', 'customFields.update': 'admin', 'customFields.remove': 'admin',
 };
 
 /** The scope `op` needs from a token ({@link OP_SCOPES}; `admin` when unlisted). */

@@ -27,3 +27,7 @@ export { queryLookups, resolveFor, compileColumn, type CompiledColumn } from './
 export {
   appendAudit, auditDoc, auditOf, auditHost, toAuditEntry, DEFAULT_AUDIT_RETENTION_DAYS, type AuditDoc, type AuditStamp, type NewAudit,
 } from './audit.js';
+export {
+  customFieldIndexes, customFieldsOf, userScope, groupScope, taskScope, boardScope, definitionsOf, fieldTypesFor, checkFieldValue, convertFieldValue,
+  customValueInvalid, checkCustomFields, checkNewTaskFields, checkTaskUpdateFields, hasOptions, type CustomFieldDoc, type FieldValueCheck,
+} from './custom-fields.js';

@@ -48,4 +48,6 @@ export const Collections = {
   cardMoves: 'card_moves',
   /** The earlier layout of the card history, one document per (board, card) with all its moves: moved into `card_moves` at start-up (docs/flow.md). */
   cardFlow: 'card_flow',
+  /** Custom field definitions: typed `cf.*` keys owned by a user or a group (docs/custom-fields.md). */
+  customFields: 'custom_fields',
 } as const;

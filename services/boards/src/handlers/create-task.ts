@@ -1,7 +1,7 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps } from '@app/shared/contracts';
 import {
-  cardCreateBody, checkNewTaskRefs, checkSprintWindow, columnOf, loadBoard, newTaskDoc, runWrite, taskCreatedEvent, toTask, type ServiceDeps, type TaskDoc,
+  cardCreateBody, checkNewTaskFields, checkNewTaskRefs, checkSprintWindow, columnOf, loadBoard, newTaskDoc, runWrite, taskCreatedEvent, toTask, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
 import { checkWip } from '../wip.js';
@@ -29,6 +29,8 @@ export function createBoardTask(deps: ServiceDeps): Handler<typeof BoardsOps.cre
       if (board.groupPermission !== undefined) doc.groupPermission = board.groupPermission;
     }
     await checkNewTaskRefs(store, principal, body, w.session);
+    // the values it carries (sent, or set by the column's enter actions) fit the board scope's custom fields
+    await checkNewTaskFields(store, doc, w.session);
     // a card created into a column counts against its WIP limit (docs/boards.md "WIP limits")
     if (column) await checkWip(store, principal, board, column, w.now, w.session);
     await store.collection<TaskDoc>(Collections.tasks).insertOne(doc, { session: w.session });

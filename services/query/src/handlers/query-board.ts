@@ -1,14 +1,14 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { QueryOps } from '@app/shared/contracts';
-import { boardScopeFilter, loadBoard, resolveFor, toTask, type ServiceDeps } from '@app/shared/domain';
+import { boardScopeFilter, fieldTypesFor, loadBoard, resolveFor, toTask, type ServiceDeps } from '@app/shared/domain';
 import { compileQuery, parseQuery } from '@app/shared/query';
-import { DEFAULT_PAGE_SIZE, findPage, tasksOf } from '../reads.js';
+import { DEFAULT_PAGE_SIZE, findPageOrdered, tasksOf } from '../reads.js';
 
 /**
  * Free query within one board (docs/query-service.md): the board's
  * read scope (`boardScopeFilter`, docs/architecture.md §5, including its default_tags) ANDed with the
  * compiled query (its functions resolved for the caller, `activeSprint()` = this board's running
- * sprint); full task objects. Errors: 404 `BOARD_NOT_FOUND` (missing or unreadable),
+ * sprint), typed by the custom fields of the board's scope; full task objects. Errors: 404 `BOARD_NOT_FOUND` (missing or unreadable),
  * 400 query errors.
  */
 export const queryBoard =
@@ -17,9 +17,10 @@ export const queryBoard =
     const now = clock.now();
     const parsed = parseQuery(input.query ?? '');
     const { board, principal } = await loadBoard(store, callerId(ctx), input.boardId, 'read');
-    const { filter, sort } = compileQuery(await resolveFor(store, principal, parsed, { now, board }), { now });
+    const [resolved, fields] = await Promise.all([resolveFor(store, principal, parsed, { now, board }), fieldTypesFor(store, principal, { board })]);
+    const compiled = compileQuery(resolved, { now, fields });
     const page = input.page ?? 1;
     const pageSize = input.page_size ?? DEFAULT_PAGE_SIZE;
-    const { docs, total } = await findPage(tasksOf(store), { $and: [boardScopeFilter(board, principal), filter] }, sort, page, pageSize);
+    const { docs, total } = await findPageOrdered(tasksOf(store), { $and: [boardScopeFilter(board, principal), compiled.filter] }, compiled, page, pageSize);
     return { data: docs.map((d) => toTask(d)), total, page };
   };
