@@ -297,3 +297,41 @@ export async function checkTaskUpdateFields(store: DocumentStore, task: TaskDoc,
 export function hasOptions(type: CustomFieldType): boolean {
   return SELECT_TYPES.has(type);
 }
+
+/**
+ * The values column actions set on custom fields (`cf.x = v` in a column query, or a manual
+ * action), checked against the definitions of `scope` (the board's; docs/custom-fields.md
+ * "Column actions"): a value is stored in its field's form (an option label → its id, `'3'` → 3 on
+ * a number field), and one the field cannot hold is 400 `VALIDATION_FAILED` naming
+ * `/columns/<i>/actions/<j>/value`. Changes the actions in place.
+ */
+export async function checkColumnActions(
+  store: DocumentStore,
+  scope: string,
+  columns: ReadonlyArray<{ actions: Array<{ field: string; operation: string; value?: unknown }> }>,
+  session?: Session,
+): Promise<void> {
+  const uses = columns.some((c) => c.actions.some((a) => a.field.startsWith('metadata.cf.') && a.operation !== 'clear'));
+  if (!uses) return;
+  const defs = new Map((await definitionsOf(store, [scope], session)).map((d) => [d.key, d]));
+  columns.forEach((c, i) =>
+    c.actions.forEach((a, j) => {
+      const def = defs.get(a.field.slice('metadata.'.length));
+      if (!def || a.operation === 'clear' || a.value === undefined) return;
+      const converted = convertFieldValue(a.value, def);
+      if (converted === undefined) {
+        const reason = (checkFieldValue(def, a.value) as { reason: string }).reason;
+        throw invalidFieldValue(`/columns/${i}/actions/${j}/value`, def, a.value, reason);
+      }
+      a.value = converted;
+    }),
+  );
+}
+
+function invalidFieldValue(at: string, def: CustomFieldDoc, value: unknown, reason: string): AppError {
+  return new AppError('VALIDATION_FAILED', {
+    message: `${at.slice(1)}: ${def.key} ("${def.name}") is a ${def.type} field; ${JSON.stringify(value)} does not fit: ${reason}`,
+    details: { field: `metadata.${def.key}`, type: def.type, value },
+    validationErrors: [{ field: at, code: def.type, message: reason }],
+  });
+}

@@ -268,3 +268,20 @@ export function optionSort(q: Query, fields: FieldTypes | undefined): { path: st
   if (!def || def.type !== 'select') return undefined;
   return { path: metadataPath(def.key), ids: (def.options ?? []).map((o) => o.id), dir: first.dir === 'asc' ? 1 : -1 };
 }
+
+/**
+ * A validation fault for an unknown bare word rewritten to suggest the defined custom field it
+ * names (`priority` or `Priority` → `cf.priority`), when one matches; other faults unchanged.
+ */
+export function suggestDefinedField<F extends { code: string; message: string; suggestion?: string; position: number; length: number }>(
+  fault: F,
+  fields: FieldTypes | undefined,
+): F {
+  if (fault.code !== 'QUERY_UNKNOWN_FIELD' || !fields || fields.size === 0) return fault;
+  const word = /"([^"]*)"/.exec(fault.message)?.[1];
+  if (word === undefined) return fault;
+  const lower = word.toLowerCase();
+  const def = [...fields.values()].find((d) => d.key.slice(d.key.indexOf('.') + 1).toLowerCase() === lower || d.name.toLowerCase() === lower);
+  if (!def) return fault;
+  return { ...fault, suggestion: def.key, message: `Unknown field "${word}" at position ${fault.position}; did you mean "${def.key}" (${def.name}, a ${def.type} field)?` };
+}
