@@ -301,31 +301,58 @@ export function hasOptions(type: CustomFieldType): boolean {
 /**
  * The values column actions set on custom fields (`cf.x = v` in a column query, or a manual
  * action), checked against the definitions of `scope` (the board's; docs/custom-fields.md
- * "Column actions"): a value is stored in its field's form (an option label → its id, `'3'` → 3 on
- * a number field), and one the field cannot hold is 400 `VALIDATION_FAILED` naming
- * `/columns/<i>/actions/<j>/value`. Changes the actions in place.
+ * "Column actions") as a board is saved: a value must fit its field, or read as one of its values
+ * (an option label names its option, `'3'` is 3 on a number field); else 400 `VALIDATION_FAILED`
+ * naming `/columns/<i>/actions/<j>/value`. The stored actions keep the value as written;
+ * {@link typedColumns} gives the field's form where actions are applied.
  */
 export async function checkColumnActions(
   store: DocumentStore,
   scope: string,
-  columns: ReadonlyArray<{ actions: Array<{ field: string; operation: string; value?: unknown }> }>,
+  columns: ReadonlyArray<{ actions: ReadonlyArray<{ field: string; operation: string; value?: unknown }> }>,
   session?: Session,
 ): Promise<void> {
+  await convertActions(store, scope, columns, (i, j) => `/columns/${i}/actions/${j}/value`, session);
+}
+
+/**
+ * Copies of `columns` whose custom field action values are in their field's stored form (an
+ * option label → its id), for card create into a column and moves (docs/custom-fields.md "Column
+ * actions"). A value that cannot be read as its field (a column saved before the definition) is
+ * 400 `VALIDATION_FAILED` naming the column and action.
+ */
+export async function typedColumns<C extends { id: string; actions: ReadonlyArray<{ field: string; operation: string; value?: unknown }> }>(
+  store: DocumentStore,
+  scope: string,
+  columns: readonly C[],
+  session?: Session,
+): Promise<C[]> {
+  return convertActions(store, scope, columns, (i, j) => `/columns/${columns[i]!.id}/actions/${j}/value`, session);
+}
+
+async function convertActions<C extends { actions: ReadonlyArray<{ field: string; operation: string; value?: unknown }> }>(
+  store: DocumentStore,
+  scope: string,
+  columns: readonly C[],
+  at: (i: number, j: number) => string,
+  session?: Session,
+): Promise<C[]> {
   const uses = columns.some((c) => c.actions.some((a) => a.field.startsWith('metadata.cf.') && a.operation !== 'clear'));
-  if (!uses) return;
+  if (!uses) return [...columns];
   const defs = new Map((await definitionsOf(store, [scope], session)).map((d) => [d.key, d]));
-  columns.forEach((c, i) =>
-    c.actions.forEach((a, j) => {
+  return columns.map((c, i) => {
+    let changed = false;
+    const actions = c.actions.map((a, j) => {
       const def = defs.get(a.field.slice('metadata.'.length));
-      if (!def || a.operation === 'clear' || a.value === undefined) return;
+      if (!def || a.operation === 'clear' || a.value === undefined) return a;
       const converted = convertFieldValue(a.value, def);
-      if (converted === undefined) {
-        const reason = (checkFieldValue(def, a.value) as { reason: string }).reason;
-        throw invalidFieldValue(`/columns/${i}/actions/${j}/value`, def, a.value, reason);
-      }
-      a.value = converted;
-    }),
-  );
+      if (converted === undefined) throw invalidFieldValue(at(i, j), def, a.value, (checkFieldValue(def, a.value) as { reason: string }).reason);
+      if (JSON.stringify(converted) === JSON.stringify(a.value)) return a;
+      changed = true;
+      return { ...a, value: converted };
+    });
+    return changed ? { ...c, actions } : c;
+  });
 }
 
 function invalidFieldValue(at: string, def: CustomFieldDoc, value: unknown, reason: string): AppError {

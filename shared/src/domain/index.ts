@@ -29,5 +29,5 @@ export {
 } from './audit.js';
 export {
   customFieldIndexes, customFieldsOf, userScope, groupScope, taskScope, boardScope, definitionsOf, fieldTypesFor, checkFieldValue, convertFieldValue,
-  customValueInvalid, checkColumnActions, checkCustomFields, checkNewTaskFields, checkTaskUpdateFields, hasOptions, type CustomFieldDoc, type FieldValueCheck,
+  customValueInvalid, checkColumnActions, typedColumns, checkCustomFields, checkNewTaskFields, checkTaskUpdateFields, hasOptions, type CustomFieldDoc, type FieldValueCheck,
 } from './custom-fields.js';

@@ -1,7 +1,7 @@
 import { callerId, type CallContext, type Handler } from '@app/shared/bus';
 import type { BoardsOps, CardMoveResult, WipState } from '@app/shared/contracts';
 import {
-  checkTaskUpdateFields, fieldTypesFor, boardScopeFilter, canReadTask, checkIfMatch, checkSprintChange, columnOf, loadBoard, canWriteTask, mergeMoveActions, nextVersion, planMove, resolveFor,
+  boardScope, checkTaskUpdateFields, fieldTypesFor, typedColumns, boardScopeFilter, canReadTask, checkIfMatch, checkSprintChange, columnOf, loadBoard, canWriteTask, mergeMoveActions, nextVersion, planMove, resolveFor,
   runWrite, toTask, versionGuard, versionOf,
   type BoardDoc, type ColumnDef, type LoadedBoard, type MovePlan, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
@@ -74,7 +74,9 @@ export async function moveInWrite(
   const inSource: Filter = {
     $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(source, { now, fields }).filter],
   };
-  const effect = mergeMoveActions(from, to);
+  // the columns' actions set custom fields in their stored form (a select's label → its id)
+  const [typedFrom, typedTo] = await typedColumns(store, boardScope(board), [from, to], session);
+  const effect = mergeMoveActions(typedFrom!, typedTo!);
   let wip: WipState | null | undefined;
 
   for (let attempt = 1; ; attempt++) {
