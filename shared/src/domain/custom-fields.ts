@@ -1,6 +1,7 @@
 import { SELECT_TYPES, type CustomFieldOption, type CustomFieldType } from '../contracts/custom-fields.js';
 import { AppError } from '../errors/index.js';
-import type { TypedField } from '../query/typed.js';
+import type { Query } from '../query/ast.js';
+import { namesCustomFields, type TypedField } from '../query/typed.js';
 import { Collections } from '../store/collections.js';
 import { escapeKey, metadataPath, unescapeKey } from '../store/keys.js';
 import type { Collection, DocumentStore, IndexSpec, Session } from '../store/port.js';
@@ -85,9 +86,15 @@ export async function definitionsOf(store: DocumentStore, scopes: readonly strin
 
 /**
  * The definitions a query of `principal` is typed by (docs/custom-fields.md "In queries"): on a
- * board, its scope's; elsewhere the caller's own, then its groups'.
+ * board, its scope's; elsewhere the caller's own, then its groups'. With `query`, none are read
+ * when it names no `cf.*` field (an empty map: nothing to type).
  */
-export async function fieldTypesFor(store: DocumentStore, principal: Principal, opts: { board?: BoardDoc; session?: Session } = {}): Promise<ReadonlyMap<string, TypedField>> {
+export async function fieldTypesFor(
+  store: DocumentStore,
+  principal: Principal,
+  opts: { board?: BoardDoc; session?: Session; query?: Query } = {},
+): Promise<ReadonlyMap<string, TypedField>> {
+  if (opts.query && !namesCustomFields(opts.query)) return new Map();
   const scopes = opts.board ? [boardScope(opts.board)] : [userScope(principal.userId), ...principal.groupIds.map(groupScope)];
   const defs = await definitionsOf(store, scopes, opts.session);
   return new Map(defs.map((d) => [d.key, d]));

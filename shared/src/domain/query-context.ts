@@ -97,7 +97,7 @@ export async function compileColumn(
     });
     // in a transaction the reads run one at a time (one session, one operation at a time)
     const resolving = () => resolveFor(store, principal, effective.query, { now, board, ...(session ? { session } : {}) });
-    const typing = () => fieldTypesFor(store, principal, { board, ...(session ? { session } : {}) });
+    const typing = () => fieldTypesFor(store, principal, { board, query: effective.query, ...(session ? { session } : {}) });
     const [resolved, fields] = session ? [await resolving(), await typing()] : await Promise.all([resolving(), typing()]);
     return { column, text: effective.text, ...compileQuery(resolved, { now, fields }) };
   } catch (e) {

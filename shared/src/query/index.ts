@@ -10,7 +10,7 @@ export { parseQuery, parseFilter, MAX_QUERY_LENGTH, MAX_DEPTH, MAX_SHIFT } from 
 export { likeToRegex, MAX_PATTERN_LENGTH, MAX_WILDCARD_RUNS } from './patterns.js';
 export { printQuery } from './print.js';
 export { compileQuery, queryMatches, fieldPath, type CompiledQuery } from './compile.js';
-export { checkQueryTypes, compileTypedPred, optionSort, TYPE_OPERATORS, type FieldTypes, type TypedField } from './typed.js';
+export { checkQueryTypes, compileTypedPred, namesCustomFields, optionSort, TYPE_OPERATORS, type FieldTypes, type TypedField } from './typed.js';
 export { isMoverValue, materializeActions, MOVER_VALUE } from './materialize.js';
 export { andQueries, buildEffectiveQuery, storedQueryError } from './compose.js';
 export { validateQuery, type QueryFault, type QueryValidation } from './validate.js';

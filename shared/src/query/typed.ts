@@ -285,3 +285,20 @@ export function suggestDefinedField<F extends { code: string; message: string; s
   if (!def) return fault;
   return { ...fault, suggestion: def.key, message: `Unknown field "${word}" at position ${fault.position}; did you mean "${def.key}" (${def.name}, a ${def.type} field)?` };
 }
+
+/** True when the query names a `cf.*` field (only those can be defined, so only then are definitions read). */
+export function namesCustomFields(q: Query): boolean {
+  const isCf = (f: string) => metadataKeyOf(f)?.startsWith('cf.') === true;
+  const inExpr = (e: Expr): boolean => {
+    switch (e.type) {
+      case 'and':
+      case 'or':
+        return e.items.some(inExpr);
+      case 'not':
+        return inExpr(e.expr);
+      default:
+        return isCf(e.field);
+    }
+  };
+  return (q.where !== undefined && inExpr(q.where)) || q.orderBy.some((k) => isCf(k.field));
+}

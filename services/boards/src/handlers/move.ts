@@ -6,7 +6,7 @@ import {
   type BoardDoc, type ColumnDef, type LoadedBoard, type MovePlan, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
-import { buildEffectiveQuery, compileQuery, queryMatches, type Query } from '@app/shared/query';
+import { buildEffectiveQuery, compileQuery, namesCustomFields, queryMatches, type Query } from '@app/shared/query';
 import { Collections, type Collection, type Filter, type Session, type Update } from '@app/shared/store';
 import { checkWip } from '../wip.js';
 
@@ -70,9 +70,9 @@ export async function moveInWrite(
   const source = await resolve(columnQuery(board, from));
   const target = await resolve(columnQuery(board, to));
   // the custom fields of the board's scope type both columns' queries (docs/custom-fields.md)
-  const fields = await fieldTypesFor(store, principal, { board, session });
+  const fields = namesCustomFields(source) || namesCustomFields(target) ? await fieldTypesFor(store, principal, { board, session }) : undefined;
   const inSource: Filter = {
-    $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(source, { now, fields }).filter],
+    $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(source, { now, ...(fields ? { fields } : {}) }).filter],
   };
   // the columns' actions set custom fields in their stored form (a select's label → its id)
   const [typedFrom, typedTo] = await typedColumns(store, boardScope(board), [from, to], session);

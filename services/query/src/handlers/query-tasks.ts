@@ -44,7 +44,7 @@ export const queryTasks =
     checkFunctionContext(parsed, { board: false });
     const sortOver = input.sort ? sortOverride(input.sort) : undefined;
     const principal = await loadPrincipal(store, callerId(ctx));
-    const [resolved, fields] = await Promise.all([resolveFor(store, principal, parsed, { now }), fieldTypesFor(store, principal)]);
+    const [resolved, fields] = await Promise.all([resolveFor(store, principal, parsed, { now }), fieldTypesFor(store, principal, { query: parsed })]);
     const compiled = compileQuery(resolved, { now, fields });
     const order = sortOver ? { sort: sortOver } : compiled;
     const page = input.page ?? 1;

@@ -221,8 +221,9 @@ const query =
     } else scope = readableTasksFilter(p);
     let compiled;
     try {
-      const fields = await fieldTypesFor(store, p, board ? { board } : {});
-      compiled = compileQuery(await resolveFor(store, p, parseQuery(view.query), { now, ...(board ? { board } : {}) }), { now, fields });
+      const parsedView = parseQuery(view.query);
+      const fields = await fieldTypesFor(store, p, { query: parsedView, ...(board ? { board } : {}) });
+      compiled = compileQuery(await resolveFor(store, p, parsedView, { now, ...(board ? { board } : {}) }), { now, fields });
     } catch (e) {
       throw storedQueryError(e, { kind: 'view', id: view._id, name: view.name });
     }
