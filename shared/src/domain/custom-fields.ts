@@ -48,6 +48,16 @@ export const customFieldIndexes: IndexSpec[] = [
   { collection: Collections.customFields, keys: { scope: 1, created_at: 1 }, name: 'custom_fields_scope_created' },
 ];
 
+/**
+ * The index a defined key gets on the tasks (docs/custom-fields.md "Indexes"; docs/store.md): on
+ * the embedded store a hash index (and sort index) on `metadata.<escaped key>`, built when the
+ * field is defined and recorded like every index; on MongoDB none, the wildcard `metadata.$**`
+ * serves it.
+ */
+export function customFieldIndex(key: string): IndexSpec {
+  return { collection: Collections.tasks, keys: { [metadataPath(key)]: 1 }, embeddedOnly: true };
+}
+
 /** The `custom_fields` collection. */
 export function customFieldsOf(store: DocumentStore): Collection<CustomFieldDoc> {
   return store.collection<CustomFieldDoc>(Collections.customFields);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
 import { CUSTOM_FIELDS_PER_OWNER_MAX, type CustomField, type CustomFieldOption, type CustomFieldsOps, type CustomFieldType } from '@app/shared/contracts';
 import {
-  boardScope, checkFieldValue, checkIfMatch, convertFieldValue, customFieldsOf, definitionsOf, groupScope, hasOptions, loadBoard, loadPrincipal, nextVersion,
+  boardScope, checkFieldValue, customFieldIndex, checkIfMatch, convertFieldValue, customFieldsOf, definitionsOf, groupScope, hasOptions, loadBoard, loadPrincipal, nextVersion,
   runWrite, taskUpdatedEvent, userScope, versionGuard, versionOf,
   type CustomFieldDoc, type GroupDoc, type HandlerFactories, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
@@ -92,13 +92,15 @@ function scopeTasks(doc: Pick<CustomFieldDoc, 'group_id' | 'owner_id'>): Filter 
  * in, 403 `FORBIDDEN` for a plain member). 409 `CUSTOM_FIELD_KEY_TAKEN` when the owner already
  * defines the key; 400 for options or a default that do not fit the type, or past
  * {@link CUSTOM_FIELDS_PER_OWNER_MAX} definitions. Values already stored under the key are not
- * rewritten: they are checked on their task's next write (docs/custom-fields.md).
+ * rewritten: they are checked on their task's next write (docs/custom-fields.md). Once stored,
+ * the key's index is ensured ({@link customFieldIndex}: the embedded store builds it, one pass
+ * over the tasks; MongoDB's wildcard index already serves it).
  */
 const create =
   (deps: ServiceDeps): Handler<typeof CustomFieldsOps.create> =>
   async (input, ctx) => {
     checkDefinition(input);
-    return runWrite(deps, ctx, async (w) => {
+    const created = await runWrite(deps, ctx, async (w) => {
       const p = await loadPrincipal(deps.store, w.userId, w.session);
       let scope = userScope(w.userId);
       if (input.group_id !== undefined) {
@@ -126,6 +128,8 @@ const create =
       await fields.insertOne(doc, { session: w.session });
       return toField(doc, true);
     });
+    await deps.store.ensureIndexes([customFieldIndex(input.key)]);
+    return created;
   };
 
 /**
