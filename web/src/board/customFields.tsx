@@ -1,0 +1,249 @@
+import { createContext, useCallback, useContext, useEffect, useState } from 'react';
+import type { Api } from '../api/client.js';
+import type { BoardMember, CustomField } from '../api/types.js';
+
+/*
+ * Custom fields in the web board (docs/custom-fields.md, docs/web.md "Custom fields"): the
+ * definitions of the board's scope, read once per board page, a widget per type in the card
+ * detail, badges by name and color on cards, and field names in the filter box.
+ */
+
+/** The board's custom field definitions, and a reload after they change. */
+export interface BoardFields {
+  fields: readonly CustomField[];
+  reload: () => void;
+}
+
+const NONE: BoardFields = { fields: [], reload: () => {} };
+
+/** The definitions of the board page's scope, for the cards it draws. */
+export const CustomFieldsContext = createContext<BoardFields>(NONE);
+
+/** Reads the custom fields of board `boardId` (none while loading or when the read fails). */
+export function useCustomFields(api: Api, boardId: string): BoardFields {
+  const [fields, setFields] = useState<readonly CustomField[]>([]);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    api.listCustomFields(boardId).then(
+      (r) => live && setFields(r.data),
+      () => live && setFields([]),
+    );
+    return () => {
+      live = false;
+    };
+  }, [api, boardId, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { fields, reload };
+}
+
+/** The board page's definitions (from {@link CustomFieldsContext}). */
+export const useBoardFields = (): BoardFields => useContext(CustomFieldsContext);
+
+/** A badge a card shows for one defined field: the field's name, the value as people read it, a color for options. */
+export interface FieldBadge {
+  key: string;
+  name: string;
+  text: string;
+  color?: string;
+}
+
+/** The option label of a select value (its id when no option has it). */
+function labelOf(f: CustomField, id: unknown): { text: string; color?: string } {
+  const o = f.options?.find((x) => x.id === id);
+  return o ? { text: o.label, ...(o.color ? { color: o.color } : {}) } : { text: String(id) };
+}
+
+/**
+ * The badges of a card's metadata for the defined fields that carry a value: select options (each
+ * of a multi_select) by their label and color, booleans and URLs as the field's name (a true
+ * box, a link), a member by name, other values as name and value (`Estimate 8`); undefined keys
+ * are left to the card's other badges.
+ */
+export function fieldBadges(md: Record<string, unknown>, fields: readonly CustomField[], people?: ReadonlyMap<string, string>): FieldBadge[] {
+  const out: FieldBadge[] = [];
+  for (const f of fields) {
+    const v = md[f.key];
+    if (v === undefined || v === null) continue;
+    if (f.type === 'select') out.push({ key: f.key, name: f.name, ...labelOf(f, v) });
+    else if (f.type === 'multi_select' && Array.isArray(v)) for (const id of v) out.push({ key: f.key, name: f.name, ...labelOf(f, id) });
+    else if (f.type === 'boolean') {
+      if (v === true) out.push({ key: f.key, name: f.name, text: f.name });
+    } else if (f.type === 'user') out.push({ key: f.key, name: f.name, text: people?.get(String(v)) ?? String(v) });
+    else if (f.type === 'url') out.push({ key: f.key, name: f.name, text: f.name });
+    else out.push({ key: f.key, name: f.name, text: `${f.name} ${typeof v === 'string' || typeof v === 'number' ? String(v).slice(0, 24) : JSON.stringify(v).slice(0, 24)}` });
+  }
+  return out;
+}
+
+/** Black or white text, whichever reads better on `hex` (`#rrggbb`). */
+export function textOn(hex: string): string {
+  const n = Number.parseInt(hex.slice(1), 16);
+  const [r, g, b] = [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+  return 0.299 * r + 0.587 * g + 0.114 * b > 150 ? '#1b1f24' : '#ffffff';
+}
+
+/** One badge on a card. */
+export function Badge({ badge }: { badge: FieldBadge }) {
+  const style = badge.color ? { background: badge.color, color: textOn(badge.color) } : undefined;
+  return (
+    <span className="badge field" title={`${badge.name}: ${badge.text}`} style={style} data-testid="field-badge">
+      {badge.text}
+    </span>
+  );
+}
+
+/** The operators of each type in the filter box (docs/custom-fields.md "Operators by type"). */
+export const TYPE_OPERATORS: Readonly<Record<string, readonly string[]>> = {
+  number: ['=', '!=', '<', '<=', '>', '>=', 'IN', 'BETWEEN', 'IS NULL'],
+  date: ['=', '!=', '<', '<=', '>', '>=', 'BETWEEN', 'IS NULL'],
+  datetime: ['=', '!=', '<', '<=', '>', '>=', 'BETWEEN', 'IS NULL'],
+  text: ['=', '!=', 'IN', '~', 'LIKE', 'ILIKE', 'IS NULL'],
+  url: ['=', '!=', '~', 'LIKE', 'IS NULL'],
+  select: ['=', '!=', 'IN', 'IS NULL'],
+  user: ['=', '!=', 'IN', 'IS NULL'],
+  boolean: ['=', '!=', 'IS NULL'],
+  multi_select: ['CONTAINS', 'CONTAINS_ALL', 'IN', 'IS NULL'],
+};
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The filter text with defined fields written by their name turned into their keys, so
+ * `Priority = P1` is sent as `cf.priority = 'P1'` (the server reads a select's label as its
+ * option): a name (any case) standing where a field stands becomes the key, and an unquoted word
+ * after `=` / `!=` that is one of the field's option labels is quoted. Text inside quotes is left
+ * alone; a name that is also a builtin field (`status`) is not rewritten.
+ */
+export function namesToKeys(text: string, fields: readonly CustomField[]): string {
+  const builtins = new Set(['id', 'title', 'description', 'status', 'path', 'tags', 'assignee', 'kickoff', 'deadline', 'checkInCount', 'derivedFromId', 'created_at', 'created_by', 'updated_at', 'updated_by']);
+  const named = fields.filter((f) => !builtins.has(f.name) && /^[\p{L}\p{N}_ -]+$/u.test(f.name)).sort((a, b) => b.name.length - a.name.length);
+  if (named.length === 0) return text;
+  // split into quoted and unquoted runs; only unquoted runs are rewritten
+  const parts = text.split(/('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")/);
+  return parts
+    .map((part, i) => {
+      if (i % 2 === 1) return part;
+      let out = part;
+      for (const f of named) {
+        const re = new RegExp(`(^|[\\s(,])${escapeRe(f.name)}(?=\\s*(?:=|!=|<|>|~|!~|\\bIN\\b|\\bNOT\\b|\\bIS\\b|\\bLIKE\\b|\\bILIKE\\b|\\bCONTAINS|\\bBETWEEN\\b|\\bASC\\b|\\bDESC\\b|,|\\)|$))`, 'giu');
+        out = out.replace(re, (_m, pre: string) => `${pre}${f.key}`);
+        if (f.options?.length) {
+          const labels = f.options.map((o) => escapeRe(o.label)).join('|');
+          const value = new RegExp(`(${escapeRe(f.key)}\\s*(?:=|!=)\\s*)(${labels})(?=$|[\\s)])`, 'giu');
+          out = out.replace(value, (_m, head: string, label: string) => `${head}'${label}'`);
+        }
+      }
+      return out;
+    })
+    .join('');
+}
+
+/** The value of one field as its widget edits it: `undefined` = not set. */
+export type FieldValue = unknown;
+
+/**
+ * The widget of one defined field in the card detail's edit form: a select for select fields
+ * (options in their order), checkboxes for multi_select, a number input, a date or date-time
+ * picker, a checkbox, a member picker for user fields, a URL or text input.
+ */
+export function FieldWidget(p: { field: CustomField; value: FieldValue; members: readonly BoardMember[]; onChange: (v: FieldValue) => void }) {
+  const { field: f, value: v } = p;
+  const name = `cf-${f.key.slice(3)}`;
+  switch (f.type) {
+    case 'select':
+      return (
+        <label>
+          {f.name}
+          <select name={name} value={typeof v === 'string' ? v : ''} onChange={(e) => p.onChange(e.target.value === '' ? undefined : e.target.value)}>
+            <option value="">—</option>
+            {(f.options ?? []).map((o) => (
+              <option key={o.id} value={o.id}>
+                {o.label}
+              </option>
+            ))}
+          </select>
+        </label>
+      );
+    case 'multi_select': {
+      const chosen = Array.isArray(v) ? (v as string[]) : [];
+      return (
+        <fieldset className="field-options">
+          <legend>{f.name}</legend>
+          {(f.options ?? []).map((o) => (
+            <label key={o.id} className="inline">
+              <input
+                type="checkbox"
+                name={`${name}-${o.id}`}
+                checked={chosen.includes(o.id)}
+                onChange={(e) => p.onChange(e.target.checked ? [...chosen, o.id] : chosen.filter((x) => x !== o.id))}
+              />
+              {o.label}
+            </label>
+          ))}
+        </fieldset>
+      );
+    }
+    case 'number':
+      return (
+        <label>
+          {f.name}
+          <input name={name} type="number" step="any" value={typeof v === 'number' ? String(v) : ''} onChange={(e) => p.onChange(e.target.value === '' ? undefined : Number(e.target.value))} />
+        </label>
+      );
+    case 'date':
+      return (
+        <label>
+          {f.name}
+          <input name={name} type="date" value={typeof v === 'string' ? v : ''} onChange={(e) => p.onChange(e.target.value === '' ? undefined : e.target.value)} />
+        </label>
+      );
+    case 'datetime':
+      return (
+        <label>
+          {f.name}
+          <input
+            name={name}
+            type="datetime-local"
+            value={typeof v === 'string' ? v.slice(0, 16) : ''}
+            onChange={(e) => p.onChange(e.target.value === '' ? undefined : new Date(e.target.value).toISOString())}
+          />
+        </label>
+      );
+    case 'boolean':
+      return (
+        <label className="inline">
+          <input name={name} type="checkbox" checked={v === true} onChange={(e) => p.onChange(e.target.checked)} />
+          {f.name}
+        </label>
+      );
+    case 'user':
+      return (
+        <label>
+          {f.name}
+          <select name={name} value={typeof v === 'string' ? v : ''} onChange={(e) => p.onChange(e.target.value === '' ? undefined : e.target.value)}>
+            <option value="">Nobody</option>
+            {p.members.map((m) => (
+              <option key={m.id} value={m.id}>
+                {m.username}
+              </option>
+            ))}
+          </select>
+        </label>
+      );
+    case 'url':
+      return (
+        <label>
+          {f.name}
+          <input name={name} type="url" value={typeof v === 'string' ? v : ''} onChange={(e) => p.onChange(e.target.value === '' ? undefined : e.target.value)} />
+        </label>
+      );
+    default:
+      return (
+        <label>
+          {f.name}
+          <input name={name} value={typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v)} onChange={(e) => p.onChange(e.target.value === '' ? undefined : e.target.value)} />
+        </label>
+      );
+  }
+}
