@@ -65,6 +65,19 @@ describe('custom field definitions', () => {
     expectError(await f.sys.call('GET', `/api/v1/custom-fields/${created.body.id}`, f.alice), 404, 'CUSTOM_FIELD_NOT_FOUND');
   });
 
+  it('keys stay unique per owner under concurrent creates: one wins, the others are 409', async () => {
+    await using f = await fixture();
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => f.sys.call('POST', '/api/v1/custom-fields', f.alice, { key: 'cf.size', name: `Size ${i}`, type: 'text' })),
+    );
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    for (const a of answers.filter((x) => x.status !== 201)) {
+      expect(a.status).toBe(409);
+      expect(['CUSTOM_FIELD_KEY_TAKEN', 'CONFLICT']).toContain(a.body.code);
+    }
+    expect((await f.sys.call('GET', '/api/v1/custom-fields', f.alice)).body.data).toHaveLength(1);
+  });
+
   it('refuse bad definitions naming the field: options only on select kinds, distinct option ids, a default of the type', async () => {
     await using f = await fixture();
     const post = (body: Record<string, unknown>) => f.sys.call('POST', '/api/v1/custom-fields', f.alice, body);
