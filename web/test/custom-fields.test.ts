@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CustomField } from '../src/api/types.js';
-import { fieldBadges, namesToKeys, textOn } from '../src/board/customFields.js';
-import { slug } from '../src/board/FieldsEditor.js';
+import { fieldBadges, namesToKeys, slug, textOn } from '../src/board/fieldRules.js';
 
 const field = (over: Partial<CustomField> & Pick<CustomField, 'key' | 'name' | 'type'>): CustomField => ({
   id: over.key, required: false, can_edit: true, version: 1, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', ...over,

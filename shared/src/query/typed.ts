@@ -203,7 +203,7 @@ export function compileTypedPred(p: Pred, def: TypedField, now: Date): Filter {
     case 'match':
       return negate(p.not, on(path, { $regex: escapeRegex(p.text), $options: 'i' }));
     case 'null':
-      return negate(p.not, p.field && def.type === 'multi_select' ? { $or: [on(path, { $eq: null }), on(path, { $size: 0 })] } : on(path, { $eq: null }));
+      return negate(p.not, def.type === 'multi_select' ? { $or: [on(path, { $eq: null }), on(path, { $size: 0 })] } : on(path, { $eq: null }));
     case 'between': {
       const [low, high] = [op(p.low), op(p.high)];
       const lower = 'scalar' in low ? low.scalar : low.day.start;

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { errorText, type Api } from '../api/client.js';
 import type { Board, CustomField, CustomFieldOption } from '../api/types.js';
 import { Dialog } from '../Dialog.js';
-import { textOn } from './customFields.js';
+import { slug, textOn } from './fieldRules.js';
 
 /** The types offered when a field is added, as people read them. */
 const TYPES: ReadonlyArray<[string, string]> = [
@@ -12,11 +12,6 @@ const TYPES: ReadonlyArray<[string, string]> = [
 
 const DEFAULT_COLORS = ['#d73a4a', '#e99695', '#fbca04', '#0e8a16', '#1d76db', '#5319e7', '#6a737d'];
 
-/** A key or option id from a name: lower case letters, digits, `_` and `-` (`Story points` → `story_points`). */
-export function slug(name: string): string {
-  const s = name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9_-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64);
-  return s || 'field';
-}
 
 /** Options being edited: an existing option keeps its id; a new one gets one from its label when saved. */
 interface OptionDraft {
