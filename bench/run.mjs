@@ -6,6 +6,7 @@ import { cpus } from 'node:os';
 import { Scope } from './lib.mjs';
 import { agentsSection } from './sections/agents.mjs';
 import { boardSection } from './sections/board.mjs';
+import { customfieldsSection } from './sections/customfields.mjs';
 import { distributedSection } from './sections/distributed.mjs';
 import { durabilitySection } from './sections/durability.mjs';
 import { eventsSection } from './sections/events.mjs';
@@ -40,6 +41,7 @@ const SECTIONS = {
   observability: ['observability: GET detail and move with metrics off, on, and on with every request traced', observabilitySection],
   agents: ['agents: the MCP tool find_tasks ÷ the same query over REST, with an access token', agentsSection],
   fairness: ['fairness: one user\'s costly requests beside another user\'s sequential reads', fairnessSection],
+  customfields: ['customfields: a query on a defined select field ÷ the same on a built-in field, 110,000 tasks', customfieldsSection],
   soak: ['soak: 400,000 PATCHes of 200 tasks on the embedded default — memory, req/s per round, restart', soakSection],
   flowwrites: ['flowwrites: a PATCH on a task held by 20 boards ÷ one held by none (flow history from every write)', flowWritesSection],
   imports: ['imports: a 10,000-card import beside another user\'s reads; a streamed 50,000-card export', importsSection],

@@ -113,19 +113,21 @@ export function groupDoc(name, owner, members) {
  * Query section data: 100 users × 1,000 tasks, plus 10,000 tasks of a group (created by 10 other
  * members) that user 0 belongs to, so user 0's read scope is 11,000 tasks of 110,000.
  */
-async function seedQuery(store) {
+async function seedQuery(store, _size, opts = {}) {
   const r = rng(3);
+  // the customfields section: a select value on every task (`cf.stage`, four options, like status)
+  const meta = () => (opts.stage ? { 'cf.stage': r.weighted(STAGE_MIX) } : {});
   const users = Array.from({ length: 100 }, () => randomUUID());
   const mates = Array.from({ length: 10 }, () => randomUUID());
   const group = groupDoc('Platform team', mates[0], [users[0], ...mates.slice(1)]);
   await store.collection(Collections.groups).insertMany([group]);
   const own = [];
   for (const u of users) {
-    const docs = Array.from({ length: 1_000 }, () => taskDoc(r, u));
+    const docs = Array.from({ length: 1_000 }, () => taskDoc(r, u, {}, meta()));
     if (u === users[0]) own.push(...docs);
     await insertChunks(store, Collections.tasks, docs);
   }
-  const shared = Array.from({ length: 10_000 }, (_, i) => taskDoc(r, mates[i % mates.length], { groupId: group._id, groupPermission: 'rw' }));
+  const shared = Array.from({ length: 10_000 }, (_, i) => taskDoc(r, mates[i % mates.length], { groupId: group._id, groupPermission: 'rw' }, meta()));
   await insertChunks(store, Collections.tasks, shared);
   const scope = [...own, ...shared].filter((t) => !t.deleted);
   return {
@@ -134,6 +136,7 @@ async function seedQuery(store) {
     tasks: 110_000,
     scope: scope.length,
     firstQueryMatches: scope.filter((t) => t.status === 'doing' && t.tags.includes('dev')).length,
+    stageQueryMatches: scope.filter((t) => t.metadata['cf%2Estage'] === 's-doing' && t.tags.includes('dev')).length,
   };
 }
 
@@ -258,7 +261,13 @@ async function seedFlow(store) {
   return { ...seeded, movable: [], finished: cards.length, today: dayOf(now), yearAgo: dayOf(now - 364 * DAY_MS) };
 }
 
-const KINDS = { query: seedQuery, board: seedBoard, scale: seedScale, flow: seedFlow };
+/** The options of the customfields section's `cf.stage` and their mix (the same weights as the statuses). */
+export const STAGE_MIX = [['s-todo', 0.35], ['s-doing', 0.25], ['s-review', 0.1], ['s-done', 0.3]];
+
+/** The query data with a `cf.stage` select value on every task (the customfields section). */
+const seedCustomFields = (store) => seedQuery(store, 0, { stage: true });
+
+const KINDS = { query: seedQuery, board: seedBoard, scale: seedScale, flow: seedFlow, customfields: seedCustomFields };
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [kind, dir, size] = process.argv.slice(2);

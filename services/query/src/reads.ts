@@ -40,6 +40,44 @@ export async function findPage(
   return { docs, total };
 }
 
+/**
+ * One page of `filter` in the order of a compiled query (docs/custom-fields.md "ORDER BY"): like
+ * {@link findPage}, except when the query orders first by a select field (`byOption`): the options
+ * then decide the order, not their ids' spelling. The read counts each option's matches (and
+ * those with no option, which sort lowest like missing values: first ascending, last descending),
+ * then reads only the option segments the page covers, each in the query's further sort keys.
+ * Rounds: one count per option plus one, and one read per segment on the page.
+ */
+export async function findPageOrdered(
+  tasks: Collection<TaskDoc>,
+  filter: Filter,
+  compiled: { sort: Sort; byOption?: { path: string; ids: string[]; dir: 1 | -1 } },
+  page: number,
+  pageSize: number,
+  projection?: Projection,
+): Promise<{ docs: TaskDoc[]; total: number }> {
+  const by = compiled.byOption;
+  if (!by) return findPage(tasks, filter, compiled.sort, page, pageSize, projection);
+  const rest: Sort = Object.fromEntries(Object.entries(compiled.sort).filter(([k]) => k !== by.path));
+  const segments: Filter[] = [{ [by.path]: { $nin: by.ids } }, ...by.ids.map((id) => ({ [by.path]: id }))];
+  if (by.dir === -1) segments.reverse();
+  const filters = segments.map((seg) => ({ $and: [filter, seg] }));
+  const counts = await Promise.all(filters.map((f) => tasks.countDocuments(f)));
+  const total = counts.reduce((a, b) => a + b, 0);
+  const docs: TaskDoc[] = [];
+  let skip = (page - 1) * pageSize;
+  for (let i = 0; i < filters.length && docs.length < pageSize; i++) {
+    if (skip >= counts[i]!) {
+      skip -= counts[i]!;
+      continue;
+    }
+    const limit = pageSize - docs.length;
+    docs.push(...(await tasks.find(filters[i]!, { sort: rest, skip, limit, ...(projection ? { projection } : {}) })));
+    skip = 0;
+  }
+  return { docs, total };
+}
+
 const encoded: Record<TaskView, FrozenJsonMemo<TaskDoc>> = {
   full: new FrozenJsonMemo((doc) => toTask(doc, 'full')),
   lite: new FrozenJsonMemo((doc) => toTask(doc, 'lite')),

@@ -1,7 +1,7 @@
 import { callerId, FrozenJsonMemo, jsonText, type CallContext, type EncodedJson } from '@app/shared/bus';
 import type { LinkedItem, Note, TaskDetail } from '@app/shared/contracts';
 import {
-  canReadTask, canWriteTask, checkIfMatch, ownsOutright, checkSprintChange, distinct, isUuid, loadPrincipal, nextVersion, readableTasksFilter, toTask, versionGuard, versionOf,
+  canReadTask, canWriteTask, checkIfMatch, checkTaskUpdateFields, ownsOutright, checkSprintChange, distinct, isUuid, loadPrincipal, nextVersion, readableTasksFilter, toTask, versionGuard, versionOf,
   type NoteDoc, type Principal, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
@@ -68,12 +68,15 @@ export async function loadTask(
  * 409 `CONFLICT` (retry), nothing written.
  * Every write to an existing task passes here, so this is where the sprint rule is enforced: an
  * update that moves the task into another sprint (`app.sprint`) needs write access to that sprint
- * (`checkSprintChange`: 404 / 403 naming `sprintField`, the body field that carried it).
+ * (`checkSprintChange`: 404 / 403 naming `sprintField`, the body field that carried it), and the
+ * custom field rule: the metadata it sets must fit the task's definitions
+ * (`checkTaskUpdateFields`: 400 `CUSTOM_FIELD_VALUE_INVALID`; stored values normalized).
  */
 export async function writeTask(
   store: DocumentStore, w: WriteUnit, task: TaskDoc, update: Update & { $set: Record<string, unknown> }, sprintField = '/metadata/app.sprint',
 ): Promise<TaskDoc> {
   await checkSprintChange(store, w.userId, task, update, sprintField, w.session);
+  await checkTaskUpdateFields(store, task, update.$set, w.session);
   const after = await tasksOf(store).findOneAndUpdate(
     { _id: task._id, deleted: false, ...versionGuard(task) },
     { ...update, $set: { ...update.$set, ...nextVersion(task) } },

@@ -48,3 +48,7 @@ export {
   IMPORT_MAX_BYTES, IMPORT_MAX_CARDS, EXPORT_PAGE_CARDS, ImportsOps, ExportOps, ImportMapping, ImportCreateBody, ImportProblem, ImportCounts, ImportJob,
   ImportPreview, ImportParams, ExportQuerystring, ExportCard, ExportPage,
 } from './imports.js';
+export {
+  CUSTOM_FIELD_TYPES, type CustomFieldType, SELECT_TYPES, CUSTOM_FIELD_OPTIONS_MAX, CUSTOM_FIELDS_PER_OWNER_MAX, CustomFieldKey, CustomFieldOption,
+  CustomFieldParams, CustomFieldCreateBody, CustomFieldUpdateBody, CustomField, CustomFieldListQuerystring, CustomFieldList, CustomFieldsOps,
+} from './custom-fields.js';

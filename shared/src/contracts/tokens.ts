@@ -66,6 +66,8 @@ export const OP_SCOPES: Readonly<Record<string, Scope>> = {
   'flow.cumulative': 'read', 'flow.cycleTime': 'read', 'flow.snapshot': 'write',
   // imports create boards (admin, like boards.create); their state, dry runs and exports are reads
   'imports.get': 'read', 'imports.preview': 'read', 'query.exportPage': 'read', 'imports.create': 'admin',
+  'customFields.list': 'read', 'customFields.get': 'read',
+  'customFields.create': 'admin', 'customFields.update': 'admin', 'customFields.remove': 'admin',
 };
 
 /** The scope `op` needs from a token ({@link OP_SCOPES}; `admin` when unlisted). */

@@ -28,3 +28,7 @@ export {
   appendAudit, auditDoc, auditOf, auditHost, toAuditEntry, DEFAULT_AUDIT_RETENTION_DAYS, type AuditDoc, type AuditStamp, type NewAudit,
 } from './audit.js';
 export { checkTaskSize } from './events.js';
+export {
+  customFieldIndex, customFieldIndexes, customFieldsOf, userScope, groupScope, taskScope, boardScope, definitionsOf, fieldTypesFor, checkFieldValue, convertFieldValue,
+  customValueInvalid, checkColumnActions, typedColumns, checkCustomFields, checkNewTaskFields, checkTaskUpdateFields, hasOptions, type CustomFieldDoc, type FieldValueCheck,
+} from './custom-fields.js';

@@ -1,4 +1,5 @@
-import { buildEffectiveQuery, compileQuery, resolveQuery, storedQueryError, type FunctionLookups, type Query } from '../query/index.js';
+import { buildEffectiveQuery, compileQuery, resolveQuery, storedQueryError, type CompiledQuery, type FunctionLookups, type Query } from '../query/index.js';
+import { fieldTypesFor } from './custom-fields.js';
 import { Collections } from '../store/collections.js';
 import { metadataPath } from '../store/keys.js';
 import type { DocumentStore, Filter, Session, Sort } from '../store/port.js';
@@ -64,6 +65,8 @@ export interface CompiledColumn {
   text: string;
   filter: Filter;
   sort: Sort;
+  /** Set when the column orders by a select field (`CompiledQuery.byOption`). */
+  byOption?: CompiledQuery['byOption'];
 }
 
 /**
@@ -75,6 +78,7 @@ export interface CompiledColumn {
  * Function calls are resolved for `principal` on this board (`me()` = the reader,
  * `activeSprint()` = the board's running sprint); `text` keeps them as written. A bad `filter` is 400 `QUERY_SYNTAX` with the position relative to the filter text;
  * a stored column query that cannot run is a 400 naming the column (`storedQueryError`).
+ * Predicates on the custom fields of the board's scope are typed (docs/custom-fields.md).
  */
 export async function compileColumn(
   store: DocumentStore,
@@ -94,7 +98,11 @@ export async function compileColumn(
       ...(filter !== undefined ? { filter } : {}),
       cardsOnly: true,
     });
-    return { column, text: effective.text, ...compileQuery(await resolveFor(store, principal, effective.query, { now, board, ...(session ? { session } : {}) }), { now }) };
+    // in a transaction the reads run one at a time (one session, one operation at a time)
+    const resolving = () => resolveFor(store, principal, effective.query, { now, board, ...(session ? { session } : {}) });
+    const typing = () => fieldTypesFor(store, principal, { board, query: effective.query, ...(session ? { session } : {}) });
+    const [resolved, fields] = session ? [await resolving(), await typing()] : await Promise.all([resolving(), typing()]);
+    return { column, text: effective.text, ...compileQuery(resolved, { now, fields }) };
   } catch (e) {
     throw storedQueryError(e, { kind: 'column', id: column.id, name: column.name });
   }

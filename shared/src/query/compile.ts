@@ -6,6 +6,7 @@ import { resolveDate } from './dates.js';
 import { deepFreeze } from '../util/index.js';
 import { unknownField } from './parse.js';
 import { escapeRegex, likeToRegex } from './patterns.js';
+import { compileTypedPred, optionSort, typedFieldOf, usesTypedFields, type FieldTypes } from './typed.js';
 
 /**
  * The stored path of an API field (docs/architecture.md §2, §6): `id` → `_id`, other builtins as they are,
@@ -60,7 +61,9 @@ function isNull(field: Field, path: string): Filter {
   return on(path, { $eq: null });
 }
 
-function compilePred(p: Pred, now: Date): Filter {
+function compilePred(p: Pred, now: Date, fields?: FieldTypes): Filter {
+  const def = typedFieldOf(p, fields);
+  if (def) return compileTypedPred(p, def, now);
   const path = fieldPath(p.field);
   const op = (v: Value): Operand => operand(v, now);
   const negate = (flag: boolean, f: Filter): Filter => (flag ? nor(f) : f);
@@ -92,16 +95,16 @@ function compilePred(p: Pred, now: Date): Filter {
   }
 }
 
-function compileExpr(e: Expr, now: Date): Filter {
+function compileExpr(e: Expr, now: Date, fields?: FieldTypes): Filter {
   switch (e.type) {
     case 'and':
-      return { $and: e.items.map((i) => compileExpr(i, now)) };
+      return { $and: e.items.map((i) => compileExpr(i, now, fields)) };
     case 'or':
-      return { $or: e.items.map((i) => compileExpr(i, now)) };
+      return { $or: e.items.map((i) => compileExpr(i, now, fields)) };
     case 'not':
-      return nor(compileExpr(e.expr, now));
+      return nor(compileExpr(e.expr, now, fields));
     default:
-      return compilePred(e, now);
+      return compilePred(e, now, fields);
   }
 }
 
@@ -126,14 +129,29 @@ function compileSort(keys: OrderKey[]): Sort {
  * The sort always ends with `_id` (ascending, unless the query itself orders by `id`).
  * A shared (frozen) query without date words or relative dates is compiled once; its result is
  * frozen too, so callers must wrap, never change, the filter.
+ * `opts.fields` types the predicates on defined custom fields (docs/custom-fields.md "In queries",
+ * `typed.ts`): their comparisons follow the field type, and an operator or value the type lacks
+ * is 400 `QUERY_OPERATOR_NOT_FOR_TYPE` at its position; `byOption` is set when the first ORDER BY
+ * key is a select field (its reads page option by option, `findPageByOption`). A query naming a
+ * defined field is compiled every time (its form depends on the definitions).
  */
-export function compileQuery(q: Query, opts: { now: Date }): { filter: Filter; sort: Sort } {
-  const hit = compiled.get(q);
+export function compileQuery(q: Query, opts: { now: Date; fields?: FieldTypes }): CompiledQuery {
+  const typed = usesTypedFields(q, opts.fields);
+  const hit = typed ? undefined : compiled.get(q);
   if (hit) return hit;
-  const reusable = Object.isFrozen(q) && !dependsOnNow(q.where);
-  const result = { filter: q.where ? compileExpr(q.where, opts.now) : {}, sort: compileSort(q.orderBy) };
+  const reusable = !typed && Object.isFrozen(q) && !dependsOnNow(q.where);
+  const result: CompiledQuery = { filter: q.where ? compileExpr(q.where, opts.now, typed ? opts.fields : undefined) : {}, sort: compileSort(q.orderBy) };
+  const byOption = typed ? optionSort(q, opts.fields) : undefined;
+  if (byOption) result.byOption = byOption;
   if (reusable) compiled.set(q, deepFreeze(result));
   return result;
+}
+
+/** A compiled query: the store filter and sort, and for a sort on a select field its option order. */
+export interface CompiledQuery {
+  filter: Filter;
+  sort: Sort;
+  byOption?: { path: string; ids: string[]; dir: 1 | -1 };
 }
 
 /**
@@ -141,12 +159,12 @@ export function compileQuery(q: Query, opts: { now: Date }): { filter: Filter; s
  * evaluated in memory with the store's matcher (`compileFilter`, which compiles a shared query's
  * frozen filter once).
  */
-export function queryMatches(q: Query, taskDoc: Doc, now: Date): boolean {
-  return compileFilter(compileQuery(q, { now }).filter)(taskDoc);
+export function queryMatches(q: Query, taskDoc: Doc, now: Date, fields?: FieldTypes): boolean {
+  return compileFilter(compileQuery(q, { now, ...(fields ? { fields } : {}) }).filter)(taskDoc);
 }
 
 /** Compiled forms of shared queries (parse cache, effective-query memo) that do not depend on `now`. */
-const compiled = new WeakMap<Query, { filter: Filter; sort: Sort }>();
+const compiled = new WeakMap<Query, CompiledQuery>();
 
 /** True when an expression holds a value that resolves against `now` (see {@link resolvesAtNow}). */
 function dependsOnNow(e: Expr | undefined): boolean {

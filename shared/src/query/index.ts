@@ -9,7 +9,8 @@ export { checkFunctionContext, hasCalls, NO_SPRINT, periodBoundary, resolveQuery
 export { parseQuery, parseFilter, MAX_QUERY_LENGTH, MAX_DEPTH, MAX_SHIFT } from './parse.js';
 export { likeToRegex, MAX_PATTERN_LENGTH, MAX_WILDCARD_RUNS } from './patterns.js';
 export { printQuery } from './print.js';
-export { compileQuery, queryMatches, fieldPath } from './compile.js';
+export { compileQuery, queryMatches, fieldPath, type CompiledQuery } from './compile.js';
+export { checkQueryTypes, compileTypedPred, namesCustomFields, optionSort, TYPE_OPERATORS, type FieldTypes, type TypedField } from './typed.js';
 export { isMoverValue, materializeActions, MOVER_VALUE } from './materialize.js';
 export { andQueries, buildEffectiveQuery, storedQueryError } from './compose.js';
 export { validateQuery, type QueryFault, type QueryValidation } from './validate.js';

@@ -3,7 +3,7 @@ import { AppError } from '../errors/index.js';
 import { deepFreeze } from '../util/index.js';
 import {
   BUILTIN_FIELDS, DATE_FIELDS, FUNCTION_NAMES, isBuiltin, LIST_FUNCTIONS, metadataField, metadataKeyOf,
-  type Expr, type Field, type FunctionName, type OrderKey, type Query, type Value,
+  type Expr, type Field, type FunctionName, type OrderKey, type Pred, type Query, type Value,
 } from './ast.js';
 import { readIso } from './dates.js';
 import { checkListSize, checkNesting, checkWildcardRuns } from './cost.js';
@@ -35,6 +35,7 @@ interface Hooks {
   number(text: string, at: number): Value;
   isoDate(text: string, at: number): Value;
   pattern(kind: 'like' | 'match', s: At<string>): string;
+  located(p: Pred, at: number, opAt: number): Pred;
 }
 
 /**
@@ -160,6 +161,8 @@ function hooks(text: string): Hooks {
       if (kind === 'like') checkWildcardRuns(value, at);
       return value;
     },
+    // positions ride along unseen (not part of the AST's equality or printed form) for the typing stage's errors
+    located: (p, at, opAt) => Object.defineProperties(p, { at: { value: at }, opAt: { value: opAt } }),
     isoDate: (dateText, at) => {
       if (!readIso(dateText)) throw syntaxError(text, at, `Invalid date ${quote(dateText)} at position ${at}`);
       return { type: 'date', value: dateText };

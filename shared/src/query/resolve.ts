@@ -143,6 +143,12 @@ async function resolveCall(
   }
 }
 
+/** `to` with the unseen query positions of `from` (parse.ts `located`), for the typing stage's errors. */
+function keepPositions<T extends Expr>(from: Expr, to: T): T {
+  const { at, opAt } = from as Expr & { at?: number; opAt?: number };
+  return at === undefined ? to : Object.defineProperties(to, { at: { value: at }, opAt: { value: opAt } });
+}
+
 function substitute(e: Expr, resolved: ReadonlyMap<Value, Value[]>): Expr {
   const one = (v: Value): Value => (v.type === 'call' ? resolved.get(v)![0] ?? { type: 'string', value: NO_SPRINT } : v);
   const many = (vs: Value[]): Value[] => vs.flatMap((v) => (v.type === 'call' ? resolved.get(v)! : [v]));
@@ -155,12 +161,12 @@ function substitute(e: Expr, resolved: ReadonlyMap<Value, Value[]>): Expr {
     case 'cmp':
     case 'has':
     case 'contains':
-      return { ...e, value: one(e.value) };
+      return keepPositions(e, { ...e, value: one(e.value) });
     case 'in':
     case 'containsAll':
-      return { ...e, values: many(e.values) };
+      return keepPositions(e, { ...e, values: many(e.values) });
     case 'between':
-      return { ...e, low: one(e.low), high: one(e.high) };
+      return keepPositions(e, { ...e, low: one(e.low), high: one(e.high) });
     default:
       return e;
   }

@@ -2,6 +2,7 @@ import { AppError } from '../errors/index.js';
 import { MAX_QUERY_LENGTH, parseQueryOnce } from './parse.js';
 import { printQuery } from './print.js';
 import { checkFunctionContext } from './resolve.js';
+import { checkQueryTypes, suggestDefinedField, type FieldTypes } from './typed.js';
 
 /** One fault of a query text, for a client to underline (`position`, `length` in UTF-16 code units). */
 export interface QueryFault {
@@ -25,16 +26,20 @@ export interface QueryValidation {
  * it (outside the parse cache: each keystroke is a new text) and checks function context (`activeSprint()` needs
  * `board` true). Never throws for a bad query: its one fault (the parser stops at the first)
  * comes back in `errors`, with the length of the token at fault (0 at the end of the text).
- * Anything but a query error is thrown as is.
+ * Anything but a query error is thrown as is. With `fields` (the custom fields in reach), the
+ * operators and values of typed predicates are checked too (`checkQueryTypes`, at `now`), and an
+ * unknown bare word that names a defined field (its key's last part or its name, any case) is
+ * answered with that field as the suggestion (docs/custom-fields.md "In queries").
  */
-export function validateQuery(text: string, opts: { board: boolean }): QueryValidation {
+export function validateQuery(text: string, opts: { board: boolean; fields?: FieldTypes; now?: Date }): QueryValidation {
   try {
     const q = parseQueryOnce(text);
     checkFunctionContext(q, opts);
+    checkQueryTypes(q, opts.fields, opts.now ?? new Date());
     return { valid: true, errors: [], canonical: printQuery(q) };
   } catch (e) {
     if (!AppError.is(e) || e.status !== 400) throw e;
-    return { valid: false, errors: [fault(text, e)], canonical: null };
+    return { valid: false, errors: [suggestDefinedField(fault(text, e), opts.fields)], canonical: null };
   }
 }
 

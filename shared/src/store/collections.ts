@@ -52,4 +52,6 @@ export const Collections = {
   cardPlaces: 'card_places',
   /** Import jobs (docs/import-export.md): one document per `POST /api/v1/imports`, its state, counts and problems. */
   imports: 'import_jobs',
+  /** Custom field definitions: typed `cf.*` keys owned by a user or a group (docs/custom-fields.md). */
+  customFields: 'custom_fields',
 } as const;

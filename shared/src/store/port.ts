@@ -135,6 +135,13 @@ export interface IndexSpec {
    * Readers that need an exact expiry compare the field themselves.
    */
   expireAfterSeconds?: number;
+  /**
+   * A single-field index on a metadata path that only the embedded store builds (a custom field's
+   * key, docs/custom-fields.md "Indexes"): on MongoDB the wildcard index `metadata.$**` serves the
+   * same equality, range and sort on any metadata path, so `MongoStore` skips it (an index per
+   * defined key would run into MongoDB's 64 indexes per collection).
+   */
+  embeddedOnly?: boolean;
 }
 
 /**

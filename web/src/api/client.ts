@@ -2,7 +2,7 @@ import { endpoints, type Endpoint, type EndpointName } from './endpoints.js';
 import { CODE_SENTENCES, fieldSentence, queryMessage, statusSentence } from './humane.js';
 import type { Answer, TypedOptions } from './typed.js';
 import type {
-  Board, BoardList, CycleTime, Flow, BoardMember, BoardTaskPage, Burndown, CloseSprintResult, SprintReport, SprintSummary, StartSprintResult, Velocity, ColumnInput, ColumnPage, ErrorBody, Group, MoveResult, Note, Preview, Summary, Task,
+  CustomField, CustomFieldOption, Board, BoardList, CycleTime, Flow, BoardMember, BoardTaskPage, Burndown, CloseSprintResult, SprintReport, SprintSummary, StartSprintResult, Velocity, ColumnInput, ColumnPage, ErrorBody, Group, MoveResult, Note, Preview, Summary, Task,
   TaskDetail, TaskPage, TokenPair, AccessToken, CreatedAccessToken,
 } from './types.js';
 
@@ -441,6 +441,15 @@ export class Api {
   // ---- flow reports (docs/flow.md; days are UTC `YYYY-MM-DD`, inclusive) ---------------------------
   flow = (boardId: string, from: string, to: string) => this.op('flow', { params: { boardId }, query: { from, to } });
   cycleTime = (boardId: string, from: string, to: string) => this.op('cycleTime', { params: { boardId }, query: { from, to } });
+
+  // ---- custom fields (docs/custom-fields.md) ------------------------------------------------------
+  /** The definitions of the board's scope (its group's, or its owner's for a private board). */
+  listCustomFields = (boardId: string) => this.call<{ data: CustomField[] }>('listCustomFields', { query: { board_id: boardId } });
+  createCustomField = (body: { key: string; name: string; type: string; options?: CustomFieldOption[]; group_id?: string }) =>
+    this.call<CustomField>('createCustomField', { body });
+  updateCustomField = (fieldId: string, body: { name?: string; options?: CustomFieldOption[] }) =>
+    this.call<CustomField>('updateCustomField', { params: { fieldId }, body });
+  deleteCustomField = (fieldId: string) => this.call<void>('deleteCustomField', { params: { fieldId } });
 
   // ---- groups -----------------------------------------------------------------------------------
   listGroups = () => this.op('listGroups');

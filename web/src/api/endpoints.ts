@@ -66,6 +66,11 @@ export const endpoints = e({
   createView: { method: 'POST', path: '/api/v1/views', body: ['name', 'query', 'board_id', 'shared'] },
   closeSprint: { method: 'POST', path: '/api/v1/tasks/{sprintId}/close-sprint', body: ['rollover'] },
 
+  listCustomFields: { method: 'GET', path: '/api/v1/custom-fields', query: ['board_id'] },
+  createCustomField: { method: 'POST', path: '/api/v1/custom-fields', body: ['key', 'name', 'type', 'options', 'group_id'] },
+  updateCustomField: { method: 'PATCH', path: '/api/v1/custom-fields/{fieldId}', body: ['name', 'options'] },
+  deleteCustomField: { method: 'DELETE', path: '/api/v1/custom-fields/{fieldId}' },
+
   listGroups: { method: 'GET', path: '/api/v1/groups' },
   createGroup: { method: 'POST', path: '/api/v1/groups', body: ['name'] },
   addGroupMember: { method: 'POST', path: '/api/v1/groups/{groupId}/members', body: ['user_id', 'role'] },

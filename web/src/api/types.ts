@@ -94,3 +94,8 @@ export interface ErrorBody {
   traceId?: string;
   task?: { id: string; status: string; tags: string[] };
 }
+
+/** A custom field definition (docs/custom-fields.md). */
+export type CustomField = import('@app/shared/contracts').CustomField;
+/** One option of a select field. */
+export type CustomFieldOption = import('@app/shared/contracts').CustomFieldOption;

@@ -7,6 +7,8 @@ import type { Summary } from '../api/types.js';
 import { CardDetail } from './CardDetail.js';
 import { CloseSprintDialog } from './CloseSprintDialog.js';
 import { ColumnEditor } from './ColumnEditor.js';
+import { CustomFieldsContext, useCustomFields } from './customFields.js';
+import { FieldsEditor } from './FieldsEditor.js';
 import { FilterBar, NO_FILTERS, type FilterError, type Filters } from './FilterBar.js';
 import { BoardSkeleton, NothingMatches } from './BoardStates.js';
 import { CardFace, Lane } from './Lane.js';
@@ -34,6 +36,9 @@ import { useConnectivity } from '../OutageBanner.js';
 export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: string; navigate: (path: string) => void }) {
   const { board, setBoard, loadBoard, sprints, loadSprints, members, people, loadMembers } = useBoard(api, boardId);
   const cols = useBoardColumns(api);
+  // the custom fields of the board's scope: card badges, the card detail's widgets, the filter bar
+  const boardFields = useCustomFields(api, boardId);
+  const [fieldsOpen, setFieldsOpen] = useState(false);
   const { columns, columnsRef, summary, filter, sprint, reload } = cols;
   const [loadError, setLoadError] = useState<string | null>(null);
   /** The message bar; `sprintId` ties a notice to a sprint, so closing that sprint ends it. */
@@ -223,6 +228,7 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
   const nothingMatches = filtered && board.columns.every((c) => columns[c.id] && !columns[c.id]!.loading && columns[c.id]!.total === 0);
 
   return (
+    <CustomFieldsContext.Provider value={boardFields}>
     <section className="board-page" aria-labelledby="board-title">
       <div className="board-head">
         <h1 id="board-title">{board.name}</h1>
@@ -242,6 +248,11 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           {board.is_owner && (
             <button type="button" onClick={() => setEditing(true)}>
               Edit columns
+            </button>
+          )}
+          {writable && (
+            <button type="button" className="secondary" onClick={() => setFieldsOpen(true)}>
+              Fields…
             </button>
           )}
         </div>
@@ -361,6 +372,18 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
           }}
         />
       )}
+      {fieldsOpen && (
+        <FieldsEditor
+          api={api}
+          board={board}
+          fields={boardFields.fields}
+          onClose={() => setFieldsOpen(false)}
+          onChanged={() => {
+            boardFields.reload();
+            void reload(board).catch(fail);
+          }}
+        />
+      )}
       {closing && (
         <CloseSprintDialog
           api={api}
@@ -378,5 +401,6 @@ export function BoardPage({ api, boardId, navigate }: { api: Api; boardId: strin
         />
       )}
     </section>
+    </CustomFieldsContext.Provider>
   );
 }

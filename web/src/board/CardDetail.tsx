@@ -6,11 +6,13 @@ import { renderMarkdown } from '../markdown.js';
 import { describeMetadata } from './state.js';
 import { hasDraft, takeDraft, useDraft } from '../drafts.js';
 import { LeaseInfo } from './LeaseInfo.js';
+import { FieldWidget, useBoardFields } from './customFields.js';
 
 /**
  * Card detail: title, sanitized markdown description, status, tags, assignee, metadata,
- * notes (add one), edit (PATCH, plus `cf.priority` / `app.points` through the metadata PATCH) and
- * delete (two steps).
+ * notes (add one), edit (PATCH, plus the board's custom fields, each with its widget, and
+ * `app.points` through the metadata PATCH; a cleared field is deleted) and delete (two steps).
+ * Defined fields are shown by their name and, for selects, their option labels.
  */
 export function CardDetail(p: {
   api: Api;
@@ -72,7 +74,16 @@ export function CardDetail(p: {
     }
   }
 
-  const metadata = task ? describeMetadata(task.metadata as Record<string, unknown>, (id) => p.sprints?.find((x) => x.id === id)?.title) : [];
+  const { fields } = useBoardFields();
+  const metadata = (task ? describeMetadata(task.metadata as Record<string, unknown>, (id) => p.sprints?.find((x) => x.id === id)?.title) : []).map((m) => {
+    // a defined field by its name, an option by its label
+    const f = fields.find((x) => x.key === m.key);
+    if (!f) return m;
+    const raw = (task!.metadata as Record<string, unknown>)[m.key];
+    const label = (id: unknown) => f.options?.find((o) => o.id === id)?.label ?? String(id);
+    const value = f.type === 'select' ? label(raw) : f.type === 'multi_select' && Array.isArray(raw) ? raw.map(label).join(', ') : f.type === 'user' ? (p.members.find((x) => x.id === raw)?.username ?? String(raw)) : m.value;
+    return { ...m, label: f.name, value };
+  });
   return (
     <Dialog title={task ? task.title : 'Card'} onClose={p.onClose} wide>
       {error && (
@@ -91,7 +102,10 @@ export function CardDetail(p: {
           onSave={async (changes, meta) => {
             const ok = await run(async () => {
               if (Object.keys(changes).length) await api.updateTask(taskId, changes);
-              for (const [k, v] of Object.entries(meta)) await api.setMetadata(taskId, k, v);
+              for (const [k, v] of Object.entries(meta)) {
+                if (v === undefined) await api.deleteMetadata(taskId, k);
+                else await api.setMetadata(taskId, k, v);
+              }
             });
             if (ok) {
               setEditing(false);
@@ -215,6 +229,9 @@ function EditForm(p: { task: TaskDetail; statuses: readonly string[]; members: r
   const [deadline, setDeadline] = useState(t.deadline?.slice(0, 10) ?? '');
   const [priority, setPriority] = useState(md['cf.priority'] === undefined ? '' : String(md['cf.priority']));
   const [points, setPoints] = useState(md['app.points'] === undefined ? '' : String(md['app.points']));
+  const { fields } = useBoardFields();
+  const [custom, setCustom] = useState<Record<string, unknown>>(() => Object.fromEntries(fields.map((f) => [f.key, md[f.key]])));
+  const priorityDefined = fields.some((f) => f.key === 'cf.priority');
 
   function submit(e: FormEvent) {
     e.preventDefault();
@@ -230,7 +247,13 @@ function EditForm(p: { task: TaskDetail; statuses: readonly string[]; members: r
     if (deadline !== (t.deadline?.slice(0, 10) ?? '')) c.deadline = deadline;
     const meta: Record<string, unknown> = {};
     const num = (s: string) => (s.trim() !== '' && Number.isFinite(Number(s)) ? Number(s) : s.trim());
-    if (priority.trim() !== '' && priority !== String(md['cf.priority'] ?? '')) meta['cf.priority'] = num(priority);
+    if (!priorityDefined && priority.trim() !== '' && priority !== String(md['cf.priority'] ?? '')) meta['cf.priority'] = num(priority);
+    // defined fields: a changed value is set, a cleared one deleted
+    for (const f of fields) {
+      const v = custom[f.key];
+      if (JSON.stringify(v) === JSON.stringify(md[f.key])) continue;
+      if (v !== undefined || md[f.key] !== undefined) meta[f.key] = v;
+    }
     if (points.trim() !== '' && points !== String(md['app.points'] ?? '')) meta['app.points'] = num(points);
     void p.onSave(c, meta);
   }
@@ -284,15 +307,24 @@ function EditForm(p: { task: TaskDetail; statuses: readonly string[]; members: r
         <input name="tags" value={tags} onChange={(e) => setTags(e.target.value)} />
       </label>
       <div className="row">
-        <label>
-          Priority
-          <input name="priority" value={priority} onChange={(e) => setPriority(e.target.value)} />
-        </label>
+        {!priorityDefined && (
+          <label>
+            Priority
+            <input name="priority" value={priority} onChange={(e) => setPriority(e.target.value)} />
+          </label>
+        )}
         <label>
           Points
-          <input name="points" inputMode="decimal" value={points} onChange={(e) => setPoints(e.target.value)} />
+          <input name="points" type="number" step="any" min="0" value={points} onChange={(e) => setPoints(e.target.value)} />
         </label>
       </div>
+      {fields.length > 0 && (
+        <div className="row custom-fields" data-testid="custom-fields">
+          {fields.map((f) => (
+            <FieldWidget key={f.key} field={f} value={custom[f.key]} members={p.members} onChange={(v) => setCustom((c) => ({ ...c, [f.key]: v }))} />
+          ))}
+        </div>
+      )}
       <div className="row">
         <button type="submit">Save</button>
         <button type="button" className="secondary" onClick={p.onCancel}>

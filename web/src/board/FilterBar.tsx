@@ -1,6 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useCallback, useState, type FormEvent } from 'react';
 import type { Api } from '../api/client.js';
 import { QueryInput } from './QueryInput.js';
+import { namesToKeys, TYPE_OPERATORS, useBoardFields } from './customFields.js';
 
 /** The filters a board page applies to its column reads (combined by `columnFilter` in state.ts). */
 export interface Filters {
@@ -25,7 +26,9 @@ export interface FilterError {
  * The board's filter bar, the one place where the page's filter inputs live: the query-language
  * filter (a 400 shows the server's message with a caret under its position), the plain search and
  * the one-click "assigned to me" toggle. `onApply` reads the columns with the new filters and
- * answers the error to show, or null when they were applied.
+ * answers the error to show, or null when they were applied. The board's custom fields are
+ * offered by name with their operators ("Fields"), and may be written by name in the filter
+ * (`Priority = P1` is sent as `cf.priority = 'P1'`, {@link namesToKeys}).
  */
 export function FilterBar(p: {
   applied: Filters;
@@ -39,17 +42,37 @@ export function FilterBar(p: {
   const [error, setError] = useState<FilterError | null>(null);
 
   const apply = async (next: Filters) => setError(await p.onApply(next));
+  const { fields } = useBoardFields();
+  const translate = useCallback((text: string) => namesToKeys(text, fields), [fields]);
 
   function submit(e: FormEvent) {
     e.preventDefault();
-    void apply({ ...p.applied, query: query.trim() });
+    void apply({ ...p.applied, query: translate(query.trim()) });
   }
 
   return (
     <>
       <form className="filter" onSubmit={submit} role="search" aria-label="Filter cards">
         <label htmlFor="filter-input">Filter</label>
-        <QueryInput api={p.api} boardId={p.boardId} value={query} onChange={setQuery} applyErrorId={error ? 'filter-error' : undefined} />
+        <QueryInput api={p.api} boardId={p.boardId} value={query} onChange={setQuery} applyErrorId={error ? 'filter-error' : undefined} translate={translate} />
+        {fields.length > 0 && (
+          <select
+            aria-label="Insert a field"
+            className="field-picker"
+            value=""
+            onChange={(e) => {
+              const f = fields.find((x) => x.key === e.target.value);
+              if (f) setQuery((q) => `${q.trim() ? `${q.trim()} AND ` : ''}${f.name} ${TYPE_OPERATORS[f.type]?.[0] ?? '='} `);
+            }}
+          >
+            <option value="">Fields…</option>
+            {fields.map((f) => (
+              <option key={f.key} value={f.key}>
+                {f.name} ({f.type}: {(TYPE_OPERATORS[f.type] ?? []).join(' ')})
+              </option>
+            ))}
+          </select>
+        )}
         <button type="submit">Apply</button>
         {/* Always there (disabled when there is nothing to clear), so the toolbar does not reflow. */}
         <button

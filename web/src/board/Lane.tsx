@@ -3,6 +3,7 @@ import { useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent, type 
 import { createPortal } from 'react-dom';
 import type { BoardColumn, Card, Summary } from '../api/types.js';
 import { useCardDrag } from './drag.js';
+import { Badge, fieldBadges, useBoardFields } from './customFields.js';
 import { cardBadges, initials, leaseHolder, liveLease, menuPosition, timeLeft, wipState, type ColumnState, type MovePreview } from './state.js';
 import { useNow } from './useNow.js';
 
@@ -305,11 +306,16 @@ function MoveMenu(p: {
 /**
  * What a card shows (on the board and in the drag overlay): drag handle, title (opens the
  * detail), tags, priority, points, the assignee's initials (full name in the tooltip), a `claimed`
- * badge while a lease is live (holder and expiry in the tooltip) and status.
+ * badge while a lease is live (holder and expiry in the tooltip) and status. The board's custom
+ * fields show as badges by name (a select's option label in its color); a defined `cf.priority`
+ * replaces the plain priority badge.
  */
 export function CardFace(p: { card: Card; people?: ReadonlyMap<string, string>; handle?: ReactNode; onOpen?: () => void }) {
   const { card } = p;
   const badges = cardBadges(card);
+  const { fields } = useBoardFields();
+  const custom = fieldBadges(card.metadata as Record<string, unknown>, fields, p.people);
+  const priorityDefined = fields.some((f) => f.key === 'cf.priority');
   // an assignee who is not on the board's people list is named so, never by the raw user id
   const whoName = card.assignee ? p.people?.get(card.assignee) : undefined;
   const who = card.assignee ? (whoName ?? 'someone not on this board') : undefined;
@@ -334,7 +340,10 @@ export function CardFace(p: { card: Card; people?: ReadonlyMap<string, string>; 
             {t}
           </span>
         ))}
-        {badges.priority !== undefined && <span className="badge prio" title="cf.priority">P{badges.priority}</span>}
+        {!priorityDefined && badges.priority !== undefined && <span className="badge prio" title="cf.priority">P{badges.priority}</span>}
+        {custom.map((b, i) => (
+          <Badge key={`${b.key}-${i}`} badge={b} />
+        ))}
         {badges.points !== undefined && <span className="badge pts" title="app.points">{badges.points} pts</span>}
         {who !== undefined && (
           <span className="assignee" title={`Assigned to ${who}`} aria-label={`Assigned to ${who}`} data-testid="assignee">

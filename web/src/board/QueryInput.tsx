@@ -15,7 +15,7 @@ export const VALIDATE_DEBOUNCE_MS = 250;
  * applying it answered, `applyErrorId`).
  */
 export function QueryInput({
-  api, boardId, value, onChange, applyErrorId,
+  api, boardId, value, onChange, applyErrorId, translate,
 }: {
   api: Api;
   boardId: string;
@@ -23,6 +23,8 @@ export function QueryInput({
   onChange: (text: string) => void;
   /** The id of the parent's alert when applying the text failed (then the box is marked invalid and points at it). */
   applyErrorId?: string | undefined;
+  /** Rewrites the text before it is checked (the filter box's field names → keys); positions then refer to the rewritten text. */
+  translate?: (text: string) => string;
 }) {
   const [fault, setFault] = useState<{ text: string; fault: QueryFault } | null>(null);
   const [views, setViews] = useState<SavedView[]>([]);
@@ -39,12 +41,12 @@ export function QueryInput({
       controller.current?.abort();
       const ctl = (controller.current = new AbortController());
       api
-        .call<QueryValidation>('validateQuery', { body: { query: text, board_id: boardId }, signal: ctl.signal })
+        .call<QueryValidation>('validateQuery', { body: { query: translate ? translate(text) : text, board_id: boardId }, signal: ctl.signal })
         .then((r) => setFault(r.valid || !r.errors[0] ? null : { text, fault: r.errors[0] }))
         .catch(() => {}); // an aborted or failed check leaves the last answer; applying reports errors
     }, VALIDATE_DEBOUNCE_MS);
     return () => clearTimeout(timer);
-  }, [api, boardId, value]);
+  }, [api, boardId, value, translate]);
 
   const loadViews = () =>
     api

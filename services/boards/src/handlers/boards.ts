@@ -2,9 +2,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
 import type { Board, BoardCreateBody, BoardMember, BoardsOps, BoardUpdateBody } from '@app/shared/contracts';
 import {
-  DEFAULT_COLUMNS, actionView, boardEvent, canReadBoard, canReadTask, checkIfMatch, checkMetadataEntry, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
+  DEFAULT_COLUMNS, actionView, boardScope, checkColumnActions, boardEvent, canReadBoard, canReadTask, checkIfMatch, checkMetadataEntry, distinct, loadBoard, loadPrincipal, nextVersion, normalizeColumns, queryActions,
   runWrite, toBoard, versionGuard, versionOf,
-  type BoardDoc, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
+  type BoardDoc, type ColumnDef, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { Collections, encodeMetadata, escapeKey, type DocumentStore, type Session, type Update } from '@app/shared/store';
@@ -46,6 +46,8 @@ export function createBoard(deps: ServiceDeps): Handler<typeof BoardsOps.create>
   const { store } = deps;
   return async (input, ctx) => runWrite(deps, ctx, async (w) => {
     const doc = newBoardDoc(input, w.userId, w.now);
+    // a new board is private: its owner's custom fields type the values its column actions set
+    await checkColumnActions(store, boardScope(doc), doc.columns, w.session);
     await boardsOf(store).insertOne(doc, { session: w.session });
     const board = toBoard(doc, w.userId);
     w.emit(boardEvent('board.created', board));
@@ -197,6 +199,7 @@ async function boardChange(store: DocumentStore, board: BoardDoc, principal: Pri
   if (body.columns !== undefined || body.default_tags !== undefined) {
     if (body.default_tags !== undefined) $set.default_tags = distinct(body.default_tags);
     $set.columns = normalizeColumns(body.columns ?? board.columns, board.columns);
+    await checkColumnActions(store, boardScope(board), $set.columns as ColumnDef[]);
   }
   if (body.activeSprintId === '') $unset.activeSprintId = '';
   else if (body.activeSprintId !== undefined) $set.activeSprintId = await openSprintId(store, principal, body.activeSprintId);

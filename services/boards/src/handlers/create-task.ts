@@ -1,7 +1,7 @@
 import { callerId, type Handler } from '@app/shared/bus';
 import type { BoardsOps } from '@app/shared/contracts';
 import {
-  cardCreateBody, checkNewTaskRefs, checkSprintWindow, columnOf, loadBoard, newTaskDoc, runWrite, taskCreatedEvent, toTask, type ServiceDeps, type TaskDoc,
+  boardScope, cardCreateBody, checkNewTaskFields, typedColumns, checkNewTaskRefs, checkSprintWindow, columnOf, loadBoard, newTaskDoc, runWrite, taskCreatedEvent, toTask, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
 import { checkWip } from '../wip.js';
@@ -20,7 +20,8 @@ export function createBoardTask(deps: ServiceDeps): Handler<typeof BoardsOps.cre
   const { store } = deps;
   return async ({ boardId, column_id, ...fields }, ctx) => runWrite(deps, ctx, async (w) => {
     const { board, principal } = await loadBoard(store, callerId(ctx), boardId, 'write');
-    const column = column_id === undefined ? undefined : columnOf(board, column_id);
+    // the column's actions set custom fields in their stored form (a select's label → its id)
+    const column = column_id === undefined ? undefined : (await typedColumns(store, boardScope(board), [columnOf(board, column_id)], w.session))[0];
     const body = cardCreateBody(fields, column, board.default_tags, board.activeSprintId, principal.userId);
     const doc: TaskDoc = { ...newTaskDoc(body, principal.userId, w.now), boardId: board._id };
     checkSprintWindow(doc);
@@ -29,6 +30,8 @@ export function createBoardTask(deps: ServiceDeps): Handler<typeof BoardsOps.cre
       if (board.groupPermission !== undefined) doc.groupPermission = board.groupPermission;
     }
     await checkNewTaskRefs(store, principal, body, w.session);
+    // the values it carries (sent, or set by the column's enter actions) fit the board scope's custom fields
+    await checkNewTaskFields(store, doc, w.session);
     // a card created into a column counts against its WIP limit (docs/boards.md "WIP limits")
     if (column) await checkWip(store, principal, board, column, w.now, w.session);
     await store.collection<TaskDoc>(Collections.tasks).insertOne(doc, { session: w.session });

@@ -1,12 +1,12 @@
 import { callerId, type CallContext, type Handler } from '@app/shared/bus';
 import type { BoardsOps, CardMoveResult, WipState } from '@app/shared/contracts';
 import {
-  boardScopeFilter, canReadTask, checkIfMatch, checkSprintChange, columnOf, loadBoard, canWriteTask, mergeMoveActions, nextVersion, planMove, resolveFor,
+  boardScope, checkTaskUpdateFields, fieldTypesFor, typedColumns, boardScopeFilter, canReadTask, checkIfMatch, checkSprintChange, columnOf, loadBoard, canWriteTask, mergeMoveActions, nextVersion, planMove, resolveFor,
   runWrite, toTask, versionGuard, versionOf,
   type BoardDoc, type ColumnDef, type LoadedBoard, type MovePlan, type Principal, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
-import { buildEffectiveQuery, compileQuery, queryMatches, type Query } from '@app/shared/query';
+import { buildEffectiveQuery, compileQuery, namesCustomFields, queryMatches, type Query } from '@app/shared/query';
 import { Collections, type Collection, type Filter, type Session, type Update } from '@app/shared/store';
 import { checkWip } from '../wip.js';
 
@@ -69,10 +69,14 @@ export async function moveInWrite(
   const resolve = (q: Query) => resolveFor(store, principal, q, { now, board, session });
   const source = await resolve(columnQuery(board, from));
   const target = await resolve(columnQuery(board, to));
+  // the custom fields of the board's scope type both columns' queries (docs/custom-fields.md)
+  const fields = namesCustomFields(source) || namesCustomFields(target) ? await fieldTypesFor(store, principal, { board, session }) : undefined;
   const inSource: Filter = {
-    $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(source, { now }).filter],
+    $and: [{ _id: taskId, deleted: false }, boardScopeFilter(board, principal), compileQuery(source, { now, ...(fields ? { fields } : {}) }).filter],
   };
-  const effect = mergeMoveActions(from, to);
+  // the columns' actions set custom fields in their stored form (a select's label → its id)
+  const [typedFrom, typedTo] = await typedColumns(store, boardScope(board), [from, to], session);
+  const effect = mergeMoveActions(typedFrom!, typedTo!);
   let wip: WipState | null | undefined;
 
   for (let attempt = 1; ; attempt++) {
@@ -81,7 +85,9 @@ export async function moveInWrite(
     if (!canWriteTask(principal, task)) throw new AppError('FORBIDDEN', { message: 'You may read this card but not change it', details: { taskId } });
     checkIfMatch(ctx.ifMatch, versionOf(task), { taskId });
     const plan = planMove(task, effect, principal.userId, now);
-    if (!queryMatches(target, plan.after, now)) {
+    // values the column actions set obey the card's custom field definitions
+    await checkTaskUpdateFields(store, task, plan.update.$set as Record<string, unknown>, session);
+    if (!queryMatches(target, plan.after, now, fields)) {
       throw new AppError('KANBAN_TARGET_COLUMN_UNREACHABLE', {
         message: `The card would not match column ${to_column_id} after the move; change the column's actions or the card first`,
         details: { taskId, to_column_id },

@@ -8,8 +8,9 @@ import {
 import type { ValidateFunction } from 'ajv';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Bus, CallMeta } from '@app/shared/bus';
-import { BoardsOps, scopeOf, scopesAllow, type Board } from '@app/shared/contracts';
+import { BoardsOps, CustomFieldsOps, scopeOf, scopesAllow, type Board } from '@app/shared/contracts';
 import { AppError } from '@app/shared/errors';
+import { TYPE_OPERATORS } from '@app/shared/query';
 import { fromValidation, toHttpError, type AjvIssue } from '../http/error-mapping.js';
 import { strictBodies } from '../http/validators.js';
 import type { AccessClaims } from '../plugins/auth.js';
@@ -35,6 +36,8 @@ export const QUERY_LANGUAGE_URI = 'bts://docs/query-language';
 /** URI template of a board's column definitions. */
 export const BOARD_COLUMNS_TEMPLATE = 'bts://boards/{boardId}/columns';
 const BOARD_COLUMNS = /^bts:\/\/boards\/([^/]+)\/columns$/;
+/** The custom field definitions in the caller's reach (docs/custom-fields.md "For agents"). */
+export const CUSTOM_FIELDS_URI = 'bts://custom-fields';
 
 /** A tool bound to its row, with its argument validator compiled once. */
 interface ReadyTool extends BoundTool {
@@ -123,7 +126,13 @@ export class McpEndpoint {
       return this.call(tool, r.params.arguments ?? {}, user, requestId, ip);
     });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-      resources: [{ uri: QUERY_LANGUAGE_URI, name: 'query-language', title: 'Query language reference', mimeType: 'text/markdown', description: 'Fields, operators, dates and functions of task queries' }],
+      resources: [
+        { uri: QUERY_LANGUAGE_URI, name: 'query-language', title: 'Query language reference', mimeType: 'text/markdown', description: 'Fields, operators, dates and functions of task queries' },
+        {
+          uri: CUSTOM_FIELDS_URI, name: 'custom-fields', title: 'Custom fields in reach', mimeType: 'application/json',
+          description: 'The typed cf.* fields defined for your tasks and your groups\' tasks: key, name, type, options (value = option id, in order), required, default, and the query operators of each type',
+        },
+      ],
     }));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
       resourceTemplates: [{
@@ -134,6 +143,10 @@ export class McpEndpoint {
     server.setRequestHandler(ReadResourceRequestSchema, async (r) => {
       const { uri } = r.params;
       if (uri === QUERY_LANGUAGE_URI) return { contents: [{ uri, mimeType: 'text/markdown', text: queryLanguageReference() }] };
+      if (uri === CUSTOM_FIELDS_URI) {
+        const fields = await this.bus.request(CustomFieldsOps.list, {}, this.meta(user, requestId, ip));
+        return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(customFieldsOf(fields.data), null, 2) }] };
+      }
       const boardId = BOARD_COLUMNS.exec(uri)?.[1];
       if (boardId === undefined) throw new Error(`Unknown resource ${uri}`);
       const board = await this.bus.request(BoardsOps.get, { boardId: decodeURIComponent(boardId) }, this.meta(user, requestId, ip));
@@ -190,6 +203,14 @@ function argumentsError(tool: ReadyTool, issues: AjvIssue[]): AppError {
     details: { in: 'arguments', tool: tool.spec.name },
     validationErrors,
   });
+}
+
+/** The custom fields resource: each definition with the operators its type takes in queries. */
+function customFieldsOf(fields: ReadonlyArray<{ key: string; name: string; type: string } & Record<string, unknown>>): unknown {
+  return {
+    fields: fields.map(({ can_edit: _e, version: _v, created_at: _c, updated_at: _u, ...f }) => ({ ...f, operators: TYPE_OPERATORS[f.type as keyof typeof TYPE_OPERATORS] ?? [] })),
+    note: 'Write a value of its type: a select holds one option id, a multi_select a list of them, a date YYYY-MM-DD, a datetime RFC 3339 with offset, a user a user id. A write with a value that does not fit is refused naming metadata.<key> and the type. Keys not listed here are free-form.',
+  };
 }
 
 /** The column definitions of a board as the columns resource gives them. */

@@ -28,7 +28,8 @@ export interface ToolSpec {
 /** How a model writes queries: the shared paragraph of the query tools' descriptions. */
 const QUERY_HELP =
   "Query language (read the resource bts://docs/query-language for every field and function): e.g. `status = 'todo' AND assignee = me()`, " +
-  "`tags CONTAINS 'bug' ORDER BY updated_at DESC`, `app.sprint = activeSprint()` (on a board), `deadline < +7d`, `title ~ 'login'`.";
+  "`tags CONTAINS 'bug' ORDER BY updated_at DESC`, `app.sprint = activeSprint()` (on a board), `deadline < +7d`, `title ~ 'login'`. " +
+  "Custom fields (`cf.priority`, …) compare by their type with the operators it has: read the resource bts://custom-fields for the keys, types and option ids.";
 
 /** The curated tools, in the order they are listed. */
 export const TOOLS: readonly ToolSpec[] = [
@@ -46,7 +47,7 @@ export const TOOLS: readonly ToolSpec[] = [
   },
   {
     name: 'update_task', title: 'Update a task', op: TasksOps.update, readOnly: false, destructive: true, ifMatch: true,
-    description: 'Changes the fields you pass (title, description, status, assignee, tags, metadata, …). Pass `if_match` = the `version` you last read so you never overwrite someone else’s change (PRECONDITION_FAILED: re-read with get_task and retry). Returns the task.',
+    description: 'Changes the fields you pass (title, description, status, assignee, tags, metadata, …). Pass `if_match` = the `version` you last read so you never overwrite someone else’s change (PRECONDITION_FAILED: re-read with get_task and retry). Custom fields in `metadata` (`cf.*`) take values of their type (resource bts://custom-fields: a select takes an option id); CUSTOM_FIELD_VALUE_INVALID names the field and its type. Returns the task.',
   },
   {
     name: 'add_note', title: 'Add a note', op: TasksOps.addNote, readOnly: false,

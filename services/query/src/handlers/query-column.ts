@@ -2,7 +2,7 @@ import { callerId, type Handler } from '@app/shared/bus';
 import type { ColumnCard, QueryOps } from '@app/shared/contracts';
 import { boardScopeFilter, columnOf, leaseView, loadBoard, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
 import { decodeMetadata } from '@app/shared/store';
-import { compileColumn, DEFAULT_PAGE_SIZE, findPage, sprintFor, tasksOf } from '../reads.js';
+import { compileColumn, DEFAULT_PAGE_SIZE, findPageOrdered, sprintFor, tasksOf } from '../reads.js';
 
 /** The card shape of the column read: id, title, status, tags, assignee (when set), metadata (API keys), lease (when claimed). */
 function toCard(doc: TaskDoc): ColumnCard {
@@ -29,10 +29,10 @@ export const queryColumn =
     const compiled = await compileColumn(store, principal, board, column, sprintFor(board, input.sprint), clock.now(), input.filter);
     const page = input.page ?? 1;
     const pageSize = input.page_size ?? DEFAULT_PAGE_SIZE;
-    const { docs, total } = await findPage(
+    const { docs, total } = await findPageOrdered(
       tasksOf(store),
       { $and: [boardScopeFilter(board, principal), compiled.filter] },
-      compiled.sort,
+      compiled,
       page,
       pageSize,
       CARD_FIELDS,

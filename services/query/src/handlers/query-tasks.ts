@@ -1,11 +1,11 @@
 import type { Static } from '@sinclair/typebox';
 import { callerId, jsonText, type Handler } from '@app/shared/bus';
 import type { QueryOps, SortDTO, TasksQueryResult } from '@app/shared/contracts';
-import { loadPrincipal, readableTasksFilter, resolveFor, type ServiceDeps } from '@app/shared/domain';
+import { fieldTypesFor, loadPrincipal, readableTasksFilter, resolveFor, type ServiceDeps } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { checkFunctionContext, checkSortDepth, compileQuery, fieldPath, parseQuery } from '@app/shared/query';
 import type { Sort } from '@app/shared/store';
-import { DEFAULT_PAGE_SIZE, findPage, taskJson, tasksOf } from '../reads.js';
+import { DEFAULT_PAGE_SIZE, findPageOrdered, taskJson, tasksOf } from '../reads.js';
 
 /**
  * The store sort of a SortDTO override: the field's stored path, then the `_id` tie-breaker.
@@ -29,7 +29,8 @@ function sortOverride(s: SortDTO): Sort {
  * (`readableTasksFilter`, docs/architecture.md §5) is ANDed with the compiled query, so the query text can only
  * narrow it. `sort` replaces the query's ORDER BY. `view: lite` omits `description` (not fetched).
  * Function calls (`me()`, `openSprints()`…) are resolved for the caller first; this query runs on
- * no board, so a bare `activeSprint()` is 400 `QUERY_FUNCTION_CONTEXT`.
+ * no board, so a bare `activeSprint()` is 400 `QUERY_FUNCTION_CONTEXT`. Custom fields in reach (the
+ * caller's own, then its groups') type their predicates and sorts (docs/custom-fields.md).
  * Errors: 400 `QUERY_SYNTAX` / `QUERY_UNKNOWN_FIELD` / `QUERY_UNKNOWN_FUNCTION` / `QUERY_FUNCTION_CONTEXT` /
  * `QUERY_TOO_LONG` / `QUERY_TOO_COSTLY` (a cost limit, a deep page sorted by text among them: checked
  * before anything is read) / `VALIDATION_FAILED`; 404 `BOARD_NOT_FOUND` from `activeSprint('<board>')`.
@@ -47,13 +48,14 @@ export const queryTasks =
     const pageSize = input.pageSize ?? DEFAULT_PAGE_SIZE;
     checkSortDepth(parsed, (page - 1) * pageSize, input.sort?.column);
     const principal = await loadPrincipal(store, callerId(ctx));
-    const compiled = compileQuery(await resolveFor(store, principal, parsed, { now }), { now });
-    const sort = sortOver ?? compiled.sort;
+    const [resolved, fields] = await Promise.all([resolveFor(store, principal, parsed, { now }), fieldTypesFor(store, principal, { query: parsed })]);
+    const compiled = compileQuery(resolved, { now, fields });
+    const order = sortOver ? { sort: sortOver } : compiled;
     const view = input.view === 'lite' ? 'lite' : 'full';
-    const { docs, total } = await findPage(
+    const { docs, total } = await findPageOrdered(
       tasksOf(store),
       { $and: [readableTasksFilter(principal), compiled.filter] },
-      sort,
+      order,
       page,
       pageSize,
       view === 'lite' ? { description: 0 } : undefined,

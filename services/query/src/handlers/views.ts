@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
 import type { SortDTO, View, ViewsOps } from '@app/shared/contracts';
 import {
-  boardScopeFilter, canReadBoard, checkIfMatch, loadBoard, loadPrincipal, nextVersion, readableTasksFilter, resolveFor, runWrite, toTask,
+  boardScopeFilter, canReadBoard, checkIfMatch, fieldTypesFor, loadBoard, loadPrincipal, nextVersion, readableTasksFilter, resolveFor, runWrite, toTask,
   versionGuard, versionOf, type BoardDoc, type HandlerFactories, type Principal, type ServiceDeps,
 } from '@app/shared/domain';
 import { AppError, invalidField } from '@app/shared/errors';
 import { checkFunctionContext, compileQuery, fieldPath, parseQuery, storedQueryError } from '@app/shared/query';
 import { Collections, type Collection, type DocumentStore, type IndexSpec, type Session, type Sort } from '@app/shared/store';
-import { DEFAULT_PAGE_SIZE, findPage, tasksOf } from '../reads.js';
+import { DEFAULT_PAGE_SIZE, findPageOrdered, tasksOf } from '../reads.js';
 
 /** A saved view as stored in `views` (docs/views.md). */
 export interface ViewDoc {
@@ -221,18 +221,22 @@ const query =
     } else scope = readableTasksFilter(p);
     let compiled;
     try {
-      compiled = compileQuery(await resolveFor(store, p, parseQuery(view.query), { now, ...(board ? { board } : {}) }), { now });
+      const parsedView = parseQuery(view.query);
+      const fields = await fieldTypesFor(store, p, { query: parsedView, ...(board ? { board } : {}) });
+      compiled = compileQuery(await resolveFor(store, p, parsedView, { now, ...(board ? { board } : {}) }), { now, fields });
     } catch (e) {
       throw storedQueryError(e, { kind: 'view', id: view._id, name: view.name });
     }
     let sort = compiled.sort;
+    let byOption = compiled.byOption;
     if (view.sort) {
+      byOption = undefined;
       const [path, dir] = [fieldPath(view.sort.column), view.sort.direction === 'asc' ? 1 : -1] as const;
       sort = path === '_id' ? { _id: dir } : ({ [path]: dir, _id: 1 } as Sort);
     }
     const page = input.page ?? 1;
     const pageSize = input.page_size ?? DEFAULT_PAGE_SIZE;
-    const { docs, total } = await findPage(tasksOf(store), { $and: [scope, compiled.filter] }, sort, page, pageSize);
+    const { docs, total } = await findPageOrdered(tasksOf(store), { $and: [scope, compiled.filter] }, { sort, ...(byOption ? { byOption } : {}) }, page, pageSize);
     return { data: docs.map((d) => toTask(d)), total, page, page_size: pageSize, effective_query: view.query };
   };
 

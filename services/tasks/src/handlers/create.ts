@@ -1,7 +1,7 @@
 import { currentGrant, type Handler } from '@app/shared/bus';
 import { AppError } from '@app/shared/errors';
 import type { Task, TaskCreateBody, TasksOps } from '@app/shared/contracts';
-import { canReadTask, checkNewTaskRefs, checkSprintWindow, loadPrincipal, newTaskDoc, runWrite, SPRINT_KEY, taskCreatedEvent, toTask, type ServiceDeps, type WriteUnit } from '@app/shared/domain';
+import { canReadTask, checkNewTaskFields, checkNewTaskRefs, checkSprintWindow, loadPrincipal, newTaskDoc, runWrite, SPRINT_KEY, taskCreatedEvent, toTask, type ServiceDeps, type WriteUnit } from '@app/shared/domain';
 import { tasksOf } from '../task-store.js';
 
 /**
@@ -9,7 +9,8 @@ import { tasksOf } from '../task-store.js';
  * task rules of docs/tasks.md "Rules and choices", version 1, `task.created` emitted. Throws 400s naming the field;
  * 404/403 when `app.sprint` names a sprint the caller may not write (`checkNewTaskRefs`); 403
  * `FORBIDDEN` for an access token narrowed to boards shared with a group (the task would be out of
- * its reach).
+ * its reach); 400 `CUSTOM_FIELD_VALUE_INVALID` for a value its custom fields cannot hold (the
+ * creator's definitions: the task is private), a required one missing taking its default.
  */
 export async function createTaskIn(deps: ServiceDeps, w: WriteUnit, input: TaskCreateBody): Promise<Task> {
   const doc = newTaskDoc(input, w.userId, w.now);
@@ -28,6 +29,7 @@ export async function createTaskIn(deps: ServiceDeps, w: WriteUnit, input: TaskC
     });
   }
   await checkNewTaskRefs(deps.store, principal, input, w.session);
+  await checkNewTaskFields(deps.store, doc, w.session);
   await tasksOf(deps.store).insertOne(doc, { session: w.session });
   w.emit(taskCreatedEvent(doc));
   return toTask(doc);

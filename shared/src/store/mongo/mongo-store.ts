@@ -449,6 +449,7 @@ export class MongoStore implements DocumentStore {
     this.assertOpen();
     try {
       for (const spec of specs) {
+        if (spec.embeddedOnly) continue; // served by the wildcard index `metadata.$**`
         this.noteTtl(spec);
         const { expireAfterSeconds } = spec;
         await this.db.collection(spec.collection).createIndex(spec.keys, defined({ unique: spec.unique, name: spec.name, expireAfterSeconds }));
