@@ -135,6 +135,12 @@ export interface IndexSpec {
    * Readers that need an exact expiry compare the field themselves.
    */
   expireAfterSeconds?: number;
+  /**
+   * A sparse index: a document holding none of the key's fields is left out of it, so a `unique`
+   * sparse index allows any number of documents without the field (MongoDB's sparse index; the
+   * embedded store leaves such documents out of the uniqueness check).
+   */
+  sparse?: boolean;
 }
 
 /**
