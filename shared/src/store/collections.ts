@@ -48,4 +48,10 @@ export const Collections = {
   cardMoves: 'card_moves',
   /** The earlier layout of the card history, one document per (board, card) with all its moves: moved into `card_moves` at start-up (docs/flow.md). */
   cardFlow: 'card_flow',
+  /**
+   * One document per (board, column with a blocking WIP limit), `_id` `<board id>:<column id>`:
+   * every entry into such a column writes it in the entry's transaction, so two concurrent entries
+   * conflict and the retried one counts again (docs/boards.md "WIP limits").
+   */
+  wipGuards: 'wip_guards',
 } as const;

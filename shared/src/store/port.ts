@@ -77,6 +77,8 @@ export interface FindOneAndUpdateOptions extends UpdateOptions {
   /** Which version to return; default `after`. */
   returnDocument?: 'before' | 'after';
   projection?: Projection;
+  /** Which match is updated when several match: the first in this order (MongoDB's `sort`); default: any one. */
+  sort?: Sort;
 }
 
 /** Outcome of an update, as the driver reports it. */

@@ -234,13 +234,13 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   findOneAndUpdate(filter: Filter, update: Update, opts: FindOneAndUpdateOptions = {}): Promise<T | null> {
-    const { session, upsert, projection, returnDocument = 'after' } = opts;
+    const { session, upsert, projection, sort, returnDocument = 'after' } = opts;
     return this.call(session, async (s) => {
       checkUpdate(this.name, update);
       return this.out(await this.coll.findOneAndUpdate(
         this.f(filter),
         withStringId(filter, this.u(update), upsert),
-        defined({ ...s, upsert, projection, returnDocument, includeResultMetadata: false as const }),
+        defined({ ...s, upsert, projection, sort, returnDocument, includeResultMetadata: false as const }),
       ));
     }, update) as Promise<T | null>;
   }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { MongoServerError } from 'mongodb';
@@ -33,6 +34,11 @@ export interface SnapshotIsolationOptions {
   deadlineMs?: number;
   /** Runs once after the inner store is closed. */
   onClose?: () => Promise<void>;
+  /**
+   * A network round trip in ms added to every collection call and commit (default 0): MongoDB's
+   * calls take one, which widens the windows in which concurrent transactions overlap.
+   */
+  latencyMs?: number;
 }
 
 const OPTIONS_ARG = {
@@ -109,7 +115,11 @@ class SnapshotTxn {
   /** Settles when the attempt ends (committed or aborted): a write outside transactions waits for it. */
   readonly done = new Promise<void>((r) => (this.resolveDone = r));
 
-  constructor(readonly snapshot: number) {}
+  /**
+   * The commit whose state this attempt reads: set by its first operation, as MongoDB establishes
+   * a transaction's snapshot at its first command, not at `startTransaction`.
+   */
+  snapshot = -1;
 
   finish(): void {
     this.ended = true;
@@ -133,7 +143,8 @@ interface Change {
  *   callbacks interleave at every `await`.
  * - **Snapshot reads**: every read with a transaction's session (`find`, `findOne`,
  *   `countDocuments`, with filters, sorts, skips and limits) sees the committed documents as of the
- *   attempt's start, plus the attempt's own writes; later commits are invisible to it.
+ *   attempt's first operation (where MongoDB establishes the snapshot), plus the attempt's own
+ *   writes; later commits are invisible to it.
  * - **Buffered writes, all-or-nothing commit**: writes are computed against that view and kept
  *   until the callback returns, then applied to the inner store in one of its transactions; an
  *   abort leaves nothing.
@@ -159,6 +170,13 @@ export class SnapshotIsolationStore implements DocumentStore {
   readonly counts: SnapshotCounts = { attempts: 0, commits: 0, conflicts: 0, retries: 0 };
   /** Every {@link TransactionRuleError} thrown so far (close() rethrows the first). */
   readonly violations: TransactionRuleError[] = [];
+  /**
+   * Calls made without the session from inside a transaction's callback (`collection.op` and the
+   * caller's stack): on MongoDB they read the latest commit, not the snapshot, and repeat on every
+   * retry. Kept for tests to assert on; the call itself proceeds outside the transaction.
+   */
+  readonly outsideCalls: { call: string; stack: string }[] = [];
+  private readonly current = new AsyncLocalStorage<SnapshotTxn>();
   /** The last commit's sequence number (a snapshot is one of these). */
   private seq = 0;
   /** Committed changes of documents newer than the oldest open snapshot, by collection and `_id`, oldest first. */
@@ -175,10 +193,12 @@ export class SnapshotIsolationStore implements DocumentStore {
   /** One view read or write application at a time (the inner store is read at one state). */
   private lock: Promise<unknown> = Promise.resolve();
   private readonly deadlineMs: number;
+  private readonly latencyMs: number;
   private onClose: (() => Promise<void>) | undefined;
 
   constructor(readonly inner: DocumentStore, opts: SnapshotIsolationOptions = {}) {
     this.deadlineMs = opts.deadlineMs ?? TRANSACTION_DEADLINE_MS;
+    this.latencyMs = opts.latencyMs ?? 0;
     this.onClose = opts.onClose;
   }
 
@@ -203,9 +223,15 @@ export class SnapshotIsolationStore implements DocumentStore {
       wrapped[op] = async (...args: unknown[]) => {
         this.assertOpen();
         this.stats.roundTrips++;
+        if (this.latencyMs) await sleep(this.latencyMs);
         const session = (args[OPTIONS_ARG[op]] as SessionOption | undefined)?.session;
         const t = session && this.sessions.get(session);
-        if (!t) return session ? (inner[op] as (...a: unknown[]) => Promise<unknown>).apply(inner, args) : this.outside(name, op, args);
+        if (!t) {
+          if (session) return (inner[op] as (...a: unknown[]) => Promise<unknown>).apply(inner, args);
+          const open = this.current.getStore();
+          if (open && !open.ended) this.outsideCalls.push({ call: `${name}.${op}`, stack: new Error().stack ?? '' });
+          return this.outside(name, op, args);
+        }
         const what = `${name}.${op}`;
         if (t.ended) this.violate(`${what} used the session of a transaction that has already ended (an operation left running after withTransaction's callback returned?)`);
         if (t.inFlight) this.violate(`${what} started while ${t.inFlight} is still in flight in the same transaction: MongoDB refuses parallel operations in one transaction`);
@@ -229,17 +255,18 @@ export class SnapshotIsolationStore implements DocumentStore {
     this.assertOpen();
     const deadline = performance.now() + this.deadlineMs;
     for (let attempt = 0; ; attempt++) {
-      const t = new SnapshotTxn(this.seq);
+      const t = new SnapshotTxn();
       this.open.add(t);
       this.counts.attempts++;
       const session = { __session: true } as Session;
       this.sessions.set(session, t);
       try {
-        const result = await fn(session);
+        const result = await this.current.run(t, () => fn(session));
         if (t.inFlight) this.violate(`withTransaction's callback returned while ${t.inFlight} was still in flight`);
         if (t.aborted) throw transient('aborted', 'commitTransaction');
         this.assertOpen();
         this.stats.roundTrips++;
+        if (this.latencyMs) await sleep(this.latencyMs);
         await this.locked(() => this.commit(t));
         this.counts.commits++;
         return result;
@@ -278,6 +305,7 @@ export class SnapshotIsolationStore implements DocumentStore {
   }
 
   async close(): Promise<void> {
+    if (process.env.TMP_DUMP_OUTSIDE) (await import('node:fs')).appendFileSync(process.env.TMP_DUMP_OUTSIDE, this.outsideCalls.map((c) => `${c.call}\n${c.stack.split('\n').slice(2, 9).join('\n')}\n---\n`).join(''));
     this.closed = true;
     await this.inner.close();
     const onClose = this.onClose;
@@ -320,7 +348,7 @@ export class SnapshotIsolationStore implements DocumentStore {
   /** Drops the changes no open snapshot can need. */
   private prune(): void {
     let oldest = this.seq;
-    for (const t of this.open) oldest = Math.min(oldest, t.snapshot);
+    for (const t of this.open) if (t.snapshot >= 0) oldest = Math.min(oldest, t.snapshot);
     let n = 0;
     while (n < this.log.length && this.log[n]!.seq <= oldest) {
       const { collection, id, key, seq } = this.log[n++]!;
@@ -382,6 +410,7 @@ export class SnapshotIsolationStore implements DocumentStore {
   }
 
   private async inTxn(t: SnapshotTxn, collection: string, op: StoreOp, args: unknown[]): Promise<unknown> {
+    if (t.snapshot < 0) t.snapshot = this.seq;
     const what = `${collection}.${op}`;
     switch (op) {
       case 'find': {
@@ -407,8 +436,8 @@ export class SnapshotIsolationStore implements DocumentStore {
         return r.result;
       }
       case 'findOneAndUpdate': {
-        const o = (args[2] ?? {}) as { upsert?: boolean; returnDocument?: 'before' | 'after'; projection?: Projection };
-        const r = await this.update(t, collection, args[0] as Filter, args[1] as Update, false, o.upsert ?? false, what);
+        const o = (args[2] ?? {}) as { upsert?: boolean; returnDocument?: 'before' | 'after'; projection?: Projection; sort?: Sort };
+        const r = await this.update(t, collection, args[0] as Filter, args[1] as Update, false, o.upsert ?? false, what, o.sort);
         const doc = o.returnDocument === 'before' ? r.before : r.after;
         return doc ? project([doc], o.projection)[0]! : null;
       }
@@ -466,10 +495,10 @@ export class SnapshotIsolationStore implements DocumentStore {
   }
 
   private async update(
-    t: SnapshotTxn, collection: string, filter: Filter, spec: Update, multi: boolean, upsert: boolean, what: string,
+    t: SnapshotTxn, collection: string, filter: Filter, spec: Update, multi: boolean, upsert: boolean, what: string, sort?: Sort,
   ): Promise<{ result: UpdateResult; before: Doc | null; after: Doc | null }> {
     checkUpdate(collection, spec);
-    const matches = await this.view(t, collection, filter, multi ? {} : { limit: 1 });
+    const matches = await this.view(t, collection, filter, multi ? {} : { limit: 1, sort });
     const result: UpdateResult = { matchedCount: matches.length, modifiedCount: 0 };
     let before: Doc | null = null;
     let after: Doc | null = null;
