@@ -26,6 +26,18 @@ import { moveInWrite } from './move.js';
  */
 const READ_AHEAD = 32;
 
+/**
+ * Where in the read-ahead list a claim's attempt starts: at its head on the first run (the
+ * column's order), and after `reruns` write conflicts at a random place among the first
+ * 2^reruns (up to the list's length), so that claimers that just collided on one card spread
+ * over the next ones instead of colliding again on each in turn. Cards before the start are still
+ * taken when nothing after it is free.
+ */
+export function spreadFrom(reruns: number, length: number): number {
+  if (reruns <= 0 || length <= 1) return 0;
+  return Math.floor(Math.random() * Math.min(2 ** reruns, length));
+}
+
 /** Sprints are not cards (docs/web.md): a sprint task in a column's scope is never claimed. */
 const NOT_A_SPRINT: Filter = { [metadataPath('app.type')]: { $ne: 'sprint' } };
 
@@ -63,8 +75,9 @@ function cardLease(after: TaskDoc, lease: LeaseDoc): CardLease {
  * lease was taken over. Replies the lease and the card, or `null` (HTTP 204) when no card is free.
  * Concurrent claims of one card: on MongoDB (snapshot isolation) the later claim's write conflicts
  * with the earlier one's (a `TransientTransactionError`), and the store reruns the whole
- * transaction after a backoff on a fresh snapshot, in which the card is taken and the write
- * picks the next; on the embedded store transactions run one at a time and never meet. Past the
+ * transaction after a backoff on a fresh snapshot, in which the card is taken; the rerun starts
+ * at a random place further down the read-ahead list ({@link spreadFrom}), so colliding claimers
+ * spread out. On the embedded store transactions run one at a time and never meet. Past the
  * store's transaction deadline → 409 `CONFLICT`.
  */
 export function claimCard(deps: ServiceDeps): Handler<typeof LeasesOps.claim> {
@@ -81,7 +94,11 @@ export function claimCard(deps: ServiceDeps): Handler<typeof LeasesOps.claim> {
     // it): the transaction then checks them one by one by id, in order, instead of walking the
     // column itself; only when every one of them was taken meanwhile does it read the column again.
     const ahead = (await tasks.find(freeAt(clock.now().toISOString()), { sort: compiled.sort, limit: READ_AHEAD, projection: { _id: 1 } })).map((t) => t._id);
+    // reruns of the transaction so far: a rerun follows a write conflict with a concurrent claim
+    // of the same card (MongoDB), so it starts further down the list (see spreadFrom)
+    let reruns = -1;
     return runWrite(deps, ctx, async (w) => {
+      reruns++;
       const { session, now } = w;
       const at = now.toISOString();
       const free = freeAt(at);
@@ -93,7 +110,10 @@ export function claimCard(deps: ServiceDeps): Handler<typeof LeasesOps.claim> {
       const claim = (filter: Filter) => tasks.findOneAndUpdate(
         filter, { $set: { lease }, $inc: { version: 1 } }, { returnDocument: 'before', sort: compiled.sort, session },
       );
-      const before = (ahead.length ? await claim({ $and: [free, { _id: { $in: ahead } }] }) : null) ?? (await claim(free));
+      const from = spreadFrom(reruns, ahead.length);
+      const before = (from > 0 ? await claim({ $and: [free, { _id: { $in: ahead.slice(from) } }] }) : null)
+        ?? (ahead.length ? await claim({ $and: [free, { _id: { $in: ahead } }] }) : null)
+        ?? (await claim(free));
       if (!before) return null;
       const version = versionOf(before) + 1;
       // a card stored without a version (version 1) got `$inc` from nothing: set it (rare)
