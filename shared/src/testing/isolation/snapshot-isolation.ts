@@ -305,7 +305,6 @@ export class SnapshotIsolationStore implements DocumentStore {
   }
 
   async close(): Promise<void> {
-    if (process.env.TMP_DUMP_OUTSIDE) (await import('node:fs')).appendFileSync(process.env.TMP_DUMP_OUTSIDE, this.outsideCalls.map((c) => `${c.call}\n${c.stack.split('\n').slice(2, 9).join('\n')}\n---\n`).join(''));
     this.closed = true;
     await this.inner.close();
     const onClose = this.onClose;
