@@ -24,6 +24,7 @@ const EMBEDDED_ONLY = [
   'services/gateway/test/integration/startup.test.ts',
   'services/sprints/test/integration/close-nats.test.ts',
   'services/boards/test/integration/leases-nats.test.ts',
+  'services/gateway/test/integration/isolation.test.ts',
 ];
 const mongo = await mongoAvailability();
 const mongoProject = {
