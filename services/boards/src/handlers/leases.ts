@@ -27,14 +27,14 @@ import { moveInWrite } from './move.js';
 const READ_AHEAD = 32;
 
 /**
- * Where in the read-ahead list a claim's attempt starts: at its head on the first run (the
- * column's order), and after `reruns` write conflicts at a random place among the first
- * 2^reruns (up to the list's length), so that claimers that just collided on one card spread
- * over the next ones instead of colliding again on each in turn. Cards before the start are still
- * taken when nothing after it is free.
+ * Where in the read-ahead list a claim's attempt starts: at its head on the first run and the
+ * first rerun (the column's order; one rerun is what any transient error costs), and from the
+ * second rerun on (n reruns) at a random place among the first 2^n (up to the list's length),
+ * so that claimers that keep colliding on one card spread over the next ones instead of colliding
+ * again on each in turn. Cards before the start are still taken when nothing after it is free.
  */
 export function spreadFrom(reruns: number, length: number): number {
-  if (reruns <= 0 || length <= 1) return 0;
+  if (reruns <= 1 || length <= 1) return 0;
   return Math.floor(Math.random() * Math.min(2 ** reruns, length));
 }
 
