@@ -25,6 +25,7 @@ const EMBEDDED_ONLY = [
   'services/sprints/test/integration/close-nats.test.ts',
   'services/boards/test/integration/leases-nats.test.ts',
   'services/gateway/test/integration/backup.test.ts',
+  'services/gateway/test/integration/isolation.test.ts',
 ];
 const mongo = await mongoAvailability();
 const mongoProject = {
@@ -39,8 +40,22 @@ const mongoProject = {
     hookTimeout: 120_000,
   },
 };
+// The snapshot-isolation leg (docs/store.md "Snapshot isolation"): the service and app suites of
+// tasks, boards, sprints and the gateway once more over the embedded store under MongoDB's
+// concurrency (SnapshotIsolationStore), on every run: what only concurrent transactions can break.
+const SNAPSHOT_SUITES = ['services/{tasks,boards,sprints}/test/{service,app}/**/*.test.ts', 'services/gateway/test/app/**/*.test.ts'];
+const snapshotProject = {
+  resolve: { alias },
+  test: {
+    name: 'snapshot',
+    include: SNAPSHOT_SUITES,
+    provide: { storeLeg: 'snapshot' as const },
+    testTimeout: 20_000,
+  },
+};
 const storeLegs = {
   embedded: { projects: ['unit', 'integration'] },
+  snapshot: { projects: ['snapshot'] },
   mongo: mongo.available ? { projects: ['mongo'], source: mongo.source } : { skipped: mongo.reason },
 };
 
@@ -78,6 +93,7 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      snapshotProject,
       ...(mongo.available ? [mongoProject] : []),
     ],
   },

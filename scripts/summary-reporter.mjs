@@ -35,6 +35,10 @@ export default class SummaryReporter {
         ? `embedded ran ${embeddedRan} service suites (under MongoDB's transaction rules)`
         : 'embedded: no service suite selected',
     ];
+    if (this.storeLegs.snapshot) {
+      const snapshotRan = suites(this.storeLegs.snapshot.projects);
+      parts.push(snapshotRan > 0 ? `snapshot isolation ran ${snapshotRan} service suites (MongoDB's concurrency over the embedded store)` : 'snapshot isolation: no service suite selected');
+    }
     if (mongo.skipped) parts.push(`MongoDB skipped: ${mongo.skipped}`);
     else {
       const mongoRan = suites(mongo.projects);

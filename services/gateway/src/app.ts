@@ -13,6 +13,7 @@ import { statusClass, type Metrics, type Tracer } from '@app/shared/observabilit
 import type { BackupResult, DocumentStore } from '@app/shared/store';
 import { AccessTokenResolver, accessTokenIndexes } from './auth/access-tokens.js';
 import { OidcSignIn, oidcSettings } from './auth/oidc.js';
+import { auditIndexes } from './auth/audit.js';
 import { authIndexes, findUserById } from './auth/users.js';
 import { Admission, admissionLimits, AdmittedBus } from './admission/admission.js';
 import { APP_NAME, type GatewayConfig } from './config.js';
@@ -202,7 +203,7 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
   await registerSwagger(app, { title: APP_NAME, version: config.APP_VERSION });
   registerOpenApi(app, { title: APP_NAME, version: config.APP_VERSION });
 
-  await store.ensureIndexes([...authIndexes, ...accessTokenIndexes]);
+  await store.ensureIndexes([...authIndexes, ...accessTokenIndexes, ...auditIndexes]);
   const accessTokens = new AccessTokenResolver(store, clock);
   app.decorate('accessTokens', accessTokens);
   app.decorate('userExists', async (userId: string) => (await findUserById(store, userId)) !== null);

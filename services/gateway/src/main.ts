@@ -14,6 +14,7 @@ import { backupStore, EmbeddedStore } from '@app/shared/store';
 import { createLogger } from '@app/shared/log';
 import { publicMetricsAccess } from '@app/shared/observability';
 import { checkSeparateProcessStore, guardStartup, onShutdown, openConnections, resolveJwtSecret, serveServices, startObservability } from '@app/shared/runtime';
+import { SnapshotIsolationStore } from '@app/shared/testing/isolation';
 import { buildApp, ensureAdmin, GatewayConfig } from './index.js';
 
 // Until it listens, a start-up failure is one line on stderr and exit code 1.
@@ -29,8 +30,14 @@ if (!all && !config.NATS_URL) {
 if (!all) checkSeparateProcessStore(config, 'gateway');
 // metrics and traces (docs/observability.md): one registry for the whole process
 const obs = await startObservability(config, all ? 'all-in-one' : 'gateway');
-const connections = await openConnections(config, log, 'gateway');
-const { kinds } = connections;
+const opened = await openConnections(config, log, 'gateway');
+const { kinds } = opened;
+// EMBEDDED_ISOLATION=snapshot (docs/store.md "Snapshot isolation"): the all-in-one's embedded store
+// under MongoDB's concurrency model, for black-box and load tests
+const snapshot = all && config.EMBEDDED_ISOLATION === 'snapshot' && kinds.store === 'embedded';
+if (config.EMBEDDED_ISOLATION === 'snapshot' && !snapshot) log.warn('EMBEDDED_ISOLATION=snapshot applies to the all-in-one on the embedded store only; ignored');
+const connections = snapshot ? { ...opened, store: new SnapshotIsolationStore(opened.store) } : opened;
+if (snapshot) log.warn('EMBEDDED_ISOLATION=snapshot: transactions run concurrently under MongoDB\'s snapshot isolation (a test and bench setting)');
 const { bus, store } = obs.instrument(connections);
 const served = all
   ? await serveServices([tasksService, boardsService, sprintsService, queryService], {

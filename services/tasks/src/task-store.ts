@@ -95,8 +95,8 @@ export function toNote(n: NoteDoc): Note {
 }
 
 /** The stored notes of a task, oldest first (ties broken by id). */
-function noteDocs(store: DocumentStore, taskId: string): Promise<NoteDoc[]> {
-  return notesOf(store).find({ task_id: taskId }, { sort: { created_at: 1, _id: 1 } });
+function noteDocs(store: DocumentStore, taskId: string, session?: Session): Promise<NoteDoc[]> {
+  return notesOf(store).find({ task_id: taskId }, { sort: { created_at: 1, _id: 1 }, ...(session ? { session } : {}) });
 }
 
 /** The notes of a task, oldest first (ties broken by id). */
@@ -126,9 +126,9 @@ export function toLinkedItem(t: Pick<TaskDoc, keyof typeof LINKED_PROJECTION>): 
 }
 
 /** Summaries of the linked tasks (ids `linkIds`) the principal can read; deleted ones left out. */
-async function linkedItems(store: DocumentStore, principal: () => Promise<Principal>, linkIds: string[]): Promise<Map<string, LinkedItem>> {
+async function linkedItems(store: DocumentStore, principal: () => Promise<Principal>, linkIds: string[], session?: Session): Promise<Map<string, LinkedItem>> {
   const filter = { $and: [readableTasksFilter(await principal()), { _id: { $in: linkIds } }] };
-  const linked = await tasksOf(store).find(filter, { projection: LINKED_PROJECTION });
+  const linked = await tasksOf(store).find(filter, { projection: LINKED_PROJECTION, ...(session ? { session } : {}) });
   return new Map(linked.map((t) => [t._id, toLinkedItem(t)]));
 }
 
@@ -150,12 +150,13 @@ const byCreation = (a: Pick<TaskDoc, 'created_at' | '_id'>, b: Pick<TaskDoc, 'cr
  * most {@link SUBTASKS_MAX} + 1 (an index lookup, docs/bench.md "Where a request's time goes"),
  * sorted here; only a task with more subtasks than that is read again, sorted and cut by the store.
  */
-async function subtaskItems(store: DocumentStore, principal: () => Promise<Principal>, taskId: string, userId: string): Promise<LinkedItem[]> {
+async function subtaskItems(store: DocumentStore, principal: () => Promise<Principal>, taskId: string, userId: string, session?: Session): Promise<LinkedItem[]> {
   const filter = { derivedFromId: taskId, deleted: false };
-  let derived = await tasksOf(store).find(filter, { projection: SUBTASK_PROJECTION, limit: SUBTASKS_MAX + 1 });
+  const s = session ? { session } : {};
+  let derived = await tasksOf(store).find(filter, { projection: SUBTASK_PROJECTION, limit: SUBTASKS_MAX + 1, ...s });
   if (derived.length === 0) return [];
   if (derived.length > SUBTASKS_MAX) {
-    derived = await tasksOf(store).find(filter, { projection: SUBTASK_PROJECTION, sort: { created_at: 1, _id: 1 }, limit: SUBTASKS_MAX });
+    derived = await tasksOf(store).find(filter, { projection: SUBTASK_PROJECTION, sort: { created_at: 1, _id: 1 }, limit: SUBTASKS_MAX, ...s });
   } else derived.sort(byCreation);
   const p = derived.every((t) => t.created_by === userId) ? undefined : await principal();
   return derived.filter((t) => !p || canReadTask(p, t)).map(toLinkedItem);
@@ -174,13 +175,13 @@ interface DetailParts {
  * batched read; the caller's groups (`principal`, see {@link Loaded}) only when the task has links
  * or a subtask of someone else. Deleted or unreadable links and subtasks are left out.
  */
-async function detailParts(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc, userId: string): Promise<DetailParts> {
+async function detailParts(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc, userId: string, session?: Session): Promise<DetailParts> {
   const linkIds = distinct(task.derivedFromId ? [task.derivedFromId, ...task.linkedToIds] : task.linkedToIds);
-  const [notes, byId, subtasks] = await Promise.all([
-    noteDocs(store, task._id),
-    linkIds.length === 0 ? new Map<string, LinkedItem>() : linkedItems(store, principal, linkIds),
-    subtaskItems(store, principal, task._id, userId),
-  ]);
+  const links = () => (linkIds.length === 0 ? new Map<string, LinkedItem>() : linkedItems(store, principal, linkIds, session));
+  // in a transaction one read at a time, in its session; outside it concurrently
+  const [notes, byId, subtasks] = session
+    ? [await noteDocs(store, task._id, session), await links(), await subtaskItems(store, principal, task._id, userId, session)]
+    : await Promise.all([noteDocs(store, task._id), links(), subtaskItems(store, principal, task._id, userId)]);
   return {
     notes,
     linkedTo: task.linkedToIds.flatMap((id) => byId.get(id) ?? []),
@@ -192,10 +193,11 @@ async function detailParts(store: DocumentStore, principal: () => Promise<Princi
 /**
  * Task detail (docs/tasks.md "Shapes"): the task plus `notes`, and `derivedFrom`/`linkedTo`
  * summaries of the linked tasks the caller can read, and `subtasks` (tasks derived from it, when
- * there are any); deleted or unreadable links are left out. `userId` is the caller.
+ * there are any); deleted or unreadable links are left out. `userId` is the caller; `session`:
+ * read in that transaction (a write's reply), one read after the other.
  */
-export async function taskDetail(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc, userId: string): Promise<TaskDetail> {
-  const { notes, linkedTo, derivedFrom, subtasks } = await detailParts(store, principal, task, userId);
+export async function taskDetail(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc, userId: string, session?: Session): Promise<TaskDetail> {
+  const { notes, linkedTo, derivedFrom, subtasks } = await detailParts(store, principal, task, userId, session);
   // The API task is a fresh object: extended in place rather than copied.
   const detail = toTask(task) as TaskDetail;
   detail.notes = notes.map(toNote);

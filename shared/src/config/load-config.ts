@@ -74,6 +74,14 @@ export const CommonConfig = Type.Object({
    */
   EMBEDDED_SYNC: Type.Union([Type.Literal('full'), Type.Literal('normal')], { default: 'full' }),
   /**
+   * Concurrency of the all-in-one's embedded store (docs/store.md "Snapshot isolation"): `serial`
+   * (default) runs transactions one at a time; `snapshot` runs them through MongoDB's model
+   * (concurrent, snapshot reads, first-writer-wins write conflicts, retries), so black-box and
+   * load tests meet MongoDB's concurrency without MongoDB. A test and bench setting; ignored
+   * with `MONGO_URL` (MongoDB is the real thing). Read only by the gateway's main.ts.
+   */
+  EMBEDDED_ISOLATION: Type.Union([Type.Literal('serial'), Type.Literal('snapshot')], { default: 'serial' }),
+  /**
    * Opt-in for a separately started process (`node services/<name>/dist/main.js`, the gateway
    * without `--all`) to open its own embedded store in `DATA_DIR` when `MONGO_URL` is unset
    *: such a process then sees only its own data. Without it, such a process refuses

@@ -240,10 +240,10 @@ export async function checkNewTaskRefs(
   body: Pick<TaskCreateBody, 'assignee' | 'derived_from_id' | 'linked_to_ids' | 'metadata'>,
   session?: Session,
 ): Promise<void> {
-  if (body.assignee) await checkAssignee(store, body.assignee);
+  if (body.assignee) await checkAssignee(store, body.assignee, '/assignee', session);
   const refs = (body.linked_to_ids ?? []).map((id, i) => ({ field: `/linked_to_ids/${i}`, id }));
   if (body.derived_from_id) refs.unshift({ field: '/derived_from_id', id: body.derived_from_id });
-  await checkTaskRefs(store, p, refs);
+  await checkTaskRefs(store, p, refs, session);
   const sprint = (body.metadata as Record<string, unknown> | undefined)?.[SPRINT_KEY];
   if (sprint !== undefined) await checkSprintAssignment(store, p, sprint, `/metadata/${SPRINT_KEY}`, session);
 }
@@ -322,10 +322,10 @@ export async function checkSprintChange(
 
 /**
  * Checks that `assignee` is the `_id` of a user (`users` collection); else 400
- * `ASSIGNEE_NOT_FOUND` naming `field`.
+ * `ASSIGNEE_NOT_FOUND` naming `field`. Read in `session` when given (a write's transaction).
  */
-export async function checkAssignee(store: DocumentStore, assignee: string, field = '/assignee'): Promise<void> {
-  const user = await store.collection<Doc>(Collections.users).findOne({ _id: assignee }, { projection: { _id: 1 } });
+export async function checkAssignee(store: DocumentStore, assignee: string, field = '/assignee', session?: Session): Promise<void> {
+  const user = await store.collection<Doc>(Collections.users).findOne({ _id: assignee }, { projection: { _id: 1 }, ...(session ? { session } : {}) });
   if (user) return;
   const message = `no user with id "${assignee}"`;
   throw new AppError('ASSIGNEE_NOT_FOUND', { message: `${field.slice(1)}: ${message}`, details: { assignee }, validationErrors: [{ field, code: 'not_found', message }] });
@@ -334,14 +334,15 @@ export async function checkAssignee(store: DocumentStore, assignee: string, fiel
 /**
  * Checks, in one read, that every referenced task id (`derived_from_id`, `linked_to_ids`, …) is a
  * live task the principal can read; else 400 `VALIDATION_FAILED` listing each bad reference by
- * field (an unreadable task is reported like a missing one, docs/architecture.md §4).
+ * field (an unreadable task is reported like a missing one, docs/architecture.md §4). Read in
+ * `session` when given (a write's transaction).
  */
-export async function checkTaskRefs(store: DocumentStore, p: Principal, refs: ReadonlyArray<{ field: string; id: string }>): Promise<void> {
+export async function checkTaskRefs(store: DocumentStore, p: Principal, refs: ReadonlyArray<{ field: string; id: string }>, session?: Session): Promise<void> {
   if (refs.length === 0) return;
   const ids = [...new Set(refs.map((r) => r.id).filter(isUuid))];
   const found = ids.length === 0 ? [] : await store
     .collection<TaskDoc>(Collections.tasks)
-    .find({ $and: [readableTasksFilter(p), { _id: { $in: ids } }] }, { projection: { _id: 1 } });
+    .find({ $and: [readableTasksFilter(p), { _id: { $in: ids } }] }, { projection: { _id: 1 }, ...(session ? { session } : {}) });
   const known = new Set(found.map((t) => t._id));
   const errors: FieldError[] = refs
     .filter((r) => !known.has(r.id))

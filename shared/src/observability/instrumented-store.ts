@@ -12,16 +12,23 @@ const OPS = [
 
 const seconds = (t0: number) => (performance.now() - t0) / 1000;
 
+/** MongoDB's refusal of a write in a transaction that another one wrote first (code 112). */
+const isWriteConflict = (e: unknown): boolean =>
+  typeof e === 'object' && e !== null && ((e as { code?: unknown }).code === 112 || (e as { codeName?: unknown }).codeName === 'WriteConflict');
+
 /**
  * A {@link DocumentStore} that measures and traces the one it wraps, whichever backend it is
  * (docs/observability.md): every collection call in `store_operation_duration_seconds` by
  * collection, operation and outcome, every transaction in `store_transaction_duration_seconds`
- * and its extra attempts in `store_transaction_retries_total`; with a tracer, each call and
+ * and its extra attempts in `store_transaction_retries_total`, the attempts a write conflict ended
+ * in `store_write_conflicts_total`; with a tracer, each call and
  * transaction is a CLIENT span, child of the active span (the service's handler span). Results,
  * errors and sessions pass through unchanged.
  */
 export class InstrumentedStore implements DocumentStore {
   private readonly collections = new Map<string, Collection>();
+  /** Sessions of attempts whose call was refused with a `WriteConflict` (counted there). */
+  private readonly conflicted = new WeakSet<Session>();
   constructor(readonly inner: DocumentStore, private readonly tools: Instruments) {}
 
   get stats(): StoreStats {
@@ -39,19 +46,30 @@ export class InstrumentedStore implements DocumentStore {
     const t0 = performance.now();
     let attempts = 0;
     let outcome = 'ok';
+    // an attempt that was followed by another (or ended in CONFLICT) without a WriteConflict of
+    // one of its calls conflicted at its commit
+    let last: Session | undefined;
+    let conflicts = 0;
+    const endAttempt = () => {
+      if (last && !this.conflicted.has(last)) conflicts++;
+    };
     const run = () => this.inner.withTransaction((s) => {
+      if (attempts > 0) endAttempt();
       attempts++;
+      last = s;
       return fn(s);
     });
     try {
       return tracer ? await inSpan(tracer, 'store transaction', SpanKind.CLIENT, {}, run) : await run();
     } catch (e) {
       outcome = outcomeOf(e);
+      if (outcome === 'CONFLICT') endAttempt();
       throw e;
     } finally {
       if (metrics) {
         metrics.transactionDuration.labels(outcome).observe(seconds(t0));
         if (attempts > 1) metrics.transactionRetries.inc(attempts - 1);
+        if (conflicts > 0) metrics.writeConflicts.inc(conflicts);
       }
     }
   }
@@ -99,6 +117,11 @@ export class InstrumentedStore implements DocumentStore {
           },
           (e: unknown) => {
             calls?.labels(name, op, outcomeOf(e)).observe(seconds(t0));
+            if (isWriteConflict(e)) {
+              this.tools.metrics?.writeConflicts.inc();
+              const session = (op === 'updateOne' || op === 'updateMany' || op === 'findOneAndUpdate' ? c : b) as { session?: Session } | undefined;
+              if (session?.session) this.conflicted.add(session.session);
+            }
             throw e;
           },
         );

@@ -56,6 +56,13 @@ export class Metrics {
   readonly transactionDuration: FastHistogram<'outcome'>;
   /** Transaction attempts beyond the first: write conflicts and transient errors the store retried. */
   readonly transactionRetries: Counter;
+  /**
+   * Write conflicts met by transactions: a write refused with MongoDB's `WriteConflict` (first
+   * writer wins, on MongoDB and under `EMBEDDED_ISOLATION=snapshot`), or an attempt rerun without
+   * such a refusal (a conflict the serial embedded store found at its commit, or another transient
+   * error of the commit) — each one ends that attempt.
+   */
+  readonly writeConflicts: Counter;
   /** Close-sprint requests at the sprint service, by outcome. */
   readonly sprintCloseDuration: FastHistogram<'outcome'>;
   /** Webhook delivery attempts by outcome (`delivered`, `failed`, `retry`, …). */
@@ -76,6 +83,9 @@ export class Metrics {
     this.transactionDuration = new FastHistogram('store_transaction_duration_seconds', 'Document store transactions (all attempts), by outcome', ['outcome'], REQUEST_BUCKETS, this.registry);
     this.transactionRetries = new Counter({
       name: 'store_transaction_retries_total', help: 'Transaction attempts beyond the first (write conflicts, transient errors)', registers,
+    });
+    this.writeConflicts = new Counter({
+      name: 'store_write_conflicts_total', help: 'Transaction attempts ended by a write conflict (a WriteConflict refusal, or a conflict found at commit)', registers,
     });
     this.sprintCloseDuration = new FastHistogram('sprint_close_duration_seconds', 'Close-sprint at the sprint service, by outcome', ['outcome'], REQUEST_BUCKETS, this.registry);
     this.webhookAttempts = new Counter({

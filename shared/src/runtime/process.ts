@@ -10,7 +10,7 @@ import { CommonConfig, ConfigError, loadConfig } from '../config/index.js';
 import { OutboxSignal, systemClock, type Clock, type ServiceDefinition } from '../domain/index.js';
 import { createLogger } from '../log/index.js';
 import { AppError } from '../errors/index.js';
-import { EmbeddedStore, MongoStore, SCHEMA_INDEXES, StoreInUseError, type DocumentStore, type IndexSpec } from '../store/index.js';
+import { EmbeddedStore, MongoStore, NotAReplicaSetError, SCHEMA_INDEXES, StoreInUseError, type DocumentStore, type IndexSpec } from '../store/index.js';
 import { instrumentBus, instrumentStore, Metrics, serveMetrics, startTracing, type Instruments, type MetricsServer, type Tracing } from '../observability/index.js';
 
 /** Connections a process opens once: the bus and the store (docs/architecture.md §2). */
@@ -90,7 +90,7 @@ export function checkSeparateProcessStore(config: CommonConfig, name: string): v
  */
 export async function openConnections(config: CommonConfig, log: Logger, name: string): Promise<Connections> {
   const store = config.MONGO_URL
-    ? await MongoStore.connect({ url: config.MONGO_URL, db: config.MONGO_DB, log })
+    ? await connectMongo(config.MONGO_URL, config.MONGO_DB, log)
     : await openEmbedded(config, log);
   const bus = config.NATS_URL
     ? await NatsBus.connect({ servers: config.NATS_URL, prefix: config.BUS_PREFIX, name, log })
@@ -100,6 +100,16 @@ export async function openConnections(config: CommonConfig, log: Logger, name: s
     store,
     kinds: { bus: config.NATS_URL ? 'nats' : 'memory', store: config.MONGO_URL ? 'mongo' : 'embedded' },
   };
+}
+
+/** The MongoDB store; a standalone server (no replica set, so no transactions) refuses the start. */
+async function connectMongo(url: string, db: string, log: Logger): Promise<MongoStore> {
+  try {
+    return await MongoStore.connect({ url, db, log });
+  } catch (e) {
+    if (e instanceof NotAReplicaSetError) throw new StartupError(e.message);
+    throw e;
+  }
 }
 
 async function openEmbedded(config: CommonConfig, log: Logger): Promise<EmbeddedStore> {

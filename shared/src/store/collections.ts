@@ -54,4 +54,10 @@ export const Collections = {
   imports: 'import_jobs',
   /** Custom field definitions: typed `cf.*` keys owned by a user or a group (docs/custom-fields.md). */
   customFields: 'custom_fields',
+  /**
+   * One document per (board, column with a blocking WIP limit), `_id` `<board id>:<column id>`:
+   * every entry into such a column writes it in the entry's transaction, so two concurrent entries
+   * conflict and the retried one counts again (docs/boards.md "WIP limits").
+   */
+  wipGuards: 'wip_guards',
 } as const;

@@ -9,5 +9,5 @@ export { QUERY_TIME_LIMIT_MS, TRANSACTION_DEADLINE_MS } from './port.js';
 /** Tests a filter against documents in memory, with MongoDB semantics (the embedded store's matcher). */
 export { compileFilter, type Matcher } from './embedded/matcher.js';
 export { EmbeddedStore, MAX_TRANSACTION_ATTEMPTS, StoreInUseError, type CommitStep, type EmbeddedStats, type EmbeddedStoreOptions, type JournalSync } from './embedded/index.js';
-export { MongoStore, COMMIT_BUDGET_MS, type MongoStoreOptions } from './mongo/index.js';
+export { MongoStore, NotAReplicaSetError, COMMIT_BUDGET_MS, type MongoStoreOptions } from './mongo/index.js';
 export { backupStore, backupDataDir, restoreDataDir, DataDirInUseError, STORE_FILE, BACKUP_FORMAT, type BackupResult } from './embedded/index.js';

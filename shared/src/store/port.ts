@@ -77,6 +77,8 @@ export interface FindOneAndUpdateOptions extends UpdateOptions {
   /** Which version to return; default `after`. */
   returnDocument?: 'before' | 'after';
   projection?: Projection;
+  /** Which match is updated when several match: the first in this order (MongoDB's `sort`); default: any one. */
+  sort?: Sort;
 }
 
 /** Outcome of an update, as the driver reports it. */
@@ -142,6 +144,12 @@ export interface IndexSpec {
    * defined key would run into MongoDB's 64 indexes per collection).
    */
   embeddedOnly?: boolean;
+  /**
+   * A sparse index: a document holding none of the key's fields is left out of it, so a `unique`
+   * sparse index allows any number of documents without the field (MongoDB's sparse index; the
+   * embedded store leaves such documents out of the uniqueness check).
+   */
+  sparse?: boolean;
 }
 
 /**

@@ -24,7 +24,14 @@ export const COLLECTION_INDEXES: Readonly<Partial<Record<(typeof Collections)[ke
   /** One-time OpenID Connect sign-in codes expire at `expires_at` (docs/auth.md "Sign in with OpenID Connect"). */
   [Collections.oidcCodes]: [{ collection: Collections.oidcCodes, keys: { expires_at: 1 }, expireAfterSeconds: 0, name: 'oidc_codes_ttl' }],
   /** One user per username (docs/auth.md). */
-  [Collections.users]: [{ collection: Collections.users, keys: { username: 1 }, unique: true, name: 'username_unique' }],
+  /**
+   * One user per provider account (docs/auth.md "What is mapped"): unique and sparse, so local
+   * users (no `oidc`) are not in it; two concurrent first sign-ins of one account conflict on it.
+   */
+  [Collections.users]: [
+    { collection: Collections.users, keys: { username: 1 }, unique: true, name: 'username_unique' },
+    { collection: Collections.users, keys: { 'oidc.iss': 1, 'oidc.sub': 1 }, unique: true, sparse: true, name: 'oidc_subject' },
+  ],
   /** A refresh token is found by its hash, once (docs/auth.md). */
   [Collections.refreshTokens]: [{ collection: Collections.refreshTokens, keys: { tokenHash: 1 }, unique: true, name: 'token_hash_unique' }],
   /** A personal access token is found by its hash, once (docs/auth.md). */

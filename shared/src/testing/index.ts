@@ -14,3 +14,4 @@ export {
 export { testStore, storeLeg, type StoreLeg, type TestStoreOptions } from './test-store.js';
 export { traceIntoMemory, type MemoryTracing } from './tracing.js';
 export { eventually, type EventuallyOptions } from './eventually.js';
+export { SnapshotIsolationStore, type SnapshotCounts, type SnapshotIsolationOptions } from './isolation/index.js';

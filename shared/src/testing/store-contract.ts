@@ -270,6 +270,15 @@ export function storeContract(label: string, makeStore: () => Promise<DocumentSt
         expect(await c.countDocuments({})).toBe(4);
       });
 
+      it('updates the first match in sort order when given one, in and out of a transaction', async () => {
+        const c = await seed();
+        const all = (await c.find({}, { sort: { n: -1 } })).map((d) => d._id);
+        expect((await c.findOneAndUpdate({}, { $set: { picked: 1 } }, { sort: { n: -1 } }))?._id).toBe(all[0]);
+        const second = await store.withTransaction((session) => c.findOneAndUpdate({ picked: { $exists: false } }, { $set: { picked: 2 } }, { sort: { n: -1 }, session }));
+        expect(second?._id).toBe(all[1]);
+        expect((await c.find({ picked: { $exists: true } }, { sort: { n: -1 } })).map((d) => d._id)).toEqual(all.slice(0, 2));
+      });
+
       it('acts only when the filter still matches (a conditional write)', async () => {
         const c = await seed();
         expect(await c.findOneAndUpdate({ _id: 'a', status: 'doing' }, { $set: { status: 'done' } })).toBeNull();
@@ -342,6 +351,16 @@ export function storeContract(label: string, makeStore: () => Promise<DocumentSt
         await users.deleteOne({ _id: 'u1' });
         await users.insertOne({ _id: 'u3', username: 'alice' });
         expect(await users.countDocuments({ username: 'alice' })).toBe(1);
+      });
+
+      it('a unique sparse index leaves out documents without its fields, and refuses a second one with them', async () => {
+        const users = coll('users');
+        await store.ensureIndexes([{ collection: users.name, keys: { 'oidc.iss': 1, 'oidc.sub': 1 }, unique: true, sparse: true, name: 'oidc_subject' }]);
+        await users.insertMany([{ _id: 'l1', username: 'local1' }, { _id: 'l2', username: 'local2' }]);
+        await users.insertOne({ _id: 'o1', oidc: { iss: 'https://idp', sub: 's1' } });
+        await users.insertOne({ _id: 'o2', oidc: { iss: 'https://idp', sub: 's2' } });
+        expect((await rejection(users.insertOne({ _id: 'o3', oidc: { iss: 'https://idp', sub: 's1' } }))).code).toBe('CONFLICT');
+        expect(await users.countDocuments({})).toBe(4);
       });
 
       it('keeps a TTL index field as the ISO string it was given, and filters and updates on it as one', async () => {

@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MongoServerError } from 'mongodb';
 import type {
-  BulkOp, Collection, Doc, DocumentStore, Filter, IndexSpec, Session, SessionOption, StoreStats, Update,
+  BulkOp, Collection, Doc, DocumentStore, Filter, IndexSpec, Session, SessionOption, Sort, StoreStats, Update,
 } from '../store/port.js';
 import { AppError } from '../errors/index.js';
 import { isTransientTransactionError } from '../store/mongo/errors.js';
@@ -325,7 +325,11 @@ export class TransactionRulesStore implements DocumentStore {
         return r;
       }
       case 'findOneAndUpdate': {
-        await matched(args[0] as Filter, true);
+        const sort = (args[2] as { sort?: Sort } | undefined)?.sort;
+        if (sort) {
+          const [first] = await inner.find(args[0] as Filter, { session, projection: { _id: 1 }, sort, limit: 1 });
+          if (first) attempt.wrote(name, first._id);
+        } else await matched(args[0] as Filter, true);
         const r = (await call(...args)) as Doc | null;
         attempt.wrote(name, r?._id ?? ((args[2] as { upsert?: boolean } | undefined)?.upsert ? pinnedId(args[0] as Filter) : undefined));
         return r;

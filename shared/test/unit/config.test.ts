@@ -24,6 +24,7 @@ describe('loadConfig(CommonConfig, env)', () => {
       LOG_LEVEL: 'info',
       NODE_ENV: 'development',
       EMBEDDED_SYNC: 'full',
+      EMBEDDED_ISOLATION: 'serial',
       EMBEDDED_STANDALONE: false,
       IDEMPOTENCY_TTL_HOURS: 24,
       AUDIT_RETENTION_DAYS: 365,
@@ -47,6 +48,11 @@ describe('loadConfig(CommonConfig, env)', () => {
     const problems = problemsOf({ EMBEDDED_SYNC: 'off', EMBEDDED_STANDALONE: 'yes' });
     expect(problems).toContain('EMBEDDED_SYNC: Expected one of full, normal (got "off")');
     expect(problems.some((p) => p.startsWith('EMBEDDED_STANDALONE:'))).toBe(true);
+  });
+
+  it('takes EMBEDDED_ISOLATION=snapshot, and refuses anything but serial or snapshot', () => {
+    expect(loadConfig(CommonConfig, { EMBEDDED_ISOLATION: 'snapshot' }).EMBEDDED_ISOLATION).toBe('snapshot');
+    expect(problemsOf({ EMBEDDED_ISOLATION: 'mongo' })).toContain('EMBEDDED_ISOLATION: Expected one of serial, snapshot (got "mongo")');
   });
 
   it('converts numbers and booleans and keeps strings', () => {

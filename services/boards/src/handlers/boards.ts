@@ -191,7 +191,7 @@ export async function peopleOf(store: DocumentStore, board: BoardDoc, session?: 
  * the pointer. Columns are re-materialized whenever `columns` or `default_tags` is carried.
  * Throws the body's 400s naming the field.
  */
-async function boardChange(store: DocumentStore, board: BoardDoc, principal: Principal, body: BoardUpdateBody, userId: string, now: Date) {
+async function boardChange(store: DocumentStore, board: BoardDoc, principal: Principal, body: BoardUpdateBody, userId: string, now: Date, session?: Session) {
   const $set: Record<string, unknown> = { updated_at: now.toISOString(), updated_by: userId };
   const $unset: Record<string, ''> = {};
   if (body.name !== undefined) $set.name = boardName(body.name);
@@ -202,7 +202,7 @@ async function boardChange(store: DocumentStore, board: BoardDoc, principal: Pri
     await checkColumnActions(store, boardScope(board), $set.columns as ColumnDef[]);
   }
   if (body.activeSprintId === '') $unset.activeSprintId = '';
-  else if (body.activeSprintId !== undefined) $set.activeSprintId = await openSprintId(store, principal, body.activeSprintId);
+  else if (body.activeSprintId !== undefined) $set.activeSprintId = await openSprintId(store, principal, body.activeSprintId, session);
   return { $set, $unset };
 }
 
@@ -214,7 +214,7 @@ export function updateBoard(deps: ServiceDeps): Handler<typeof BoardsOps.update>
   const { store } = deps;
   return async ({ boardId, ...body }, ctx) => runWrite(deps, ctx, async (w) => {
     const { board, principal } = await ownedBoard(w, deps, ctx, boardId);
-    const { $set, $unset } = await boardChange(store, board, principal, body, w.userId, w.now);
+    const { $set, $unset } = await boardChange(store, board, principal, body, w.userId, w.now, w.session);
     const out = await writeBoard(w, deps, board, Object.keys($unset).length > 0 ? { $set, $unset } : { $set });
     w.emit(boardEvent('board.updated', out));
     return out;
@@ -263,8 +263,8 @@ export async function writeBoard(w: WriteUnit, { store }: ServiceDeps, board: Bo
  * Checks a new `activeSprintId`: a live sprint task (`app.type = sprint`) the caller can read,
  * still open (status not `done`); else 400 `VALIDATION_FAILED` naming `/activeSprintId`.
  */
-async function openSprintId(store: DocumentStore, p: Principal, sprintId: string): Promise<string> {
-  const sprint = await store.collection<TaskDoc>(Collections.tasks).findOne({ _id: sprintId, deleted: false });
+async function openSprintId(store: DocumentStore, p: Principal, sprintId: string, session?: Session): Promise<string> {
+  const sprint = await store.collection<TaskDoc>(Collections.tasks).findOne({ _id: sprintId, deleted: false }, session ? { session } : {});
   if (!sprint || !canReadTask(p, sprint) || sprint.metadata[escapeKey('app.type')] !== 'sprint') {
     throw invalidField('/activeSprintId', `no sprint task with id "${sprintId}" that you can read`, 'not_found');
   }

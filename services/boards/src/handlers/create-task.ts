@@ -4,7 +4,7 @@ import {
   boardScope, cardCreateBody, checkNewTaskFields, typedColumns, checkNewTaskRefs, checkSprintWindow, columnOf, loadBoard, newTaskDoc, runWrite, taskCreatedEvent, toTask, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { Collections } from '@app/shared/store';
-import { checkWip } from '../wip.js';
+import { checkWip, guardEntry } from '../wip.js';
 
 /**
  * `boards.createTask` (docs/boards.md "Card create on a board"; docs/architecture.md §5, §7): board write access;
@@ -19,7 +19,7 @@ import { checkWip } from '../wip.js';
 export function createBoardTask(deps: ServiceDeps): Handler<typeof BoardsOps.createTask> {
   const { store } = deps;
   return async ({ boardId, column_id, ...fields }, ctx) => runWrite(deps, ctx, async (w) => {
-    const { board, principal } = await loadBoard(store, callerId(ctx), boardId, 'write');
+    const { board, principal } = await loadBoard(store, callerId(ctx), boardId, 'write', w.session);
     // the column's actions set custom fields in their stored form (a select's label → its id)
     const column = column_id === undefined ? undefined : (await typedColumns(store, boardScope(board), [columnOf(board, column_id)], w.session))[0];
     const body = cardCreateBody(fields, column, board.default_tags, board.activeSprintId, principal.userId);
@@ -33,7 +33,11 @@ export function createBoardTask(deps: ServiceDeps): Handler<typeof BoardsOps.cre
     // the values it carries (sent, or set by the column's enter actions) fit the board scope's custom fields
     await checkNewTaskFields(store, doc, w.session);
     // a card created into a column counts against its WIP limit (docs/boards.md "WIP limits")
-    if (column) await checkWip(store, principal, board, column, w.now, w.session);
+    if (column) {
+      await checkWip(store, principal, board, column, w.now, w.session);
+      // a concurrent entry into a blocking column conflicts with this one (docs/boards.md "WIP limits")
+      await guardEntry(store, board, column, w.now, w.session);
+    }
     await store.collection<TaskDoc>(Collections.tasks).insertOne(doc, { session: w.session });
     w.emit(taskCreatedEvent(doc));
     return toTask(doc);

@@ -75,7 +75,7 @@ export function addMember(deps: ServiceDeps): Handler<typeof GroupsOps.addMember
     const { group, role: callerRole } = await memberView(deps, groupId, callerId(ctx), session);
     if (!MANAGERS.has(callerRole)) throw new AppError('FORBIDDEN', { message: 'Only the group owner or an admin may manage members', details: { groupId } });
     if (user_id === group.owner_id) throw invalidField('/user_id', 'the group owner\'s role cannot change', 'owner');
-    const user = await deps.store.collection<Doc>(Collections.users).findOne({ _id: user_id }, { projection: { _id: 1 } });
+    const user = await deps.store.collection<Doc>(Collections.users).findOne({ _id: user_id }, { projection: { _id: 1 }, session });
     if (!user) throw new AppError('USER_NOT_FOUND', { details: { user_id } });
     const previous = group.members.find((m) => m.user_id === user_id)?.role;
     const members = [...group.members.filter((m) => m.user_id !== user_id), { user_id, role }];

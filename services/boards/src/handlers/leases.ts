@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { callerId, type Handler } from '@app/shared/bus';
 import type { CardLease, LeasesOps } from '@app/shared/contracts';
 import {
-  boardScopeFilter, canReadTask, columnOf, compileColumn, leaseView, loadBoard, loadPrincipal, nextVersion, runWrite, toTask, versionGuard,
+  boardScopeFilter, canReadTask, columnOf, compileColumn, leaseView, loadBoard, loadPrincipal, nextVersion, runWrite, toTask, versionGuard, versionOf,
   writableTasksFilter, type LeaseDoc, type NewEvent, type ServiceDeps, type TaskDoc, type WriteUnit,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
@@ -19,14 +19,24 @@ import { moveInWrite } from './move.js';
  * card's version (reads show the lease, so their ETag changes with it).
  */
 
-/** Conditional writes tried before a claim whose candidates keep being taken under it answers 409 `CONFLICT`. */
-const MAX_ATTEMPTS = 5;
-
 /**
- * Free cards a claim reads ahead, before its transaction: at least as many as claimers usually
- * race on one column, so a claim whose first candidates were just taken finds the next by id.
+ * Free cards a claim reads ahead, before its transaction, in the column's order: at least as many
+ * as claimers usually race on one column. Its transaction takes the first of them still free in
+ * one conditional write, and reads the column again only when every one was taken meanwhile.
  */
 const READ_AHEAD = 32;
+
+/**
+ * Where in the read-ahead list a claim's attempt starts: at its head on the first run and the
+ * first rerun (the column's order; one rerun is what any transient error costs), and from the
+ * second rerun on (n reruns) at a random place among the first 2^n (up to the list's length),
+ * so that claimers that keep colliding on one card spread over the next ones instead of colliding
+ * again on each in turn. Cards before the start are still taken when nothing after it is free.
+ */
+export function spreadFrom(reruns: number, length: number): number {
+  if (reruns <= 1 || length <= 1) return 0;
+  return Math.floor(Math.random() * Math.min(2 ** reruns, length));
+}
 
 /** Sprints are not cards (docs/web.md): a sprint task in a column's scope is never claimed. */
 const NOT_A_SPRINT: Filter = { [metadataPath('app.type')]: { $ne: 'sprint' } };
@@ -58,13 +68,17 @@ function cardLease(after: TaskDoc, lease: LeaseDoc): CardLease {
  * cards are the column's cards as the column read shows them (its effective query with the
  * board's active sprint, ANDed with `query` when given — 400 for a bad one), not sprints, that the
  * caller may write and that have no live lease. The first {@link READ_AHEAD} of them in the
- * column's order are read before the transaction; in it, the first of those still free (checked by
- * id), else the first free card of the column read anew, is given a new lease of `lease_seconds`
- * by ONE conditional write (the free conditions plus the version read); `card.claimed` is
- * emitted, preceded by `card.released` (`expired`) when an expired lease was taken over. Replies
- * the lease and the card, or `null` (HTTP 204) when no card is free. A candidate taken under the
- * write (a concurrent claim on MongoDB) is skipped for the next; after {@link MAX_ATTEMPTS} → 409
- * `CONFLICT`.
+ * column's order are read before the transaction; in it, ONE conditional write (`findOneAndUpdate`
+ * sorted in the column's order, one round trip) gives the first of those still free a new lease
+ * of `lease_seconds`, or, when every one was taken meanwhile, the first free card of the column
+ * read anew; `card.claimed` is emitted, preceded by `card.released` (`expired`) when an expired
+ * lease was taken over. Replies the lease and the card, or `null` (HTTP 204) when no card is free.
+ * Concurrent claims of one card: on MongoDB (snapshot isolation) the later claim's write conflicts
+ * with the earlier one's (a `TransientTransactionError`), and the store reruns the whole
+ * transaction after a backoff on a fresh snapshot, in which the card is taken; the rerun starts
+ * at a random place further down the read-ahead list ({@link spreadFrom}), so colliding claimers
+ * spread out. On the embedded store transactions run one at a time and never meet. Past the
+ * store's transaction deadline → 409 `CONFLICT`.
  */
 export function claimCard(deps: ServiceDeps): Handler<typeof LeasesOps.claim> {
   const { store, clock } = deps;
@@ -80,45 +94,37 @@ export function claimCard(deps: ServiceDeps): Handler<typeof LeasesOps.claim> {
     // it): the transaction then checks them one by one by id, in order, instead of walking the
     // column itself; only when every one of them was taken meanwhile does it read the column again.
     const ahead = (await tasks.find(freeAt(clock.now().toISOString()), { sort: compiled.sort, limit: READ_AHEAD, projection: { _id: 1 } })).map((t) => t._id);
+    // reruns of the transaction so far: a rerun follows a write conflict with a concurrent claim
+    // of the same card (MongoDB), so it starts further down the list (see spreadFrom)
+    let reruns = -1;
     return runWrite(deps, ctx, async (w) => {
+      reruns++;
       const { session, now } = w;
       const at = now.toISOString();
       const free = freeAt(at);
-      const taken = new Set<string>();
-      const next = async (): Promise<TaskDoc | undefined> => {
-        for (const _id of ahead) {
-          if (taken.has(_id)) continue;
-          const card = await tasks.findOne({ $and: [free, { _id }] }, { session });
-          if (card) return card;
-          taken.add(_id);
-        }
-        const rest = taken.size === 0 ? free : { $and: [free, { _id: { $nin: [...taken] } }] };
-        return (await tasks.find(rest, { sort: compiled.sort, limit: 1, session }))[0];
+      const lease: LeaseDoc = {
+        id: randomUUID(), holder: w.userId, ...(ctx.grant ? { holder_token: ctx.grant.tokenId, ...(ctx.grant.tokenName ? { holder_token_name: ctx.grant.tokenName } : {}) } : {}), board_id: board._id, column_id: column.id,
+        claimed_at: at, expires_at: new Date(now.getTime() + lease_seconds * 1000).toISOString(), lease_seconds,
       };
-      for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-        const card = await next();
-        if (!card) return null;
-        const lease: LeaseDoc = {
-          id: randomUUID(), holder: w.userId, ...(ctx.grant ? { holder_token: ctx.grant.tokenId, ...(ctx.grant.tokenName ? { holder_token_name: ctx.grant.tokenName } : {}) } : {}), board_id: board._id, column_id: column.id,
-          claimed_at: at, expires_at: new Date(now.getTime() + lease_seconds * 1000).toISOString(), lease_seconds,
-        };
-        const after = await tasks.findOneAndUpdate(
-          { $and: [free, { _id: card._id }, versionGuard(card)] },
-          { $set: { lease, ...nextVersion(card) } },
-          { returnDocument: 'after', session },
-        );
-        if (!after) {
-          taken.add(card._id);
-          continue;
-        }
-        if (card.lease) w.emit(releasedEvent(after, card.lease, 'expired'));
-        w.emit({
-          type: 'card.claimed', task_id: after._id, board_id: board._id,
-          data: { board_id: board._id, column_id: column.id, lease: leaseView(lease), task: toTask(after) },
-        });
-        return cardLease(after, lease);
-      }
-      throw new AppError('CONFLICT', { message: 'The cards of this column kept being claimed under this claim; retry', details: { boardId, columnId } });
+      // the version counts up by one (`$inc`): the write does not read the card first
+      const claim = (filter: Filter) => tasks.findOneAndUpdate(
+        filter, { $set: { lease }, $inc: { version: 1 } }, { returnDocument: 'before', sort: compiled.sort, session },
+      );
+      const from = spreadFrom(reruns, ahead.length);
+      const before = (from > 0 ? await claim({ $and: [free, { _id: { $in: ahead.slice(from) } }] }) : null)
+        ?? (ahead.length ? await claim({ $and: [free, { _id: { $in: ahead } }] }) : null)
+        ?? (await claim(free));
+      if (!before) return null;
+      const version = versionOf(before) + 1;
+      // a card stored without a version (version 1) got `$inc` from nothing: set it (rare)
+      if (typeof before.version !== 'number') await tasks.updateOne({ _id: before._id }, { $set: { version } }, { session });
+      const after: TaskDoc = { ...before, lease, version };
+      if (before.lease) w.emit(releasedEvent(after, before.lease, 'expired'));
+      w.emit({
+        type: 'card.claimed', task_id: after._id, board_id: board._id,
+        data: { board_id: board._id, column_id: column.id, lease: leaseView(lease), task: toTask(after) },
+      });
+      return cardLease(after, lease);
     });
   };
 }

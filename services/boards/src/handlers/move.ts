@@ -8,7 +8,7 @@ import {
 import { AppError } from '@app/shared/errors';
 import { buildEffectiveQuery, compileQuery, namesCustomFields, queryMatches, type Query } from '@app/shared/query';
 import { Collections, type Collection, type Filter, type Session, type Update } from '@app/shared/store';
-import { checkWip } from '../wip.js';
+import { checkWip, guardEntry } from '../wip.js';
 
 /** Conditional writes tried before a card whose tags keep changing under us is reported as 409 `CONFLICT`. */
 const MAX_ATTEMPTS = 3;
@@ -98,6 +98,8 @@ export async function moveInWrite(
     // the target's WIP limit, counted once per move (docs/boards.md "WIP limits"); `block` refuses, dry runs included
     if (wip === undefined && from_column_id !== to_column_id) wip = (await checkWip(store, principal, board, to, now, session, taskId)) ?? null;
     if (dry_run) return { result: moveResult(plan, versionOf(task), wip) };
+    // an entry into a blocking column conflicts with any concurrent one (docs/boards.md "WIP limits")
+    if (attempt === 1 && from_column_id !== to_column_id) await guardEntry(store, board, to, now, session);
     // pinned at the version planned from: the plan (tags included) is exact for what it replaces
     const guard = { $and: [inSource, versionGuard(task), ...(req.guard ? [req.guard] : [])] };
     const version = nextVersion(task);

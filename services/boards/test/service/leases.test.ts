@@ -3,6 +3,7 @@ import { BoardsOps, LeasesOps, type CardLease, type ColumnInput } from '@app/sha
 import type { EventDoc } from '@app/shared/domain';
 import { catchUpOutbox } from '@app/shared/events';
 import { Collections } from '@app/shared/store';
+import { storeLeg } from '@app/shared/testing';
 import { ALICE, BOB, buildBoards, CAROL, rejects, STATUS_COLUMNS, T0, type Fixture } from './fixture.js';
 
 /** The committed events of the store, numbered as a reader sees them, oldest first. */
@@ -51,8 +52,10 @@ describe('claiming cards under a lease', () => {
     expect(claimed).toHaveLength(100);
     expect(new Set(claimed).size).toBe(100);
     expect([...claimed].sort()).toEqual([...cards].sort());
-    // each claimer took its cards in the column's order
-    for (const mine of perClaimer) expect(mine).toEqual([...mine].sort((a, b) => cards.indexOf(a) - cards.indexOf(b)));
+    // each claimer took its cards in the column's order where transactions run one at a time; where
+    // they run at once (MongoDB, snapshot isolation) a claim rerun after a conflict starts further
+    // down the list (docs/boards.md "Claiming a card under a lease")
+    if (storeLeg() === 'embedded') for (const mine of perClaimer) expect(mine).toEqual([...mine].sort((a, b) => cards.indexOf(a) - cards.indexOf(b)));
     const stored = await t.tasks.find({ boardId: board.id });
     expect(stored.every((d) => d.lease !== undefined && d.lease.expires_at === '2026-11-22T10:01:00.000Z')).toBe(true);
     const claimedEvents = await events(t, ['card.claimed']);

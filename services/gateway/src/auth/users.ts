@@ -24,12 +24,12 @@ export interface UserDoc extends Doc {
 /**
  * Indexes the gateway ensures: every collection's unique and TTL indexes (`SCHEMA_INDEXES`: unique
  * usernames and refresh-token hashes among them, docs/store.md "One definition per collection"),
- * refresh tokens by family, and users by identity provider account.
+ * refresh tokens by family (users by identity provider account: `oidc_subject`, unique and sparse,
+ * is one of the schema's).
  */
 export const authIndexes: IndexSpec[] = [
   ...SCHEMA_INDEXES,
   { collection: Collections.refreshTokens, keys: { familyId: 1 }, name: 'family' },
-  { collection: Collections.users, keys: { 'oidc.iss': 1, 'oidc.sub': 1 }, name: 'oidc_subject' },
 ];
 
 function usersOf(store: DocumentStore) {
@@ -99,9 +99,12 @@ export async function ensureAdmin(
   }
 }
 
-/** The user made for identity provider account `sub` of issuer `iss`, if any. */
-export function findUserByOidc(store: DocumentStore, iss: string, sub: string): Promise<UserDoc | null> {
-  return usersOf(store).findOne({ 'oidc.iss': iss, 'oidc.sub': sub });
+/**
+ * The user made for identity provider account `sub` of issuer `iss`, if any; read in `session`
+ * when given (the sign-in's transaction: the snapshot its insert of a new user commits against).
+ */
+export function findUserByOidc(store: DocumentStore, iss: string, sub: string, session?: Session): Promise<UserDoc | null> {
+  return usersOf(store).findOne({ 'oidc.iss': iss, 'oidc.sub': sub }, session ? { session } : {});
 }
 
 /**

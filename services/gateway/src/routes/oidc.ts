@@ -44,7 +44,7 @@ async function userOf(deps: LocalDeps, signIn: OidcSignIn, claims: IdClaims, ses
       throw new AppError('OIDC_DOMAIN_NOT_ALLOWED', { details: { domain: domain ?? null } });
     }
   }
-  const known = await findUserByOidc(deps.store, claims.iss, claims.sub);
+  const known = await findUserByOidc(deps.store, claims.iss, claims.sub, session);
   if (known) return known;
   const username = claims[s.usernameClaim];
   if (typeof username !== 'string' || !USERNAME.test(username)) {

@@ -27,13 +27,15 @@ afterEach(async () => {
   idp = undefined;
 });
 
-async function start(env: Record<string, string> = {}): Promise<{ s: System; p: TestProvider }> {
+async function start(env: Record<string, string> = {}, latencyMs = 0): Promise<{ s: System; p: TestProvider }> {
   idp = await TestProvider.start();
   idp.accounts.set('acc-alice', { preferred_username: 'alice', email: 'alice@example.com', email_verified: true });
   // the services' clock is the real time: the ID token's expiry is checked against it
   sys = await system({
     clockAt: new Date().toISOString(),
     oidcFetch: idp.fetchFor,
+    // on the snapshot leg, a round trip per store call (the windows in which sign-ins overlap)
+    ...(latencyMs ? { store: () => testStore({ latencyMs }) } : {}),
     env: {
       OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: CLIENT_ID, OIDC_CLIENT_SECRET: CLIENT_SECRET, OIDC_REDIRECT_URL: REDIRECT,
       OIDC_ALLOW_HTTP: 'true', OIDC_PROVIDER_NAME: 'Example SSO', ADMIN_USERNAME: 'root', ...env,
@@ -96,6 +98,27 @@ describe('OpenID Connect sign-in', () => {
     expect(second.body.userName).toBe('alice');
     // a provider account has no password to sign in with
     expectError(await s.call('POST', '/auth/v2/login', undefined, { username: 'alice', password: 'anything at all' }), 401, 'INVALID_CREDENTIALS');
+  });
+
+  it('two concurrent first sign-ins of one provider account both sign in, as one user', async () => {
+    const { s, p } = await start({}, 2);
+    // several accounts, each signed in twice at once, the second a little later each time: one of
+    // the pairs overlaps whatever the timing of this machine
+    for (let i = 0; i < 6; i++) p.accounts.set(`acc-${i}`, { preferred_username: `twin${i}`, email: `twin${i}@example.com`, email_verified: true });
+    const pairs = await Promise.all(Array.from({ length: 6 }, async (_, i) => {
+      const [a, b] = [await begin(s), await begin(s)];
+      const [backA, backB] = [await p.signIn(a.location, `acc-${i}`), await p.signIn(b.location, `acc-${i}`)];
+      return Promise.all([
+        callback(s, backA, a.cookie),
+        new Promise((r) => setTimeout(r, i * 2)).then(() => callback(s, backB, b.cookie)),
+      ]);
+    }));
+    for (const [i, [x, y]] of pairs.entries()) {
+      expect([x.status, y.status], JSON.stringify([x.body, y.body])).toEqual([200, 200]);
+      expect(x.body.userName).toBe(`twin${i}`);
+      expect(y.body.userId ?? y.body.userName).toBe(x.body.userId ?? x.body.userName);
+      expect(await s.store.collection('users').countDocuments({ username: `twin${i}` })).toBe(1);
+    }
   });
 
   it('refuses a callback whose state is not the one this browser started with', async () => {

@@ -92,7 +92,7 @@ export const updateEach = (deps: ServiceDeps): Handler<typeof TasksOps.updateEac
         const links = distinct(item.links_to);
         const self = links.indexOf(task._id);
         if (self >= 0) throw invalidField(`/items/${i}/links_to/${item.links_to.indexOf(task._id)}`, 'a task cannot link to itself', 'self');
-        await checkTaskRefs(deps.store, await principal(), item.links_to.map((id, j) => ({ field: `/items/${i}/links_to/${j}`, id })));
+        await checkTaskRefs(deps.store, await principal(), item.links_to.map((id, j) => ({ field: `/items/${i}/links_to/${j}`, id })), w.session);
         $set.linkedToIds = links;
       }
       if (Object.keys($set).length === 0) return;

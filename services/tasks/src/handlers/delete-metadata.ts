@@ -19,5 +19,5 @@ export const deleteMetadata = (deps: ServiceDeps): Handler<typeof TasksOps.delet
     });
     const event = taskUpdatedEvent(task, after);
     if (event) w.emit(event);
-    return taskDetail(deps.store, principal, after, w.userId);
+    return taskDetail(deps.store, principal, after, w.userId, w.session);
   });

@@ -12,5 +12,5 @@ export const setMetadata = (deps: ServiceDeps): Handler<typeof TasksOps.setMetad
     const after = await writeTask(deps.store, w, task, metadataSetUpdate(input.key, input.value, w.userId, w.now) as { $set: Record<string, unknown> }, '/value');
     const event = taskUpdatedEvent(task, after);
     if (event) w.emit(event);
-    return taskDetail(deps.store, principal, after, w.userId);
+    return taskDetail(deps.store, principal, after, w.userId, w.session);
   });

@@ -16,9 +16,9 @@ export async function updateTaskIn(deps: ServiceDeps, w: WriteUnit, ifMatch: str
   // the sprint window as it will be after the change
   const dated = (f: 'kickoff' | 'deadline') => (change.$unset?.[f] !== undefined ? undefined : (change.$set[f] as string | undefined) ?? task[f]);
   checkSprintWindow({ metadata: task.metadata, kickoff: dated('kickoff'), deadline: dated('deadline') });
-  if (patch.assignee) await checkAssignee(deps.store, patch.assignee);
+  if (patch.assignee) await checkAssignee(deps.store, patch.assignee, '/assignee', w.session);
   if (patch.derivedFromId === taskId) throw invalidField('/derivedFromId', 'a task cannot be derived from itself', 'self');
-  if (patch.derivedFromId) await checkTaskRefs(deps.store, await principal(), [{ field: '/derivedFromId', id: patch.derivedFromId }]);
+  if (patch.derivedFromId) await checkTaskRefs(deps.store, await principal(), [{ field: '/derivedFromId', id: patch.derivedFromId }], w.session);
   const after = await writeTask(deps.store, w, task, change);
   const event = taskUpdatedEvent(task, after);
   if (event) w.emit(event);

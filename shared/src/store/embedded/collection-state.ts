@@ -85,6 +85,8 @@ export class HashIndex {
   constructor(
     readonly fields: readonly string[],
     readonly unique: boolean,
+    /** A sparse index (IndexSpec.sparse): a document holding none of the fields has no key in it. */
+    readonly sparse = false,
   ) {
     this.paths = fields.map((f) => f.split('.'));
     this.path = this.paths.length === 1 ? this.paths[0] : undefined;
@@ -94,12 +96,11 @@ export class HashIndex {
   keys(doc: Doc): IndexKey[] {
     if (this.path) {
       const keys = scalarsAt(doc, this.path);
-      return keys.length === 0 && this.unique ? [null] : keys;
+      return keys.length === 0 && this.unique && !this.sparse ? [null] : keys;
     }
-    const perField = this.paths.map((p) => {
-      const keys = hashKeysAt(doc, p);
-      return keys.length === 0 && this.unique ? [NULL_KEY] : keys;
-    });
+    const held = this.paths.map((p) => hashKeysAt(doc, p));
+    if (this.sparse && held.every((ks) => ks.length === 0)) return [];
+    const perField = held.map((keys) => (keys.length === 0 && this.unique ? [NULL_KEY] : keys));
     return perField.reduce<string[]>((acc, ks) => acc.flatMap((a) => ks.map((k) => `${a}\u0000${k}`)), ['']);
   }
 
@@ -128,7 +129,7 @@ export class HashIndex {
         this.addKey(one, slot, slotCount);
         return;
       }
-      if (one === undefined && !this.unique) return;
+      if (one === undefined && (!this.unique || this.sparse)) return;
     }
     for (const k of keys ?? this.keys(doc)) this.addKey(k, slot, slotCount);
   }
@@ -341,10 +342,11 @@ export class CollectionState {
    *   collection, in steps in the background in a large one), or by its first lookup if that
    *   comes first.
    */
-  addIndex(fields: readonly string[], unique: boolean, fill: IndexFill = 'now'): boolean {
+  addIndex(fields: readonly string[], unique: boolean, fill: IndexFill = 'now', sparse = false): boolean {
     const same = this.indexes.findIndex((ix) => ix.fields.join() === fields.join());
-    if (same >= 0 && (this.indexes[same]!.unique || !unique)) return false;
-    const index = new HashIndex(fields, unique);
+    const kept = this.indexes[same];
+    if (kept && (!unique || (kept.unique && (!kept.sparse || sparse)))) return false;
+    const index = new HashIndex(fields, unique, unique && sparse);
     this.changes++;
     if (fill !== 'now' && !unique && fields.length === 1 && same < 0) {
       index.filledUpTo = 0;
@@ -529,7 +531,7 @@ export class CollectionState {
     this.sortIndexes.clear();
     for (let i = 0; i < this.indexes.length; i++) {
       const old = this.indexes[i]!;
-      const index = new HashIndex(old.fields, old.unique);
+      const index = new HashIndex(old.fields, old.unique, old.sparse);
       if (!old.unique && old.fields.length === 1) {
         index.filledUpTo = 0;
         index.firstUse = true;

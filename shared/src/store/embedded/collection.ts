@@ -110,7 +110,10 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
 
   findOneAndUpdate(filter: Filter, update: Update, opts: FindOneAndUpdateOptions = {}): Promise<T | null> {
     return this.runner.run(opts.session, (txn) => {
-      const r = txn.update(this.name, filter, update, { multi: false, upsert: opts.upsert ?? false });
+      // with a sort: the first match in that order is the one updated (by its _id)
+      const first = opts.sort ? sortDocs(txn.match(this.name, filter), opts.sort, 1)[0] : undefined;
+      const which = first ? { _id: first._id } : filter;
+      const r = txn.update(this.name, which, update, { multi: false, upsert: opts.upsert ?? false });
       const doc = opts.returnDocument === 'before' ? r.before : r.after;
       return doc ? (shape([doc], { projection: opts.projection })[0] as T) : null;
     });

@@ -368,8 +368,10 @@ export class EmbeddedStore implements DocumentStore {
         // an SQL index of the fields (a TTL field's too: the sweep reads a range of it)
         const keys = fields.filter((f) => f !== '_id');
         if (keys.length === 0) continue;
-        history.declare(keys, spec.unique ?? false);
-        this.journal?.saveIndex({ collection: spec.collection, fields: keys, unique: spec.unique ?? false });
+        history.declare(keys, spec.unique ?? false, spec.sparse ?? false);
+        // a sparse unique index is not recorded: the journal's record has no sparseness, and the
+        // start-up's ensureIndexes declares it again
+        if (!(spec.unique && spec.sparse)) this.journal?.saveIndex({ collection: spec.collection, fields: keys, unique: spec.unique ?? false });
         continue;
       }
       if (spec.expireAfterSeconds !== undefined && !spec.unique) continue;
@@ -377,7 +379,8 @@ export class EmbeddedStore implements DocumentStore {
       const wanted: [string[], boolean][] = spec.unique ? [[fields, true]] : [];
       for (const field of spec.unique ? fields.slice(0, 1) : fields) if (field !== '_id') wanted.push([[field], false]);
       for (const [keys, unique] of wanted) {
-        if (state.addIndex(keys, unique)) this.journal?.saveIndex({ collection: spec.collection, fields: keys, unique });
+        const sparse = unique && (spec.sparse ?? false);
+        if (state.addIndex(keys, unique, 'now', sparse) && !sparse) this.journal?.saveIndex({ collection: spec.collection, fields: keys, unique });
       }
     }
   }

@@ -310,12 +310,12 @@ export class HistoryCollection {
    * `unique`, a key the store's writes check. A field seen for the first time is checked once
    * against the stored rows (are its values all ones SQL compares as the store does?).
    */
-  declare(fields: string[], unique: boolean): void {
+  declare(fields: string[], unique: boolean, sparse = false): void {
     const created = this.table.createIndex(fields);
     const known = this.declared.find((d) => d.fields.join() === fields.join());
     if (known) {
-      if (unique && !known.index.unique) known.index = new HashIndex(fields, true);
-    } else this.declared.push({ fields, index: new HashIndex(fields, unique) });
+      if (unique && (!known.index.unique || (known.index.sparse && !sparse))) known.index = new HashIndex(fields, true, sparse);
+    } else this.declared.push({ fields, index: new HashIndex(fields, unique, unique && sparse) });
     if (!created) return;
     for (const field of fields) {
       if (this.plain.has(field) || this.unplain.has(field)) continue;

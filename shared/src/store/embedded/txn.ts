@@ -334,6 +334,7 @@ export class Txn {
   private assertUniqueHistory(history: HistoryCollection, collection: string, doc: Doc, storedOnly: boolean): void {
     for (const index of history.uniqueIndexes()) {
       const keys = index.keys(doc);
+      if (keys.length === 0) continue; // not in a sparse index
       const first = index.fields[0]!;
       const at = valueAt(doc, first.split('.'));
       const values = Array.isArray(at) ? at : at === undefined || at === THROUGH_ARRAY ? [null] : [at];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MongoClient, MongoError, type AnyBulkWriteOperation, type ClientSession, type Collection as DriverCollection, type Db } from 'mongodb';
+import { MongoClient, MongoError, MongoServerError, type AnyBulkWriteOperation, type ClientSession, type Collection as DriverCollection, type Db } from 'mongodb';
 import type { Logger } from 'pino';
 import { AppError } from '../../errors/index.js';
 import type {
@@ -68,6 +68,8 @@ const backoffMs = (n: number) => Math.random() * Math.min(5 * 1.5 ** n, 500);
 
 /** Server code `MaxTimeMSExpired` (the commit's `maxCommitTimeMS` ran out). */
 const MAX_TIME_EXPIRED = 50;
+/** IndexOptionsConflict, IndexKeySpecsConflict: an index of the same keys or name exists with other options. */
+const INDEX_CONFLICT_CODES = new Set([85, 86]);
 
 const hasLabel = (e: unknown, label: string) => e instanceof MongoError && e.hasErrorLabel(label);
 
@@ -232,13 +234,13 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   }
 
   findOneAndUpdate(filter: Filter, update: Update, opts: FindOneAndUpdateOptions = {}): Promise<T | null> {
-    const { session, upsert, projection, returnDocument = 'after' } = opts;
+    const { session, upsert, projection, sort, returnDocument = 'after' } = opts;
     return this.call(session, async (s) => {
       checkUpdate(this.name, update);
       return this.out(await this.coll.findOneAndUpdate(
         this.f(filter),
         withStringId(filter, this.u(update), upsert),
-        defined({ ...s, upsert, projection, returnDocument, includeResultMetadata: false as const }),
+        defined({ ...s, upsert, projection, sort, returnDocument, includeResultMetadata: false as const }),
       ));
     }, update) as Promise<T | null>;
   }
@@ -307,6 +309,19 @@ function checkOp(collection: string, op: BulkOp): void {
 }
 
 /**
+ * Thrown by {@link MongoStore.connect} when the server at `MONGO_URL` is a standalone `mongod`
+ * (its `hello` names no replica set): MongoDB runs transactions only on a replica set or a sharded
+ * cluster, and every write of this service is a transaction. Entry points turn it into a refusal
+ * to start (one line naming `MONGO_URL`).
+ */
+export class NotAReplicaSetError extends Error {
+  override readonly name = 'NotAReplicaSetError';
+  constructor() {
+    super('MONGO_URL points at a standalone MongoDB server; transactions need a replica set (start mongod with --replSet and run rs.initiate(), or use a replica-set URL)');
+  }
+}
+
+/**
  * The MongoDB `DocumentStore` (docs/architecture.md §2) on the official driver: sessions passed through,
  * real transactions via `session.withTransaction` (snapshot reads, majority writes, retried by the
  * driver on transient conflicts), `serverSelectionTimeoutMS` 5 s so a down database is a 503,
@@ -359,7 +374,20 @@ export class MongoStore implements DocumentStore {
       await client.close().catch(() => undefined);
       throw mapMongoError(e);
     }
-    opts.log?.info({ db: opts.db }, 'mongo store connected');
+    // transactions need a replica set (or a sharded cluster): a standalone server refuses every
+    // one of them, so the process would answer every write 500 while ready
+    let hello: { setName?: unknown; msg?: unknown };
+    try {
+      hello = await client.db('admin').command({ hello: 1 });
+    } catch (e) {
+      await client.close().catch(() => undefined);
+      throw mapMongoError(e);
+    }
+    if (typeof hello.setName !== 'string' && hello.msg !== 'isdbgrid') {
+      await client.close().catch(() => undefined);
+      throw new NotAReplicaSetError();
+    }
+    opts.log?.info({ db: opts.db, replicaSet: hello.setName }, 'mongo store connected');
     return MongoStore.over(client, opts);
   }
 
@@ -451,8 +479,21 @@ export class MongoStore implements DocumentStore {
       for (const spec of specs) {
         if (spec.embeddedOnly) continue; // served by the wildcard index `metadata.$**`
         this.noteTtl(spec);
-        const { expireAfterSeconds } = spec;
-        await this.db.collection(spec.collection).createIndex(spec.keys, defined({ unique: spec.unique, name: spec.name, expireAfterSeconds }));
+        const { expireAfterSeconds, sparse } = spec;
+        const coll = this.db.collection(spec.collection);
+        const options = defined({ unique: spec.unique, name: spec.name, expireAfterSeconds, sparse });
+        try {
+          await coll.createIndex(spec.keys, options);
+        } catch (e) {
+          // an index of the same keys or name with other options (an index made unique, sparse):
+          // the declared one replaces it
+          if (!(e instanceof MongoServerError && INDEX_CONFLICT_CODES.has(e.code as number))) throw e;
+          const keyText = JSON.stringify(spec.keys);
+          for (const old of await coll.indexes()) {
+            if (old.name !== '_id_' && (old.name === spec.name || JSON.stringify(old.key) === keyText)) await coll.dropIndex(old.name!);
+          }
+          await coll.createIndex(spec.keys, options);
+        }
       }
     } catch (e) {
       throw mapMongoError(e);
