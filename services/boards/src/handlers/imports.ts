@@ -5,7 +5,7 @@ import {
   IMPORT_MAX_BYTES, IMPORT_MAX_CARDS, type ImportCreateBody, type ImportJob, type ImportPreview, type ImportsOps,
 } from '@app/shared/contracts';
 import {
-  boardEvent, checkTaskSize, distinct, newTaskDoc, nextVersion, runWrite, taskCreatedEvent, taskUpdatedEvent, timeOrderedId, toBoard, toTask,
+  boardEvent, checkFieldValue, checkNewTaskFields, checkTaskSize, convertFieldValue, customValueInvalid, definitionsOf, distinct, userScope, type CustomFieldDoc, newTaskDoc, nextVersion, runWrite, taskCreatedEvent, taskUpdatedEvent, timeOrderedId, toBoard, toTask,
   type BoardDoc, type NewEvent, type NoteDoc, type ServiceDeps, type TaskDoc,
 } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
@@ -147,15 +147,43 @@ function cardFields(plan: ImportPlan, card: PlanCard, users: Map<string, string>
 }
 
 /**
+ * A plan card's custom field values (docs/custom-fields.md) in the types of the importer's
+ * definitions, converted in place where they read as one (a CSV's `'3'` on a number field, an
+ * option's label on a select): `card.metadata` then holds what the write stores. Answers a problem
+ * of level `error` for each value that does not fit, and for a required field with no value and
+ * no default.
+ */
+function typedCardFields(defs: readonly CustomFieldDoc[], card: PlanCard): ImportProblem[] {
+  const problems: ImportProblem[] = [];
+  for (const def of defs) {
+    const has = Object.hasOwn(card.metadata, def.key);
+    if (!has && (def.default !== undefined || !def.required)) continue;
+    const value = card.metadata[def.key];
+    const converted = has ? convertFieldValue(value, def) : undefined;
+    if (converted !== undefined) {
+      card.metadata[def.key] = converted;
+      continue;
+    }
+    const reason = has ? (checkFieldValue(def, value) as { reason?: string }).reason ?? 'the value does not fit' : 'the field is required and has no default';
+    problems.push({ level: 'error', card: card.source_id, field: `metadata.${def.key}`, message: customValueInvalid(def.key, def, value, reason).message });
+  }
+  return problems;
+}
+
+/**
  * Every card of the plan checked against the task rules as its write would (title, path,
  * metadata limits, task size): a card that breaks one becomes a problem of level `error` naming
  * it and the field. Pure apart from the throwaway ids; yields to other requests every {@link WRITE_CHUNK} cards.
  */
-async function checkCards(plan: ImportPlan, userId: string, now: Date): Promise<ImportProblem[]> {
+async function checkCards(store: DocumentStore, plan: ImportPlan, userId: string, now: Date): Promise<ImportProblem[]> {
   const problems: ImportProblem[] = [];
+  // the importer's custom field definitions (docs/custom-fields.md): a value that does not fit its
+  // field is a problem of its card, as the write would refuse it
+  const defs = await definitionsOf(store, [userScope(userId)]);
   let n = 0;
   for (const card of plan.cards) {
     if (++n % WRITE_CHUNK === 0) await yieldTurn();
+    problems.push(...typedCardFields(defs, card));
     try {
       checkTaskSize(toTask(newTaskDoc(cardFields(plan, card, new Map()), userId, now)));
     } catch (e) {
@@ -185,7 +213,7 @@ const noCounts = (columns = 0) => ({ cards_created: 0, cards_updated: 0, notes_c
 async function assess(deps: ServiceDeps, userId: string, input: ImportCreateBody) {
   const plan = await planOf(input);
   const [users, existing] = await Promise.all([resolveUsers(deps.store, plan, (input.mapping ?? {}) as ImportMapping), existingOf(deps.store, userId, plan)]);
-  const problems = [...plan.problems, ...(await checkCards(plan, userId, deps.clock.now()))];
+  const problems = [...plan.problems, ...(await checkCards(deps.store, plan, userId, deps.clock.now()))];
   for (const name of users.unknown) problems.push({ level: 'warning', field: 'assignee', message: `no user "${name}" here (map it in mapping.users); their cards are left unassigned` });
   const updated = plan.cards.filter((c) => existing.cards.has(c.source_id)).length;
   const counts = {
@@ -369,6 +397,9 @@ async function writePlan(
   counts.sprints_created = newSprints.length;
   for (const d of newSprints) emit(taskCreatedEvent(d));
 
+  // custom field values in the definitions' types, as the dry run checked them
+  const defs = await definitionsOf(store, [userScope(userId)], session);
+  if (defs.length > 0) for (const card of plan.cards) typedCardFields(defs, card);
   // every card's id is known before the links between them are written
   const ids = new Map<string, string>();
   const fresh: Array<{ card: PlanCard; doc: TaskDoc }> = [];
@@ -382,6 +413,8 @@ async function writePlan(
       updates.push({ card, before });
     } else {
       const doc = sharing(newTaskDoc(cardFields(plan, card, users), userId, now));
+      // custom field values in their stored form, defaults filled in; a value that does not fit is 400 (nothing written)
+      await checkNewTaskFields(store, doc, session);
       ids.set(card.source_id, doc._id);
       fresh.push({ card, doc });
     }
@@ -428,6 +461,7 @@ async function writePlan(
   let n = 0;
   for (const { card, before } of updates) {
     const target = refs(card, sharing(newTaskDoc(cardFields(plan, card, users), userId, now)));
+    await checkNewTaskFields(store, target, session);
     const after: TaskDoc = {
       ...before, title: target.title, description: target.description, status: target.status, tags: target.tags,
       metadata: encodeMetadata({ ...decodeMetadata(before.metadata), ...decodeMetadata(target.metadata) }),

@@ -134,4 +134,19 @@ describe('exports through HTTP', () => {
     expectError(await sys.call('GET', `/api/v1/boards/${job.board_id}/export`, bob), 404, 'BOARD_NOT_FOUND');
     expectError(await sys.call('GET', `/api/v1/boards/${job.board_id}/export?format=xml`, alice), 400, 'VALIDATION_FAILED');
   });
+  it('types custom field values by the importer\'s definitions: a CSV number is stored as a number, a value that does not fit is a problem of its row', async () => {
+    await using sys = await system();
+    const alice = await sys.user('alice');
+    const field = await sys.call('POST', '/api/v1/custom-fields', alice, { key: 'cf.estimate', name: 'Estimate', type: 'number' });
+    expect(field.status, JSON.stringify(field.body)).toBe(201);
+    const dry = await sys.call('POST', '/api/v1/imports', alice, { format: 'csv', dry_run: true, data: 'title,status,cf.estimate\nSmall,todo,3\nOdd,todo,lots\n' });
+    expect(dry.status, JSON.stringify(dry.body)).toBe(200);
+    expect(dry.body.problems).toEqual([expect.objectContaining({ level: 'error', field: 'metadata.cf.estimate', message: expect.stringMatching(/Estimate|number/) })]);
+    const refused = await sys.call('POST', '/api/v1/imports', alice, { format: 'csv', data: 'title,status,cf.estimate\nSmall,todo,3\nOdd,todo,lots\n' });
+    expect(refused.status).toBe(400);
+    const job = await imported(sys, alice, { format: 'csv', data: 'title,status,cf.estimate\nSmall,todo,3\n' });
+    expect(job.state, JSON.stringify(job)).toBe('done');
+    const found = await sys.call('POST', '/api/v1/tasks/query', alice, { query: 'cf.estimate > 2' });
+    expect(found.body.data.map((t: { title: string; metadata: Record<string, unknown> }) => [t.title, t.metadata['cf.estimate']])).toEqual([['Small', 3]]);
+  });
 });
