@@ -175,8 +175,8 @@ function jsonBytes(value: unknown): number {
 
 /**
  * An upper bound of {@link jsonBytes} in one pass with no allocation: a string's UTF-16 unit as 6
- * bytes (a `\uXXXX` escape; UTF-8 takes at most 3 per unit), a number as 24 characters (the
- * longest a double prints), every separator counted. `Infinity` for a value with `toJSON` (a
+ * bytes (a `\uXXXX` escape; UTF-8 takes at most 3 per unit), a number as 25 characters (the
+ * longest a double prints: `-0.00000` and 17 significant digits, e.g. `-0.0000010000000083027071`), every separator counted. `Infinity` for a value with `toJSON` (a
  * date): only the text tells its size.
  */
 export function jsonBound(value: unknown): number {
@@ -184,7 +184,7 @@ export function jsonBound(value: unknown): number {
     case 'string':
       return 2 + 6 * value.length;
     case 'number':
-      return 24;
+      return 25;
     case 'boolean':
       return 5;
     case 'object':

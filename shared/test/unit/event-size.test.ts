@@ -16,6 +16,8 @@ describe('task and event size limits', () => {
       obj: fc.dictionary(text, tie('any'), { maxKeys: 5 }),
     })).any;
     fc.assert(fc.property(value, (v) => jsonBound(v) >= bytes(v)), { numRuns: 2000 });
+    // the longest text a double prints: a sign, `0.00000` and 17 significant digits
+    expect(jsonBound(-0.0000010000000083027071)).toBeGreaterThanOrEqual(bytes(-0.0000010000000083027071));
   });
 
   it('a task is measured by its JSON text: just at the limit passes, one byte over is a 413 naming the largest field', () => {

@@ -3,6 +3,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { discoverAuthorizationServerMetadata, discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { describe, expect, it } from 'vitest';
+import { newTaskDoc } from '@app/shared/domain';
+import { Collections } from '@app/shared/store';
 import { system, type System, type User } from './system.js';
 
 /**
@@ -232,11 +234,17 @@ describe('MCP endpoint', () => {
     await sys.app.listen({ port: 0, host: '127.0.0.1' });
     const alice = await sys.user('alice');
     const bob = await sys.user('bob');
+    // 3,000 tasks to scan, so that one text query costs a whole millisecond or more of server time
+    // (a cost under 1 ms is not charged) on a fast machine too; written to the store directly, so
+    // seeding spends none of the budget
+    const now = new Date();
+    const docs = Array.from({ length: 3000 }, (_, i) => newTaskDoc({ title: `task ${i}`, description: `about item ${i} of the backlog` }, alice.id, now));
+    await sys.store.collection(Collections.tasks).insertMany(docs);
     await using mcp = await agent(sys, alice.headers.authorization!);
     // each find_tasks is charged its measured server time; the 1 ms budget is soon spent
     let refused: { isError: boolean; body: any } | undefined;
     for (let i = 0; i < 500 && !refused; i++) {
-      const r = await mcp.call('find_tasks', { query: "title ~ 'x' ORDER BY updated_at DESC" });
+      const r = await mcp.call('find_tasks', { query: "description ~ 'zzz' OR title ~ 'item' ORDER BY description DESC", page_size: 200 });
       if (r.isError) refused = r;
     }
     expect(refused?.body).toMatchObject({ code: 'RATE_LIMITED', details: { reason: 'budget' } });
