@@ -5,6 +5,7 @@ import { isBuiltin, metadataKeyOf, valuesOf, type CmpOp, type Expr, type Field, 
 import { resolveDate } from './dates.js';
 import { deepFreeze } from '../util/index.js';
 import { unknownField } from './parse.js';
+import { anyOrAll, compare, eq, nor, on, type Operand } from './filter-ops.js';
 import { escapeRegex, likeToRegex } from './patterns.js';
 import { compileTypedPred, optionSort, typedFieldOf, usesTypedFields, type FieldTypes } from './typed.js';
 
@@ -22,36 +23,12 @@ export function fieldPath(field: string): string {
   return metadataPath(key);
 }
 
-/** A value ready for the store: a literal, or a UTC day as the half-open ISO range [start, end). */
-type Operand = { scalar: string | number | boolean } | { day: { start: string; end: string } };
 
 function operand(v: Value, now: Date): Operand {
   if (v.type === 'string' || v.type === 'number' || v.type === 'boolean') return { scalar: v.value };
   if (v.type === 'call') throw new Error(`${v.name}() reached the compiler unresolved: call resolveQuery first`);
   const d = resolveDate(v, now)!;
   return d.kind === 'day' ? { day: d } : { scalar: d.iso };
-}
-
-const on = (path: string, cond: Record<string, unknown>): Filter => ({ [path]: cond });
-const nor = (f: Filter): Filter => ({ $nor: [f] });
-
-function eq(path: string, o: Operand): Filter {
-  return 'scalar' in o ? on(path, { $eq: o.scalar }) : on(path, { $gte: o.day.start, $lt: o.day.end });
-}
-
-/** `= != < <= > >=`; a day compares by its boundaries (`<= D` = before the end of D, `> D` = from the next day). */
-function compare(path: string, op: CmpOp, o: Operand): Filter {
-  if (op === '=') return eq(path, o);
-  if (op === '!=') return 'scalar' in o ? on(path, { $ne: o.scalar }) : nor(eq(path, o));
-  if ('scalar' in o) return on(path, { [{ '<': '$lt', '<=': '$lte', '>': '$gt', '>=': '$gte' }[op]]: o.scalar });
-  const { start, end } = o.day;
-  return on(path, { '<': { $lt: start }, '<=': { $lt: end }, '>': { $gte: end }, '>=': { $gte: start } }[op]);
-}
-
-/** Any of (`$in`) or all of (`$all`) the operands; days fall back to `$or`/`$and` of day ranges. */
-function anyOrAll(path: string, os: Operand[], mode: 'any' | 'all'): Filter {
-  if (os.every((o) => 'scalar' in o)) return on(path, { [mode === 'any' ? '$in' : '$all']: os.map((o) => o.scalar) });
-  return { [mode === 'any' ? '$or' : '$and']: os.map((o) => eq(path, o)) };
 }
 
 /** Missing or null; for `tags` also the empty list and for `path` the empty string (docs/query-language.md "Semantics": "" = no folder). */

@@ -3,6 +3,7 @@ import { metadataPath } from '../store/keys.js';
 import type { Filter } from '../store/port.js';
 import { metadataKeyOf, type CmpOp, type Expr, type Pred, type Query, type Value } from './ast.js';
 import { readIso, resolveDate, type ResolvedDate } from './dates.js';
+import { anyOrAll, compare, eq, nor, on, type Operand } from './filter-ops.js';
 import { escapeRegex, likeToRegex } from './patterns.js';
 
 /*
@@ -82,8 +83,6 @@ function defOf(p: { field: string }, fields: FieldTypes): TypedField | undefined
   return key === undefined ? undefined : fields.get(key);
 }
 
-/** A value ready for the store, or a UTC day range. */
-type Operand = { scalar: string | number | boolean } | { day: { start: string; end: string } };
 
 const RELATIVE = /^([+-])(\d{1,6})([dwmy])$/;
 
@@ -144,26 +143,6 @@ function operandOf(p: Pred, def: TypedField, v: Value, now: Date, position: numb
       if (v.type === 'string') return { scalar: v.value };
       throw bad('compare it with text');
   }
-}
-
-const on = (path: string, cond: Record<string, unknown>): Filter => ({ [path]: cond });
-const nor = (f: Filter): Filter => ({ $nor: [f] });
-
-function eq(path: string, o: Operand): Filter {
-  return 'scalar' in o ? on(path, { $eq: o.scalar }) : on(path, { $gte: o.day.start, $lt: o.day.end });
-}
-
-function compare(path: string, op: CmpOp, o: Operand): Filter {
-  if (op === '=') return eq(path, o);
-  if (op === '!=') return 'scalar' in o ? on(path, { $ne: o.scalar }) : nor(eq(path, o));
-  if ('scalar' in o) return on(path, { [{ '<': '$lt', '<=': '$lte', '>': '$gt', '>=': '$gte' }[op]]: o.scalar });
-  const { start, end } = o.day;
-  return on(path, { '<': { $lt: start }, '<=': { $lt: end }, '>': { $gte: end }, '>=': { $gte: start } }[op]);
-}
-
-function anyOrAll(path: string, os: Operand[], mode: 'any' | 'all'): Filter {
-  if (os.every((o) => 'scalar' in o)) return on(path, { [mode === 'any' ? '$in' : '$all']: os.map((o) => (o as { scalar: unknown }).scalar) });
-  return { [mode === 'any' ? '$or' : '$and']: os.map((o) => eq(path, o)) };
 }
 
 /**
