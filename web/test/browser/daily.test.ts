@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { ARTIFACTS, browser, cardIn, hasChromium, lane, newPage, PASSWORD, poll, seriousViolations, server, useBrowserSuite, watchErrors } from './harness.js';
+import { ARTIFACTS, browser, cardIn, hasChromium, lane, newPage, PASSWORD, poll, seriousViolations, server, STEP, useBrowserSuite, watchErrors } from './harness.js';
 import { apiAs, userToken } from './server.js';
 
 /**
@@ -16,6 +16,13 @@ import { apiAs, userToken } from './server.js';
 useBrowserSuite();
 
 const figures: Record<string, unknown> = {};
+
+/** `p`, or a failure naming `what` after the step timeout. */
+async function within<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`not seen within ${STEP} ms: ${what}`)), STEP)));
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
 
 /** A logged-in page of `username` (registered through the API) in a new context of `width` px. */
 async function pageOf(username: string, width: number): Promise<{ ctx: BrowserContext; page: Page; errors: string[]; token: string; userId: string }> {
@@ -145,7 +152,8 @@ describe.skipIf(!hasChromium)('the web board for daily use', () => {
 
     // the server answers again: Retry now (or the backoff's next check) clears the banner
     await ctx.unroute('**/*');
-    await banner.getByRole('button', { name: 'Retry now' }).click();
+    // The backoff's own check or the page's next poll may clear it first, taking the button away.
+    await Promise.race([banner.getByRole('button', { name: 'Retry now' }).click().catch(() => {}), banner.waitFor({ state: 'detached' })]);
     await banner.waitFor({ state: 'detached' });
     await page.getByText('not updating: the server cannot be reached').waitFor({ state: 'detached' });
     expect((await api('GET', `/api/v1/tasks/${ids['Onboarding checklist']}`)).body.status).toBe('todo');
@@ -207,6 +215,62 @@ describe.skipIf(!hasChromium)('the web board for daily use', () => {
     );
     await cardIn(done, 'Gamma').waitFor(); // the page reloaded: where it really is
     expect(moves.filter((s) => s === 409)).toHaveLength(1);
+    expect(errors).toEqual([]);
+    await ctx.close();
+  });
+
+  it('keeps the filter just applied when an older refresh answers after it, and the cleared board when an older filtered read answers after Clear', async () => {
+    const { ctx, page, errors, token } = await pageOf('ola', 1440);
+    const { api, board, ids } = await boardWith(token, 'Ola board', { Alpha: 0, Beta: 0, Gamma: 0 });
+    await page.goto(`${server.base}/boards/${board.id}`);
+    const todo = lane(page, 'To Do');
+    await cardIn(todo, 'Beta').waitFor();
+
+    // The column reads of the refresh a change elsewhere starts (Alpha edited) are held until the filter has answered.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let seen!: () => void;
+    const started = new Promise<void>((resolve) => (seen = resolve));
+    let holding = true;
+    await page.route(/\/columns\/[^/]+\/query$/, async (route) => {
+      const body = JSON.parse(route.request().postData() ?? '{}') as { filter?: string };
+      if (holding && !body.filter?.includes('Beta')) {
+        seen();
+        await gate;
+      }
+      await route.fallback();
+    });
+    expect((await api('PATCH', `/api/v1/tasks/${ids.Alpha}`, { description: 'edited elsewhere' })).status).toBe(200);
+    await within(started, 'the refresh after Alpha was edited');
+    await page.getByLabel('Filter', { exact: true }).fill("title = 'Beta'");
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await cardIn(todo, 'Alpha').waitFor({ state: 'detached' });
+    holding = false;
+    release();
+    await page.waitForTimeout(500);
+    await poll(async () => todo.locator('.card-title').allTextContents()).toEqual(['Beta']);
+
+    // The other way round: a filtered refresh (Beta edited) held back answers after Clear.
+    let release2!: () => void;
+    const gate2 = new Promise<void>((resolve) => (release2 = resolve));
+    let seen2!: () => void;
+    const started2 = new Promise<void>((resolve) => (seen2 = resolve));
+    await page.unroute(/\/columns\/[^/]+\/query$/);
+    await page.route(/\/columns\/[^/]+\/query$/, async (route) => {
+      const body = JSON.parse(route.request().postData() ?? '{}') as { filter?: string };
+      if (body.filter?.includes('Beta')) {
+        seen2();
+        await gate2;
+      }
+      await route.fallback();
+    });
+    expect((await api('PATCH', `/api/v1/tasks/${ids.Beta}`, { description: 'edited elsewhere' })).status).toBe(200);
+    await within(started2, 'the refresh after Beta was edited');
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await cardIn(todo, 'Alpha').waitFor();
+    release2();
+    await page.waitForTimeout(500);
+    await poll(async () => (await todo.locator('.card-title').allTextContents()).sort()).toEqual(['Alpha', 'Beta', 'Gamma']);
     expect(errors).toEqual([]);
     await ctx.close();
   });
