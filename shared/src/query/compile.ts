@@ -1,12 +1,11 @@
 import { metadataPath } from '../store/keys.js';
 import type { Doc, Filter, Sort } from '../store/port.js';
 import { compileFilter } from '../store/index.js';
-import { isBuiltin, metadataKeyOf, valuesOf, type CmpOp, type Expr, type Field, type OrderKey, type Pred, type Query, type Value } from './ast.js';
+import { isBuiltin, metadataKeyOf, valuesOf, type Expr, type Field, type OrderKey, type Pred, type Query, type Value } from './ast.js';
 import { resolveDate } from './dates.js';
 import { deepFreeze } from '../util/index.js';
 import { unknownField } from './parse.js';
-import { anyOrAll, compare, eq, nor, on, type Operand } from './filter-ops.js';
-import { escapeRegex, likeToRegex } from './patterns.js';
+import { nor, on, predicateFilter, type Operand } from './filter-ops.js';
 import { compileTypedPred, optionSort, typedFieldOf, usesTypedFields, type FieldTypes } from './typed.js';
 
 /**
@@ -42,34 +41,7 @@ function compilePred(p: Pred, now: Date, fields?: FieldTypes): Filter {
   const def = typedFieldOf(p, fields);
   if (def) return compileTypedPred(p, def, now);
   const path = fieldPath(p.field);
-  const op = (v: Value): Operand => operand(v, now);
-  const negate = (flag: boolean, f: Filter): Filter => (flag ? nor(f) : f);
-  switch (p.type) {
-    case 'cmp':
-      return compare(path, p.op, op(p.value));
-    case 'in': {
-      const os = p.values.map(op);
-      if (p.not && os.every((o) => 'scalar' in o)) return on(path, { $nin: os.map((o) => o.scalar) });
-      return negate(p.not, anyOrAll(path, os, 'any'));
-    }
-    case 'has':
-    case 'contains':
-      return eq(path, op(p.value));
-    case 'containsAll':
-      return anyOrAll(path, p.values.map(op), 'all');
-    case 'like':
-      return negate(p.not, on(path, { $regex: likeToRegex(p.pattern), ...(p.caseInsensitive ? { $options: 'i' } : {}) }));
-    case 'match':
-      return negate(p.not, on(path, { $regex: escapeRegex(p.text), $options: 'i' }));
-    case 'null':
-      return negate(p.not, isNull(p.field, path));
-    case 'between': {
-      const [low, high] = [op(p.low), op(p.high)];
-      const lower = 'scalar' in low ? low.scalar : low.day.start;
-      const upper = 'scalar' in high ? { $lte: high.scalar } : { $lt: high.day.end };
-      return on(path, { $gte: lower, ...upper });
-    }
-  }
+  return predicateFilter(p, path, (v: Value): Operand => operand(v, now), () => isNull(p.field, path));
 }
 
 function compileExpr(e: Expr, now: Date, fields?: FieldTypes): Filter {

@@ -1,5 +1,6 @@
 import type { Filter } from '../store/port.js';
-import type { CmpOp } from './ast.js';
+import type { CmpOp, Pred, Value } from './ast.js';
+import { escapeRegex, likeToRegex } from './patterns.js';
 
 /**
  * The store filters of comparisons, shared by the untyped compiler (compile.ts) and the typed one
@@ -31,4 +32,39 @@ export function compare(path: string, op: CmpOp, o: Operand): Filter {
 export function anyOrAll(path: string, os: Operand[], mode: 'any' | 'all'): Filter {
   if (os.every((o) => 'scalar' in o)) return on(path, { [mode === 'any' ? '$in' : '$all']: os.map((o) => (o as { scalar: unknown }).scalar) });
   return { [mode === 'any' ? '$or' : '$and']: os.map((o) => eq(path, o)) };
+}
+
+/**
+ * The store filter of one predicate on `path`, its values read by `op` (untyped in compile.ts,
+ * by the field's type in typed.ts, which throws its 400 there) and `IS NULL` by `isNull` (which
+ * differs per field kind). Shapes per operator: docs/query-language.md "Semantics".
+ */
+export function predicateFilter(p: Pred, path: string, op: (v: Value) => Operand, isNull: () => Filter): Filter {
+  const negate = (flag: boolean, f: Filter): Filter => (flag ? nor(f) : f);
+  switch (p.type) {
+    case 'cmp':
+      return compare(path, p.op, op(p.value));
+    case 'in': {
+      const os = p.values.map(op);
+      if (p.not && os.every((o) => 'scalar' in o)) return on(path, { $nin: os.map((o) => (o as { scalar: unknown }).scalar) });
+      return negate(p.not, anyOrAll(path, os, 'any'));
+    }
+    case 'has':
+    case 'contains':
+      return eq(path, op(p.value));
+    case 'containsAll':
+      return anyOrAll(path, p.values.map(op), 'all');
+    case 'like':
+      return negate(p.not, on(path, { $regex: likeToRegex(p.pattern), ...(p.caseInsensitive ? { $options: 'i' } : {}) }));
+    case 'match':
+      return negate(p.not, on(path, { $regex: escapeRegex(p.text), $options: 'i' }));
+    case 'null':
+      return negate(p.not, isNull());
+    case 'between': {
+      const [low, high] = [op(p.low), op(p.high)];
+      const lower = 'scalar' in low ? low.scalar : low.day.start;
+      const upper = 'scalar' in high ? { $lte: high.scalar } : { $lt: high.day.end };
+      return on(path, { $gte: lower, ...upper });
+    }
+  }
 }

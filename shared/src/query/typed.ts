@@ -1,10 +1,9 @@
 import { AppError } from '../errors/index.js';
 import { metadataPath } from '../store/keys.js';
 import type { Filter } from '../store/port.js';
-import { metadataKeyOf, type CmpOp, type Expr, type Pred, type Query, type Value } from './ast.js';
+import { metadataKeyOf, type Expr, type Pred, type Query, type Value } from './ast.js';
 import { readIso, resolveDate, type ResolvedDate } from './dates.js';
-import { anyOrAll, compare, eq, nor, on, type Operand } from './filter-ops.js';
-import { escapeRegex, likeToRegex } from './patterns.js';
+import { on, predicateFilter, type Operand } from './filter-ops.js';
 
 /*
  * The typing stage of the query compiler (docs/custom-fields.md "In queries"): predicates on a
@@ -163,33 +162,7 @@ export function compileTypedPred(p: Pred, def: TypedField, now: Date): Filter {
   }
   const path = metadataPath(metadataKeyOf(p.field)!);
   const op = (v: Value) => operandOf(p, def, v, now, at);
-  const negate = (flag: boolean, f: Filter): Filter => (flag ? nor(f) : f);
-  switch (p.type) {
-    case 'cmp':
-      return compare(path, p.op, op(p.value));
-    case 'in': {
-      const os = p.values.map(op);
-      if (p.not && os.every((o) => 'scalar' in o)) return on(path, { $nin: os.map((o) => (o as { scalar: unknown }).scalar) });
-      return negate(p.not, anyOrAll(path, os, 'any'));
-    }
-    case 'has':
-    case 'contains':
-      return eq(path, op(p.value));
-    case 'containsAll':
-      return anyOrAll(path, p.values.map(op), 'all');
-    case 'like':
-      return negate(p.not, on(path, { $regex: likeToRegex(p.pattern), ...(p.caseInsensitive ? { $options: 'i' } : {}) }));
-    case 'match':
-      return negate(p.not, on(path, { $regex: escapeRegex(p.text), $options: 'i' }));
-    case 'null':
-      return negate(p.not, def.type === 'multi_select' ? { $or: [on(path, { $eq: null }), on(path, { $size: 0 })] } : on(path, { $eq: null }));
-    case 'between': {
-      const [low, high] = [op(p.low), op(p.high)];
-      const lower = 'scalar' in low ? low.scalar : low.day.start;
-      const upper = 'scalar' in high ? { $lte: high.scalar } : { $lt: high.day.end };
-      return on(path, { $gte: lower, ...upper });
-    }
-  }
+  return predicateFilter(p, path, op, () => (def.type === 'multi_select' ? { $or: [on(path, { $eq: null }), on(path, { $size: 0 })] } : on(path, { $eq: null })));
 }
 
 /** The typed predicate compiler when `p`'s field is defined in `fields`, else undefined (untyped, as before). */
