@@ -170,9 +170,8 @@ export function typedFieldOf(p: Pred, fields: FieldTypes | undefined): TypedFiel
   return fields && fields.size > 0 ? defOf(p, fields) : undefined;
 }
 
-/** True when the query names a field defined in `fields` (its compiled form then depends on them). */
-export function usesTypedFields(q: Query, fields: FieldTypes | undefined): boolean {
-  if (!fields || fields.size === 0) return false;
+/** True when `test` holds for a field the query filters or sorts on. */
+function anyField(q: Query, test: (field: string) => boolean): boolean {
   const inExpr = (e: Expr): boolean => {
     switch (e.type) {
       case 'and':
@@ -181,10 +180,15 @@ export function usesTypedFields(q: Query, fields: FieldTypes | undefined): boole
       case 'not':
         return inExpr(e.expr);
       default:
-        return defOf(e, fields) !== undefined;
+        return test(e.field);
     }
   };
-  return (q.where !== undefined && inExpr(q.where)) || q.orderBy.some((k) => defOf(k, fields) !== undefined);
+  return (q.where !== undefined && inExpr(q.where)) || q.orderBy.some((k) => test(k.field));
+}
+
+/** True when the query names a field defined in `fields` (its compiled form then depends on them). */
+export function usesTypedFields(q: Query, fields: FieldTypes | undefined): boolean {
+  return fields !== undefined && fields.size > 0 && anyField(q, (field) => defOf({ field }, fields) !== undefined);
 }
 
 /**
@@ -240,17 +244,5 @@ export function suggestDefinedField<F extends { code: string; message: string; s
 
 /** True when the query names a `cf.*` field (only those can be defined, so only then are definitions read). */
 export function namesCustomFields(q: Query): boolean {
-  const isCf = (f: string) => metadataKeyOf(f)?.startsWith('cf.') === true;
-  const inExpr = (e: Expr): boolean => {
-    switch (e.type) {
-      case 'and':
-      case 'or':
-        return e.items.some(inExpr);
-      case 'not':
-        return inExpr(e.expr);
-      default:
-        return isCf(e.field);
-    }
-  };
-  return (q.where !== undefined && inExpr(q.where)) || q.orderBy.some((k) => isCf(k.field));
+  return anyField(q, (f) => metadataKeyOf(f)?.startsWith('cf.') === true);
 }
