@@ -122,8 +122,9 @@ const REPORT_MEMBERS = 200;
 /**
  * The reports fixture, seeded into `dir` (run in its own process, see the end of this file): one
  * board with {@link REPORT_SPRINTS} sprints of {@link REPORT_MEMBERS} members, each created on the
- * board, started, changed during the sprint (10 members leave, 10 join, 60 % done) and closed
- * through the real ops with its unfinished members rolled into the next sprint, among 20,000 other
+ * board, started (the first by the start op, each next one by the close that rolls into it),
+ * changed during the sprint (10 members leave, 10 join, 60 % done) and closed through the real
+ * ops with its unfinished members rolled into the next sprint, among 20,000 other
  * tasks. Returns the ids the loads need and the seeding time.
  */
 async function seedReports(dir) {
@@ -147,17 +148,22 @@ async function seedReports(dir) {
   const sprintIds = [];
   for (let i = 0; i < REPORT_SPRINTS + 1; i++) sprintIds.push((await bus.request(SprintsOps.create, { boardId: board._id, title: `Sprint ${i + 1}` }, as)).id);
   const memberOf = (sprintId) => taskDoc(r, owner, { status: 'todo', deleted: false }, { 'app.sprint': sprintId, 'app.points': r.pick([1, 2, 3, 5, 8]) });
-  let carried = 0;
+  // The first sprint is started here; each close starts the next (planned) one with its rolled-over
+  // members, so the next sprint's other members are planned into it before the close.
+  await insertChunks(store, Collections.tasks, Array.from({ length: REPORT_MEMBERS }, () => memberOf(sprintIds[0])));
+  await bus.request(SprintsOps.start, { sprintId: sprintIds[0], board_ids: [board._id] }, as);
   for (let i = 0; i < REPORT_SPRINTS; i++) {
     const sprintId = sprintIds[i];
-    await insertChunks(store, Collections.tasks, Array.from({ length: REPORT_MEMBERS - carried }, () => memberOf(sprintId)));
-    await bus.request(SprintsOps.start, { sprintId, board_ids: [board._id] }, as);
     const members = (await tasks.find({ [sprintPath]: sprintId, deleted: false }, { projection: { _id: 1 } })).map((t) => t._id);
     await tasks.updateMany({ _id: { $in: members.slice(0, 10) } }, { $unset: { [sprintPath]: '' } });
     await insertChunks(store, Collections.tasks, Array.from({ length: 10 }, () => memberOf(sprintId)));
     await tasks.updateMany({ _id: { $in: members.slice(10, 10 + Math.round(REPORT_MEMBERS * 0.6)) } }, { $set: { status: 'done' } });
+    const unfinished = await tasks.countDocuments({ [sprintPath]: sprintId, deleted: false, status: { $ne: 'done' } });
+    await insertChunks(store, Collections.tasks, Array.from({ length: REPORT_MEMBERS - unfinished }, () => memberOf(sprintIds[i + 1])));
     const closed = await bus.request(SprintsOps.close, { sprintId, rollover: sprintIds[i + 1] }, as);
-    carried = closed.rolledOver;
+    if (closed.rolledOver !== unfinished || closed.startedSprintId !== sprintIds[i + 1]) {
+      throw new Error(`reports fixture: closing sprint ${i + 1} rolled ${closed.rolledOver} (expected ${unfinished}) and started ${closed.startedSprintId}`);
+    }
   }
   const seedS = ((performance.now() - t0) / 1000).toFixed(1);
   const middle = sprintIds[Math.floor(REPORT_SPRINTS / 2)];

@@ -1,5 +1,5 @@
 import type { WipState } from '@app/shared/contracts';
-import { boardScopeFilter, compileColumn, type BoardDoc, type ColumnDef, type Principal, type TaskDoc } from '@app/shared/domain';
+import { boardScopeFilter, compileColumn, countCards, type BoardDoc, type ColumnDef, type Principal, type TaskDoc } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { Collections, type DocumentStore, type Filter, type Session } from '@app/shared/store';
 
@@ -21,7 +21,7 @@ export async function checkWip(
   if (limit === undefined) return undefined;
   const { filter } = await compileColumn(store, principal, board, column, board.activeSprintId, now, undefined, session);
   const others: Filter[] = taskId === undefined ? [] : [{ _id: { $ne: taskId } }];
-  const held = await store.collection<TaskDoc>(Collections.tasks).countDocuments({ $and: [boardScopeFilter(board, principal), filter, ...others] }, { session });
+  const held = await countCards(store.collection<TaskDoc>(Collections.tasks), { $and: [boardScopeFilter(board, principal), filter, ...others] }, session);
   if (column.wip_policy === 'block' && held >= limit) {
     throw new AppError('WIP_LIMIT_REACHED', {
       message: `Column ${column.name} is at its WIP limit (${held} of ${limit}); finish or move a card out first`,

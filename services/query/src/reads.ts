@@ -1,5 +1,5 @@
 import { FrozenJsonMemo } from '@app/shared/bus';
-import { toTask, type BoardDoc, type TaskDoc, type TaskView } from '@app/shared/domain';
+import { countCards, toTask, type BoardDoc, type TaskDoc, type TaskView } from '@app/shared/domain';
 import { Collections, type Collection, type DocumentStore, type Filter, type Projection, type Sort } from '@app/shared/store';
 
 /** Default page size of every list read (docs/http.md "Limits"; docs/architecture.md §6). */
@@ -21,8 +21,8 @@ export function sprintFor(board: BoardDoc, choice = 'active'): string | undefine
 }
 
 /**
- * One page of `filter` in `sort` order, and the total match count (two round trips, run together;
- * a `pageSize` of 0 reads the count only). `sort` must end with the unique `_id` tie-breaker so
+ * One page of `filter` in `sort` order, and the total match count (two round trips, run together,
+ * three for a board's cards: {@link countCards}; a `pageSize` of 0 reads the count only). `sort` must end with the unique `_id` tie-breaker so
  * pages never overlap or skip (docs/architecture.md §6).
  */
 export async function findPage(
@@ -35,7 +35,7 @@ export async function findPage(
 ): Promise<{ docs: TaskDoc[]; total: number }> {
   const [docs, total] = await Promise.all([
     pageSize > 0 ? tasks.find(filter, { sort, skip: (page - 1) * pageSize, limit: pageSize, ...(projection ? { projection } : {}) }) : [],
-    tasks.countDocuments(filter),
+    countCards(tasks, filter),
   ]);
   return { docs, total };
 }
@@ -62,7 +62,7 @@ export async function findPageOrdered(
   const segments: Filter[] = [{ [by.path]: { $nin: by.ids } }, ...by.ids.map((id) => ({ [by.path]: id }))];
   if (by.dir === -1) segments.reverse();
   const filters = segments.map((seg) => ({ $and: [filter, seg] }));
-  const counts = await Promise.all(filters.map((f) => tasks.countDocuments(f)));
+  const counts = await Promise.all(filters.map((f) => countCards(tasks, f)));
   const total = counts.reduce((a, b) => a + b, 0);
   const docs: TaskDoc[] = [];
   let skip = (page - 1) * pageSize;

@@ -45,6 +45,8 @@ export const queryService: ServiceDefinition = {
     taskIndex({ updated_at: 1 }),
     taskIndex({ 'metadata.$**': 1 }),
     taskIndex({ [metadataPath('app.sprint')]: 1 }),
+    // the sprints among a board's cards, counted apart (countCards: docs/boards.md "Sprints are not cards")
+    taskIndex({ [metadataPath('app.type')]: 1 }),
     // the default order of every column (docs/architecture.md §7)
     taskIndex({ [metadataPath('order')]: 1 }),
     ...eventIndexes,

@@ -2,7 +2,7 @@ import { buildEffectiveQuery, compileQuery, resolveQuery, storedQueryError, type
 import { fieldTypesFor } from './custom-fields.js';
 import { Collections } from '../store/collections.js';
 import { metadataPath } from '../store/keys.js';
-import type { DocumentStore, Filter, Session, Sort } from '../store/port.js';
+import type { Collection, DocumentStore, Filter, Session, Sort } from '../store/port.js';
 import { readableTasksFilter, type Principal } from './access.js';
 import { loadBoard } from './load-board.js';
 import type { BoardDoc, ColumnDef } from './board.js';
@@ -106,4 +106,45 @@ export async function compileColumn(
   } catch (e) {
     throw storedQueryError(e, { kind: 'column', id: column.id, name: column.name });
   }
+}
+
+/** The stored path of `app.type`, the metadata key that marks a sprint task (docs/architecture.md §8). */
+const TYPE_PATH = metadataPath('app.type');
+
+/** Whether `f` is the compiled `app.type != 'sprint'` clause of {@link compileColumn}'s effective query. */
+function isNotASprint(f: Filter): boolean {
+  const keys = Object.keys(f);
+  if (keys.length !== 1 || keys[0] !== TYPE_PATH) return false;
+  const cond = f[TYPE_PATH] as Record<string, unknown> | null;
+  return typeof cond === 'object' && cond !== null && Object.keys(cond).length === 1 && cond.$ne === 'sprint';
+}
+
+/** The conditions ANDed at the top of `f` (nested `$and`s opened up). */
+function andItems(f: Filter, out: Filter[] = []): Filter[] {
+  const and = f.$and;
+  if (Object.keys(f).length === 1 && Array.isArray(and)) for (const item of and as Filter[]) andItems(item, out);
+  else out.push(f);
+  return out;
+}
+
+/**
+ * The number of tasks matching `filter` (a column's compiled filter, alone or ANDed with more).
+ * When it holds the clause that leaves sprints out (`app.type != 'sprint'`, docs/boards.md
+ * "Sprints are not cards"), it is counted as the matches of the rest minus the sprints among
+ * them: equality is index-served like the rest of a column's conditions, while `!=` would have
+ * every candidate tested (on a 10,000-card board, milliseconds per count instead of microseconds).
+ * The same number either way: `!=` matches exactly what `=` does not. Two counts, run together.
+ */
+export async function countCards(tasks: Collection<TaskDoc>, filter: Filter, session?: Session): Promise<number> {
+  const items = andItems(filter);
+  const at = items.findIndex(isNotASprint);
+  const opts = session ? { session } : {};
+  if (at < 0) return tasks.countDocuments(filter, opts);
+  const rest = items.filter((_, i) => i !== at);
+  const all: Filter = rest.length === 0 ? {} : rest.length === 1 ? rest[0]! : { $and: rest };
+  const sprints: Filter = { $and: [...rest, { [TYPE_PATH]: 'sprint' }] };
+  // in a transaction the operations run one at a time (one session, one operation at a time)
+  if (session) return (await tasks.countDocuments(all, opts)) - (await tasks.countDocuments(sprints, opts));
+  const [n, s] = await Promise.all([tasks.countDocuments(all), tasks.countDocuments(sprints)]);
+  return n - s;
 }
