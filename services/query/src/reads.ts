@@ -1,5 +1,5 @@
 import { FrozenJsonMemo } from '@app/shared/bus';
-import { countCards, toTask, type BoardDoc, type TaskDoc, type TaskView } from '@app/shared/domain';
+import { countCards, splitCards, toTask, type BoardDoc, type TaskDoc, type TaskView } from '@app/shared/domain';
 import { Collections, type Collection, type DocumentStore, type Filter, type Projection, type Sort } from '@app/shared/store';
 
 /** Default page size of every list read (docs/http.md "Limits"; docs/architecture.md §6). */
@@ -21,8 +21,9 @@ export function sprintFor(board: BoardDoc, choice = 'active'): string | undefine
 }
 
 /**
- * One page of `filter` in `sort` order, and the total match count (two round trips, run together,
- * three for a board's cards: {@link countCards}; a `pageSize` of 0 reads the count only). `sort` must end with the unique `_id` tie-breaker so
+ * One page of `filter` in `sort` order, and the total match count (two round trips, run together;
+ * for a board's cards three: the sprints among the matches, then the page and the count, see
+ * `splitCards`; a `pageSize` of 0 reads the count only). `sort` must end with the unique `_id` tie-breaker so
  * pages never overlap or skip (docs/architecture.md §6).
  */
 export async function findPage(
@@ -33,11 +34,18 @@ export async function findPage(
   pageSize: number,
   projection?: Projection,
 ): Promise<{ docs: TaskDoc[]; total: number }> {
-  const [docs, total] = await Promise.all([
-    pageSize > 0 ? tasks.find(filter, { sort, skip: (page - 1) * pageSize, limit: pageSize, ...(projection ? { projection } : {}) }) : [],
-    countCards(tasks, filter),
-  ]);
-  return { docs, total };
+  const read = (f: Filter) => (pageSize > 0 ? tasks.find(f, { sort, skip: (page - 1) * pageSize, limit: pageSize, ...(projection ? { projection } : {}) }) : Promise.resolve([]));
+  const split = splitCards(filter);
+  if (!split) {
+    const [docs, total] = await Promise.all([read(filter), tasks.countDocuments(filter)]);
+    return { docs, total };
+  }
+  // a board's cards: the sprints among the matches first (few, indexed); with none, which is
+  // every column but the one sprints start in, the page is read without the `!=` clause, which
+  // lets the indexes answer it exactly (countCards, docs/boards.md "Sprints are not cards")
+  const sprints = await tasks.countDocuments(split.sprints);
+  const [docs, all] = await Promise.all([read(sprints === 0 ? split.rest : filter), tasks.countDocuments(split.rest)]);
+  return { docs, total: all - sprints };
 }
 
 /**

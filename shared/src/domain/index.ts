@@ -23,7 +23,7 @@ export {
   runWrite, IDEMPOTENCY_INDEXES, IDEMPOTENCY_LEASE_MS, DEFAULT_IDEMPOTENCY_TTL_HOURS, type IdempotencyDoc, type WriteUnit,
 } from './write-unit.js';
 export { loadBoard, columnOf, type BoardNeed, type LoadedBoard } from './load-board.js';
-export { queryLookups, resolveFor, compileColumn, countCards, type CompiledColumn } from './query-context.js';
+export { queryLookups, resolveFor, compileColumn, countCards, splitCards, type CompiledColumn } from './query-context.js';
 export {
   appendAudit, auditDoc, auditOf, auditHost, toAuditEntry, DEFAULT_AUDIT_RETENTION_DAYS, type AuditDoc, type AuditStamp, type NewAudit,
 } from './audit.js';
