@@ -94,6 +94,28 @@ export async function definitionsOf(store: DocumentStore, scopes: readonly strin
   return docs.filter((d) => !seen.has(d.key) && seen.add(d.key));
 }
 
+/** The definitions read by the task creates of one transaction, by scope ({@link createDefinitions}). */
+const definitionsBySession = new WeakMap<Session, Map<string, Promise<CustomFieldDoc[]>>>();
+
+/**
+ * {@link definitionsOf} one scope for the task creates of the transaction `session`, read once:
+ * a batch of 100 creates in one scope reads them once, not 100 times. Definitions are never
+ * written in a transaction that creates tasks (their own writes run alone), so what the first
+ * create read holds for the rest; a retried transaction is a new session and reads them again.
+ */
+function createDefinitions(store: DocumentStore, scope: string, session: Session): Promise<CustomFieldDoc[]> {
+  let byScope = definitionsBySession.get(session);
+  if (!byScope) definitionsBySession.set(session, (byScope = new Map()));
+  let defs = byScope.get(scope);
+  if (!defs) {
+    defs = definitionsOf(store, [scope], session);
+    byScope.set(scope, defs);
+    // a failed read is not kept: the caller hears it, and a later call reads again
+    defs.catch(() => byScope!.delete(scope));
+  }
+  return defs;
+}
+
 /**
  * The definitions a query of `principal` is typed by (docs/custom-fields.md "In queries"): on a
  * board, its scope's; elsewhere the caller's own, then its groups'. With `query`, none are read
@@ -264,7 +286,7 @@ export async function checkCustomFields(
 ): Promise<Record<string, unknown>> {
   const keys = Object.keys(entries);
   if (!opts.create && !keys.some((k) => k.startsWith('cf.'))) return { ...entries };
-  const defs = await definitionsOf(store, [taskScope(target)], opts.session);
+  const defs = opts.create && opts.session ? await createDefinitions(store, taskScope(target), opts.session) : await definitionsOf(store, [taskScope(target)], opts.session);
   const out: Record<string, unknown> = { ...entries };
   if (defs.length === 0) return out;
   const users = new Set<string>();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { TasksOps } from '@app/shared/contracts';
-import { Collections } from '@app/shared/store';
+import { CustomFieldsOps, TasksOps } from '@app/shared/contracts';
+import { Collections, type DocumentStore } from '@app/shared/store';
 import { buildTasks } from './fixture.js';
 
 /**
@@ -38,4 +38,36 @@ describe('tasks batches under a transient write conflict', () => {
     expect((await t.tasks.find({}, { sort: { title: 1 } })).map((d) => d.title)).toEqual(['one', 'two']);
     expect(await t.store.collection(Collections.tasks).countDocuments({})).toBe(2);
   });
+
+  it('POST batch: the custom field definitions of the scope are read once per attempt, and every task gets the default, the rerun included', async () => {
+    for (const failFirstAttempt of [false, true]) {
+      await using t = await buildTasks({ failFirstAttempt });
+      await t.call(CustomFieldsOps.create, { key: 'cf.estimate', name: 'Estimate', type: 'number', default: 3 });
+      const reads = countFinds(t.store, Collections.customFields);
+      const attempts = t.store.counts.attempts;
+      const out = await t.call(TasksOps.createBatch, { tasks: Array.from({ length: 5 }, (_, i) => ({ title: `t${i}` })) });
+      expect(out.results.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
+      expect(reads.n).toBe(t.store.counts.attempts - attempts);
+      expect(reads.n).toBe(failFirstAttempt ? 2 : 1);
+      expect((await t.tasks.find({})).map((d) => d.metadata['cf.estimate'] ?? d.metadata['cf%2Eestimate'])).toEqual([3, 3, 3, 3, 3]);
+    }
+  });
 });
+
+/** Counts the `find` calls on collection `name` of `store` from now on. */
+function countFinds(store: DocumentStore, name: string): { n: number } {
+  const counter = { n: 0 };
+  const collection = store.collection.bind(store);
+  store.collection = ((which: string) => {
+    const c = collection(which);
+    if (which !== name) return c;
+    return new Proxy(c, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target) as unknown;
+        if (prop === 'find') return (...args: unknown[]) => (counter.n++, (v as (...a: unknown[]) => unknown).apply(target, args));
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  }) as DocumentStore['collection'];
+  return counter;
+}
