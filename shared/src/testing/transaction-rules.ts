@@ -58,6 +58,24 @@ export class TransactionRuleError extends Error {
   override readonly name = 'TransactionRuleError';
 }
 
+/** Records a broken rule in `violations` and throws it (the store's `close` throws the first again). */
+export function recordViolation(violations: TransactionRuleError[], message: string): never {
+  const e = new TransactionRuleError(message);
+  violations.push(e);
+  throw e;
+}
+
+/**
+ * A rule-checking store's close: closes `inner`, runs `onClose` (the suite's cleanup, once), then
+ * rejects with the first rule broken through the store, if any, so a test that broke one fails.
+ */
+export async function closeReportingViolations(inner: DocumentStore, onClose: (() => Promise<void>) | undefined, violations: readonly TransactionRuleError[]): Promise<void> {
+  await inner.close();
+  await onClose?.();
+  const [first] = violations;
+  if (first) throw first;
+}
+
 /**
  * The error MongoDB answers on a write conflict inside a transaction (code 112 `WriteConflict`,
  * label `TransientTransactionError`), or, once the transaction is aborted, on every later command
@@ -278,12 +296,9 @@ export class TransactionRulesStore implements DocumentStore {
 
   /** Closes the inner store; then rejects with the first rule broken through this store, if any. */
   async close(): Promise<void> {
-    await this.inner.close();
     const onClose = this.onClose;
     this.onClose = undefined;
-    await onClose?.();
-    const [first] = this.violations;
-    if (first) throw first;
+    await closeReportingViolations(this.inner, onClose, this.violations);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -291,9 +306,7 @@ export class TransactionRulesStore implements DocumentStore {
   }
 
   private violate(message: string): never {
-    const e = new TransactionRuleError(message);
-    this.violations.push(e);
-    throw e;
+    return recordViolation(this.violations, message);
   }
 
   /** Runs write `op` and records the documents it wrote (see {@link CommittedTransaction.writes}). */

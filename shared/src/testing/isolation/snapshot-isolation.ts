@@ -13,7 +13,7 @@ import { checkDocument, checkUpdate, describe, notIncrementable } from '../../st
 import { compileFilter, project } from '../../store/embedded/matcher.js';
 import { applyUpdate, applyWithMingo } from '../../store/embedded/updater.js';
 import { sortDocs, toStored, valueAt } from '../../store/embedded/values.js';
-import { TransactionRuleError } from '../transaction-rules.js';
+import { closeReportingViolations, recordViolation, TransactionRuleError } from '../transaction-rules.js';
 import type { StoreOp } from '../faulty-store.js';
 
 /** Counts kept by {@link SnapshotIsolationStore} (tests, and the all-in-one's log at close). */
@@ -306,12 +306,9 @@ export class SnapshotIsolationStore implements DocumentStore {
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.inner.close();
     const onClose = this.onClose;
     this.onClose = undefined;
-    await onClose?.();
-    const [first] = this.violations;
-    if (first) throw first;
+    await closeReportingViolations(this.inner, onClose, this.violations);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -319,9 +316,7 @@ export class SnapshotIsolationStore implements DocumentStore {
   }
 
   private violate(message: string): never {
-    const e = new TransactionRuleError(message);
-    this.violations.push(e);
-    throw e;
+    return recordViolation(this.violations, message);
   }
 
   // ---- transactions -------------------------------------------------------------------------
