@@ -369,6 +369,25 @@ export class Scope {
 
 // ---------------------------------------------------------------- HTTP and tokens
 
+/**
+ * A JSON client of `base` as the holder of `token`: `call(method, path, body?)` answers
+ * `{status, text, json (parsed on read; undefined for an empty body), ms}`; each request is given
+ * up after `timeoutMs`.
+ */
+export function timedClient(base, token, timeoutMs = 30_000) {
+  return async (method, path, body) => {
+    const t0 = performance.now();
+    const res = await fetch(base + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await res.text();
+    return { status: res.status, text, ms: performance.now() - t0, get json() { return text ? JSON.parse(text) : undefined; } };
+  };
+}
+
 /** A bench JWT secret (the gateway's `JWT_SECRET`). */
 export const JWT_SECRET = 'bench-secret-0123456789abcdef';
 

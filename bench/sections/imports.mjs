@@ -5,7 +5,7 @@
 // ≤ 100 MB), sampled from /proc every 20 ms. Short runs; on a shared machine the figures are noisy.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { accessToken, JWT_SECRET, pct, target } from '../lib.mjs';
+import { accessToken, JWT_SECRET, pct, target, timedClient } from '../lib.mjs';
 
 const IMPORT_CARDS = 10_000;
 const EXPORT_CARDS = 50_000;
@@ -14,19 +14,8 @@ const READERS = 4;
 /** The reader's baseline window, in ms. */
 const BASELINE_MS = 3_000;
 
-function client(base, token) {
-  return async (method, path, body) => {
-    const t0 = performance.now();
-    const res = await fetch(base + path, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(120_000),
-    });
-    const text = await res.text();
-    return { status: res.status, text, json: () => JSON.parse(text), ms: performance.now() - t0 };
-  };
-}
+/** A JSON client of `base` as the holder of `token` (lib.mjs timedClient). */
+const client = (base, token) => timedClient(base, token, 120_000);
 
 const csvOf = (n, prefix) => `id,title,status,tags,description\n${Array.from({ length: n }, (_, i) => `${prefix}-${i},Card ${prefix} ${i},${['todo', 'doing', 'done'][i % 3]},"bench, ${prefix}",Some description of card ${i}`).join('\n')}\n`;
 
@@ -35,9 +24,9 @@ async function importJob(call, body) {
   const t0 = performance.now();
   const started = await call('POST', '/api/v1/imports', body);
   if (started.status !== 202) throw new Error(`import: ${started.status} ${started.text.slice(0, 300)}`);
-  const id = started.json().id;
+  const id = started.json.id;
   for (;;) {
-    const job = (await call('GET', `/api/v1/imports/${id}`)).json();
+    const job = (await call('GET', `/api/v1/imports/${id}`)).json;
     if (job.state === 'done' || job.state === 'failed') return { ms: performance.now() - t0, job };
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -48,18 +37,22 @@ const rss = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/
 
 export async function importsSection(scope) {
   const dir = scope.tempDir('bench-imports-');
-  const server = await scope.process('bench/servers/all-in-one.mjs', { env: { DATA_DIR: dir, JWT_SECRET } });
+  // the importer and the reader: stored users (a signed token for no user is a 401)
+  const [importerId, readerId] = [randomUUID(), randomUUID()];
+  const server = await scope.process('bench/servers/all-in-one.mjs', { env: { DATA_DIR: dir, JWT_SECRET, BENCH_USERS: `${importerId},${readerId}` } });
   const base = `http://127.0.0.1:${server.info.port}`;
-  const importerToken = accessToken(randomUUID());
+  const importerToken = accessToken(importerId);
   const importer = client(base, importerToken);
-  const reader = client(base, accessToken(randomUUID()));
+  const reader = client(base, accessToken(readerId));
   const lines = [];
 
   // the other user's tasks, read in a closed loop
   const ids = [];
   for (let i = 0; i < 200; i += 20) {
     const batch = await Promise.all(Array.from({ length: 20 }, (_, j) => reader('POST', '/api/v1/tasks', { title: `mine ${i + j}` })));
-    ids.push(...batch.map((r) => r.json().id));
+    const refused = batch.find((r) => r.status !== 201);
+    if (refused) throw new Error(`reader's task create: ${refused.status} ${refused.text.slice(0, 300)}`);
+    ids.push(...batch.map((r) => r.json.id));
   }
   const readLoop = async (until) => {
     const times = [];

@@ -1,7 +1,7 @@
 // Section `leases`: cards claimed under a lease by 20 concurrent claimers on one column of the
 // all-in-one server (docs/boards.md "Claiming a card under a lease"), beside 20 concurrent movers
 // moving the same cards one by one: claims per second, no card claimed twice.
-import { accessToken, BENCH_USER_ID, JWT_SECRET, pct, REPS, TABLE_HEAD, target } from '../lib.mjs';
+import { accessToken, BENCH_USER_ID, JWT_SECRET, pct, REPS, TABLE_HEAD, target, timedClient } from '../lib.mjs';
 
 /** Concurrent claimers (and movers), each its own loop of sequential requests. */
 const WORKERS = 20;
@@ -12,20 +12,8 @@ const COLUMNS = [
   { id: 'doing', name: 'Doing', query: "status = 'doing'" },
 ];
 
-/** A fetch of `path` with a JSON body as the bench user; returns {status, json, ms}. */
-function client(base, token) {
-  return async (method, path, body) => {
-    const t0 = performance.now();
-    const res = await fetch(base + path, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : undefined, ms: performance.now() - t0 };
-  };
-}
+/** A JSON client of `base` as the holder of `token` (lib.mjs timedClient). */
+const client = (base, token) => timedClient(base, token, 30_000);
 
 /**
  * `WORKERS` loops calling `step(i)` until it answers `false`; returns {rps, p50, p99, errors} over
