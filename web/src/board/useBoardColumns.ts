@@ -21,11 +21,11 @@ export interface BoardColumns {
   filter: Filters;
   sprint: string;
   /**
-   * Re-reads the columns of `board` (all, or `only`) keeping how many pages each shows, and the
+   * Re-reads every column of `board` keeping how many pages each shows, and the
    * summary. `filter` and `sprint` default to the ones in force; on success they become the ones
    * in force. Throws the API's error (a bad filter's 400 among them); the cards shown stay.
    */
-  reload: (board: Board, opts?: { filter?: Filters; sprint?: string; only?: readonly string[] }) => Promise<void>;
+  reload: (board: Board, opts?: { filter?: Filters; sprint?: string }) => Promise<void>;
   /** Reads the next page of one column and appends its cards. Throws the API's error. */
   loadMore: (board: Board, columnId: string) => Promise<void>;
   /** Sets every column of `board` to the empty, loading state (before its first read). */
@@ -72,24 +72,23 @@ export function useBoardColumns(api: Api): BoardColumns {
 
   /**
    * Reads may finish out of order (a live refresh started before "Apply" can answer after it):
-   * each reload takes a number, and only a newer read than the one a column (or the summary and
-   * the filters in force) shows is applied, so the last choice the user made is what stays shown.
+   * each reload takes a number, and a reload that answers after a newer one was shown is dropped,
+   * so the last choice the user made is what stays shown.
    */
   const seq = useRef(0);
-  const shownSeq = useRef<{ columns: Record<string, number>; summary: number }>({ columns: {}, summary: 0 });
+  const shownSeq = useRef(0);
   /** The filters and sprint of the newest reload asked for: a reload without its own reads with these, not with an older choice. */
   const requested = useRef<{ filter: Filters; sprint: string } | null>(null);
 
   const reload = useCallback(
-    async (b: Board, opts: { filter?: Filters; sprint?: string; only?: readonly string[] } = {}) => {
+    async (b: Board, opts: { filter?: Filters; sprint?: string } = {}) => {
       const base = requested.current ?? choice.current;
       const f = opts.filter ?? base.filter;
       const s = opts.sprint ?? base.sprint;
       const mine = ++seq.current;
       const asked = { filter: f, sprint: s };
       requested.current = asked;
-      const only = opts.only;
-      const ids = only ?? b.columns.map((c) => c.id);
+      const ids = b.columns.map((c) => c.id);
       const pages = ids.map((id) => columnsRef.current[id]?.pages ?? 1);
       setReloading((n) => n + 1);
       let states: ColumnState[];
@@ -104,36 +103,28 @@ export function useBoardColumns(api: Api): BoardColumns {
         if (requested.current === asked) requested.current = null;
         throw e;
       }
-      const shown = shownSeq.current;
-      const fresh = ids.filter((id) => (shown.columns[id] ?? 0) < mine);
-      for (const id of fresh) shown.columns[id] = mine;
-      if (fresh.length > 0) {
-        setColumns((prev) => {
-          const next: Columns = only ? { ...prev } : {};
-          if (!only) for (const id of ids) if (!fresh.includes(id) && prev[id]) next[id] = prev[id]!;
-          ids.forEach((id, i) => {
-            if (!fresh.includes(id)) return;
-            const read = states[i]!;
-            const cur = prev[id];
-            // "Load more" finished while this reload was reading: keep the pages it added after the
-            // ones re-read here, or a live refresh would fold the lane back to its first page.
-            if (cur && cur.pages > read.pages) {
-              const seen = new Set(read.cards.map((c) => c.id));
-              const extra = cur.cards.slice(read.pages * PAGE_SIZE).filter((c) => !seen.has(c.id));
-              next[id] = { ...read, cards: [...read.cards, ...extra], pages: cur.pages };
-            } else next[id] = read;
-          });
-          return next;
+      if (mine < shownSeq.current) return; // a newer reload is shown already
+      shownSeq.current = mine;
+      setColumns((prev) => {
+        const next: Columns = {};
+        ids.forEach((id, i) => {
+          const read = states[i]!;
+          const cur = prev[id];
+          // "Load more" finished while this reload was reading: keep the pages it added after the
+          // ones re-read here, or a live refresh would fold the lane back to its first page.
+          if (cur && cur.pages > read.pages) {
+            const seen = new Set(read.cards.map((c) => c.id));
+            const extra = cur.cards.slice(read.pages * PAGE_SIZE).filter((c) => !seen.has(c.id));
+            next[id] = { ...read, cards: [...read.cards, ...extra], pages: cur.pages };
+          } else next[id] = read;
         });
-      }
-      if (shown.summary < mine) {
-        shown.summary = mine;
-        setSummary(sum);
-        signatureRef.current = summarySignature(sum);
-        setFilter(f);
-        setSprint(s);
-        if (requested.current === asked) requested.current = null;
-      }
+        return next;
+      });
+      setSummary(sum);
+      signatureRef.current = summarySignature(sum);
+      setFilter(f);
+      setSprint(s);
+      if (requested.current === asked) requested.current = null;
     },
     [api, readColumn],
   );
