@@ -1,4 +1,4 @@
-import { buildEffectiveQuery, compileQuery, resolveQuery, storedQueryError, type CompiledQuery, type FunctionLookups, type Query } from '../query/index.js';
+import { buildEffectiveQuery, compileQuery, resolveQuery, storedQueryError, TYPE_FIELD, type CompiledQuery, type FunctionLookups, type Query } from '../query/index.js';
 import { fieldTypesFor } from './custom-fields.js';
 import { Collections } from '../store/collections.js';
 import { metadataPath } from '../store/keys.js';
@@ -7,6 +7,9 @@ import { readableTasksFilter, type Principal } from './access.js';
 import { loadBoard } from './load-board.js';
 import type { BoardDoc, ColumnDef } from './board.js';
 import type { TaskDoc } from './task.js';
+
+/** The stored path of `app.type`, the metadata key that marks a sprint task (docs/architecture.md §8). */
+const TYPE_PATH = metadataPath(TYPE_FIELD);
 
 /**
  * The look-ups of query functions (docs/query-language.md "Functions") under the caller's access
@@ -28,7 +31,7 @@ export function queryLookups(store: DocumentStore, principal: Principal, opts: {
     },
     async sprints(state) {
       const filter: Filter = {
-        $and: [readableTasksFilter(principal), { [metadataPath('app.type')]: 'sprint' }, state === 'open' ? { status: { $ne: 'done' } } : { status: 'done' }],
+        $and: [readableTasksFilter(principal), { [TYPE_PATH]: 'sprint' }, state === 'open' ? { status: { $ne: 'done' } } : { status: 'done' }],
       };
       const docs = await store.collection<TaskDoc>(Collections.tasks).find(filter, { projection: { _id: 1 }, sort: { created_at: 1, _id: 1 }, ...s });
       return docs.map((d) => d._id);
@@ -108,8 +111,6 @@ export async function compileColumn(
   }
 }
 
-/** The stored path of `app.type`, the metadata key that marks a sprint task (docs/architecture.md §8). */
-const TYPE_PATH = metadataPath('app.type');
 
 /** Whether `f` is the compiled `app.type != 'sprint'` clause of {@link compileColumn}'s effective query. */
 function isNotASprint(f: Filter): boolean {

@@ -63,7 +63,7 @@ export function buildEffectiveQuery(p: { column: string; defaultTags: string[]; 
 }
 
 /** The metadata key that marks a sprint task (docs/architecture.md §8). */
-const TYPE_FIELD = 'app.type';
+export const TYPE_FIELD = 'app.type';
 /** `app.type != 'sprint'`: the clause that keeps sprint tasks out of a board's cards (docs/boards.md "Sprints are not cards"). */
 const NOT_A_SPRINT: Query = deepFreeze({ where: { type: 'cmp', field: TYPE_FIELD, op: '!=', value: { type: 'string', value: 'sprint' } }, orderBy: [] });
 

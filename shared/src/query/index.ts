@@ -12,6 +12,6 @@ export { printQuery } from './print.js';
 export { compileQuery, queryMatches, fieldPath, type CompiledQuery } from './compile.js';
 export { checkQueryTypes, compileTypedPred, namesCustomFields, optionSort, TYPE_OPERATORS, type FieldTypes, type TypedField } from './typed.js';
 export { isMoverValue, materializeActions, MOVER_VALUE } from './materialize.js';
-export { andQueries, buildEffectiveQuery, storedQueryError } from './compose.js';
+export { andQueries, buildEffectiveQuery, storedQueryError, TYPE_FIELD } from './compose.js';
 export { validateQuery, type QueryFault, type QueryValidation } from './validate.js';
 export { checkSortDepth, MAX_LIST_VALUES, MAX_NESTING, MAX_TEXT_SORT_OFFSET, UNINDEXED_TEXT_FIELDS, type CostRule } from './cost.js';
