@@ -5,8 +5,9 @@ import type { Logger } from 'pino';
 import { scopeOf, scopesAllow } from '../contracts/tokens.js';
 import { AppError, type FieldError, type WireError } from '../errors/index.js';
 import type { Binding, BusReply, CallContext, CallMeta, IdempotencyInput, ReplyMeta } from './bus.js';
-import { withGrant } from './grant.js';
 import { EncodedJson } from './json-text.js';
+import { QUERY_TIME_LIMIT_MS } from '../store/port.js';
+import { inRequest, type RequestScope } from '../runtime/request-scope.js';
 
 /** The reply envelope on the wire (docs/architecture.md §3). */
 export type Reply = { ok: true; data: unknown } | { ok: false; error: WireError };
@@ -159,6 +160,8 @@ export async function dispatchReply(
   binding: Binding, payload: string, meta: CallMeta, subject: string, log: Logger,
 ): Promise<{ text: string; meta: ReplyMeta }> {
   const started = performance.now();
+  // the read time limit counts the request's whole time (docs/store.md "Long reads and other users' requests")
+  const scope: RequestScope = { grant: meta.grant, readDeadline: started + QUERY_TIME_LIMIT_MS, open: true };
   const ctx = new Context(meta.requestId ?? randomUUID(), meta.userId, meta.traceparent, subject, log, meta);
   if (meta.idempotencyKey !== undefined) {
     ctx.idempotency = {
@@ -183,7 +186,8 @@ export async function dispatchReply(
       throw new AppError('BAD_REQUEST', { message: 'Request payload is not JSON' });
     }
     validate(binding.op.request, input);
-    const out = await withGrant(grant, () => binding.handler(input as never, ctx));
+    const out = await inRequest(scope, () => binding.handler(input as never, ctx));
+    scope.open = false;
     const version = out === null || out === undefined ? undefined : out instanceof EncodedJson ? out.version : binding.op.versionOf?.(out);
     if (version !== undefined) ctx.reply.version = version;
     const text = ctx.encoded !== undefined && ctx.encoded.value === out ? `${OK_PREFIX}${ctx.encoded.json}}` : encodeOk(out);
@@ -191,6 +195,7 @@ export async function dispatchReply(
     measured(ctx.reply, started);
     return { text, meta: ctx.reply };
   } catch (e) {
+    scope.open = false;
     const err = AppError.from(e);
     if (err.status >= 500) ctx.log.error({ err: AppError.is(e) && err.code !== 'INTERNAL' ? err : e }, 'request failed');
     else if (log.isLevelEnabled('debug')) ctx.log.debug({ code: err.code }, 'request answered with an error');

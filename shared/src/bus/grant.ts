@@ -1,22 +1,17 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { SCOPES, type Scope, type TokenGrant } from '../contracts/tokens.js';
+import { currentRequest } from '../runtime/request-scope.js';
 
 /*
  * The token grant of the request being handled (docs/auth.md "Access tokens"). The dispatch step
- * runs each handler inside it, so the access rules (`loadPrincipal`, shared/src/domain/access.ts)
- * narrow the caller to the token's boards without every handler passing it on. Work started
- * without a request (background relays, webhook deliveries) sees none.
+ * runs each handler in its request scope (`runtime/request-scope.ts`), so the access rules
+ * (`loadPrincipal`, shared/src/domain/access.ts) narrow the caller to the token's boards without
+ * every handler passing it on. Work started without a request (background relays, webhook
+ * deliveries) sees none.
  */
-const current = new AsyncLocalStorage<TokenGrant>();
 
 /** The grant of the request this code runs for, or undefined (a JWT request, or no request). */
 export function currentGrant(): TokenGrant | undefined {
-  return current.getStore();
-}
-
-/** Runs `fn` with `grant` as the current grant (none: `fn` runs as is). */
-export function withGrant<R>(grant: TokenGrant | undefined, fn: () => R): R {
-  return grant === undefined ? fn() : current.run(grant, fn);
+  return currentRequest()?.grant;
 }
 
 /**

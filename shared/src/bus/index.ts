@@ -8,4 +8,4 @@ export { MemoryBus } from './memory-bus.js';
 export { NatsBus, type NatsBusOptions } from './nats-bus.js';
 export { natsErrorToAppError } from './nats-errors.js';
 export { isNoResponders, noResponders, NoResponders } from './no-responders.js';
-export { currentGrant, withGrant, GrantHeaders, grantHeaders, grantFrom } from './grant.js';
+export { currentGrant, GrantHeaders, grantHeaders, grantFrom } from './grant.js';

@@ -571,6 +571,15 @@ export class CollectionState {
     return index.ready && index.serves(sort) ? index : undefined;
   }
 
+  /**
+   * Whether a sorted page of `sort` is normally read from a sort index ({@link sortIndex}: one
+   * field with a single-field index, then at most `_id`), whose ties go by `_id`.
+   */
+  sortsByIndex(sort: Sort): boolean {
+    const keys = Object.keys(sort);
+    return keys.length > 0 && this.single.has(keys[0]!) && (keys.length === 1 || (keys.length === 2 && keys[1] === '_id'));
+  }
+
   /** Runs the steps of `index`'s build, one per turn of the event loop (not keeping the process alive). */
   private buildInSteps(index: SortIndex): void {
     const step = () => {

@@ -5,14 +5,25 @@ import type {
 import type { CollectionState } from './collection-state.js';
 import { HISTORY_DELETE_BATCH, type HistoryCollection } from './history.js';
 import { project } from './matcher.js';
-import { timedRead } from './scan-clock.js';
+import { readTimeLeft } from '../../runtime/request-scope.js';
+import { STEP, timedRead } from './scan-clock.js';
+import { countInSteps, findInSteps, type StepClock } from './stepped-read.js';
 import type { Txn, TxnUpdateResult } from './txn.js';
 import { sortDocs } from './values.js';
 
+/**
+ * Matches past this many are sorted in steps (stepped-read.ts) by a read that may yield: sorting
+ * them at once would hold the event loop longer than a slice.
+ */
+const SORT_AT_ONCE = 2_048;
+
 /** Runs one collection call as a unit of work: in the session's transaction, or committed at once. */
 export interface TxnRunner {
-  /** `awaitDurable: false`: resolve without waiting for the journal's sync (port `WriteOptions`). */
-  run<R>(session: Session | undefined, fn: (txn: Txn) => R, awaitDurable?: boolean): Promise<R>;
+  /**
+   * `awaitDurable: false`: resolve without waiting for the journal's sync (port `WriteOptions`).
+   * `fn` may return a promise (a read going on in steps), which the call's promise follows.
+   */
+  run<R>(session: Session | undefined, fn: (txn: Txn) => R | Promise<R>, awaitDurable?: boolean): Promise<R>;
   /** The committed state of a collection: what a read outside a transaction sees. */
   state(collection: string): CollectionState;
   /** The history collection of that name (history.ts), or undefined for an in-memory one. */
@@ -52,22 +63,44 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     private readonly runner: TxnRunner,
   ) {}
 
-  /** Rejects with `QUERY_TIMEOUT` when its scan runs past the store's read time limit (scan-clock.ts). */
+  /**
+   * Rejects with `QUERY_TIMEOUT` when its scan runs past the store's read time limit or, outside a
+   * transaction (which has its own deadline), what is left of the request's (scan-clock.ts). Outside a transaction a read that runs past its slice is read again
+   * in steps, yielding the event loop between them (stepped-read.ts).
+   */
   find(filter: Filter, opts: FindOptions = {}): Promise<T[]> {
-    return this.runner.run(opts.session, (txn) => timedRead(this.runner.readLimitMs(), () => {
+    const limitMs = this.runner.readLimitMs();
+    return this.runner.run(opts.session, (txn) => {
       const skip = opts.skip ?? 0;
       const history = this.runner.history(this.name);
-      if (history) {
-        const page = txn.matchHistory(history, this.name, filter, opts.sort, opts.limit ? skip + opts.limit : Infinity);
-        return project(skip > 0 ? page.slice(skip) : page, opts.projection) as T[];
+      const yieldable = !opts.session && !history;
+      try {
+        return timedRead(limitMs, opts.session ? limitMs : readTimeLeft(limitMs), () => {
+          if (history) {
+            const page = txn.matchHistory(history, this.name, filter, opts.sort, opts.limit ? skip + opts.limit : Infinity);
+            return project(skip > 0 ? page.slice(skip) : page, opts.projection) as T[];
+          }
+          // outside a transaction a read sees the committed documents: a sorted page comes from the state
+          const committed = !opts.session && opts.sort && opts.limit ? this.runner.state(this.name).sortedPage(filter, opts.sort, skip + opts.limit, this.runner.stats) : undefined;
+          if (committed) return project(committed.slice(skip), opts.projection) as T[];
+          const walked = opts.sort && opts.limit ? txn.matchSorted(this.name, filter, opts.sort, skip + opts.limit) : undefined;
+          if (walked) return project(walked.slice(skip), opts.projection) as T[];
+          const matches = txn.match(this.name, filter);
+          // a long sort is done in steps too
+          if (yieldable && opts.sort && matches.length > SORT_AT_ONCE) throw STEP;
+          return shape(matches, opts) as T[];
+        }, yieldable);
+      } catch (e) {
+        if (e !== STEP) throw e;
+        return this.inSteps(limitMs, (stats, clock) => findInSteps(this.runner.state(this.name), filter, opts, stats, clock))
+          .then((docs) => project(docs, opts.projection) as T[]);
       }
-      // outside a transaction a read sees the committed documents: a sorted page comes from the state
-      const committed = !opts.session && opts.sort && opts.limit ? this.runner.state(this.name).sortedPage(filter, opts.sort, skip + opts.limit, this.runner.stats) : undefined;
-      if (committed) return project(committed.slice(skip), opts.projection) as T[];
-      const walked = opts.sort && opts.limit ? txn.matchSorted(this.name, filter, opts.sort, skip + opts.limit) : undefined;
-      if (walked) return project(walked.slice(skip), opts.projection) as T[];
-      return shape(txn.match(this.name, filter), opts) as T[];
-    }));
+    });
+  }
+
+  /** Runs a read in steps (stepped-read.ts) under what is left of the read's time limit of `limitMs`. */
+  private inSteps<R>(limitMs: number, read: (stats: { docsExamined: number }, clock: StepClock) => Promise<R>): Promise<R> {
+    return read(this.runner.stats, { limitMs, deadline: performance.now() + readTimeLeft(limitMs) });
   }
 
   async findOne(filter: Filter, opts: Omit<FindOptions, 'skip' | 'limit'> = {}): Promise<T | null> {
@@ -75,9 +108,18 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     return doc ?? null;
   }
 
-  /** Rejects with `QUERY_TIMEOUT` as {@link find} does. */
+  /** Rejects with `QUERY_TIMEOUT` and counts in steps as {@link find} does. */
   countDocuments(filter: Filter, opts: SessionOption = {}): Promise<number> {
-    return this.runner.run(opts.session, (txn) => timedRead(this.runner.readLimitMs(), () => txn.count(this.name, filter)));
+    const limitMs = this.runner.readLimitMs();
+    return this.runner.run(opts.session, (txn) => {
+      const yieldable = !opts.session && !this.runner.history(this.name);
+      try {
+        return timedRead(limitMs, opts.session ? limitMs : readTimeLeft(limitMs), () => txn.count(this.name, filter), yieldable);
+      } catch (e) {
+        if (e !== STEP) throw e;
+        return this.inSteps(limitMs, (stats, clock) => countInSteps(this.runner.state(this.name), filter, stats, clock));
+      }
+    });
   }
 
   insertOne(doc: T, opts: WriteOptions = {}): Promise<void> {

@@ -287,14 +287,14 @@ export class EmbeddedStore implements DocumentStore {
    * One collection call: in the session's overlay, or applied at once (partial on error) and
    * answered once durable (unless `awaitDurable` is false: port `WriteOptions`).
    */
-  private run<R>(session: Session | undefined, fn: (txn: Txn) => R, awaitDurable = true): Promise<R> {
+  private run<R>(session: Session | undefined, fn: (txn: Txn) => R | Promise<R>, awaitDurable = true): Promise<R> {
     // Synchronous work settled as a promise (no async function: one promise per call, not three).
     try {
       this.assertOpen();
       this.stats.roundTrips++;
       if (session) return Promise.resolve(fn(this.txnOf(session)));
       const txn = new Txn(this.host, false);
-      let result: R;
+      let result: R | Promise<R>;
       let failed: { error: unknown } | undefined;
       try {
         result = fn(txn);

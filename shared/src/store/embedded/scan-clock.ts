@@ -1,46 +1,89 @@
 /**
- * The embedded store's time limit on one read (port `QUERY_TIME_LIMIT_MS`; docs/query-language.md
- * "Safety"). A read runs synchronously, so one clock serves the whole store: {@link timedRead}
- * starts it, and every document a read examines is counted by {@link examine}, which looks at the
- * time once per {@link CHECK_EVERY} documents and stops the read with `QUERY_TIMEOUT` (503) past
- * the limit. Outside a timed read nothing is ever stopped (writes, the expiry sweep, loading).
+ * The embedded store's clock on one read (port `QUERY_TIME_LIMIT_MS`; docs/store.md "Long reads
+ * and other users' requests"). A read's synchronous part runs under {@link timedRead}, and every
+ * document it examines is counted by {@link examine}, which looks at the time once per
+ * {@link CHECK_EVERY} documents:
+ * - past the read's deadline (the store's per-read limit, cut to what is left of the request's
+ *   whole time: `runtime/request-scope.ts`) it stops the read with `QUERY_TIMEOUT` (503);
+ * - in a read that may yield, past {@link TRY_MS} it throws {@link STEP}: the read gives up its
+ *   synchronous try (it has changed nothing) and the caller runs it again in steps of
+ *   {@link SLICE_MS}, with a turn of the event loop between them (`stepped-read.ts`).
+ * Outside a timed read nothing is ever stopped (writes, the expiry sweep, loading).
  */
 import { AppError } from '../../errors/index.js';
 
 /** Documents examined between two looks at the clock (a power of two). */
-const CHECK_EVERY = 1024;
+export const CHECK_EVERY = 256;
+
+/**
+ * The longest a read holds the event loop in one go, ms: its synchronous try, then each of its
+ * steps. MongoDB yields a long query every 10 ms or so; with a few such reads running at once,
+ * another request waits at most a few slices.
+ */
+export const SLICE_MS = 4;
+
+/**
+ * The longest the synchronous try of a read that may yield runs before it gives way, ms: most
+ * reads end well within it and never pay for steps.
+ */
+export const TRY_MS = 2;
+
+/**
+ * Thrown by {@link examine} in a read that may yield once its synchronous try passes
+ * {@link TRY_MS}; caught by the read itself (never reaches a caller of the store).
+ */
+export const STEP: unique symbol = Symbol('step');
 
 /** `performance.now()` past which the running read stops (Infinity: no read is timed). */
 let deadline = Infinity;
+/** `performance.now()` past which {@link examine} looks closer: the deadline, or the slice's end. */
+let check = Infinity;
 let limit = 0;
 
+/** The `QUERY_TIMEOUT` error of a read past its limit of `limitMs`. */
+export function queryTimeout(limitMs: number): AppError {
+  return new AppError('QUERY_TIMEOUT', {
+    message: `The query ran past its time limit of ${limitMs} ms and was stopped; narrow it (a status, tag or board condition) and retry`,
+    details: { limit_ms: limitMs },
+  });
+}
+
 /**
- * Runs the read `fn` under a time limit of `limitMs` (its scans stop with `QUERY_TIMEOUT` once
- * past it). Reads do not nest: the store's calls run one at a time.
+ * Runs the synchronous read `fn` with `leftMs` of time left (its scans stop with `QUERY_TIMEOUT`
+ * past it, at the next look at the clock: a read of fewer than {@link CHECK_EVERY} documents is
+ * never stopped) of a limit of `limitMs` (named in the error).
+ * With `yieldable`, `fn` throws {@link STEP} once it has run {@link TRY_MS}. Reads do not nest:
+ * the synchronous parts of the store's calls run one at a time.
  */
-export function timedRead<R>(limitMs: number, fn: () => R): R {
-  deadline = performance.now() + limitMs;
+export function timedRead<R>(limitMs: number, leftMs: number, fn: () => R, yieldable = false): R {
+  const now = performance.now();
+  deadline = now + leftMs;
+  check = yieldable ? Math.min(deadline, now + TRY_MS) : deadline;
   limit = limitMs;
   try {
     return fn();
   } finally {
-    deadline = Infinity;
+    deadline = check = Infinity;
   }
 }
 
 /**
- * Counts `n` examined documents into `stats.docsExamined` and, in a timed read, throws
- * `QUERY_TIMEOUT` when a count boundary of {@link CHECK_EVERY} is crossed past the deadline.
+ * Counts `n` examined documents into `stats.docsExamined`; in a timed read, when a count boundary
+ * of {@link CHECK_EVERY} is crossed, throws `QUERY_TIMEOUT` past the deadline and {@link STEP}
+ * past the slice of a read that may yield.
  */
 export function examine(stats: { docsExamined: number }, n = 1): void {
   const before = stats.docsExamined;
   const after = before + n;
   stats.docsExamined = after;
-  if (deadline !== Infinity && (before ^ after) >= CHECK_EVERY && performance.now() >= deadline) {
-    deadline = Infinity;
-    throw new AppError('QUERY_TIMEOUT', {
-      message: `The query ran past its time limit of ${limit} ms and was stopped; narrow it (a status, tag or board condition) and retry`,
-      details: { limit_ms: limit },
-    });
+  if (check !== Infinity && (before ^ after) >= CHECK_EVERY) {
+    const now = performance.now();
+    if (now < check) return;
+    if (now >= deadline) {
+      deadline = check = Infinity;
+      throw queryTimeout(limit);
+    }
+    check = Infinity;
+    throw STEP;
   }
 }

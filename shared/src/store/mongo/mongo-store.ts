@@ -8,6 +8,7 @@ import type {
   Session, SessionOption, StoreStats, Update, UpdateOptions, UpdateResult, WriteOptions,
 } from '../port.js';
 import { QUERY_TIME_LIMIT_MS, TRANSACTION_DEADLINE_MS } from '../port.js';
+import { readTimeLeft } from '../../runtime/request-scope.js';
 import { checkDocument, checkUpdate } from '../rules.js';
 import { SCHEMA_INDEXES, ttlFieldOfIndex } from '../schema.js';
 import { isTransientTransactionError, mapMongoError } from './errors.js';
@@ -161,19 +162,37 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
   find(filter: Filter, opts: FindOptions = {}): Promise<T[]> {
     const { session, sort, skip, limit, projection } = opts;
     const readConcern = readConcernOf(opts);
-    return this.read(session, async (s) => this.out(await this.coll.find(this.f(filter), defined({ ...s, sort, skip, limit, projection, readConcern, maxTimeMS: this.readLimitMs })).toArray())) as Promise<T[]>;
+    return this.read(session, async (s) => this.out(await this.coll.find(this.f(filter), defined({ ...s, sort, skip, limit, projection, readConcern, maxTimeMS: this.maxTimeMS(session) })).toArray())) as Promise<T[]>;
   }
 
   /** Carries `maxTimeMS` as {@link find} does. */
   findOne(filter: Filter, opts: Omit<FindOptions, 'skip' | 'limit'> = {}): Promise<T | null> {
     const { session, sort, projection } = opts;
     const readConcern = readConcernOf(opts);
-    return this.read(session, async (s) => this.out(await this.coll.findOne(this.f(filter), defined({ ...s, sort, projection, readConcern, maxTimeMS: this.readLimitMs })))) as Promise<T | null>;
+    return this.read(session, async (s) => this.out(await this.coll.findOne(this.f(filter), defined({ ...s, sort, projection, readConcern, maxTimeMS: this.maxTimeMS(session) })))) as Promise<T | null>;
   }
 
   /** Carries `maxTimeMS` as {@link find} does. */
   countDocuments(filter: Filter, opts: SessionOption = {}): Promise<number> {
-    return this.read(opts.session, (s) => this.coll.countDocuments(this.f(filter), { ...s, maxTimeMS: this.readLimitMs }));
+    return this.read(opts.session, (s) => this.coll.countDocuments(this.f(filter), { ...s, maxTimeMS: this.maxTimeMS(opts.session) }));
+  }
+
+  /**
+   * A read's `maxTimeMS`: the read time limit, outside a transaction (which has its own deadline)
+   * cut to what is left of the request's whole time (`runtime/request-scope.ts`), at least 1 ms
+   * (a request past its deadline: its next scan stops at once, a point read still answers).
+   */
+  private maxTimeMS(session: Session | undefined): number {
+    return session ? this.readLimitMs : Math.max(1, Math.ceil(readTimeLeft(this.readLimitMs)));
+  }
+
+  /** The `QUERY_TIMEOUT` of a read stopped at its limit. */
+  private timeout(cause: unknown): AppError {
+    return new AppError('QUERY_TIMEOUT', {
+      message: `The query ran past its time limit of ${this.readLimitMs} ms and was stopped; narrow it (a status, tag or board condition) and retry`,
+      details: { limit_ms: this.readLimitMs },
+      cause,
+    });
   }
 
   /** {@link call} of a read: the server stopping it at `maxTimeMS` (MaxTimeMSExpired) is `QUERY_TIMEOUT`. */
@@ -182,13 +201,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
       return await this.call(session, fn);
     } catch (e) {
       const cause = AppError.is(e) ? e.cause : e;
-      if (cause instanceof MongoError && cause.code === MAX_TIME_EXPIRED) {
-        throw new AppError('QUERY_TIMEOUT', {
-          message: `The query ran past its time limit of ${this.readLimitMs} ms and was stopped; narrow it (a status, tag or board condition) and retry`,
-          details: { limit_ms: this.readLimitMs },
-          cause,
-        });
-      }
+      if (cause instanceof MongoError && cause.code === MAX_TIME_EXPIRED) throw this.timeout(cause);
       throw e;
     }
   }
