@@ -44,6 +44,40 @@ describe('query cost and text matching through HTTP', () => {
     expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
   });
 
+  it("another user's read started while a long query runs is answered before it (the query yields)", async () => {
+    await using sys = await system();
+    const alice = await sys.user('alice');
+    const bob = await sys.user('bob');
+    const text = 'lorem ipsum dolor sit amet '.repeat(10);
+    await insert(sys.store, { tasks: Array.from({ length: 30_000 }, (_, i) => aTask({ owner: alice.id, title: `t${i}`, description: `${text}${i}` })) });
+    const mine = await sys.call('POST', '/api/v1/tasks', bob, { title: 'mine' });
+    expect(mine.status).toBe(201);
+    const query = { query: "description !~ 'a.*b.*c.*z' ORDER BY description DESC", pageSize: 200 };
+    // warm: the first query fills the indexes
+    expect((await sys.call('POST', '/api/v1/tasks/query', alice, query)).status).toBe(200);
+    // bob reads in a loop while alice's query runs: no read waits behind the whole scan
+    let running = true;
+    const started = performance.now();
+    const long = sys.call('POST', '/api/v1/tasks/query', alice, query).finally(() => (running = false));
+    const gaps: number[] = [];
+    let last = performance.now();
+    // (each read after a turn of the event loop, as reads arriving on sockets would be)
+    while (running && gaps.length < 10_000) {
+      await new Promise((r) => setImmediate(r));
+      const r = await sys.call('GET', `/api/v1/tasks/${mine.body.id}`, bob);
+      expect(r.status).toBe(200);
+      const now = performance.now();
+      gaps.push(now - last);
+      last = now;
+    }
+    const q = await long;
+    const took = performance.now() - started;
+    expect(q.status).toBe(200);
+    expect(q.body.data).toHaveLength(200);
+    expect(gaps.length).toBeGreaterThan(3);
+    expect(Math.max(...gaps)).toBeLessThan(took / 3);
+  });
+
   it('ILIKE and ~ fold ſ/s, Kelvin/k and Angstrom/å as MongoDB does, and a pattern ends at the end of the text, not before a final newline', async () => {
     await using sys = await system();
     const alice = await sys.user('alice');
