@@ -135,9 +135,12 @@ class Context implements CallContext {
   }
 }
 
-/** Sets `costMs` (whole ms since `started`) on a reply that cost 1 ms or more: cheaper ones carry no header. */
-function measured(reply: ReplyMeta, started: number): void {
-  const ms = Math.round(performance.now() - started);
+/**
+ * Sets `costMs` (whole ms since `started`, less `waitedMs`: the time its reads waited for other
+ * requests' steps) on a reply that cost 1 ms or more: cheaper ones carry no header.
+ */
+function measured(reply: ReplyMeta, started: number, waitedMs: number): void {
+  const ms = Math.round(performance.now() - started - waitedMs);
   if (ms >= 1) reply.costMs = ms;
 }
 
@@ -161,7 +164,7 @@ export async function dispatchReply(
 ): Promise<{ text: string; meta: ReplyMeta }> {
   const started = performance.now();
   // the read time limit counts the request's whole time (docs/store.md "Long reads and other users' requests")
-  const scope: RequestScope = { grant: meta.grant, readDeadline: started + QUERY_TIME_LIMIT_MS, open: true };
+  const scope: RequestScope = { grant: meta.grant, readDeadline: started + QUERY_TIME_LIMIT_MS, open: true, waitedMs: 0 };
   const ctx = new Context(meta.requestId ?? randomUUID(), meta.userId, meta.traceparent, subject, log, meta);
   if (meta.idempotencyKey !== undefined) {
     ctx.idempotency = {
@@ -192,14 +195,14 @@ export async function dispatchReply(
     if (version !== undefined) ctx.reply.version = version;
     const text = ctx.encoded !== undefined && ctx.encoded.value === out ? `${OK_PREFIX}${ctx.encoded.json}}` : encodeOk(out);
     if (log.isLevelEnabled('debug')) ctx.log.debug('request handled');
-    measured(ctx.reply, started);
+    measured(ctx.reply, started, scope.waitedMs);
     return { text, meta: ctx.reply };
   } catch (e) {
     scope.open = false;
     const err = AppError.from(e);
     if (err.status >= 500) ctx.log.error({ err: AppError.is(e) && err.code !== 'INTERNAL' ? err : e }, 'request failed');
     else if (log.isLevelEnabled('debug')) ctx.log.debug({ code: err.code }, 'request answered with an error');
-    measured(ctx.reply, started);
+    measured(ctx.reply, started, scope.waitedMs);
     return { text: encodeError(err), meta: ctx.reply };
   }
 }

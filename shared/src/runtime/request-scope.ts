@@ -9,12 +9,15 @@ import type { TokenGrant } from '../contracts/tokens.js';
  *   `QUERY_TIMEOUT`: the read time limit counts the request's whole time, not each read's;
  * - `open`: true while the request is being handled. Work a handler starts and leaves running
  *   (a recorder catching up, a relay woken by a write) inherits the scope, as async context does;
- *   once the request is answered its deadline no longer applies to that work.
+ *   once the request is answered its deadline no longer applies to that work;
+ * - `waitedMs`: the time its reads in steps waited for their turn while other requests' steps
+ *   ran (ms), which the request's measured cost leaves out (docs/http.md "Fair use").
  */
 export interface RequestScope {
   readonly grant: TokenGrant | undefined;
   readonly readDeadline: number;
   open: boolean;
+  waitedMs: number;
 }
 
 const current = new AsyncLocalStorage<RequestScope>();

@@ -96,7 +96,7 @@ describe('reads in steps (embedded store)', () => {
     await tasks.countDocuments(negated);
     const oneScan = performance.now() - started;
     // a request whose deadline lets about two scans run: every later read of it stops
-    const scope: RequestScope = { grant: undefined, readDeadline: performance.now() + oneScan * 2.5, open: true };
+    const scope: RequestScope = { grant: undefined, readDeadline: performance.now() + oneScan * 2.5, open: true, waitedMs: 0 };
     const outcome = await inRequest(scope, async () => {
       const answered: number[] = [];
       try {
@@ -112,6 +112,23 @@ describe('reads in steps (embedded store)', () => {
     // once the request is answered, work it left running is no longer held to its deadline
     scope.open = false;
     expect(await inRequest(scope, () => tasks.countDocuments(negated))).toBe(N);
+    await store.close();
+  });
+
+  it("two requests' reads in steps take turns, and each records the time it waited for the other's steps", async () => {
+    const store = await seeded();
+    const tasks = store.collection('tasks');
+    const scopes: RequestScope[] = [0, 1].map(() => ({ grant: undefined, readDeadline: Infinity, open: true, waitedMs: 0 }));
+    const started = performance.now();
+    const counts = await Promise.all(scopes.map((scope) => inRequest(scope, () => tasks.countDocuments(negated))));
+    const elapsed = performance.now() - started;
+    expect(counts).toEqual([N, N]);
+    for (const scope of scopes) {
+      expect(scope.waitedMs).toBeGreaterThan(0);
+      expect(scope.waitedMs).toBeLessThan(elapsed);
+    }
+    // together they waited about as long as the other one's steps ran: at least a third of the whole
+    expect(scopes[0]!.waitedMs + scopes[1]!.waitedMs).toBeGreaterThan(elapsed / 3);
     await store.close();
   });
 });

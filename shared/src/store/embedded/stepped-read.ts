@@ -12,6 +12,7 @@
  * best rows so far between steps (its `skip + limit` first), sorting each step's matches and
  * merging them in, so no step sorts more than one step's matches.
  */
+import { currentRequest } from '../../runtime/request-scope.js';
 import type { Doc, Filter, Sort } from '../port.js';
 import type { CollectionState } from './collection-state.js';
 import { compileFilter, type Matcher } from './matcher.js';
@@ -37,8 +38,14 @@ function stepOne(): void {
  * any two steps, however many reads run in steps at once.
  */
 function turn(): Promise<void> {
+  const scope = currentRequest();
+  const since = performance.now();
   return new Promise((resolve) => {
-    waiting.push(resolve);
+    // the wait is not the request's own cost (the request scope's `waitedMs`)
+    waiting.push(scope === undefined ? resolve : () => {
+      scope.waitedMs += performance.now() - since;
+      resolve();
+    });
     if (!scheduled) {
       scheduled = true;
       setImmediate(stepOne);
