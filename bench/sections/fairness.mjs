@@ -60,7 +60,7 @@ function attacks(ctx) {
     { name: 'ordinary MCP find_tasks (JWT), 6 in parallel as fast as answered', as: 'jwt', workers: 6, request: (_, a) => mcp(a, { query: "status = 'todo' ORDER BY updated_at DESC", page_size: 20 }) },
     // last: its tasks would otherwise be in the other attacks' scans
     {
-      name: `its ${STREAMS} event streams open while it writes tasks of ${(LARGE_DESCRIPTION / 1000).toFixed(0)},000-character descriptions`, as: 'jwt', workers: 4, streams: STREAMS,
+      name: `its event streams (it opens ${STREAMS}, one past the per-user bound) while 4 loops write tasks of ${(LARGE_DESCRIPTION / 1000).toFixed(0)},000-character descriptions`, as: 'jwt', workers: 4, streams: STREAMS,
       request: (i, a) => ({ method: 'POST', path: '/api/v1/tasks', auth: a, body: { title: `large ${i}`, description: large, tags: ['fairness-large'] } }),
     },
   ];
