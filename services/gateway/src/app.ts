@@ -229,7 +229,7 @@ export async function buildApp(deps: GatewayDeps): Promise<GatewayApp> {
   const localDeps: LocalDeps = {
     ...(oidc ? { oidc: new OidcSignIn(oidc, clock, config.JWT_SECRET, deps.oidcFetch) } : {}),
     ...(deps.backup ? { backup: deps.backup } : {}),
-    bus: gate, store, clock, config, streams, accessTokens, mcp: new McpEndpoint(gate, allRoutes, { name: APP_NAME, version: config.APP_VERSION }), signAccessToken: (claims) => app.jwt.sign(claims), ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    bus: gate, store, clock, config, streams, accessTokens, mcp: new McpEndpoint(gate, allRoutes, { name: APP_NAME, version: config.APP_VERSION }, { admission }), signAccessToken: (claims) => app.jwt.sign(claims), ...(deps.metrics ? { metrics: deps.metrics } : {}),
   };
   const perToken = [tokenRateLimit(app, config.RATE_LIMIT_TOKEN_MAX)];
   registerBusRoutes(app, gate, deps.routes ?? allRoutes, perToken);

@@ -5,9 +5,10 @@
  * - a bound on its requests in flight at once, with a short queue behind it, then 429;
  * - a bound on its expensive requests in flight at once ({@link isExpensive});
  * - a cost budget in ms of measured server time: every reply's `costMs` (the service's handler
- *   time, reply metadata) is charged to it, it refills at a steady rate, and an expensive request
- *   of a principal whose budget is spent waits for the refill, or gets 429 with `Retry-After`
- *   when the refill would take longer than the queue wait.
+ *   time, reply metadata) is charged to it, and so is the gateway's own work for a request beside
+ *   the bus (the MCP adapter's time, {@link Admission.charge}); it refills at a steady rate, and an
+ *   expensive request of a principal whose budget is spent waits for the refill, or gets 429 with
+ *   `Retry-After` when the refill would take longer than the queue wait.
  * Other principals are never slowed by one principal's queue or budget. Each gateway keeps its own
  * budgets (in distributed mode a principal may spend one budget per gateway).
  */
@@ -128,6 +129,31 @@ export class Admission {
       map.set(id, s);
     }
     return s;
+  }
+
+  /**
+   * The state of the principal a bus call is made for: the access token of `meta.grant` when the
+   * call carries one, else the user `meta.userId`; undefined for an internal call (neither), which
+   * is not admitted.
+   */
+  principalOf(meta: Pick<CallMeta, 'userId' | 'grant'> | undefined): PrincipalState | undefined {
+    const grant = meta?.grant;
+    if (grant !== undefined) return this.stateOf('token', grant.tokenId);
+    const userId = meta?.userId;
+    return userId === undefined ? undefined : this.stateOf('user', userId);
+  }
+
+  /**
+   * Charges `costMs` (ms of server time, fractions kept; 0 or less charges nothing) that the
+   * gateway itself spent for `s` outside any bus request, e.g. the MCP adapter's own time around
+   * a tool call (mcp/server.ts), to its budget, as {@link leave} charges a reply's `costMs`. It may
+   * take the budget into debt; it holds and refuses nothing itself: the principal's next expensive
+   * request meets the spent budget (a wait for the refill or 429 `RATE_LIMITED`, `reason: "budget"`).
+   */
+  charge(s: PrincipalState, costMs: number): void {
+    if (!(costMs > 0)) return;
+    this.refill(s, this.now());
+    s.budget -= costMs;
   }
 
   /** Budget of `s` now, after the refill since it was last looked at (capped at the full budget). */
@@ -262,10 +288,8 @@ export class AdmittedBus implements Bus {
 
   requestReply<O extends AnyOp>(op: O, input: In<O>, meta?: CallMeta): Promise<BusReply> {
     // the principal: the access token when one is used, else the user; internal calls have none
-    const grant = meta?.grant;
-    const userId = meta?.userId;
-    if (grant === undefined && userId === undefined) return this.inner.requestReply(op, input, meta);
-    const s = grant !== undefined ? this.admission.stateOf('token', grant.tokenId) : this.admission.stateOf('user', userId!);
+    const s = this.admission.principalOf(meta);
+    if (s === undefined) return this.inner.requestReply(op, input, meta);
     const expensive = isExpensive(op.subject);
     const entered = this.admission.enter(s, expensive);
     if (entered === true) return this.run(s, expensive, op, input, meta);

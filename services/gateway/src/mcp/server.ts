@@ -11,6 +11,7 @@ import type { Bus, CallMeta } from '@app/shared/bus';
 import { BoardsOps, CustomFieldsOps, scopeOf, scopesAllow, type Board } from '@app/shared/contracts';
 import { AppError } from '@app/shared/errors';
 import { TYPE_OPERATORS } from '@app/shared/query';
+import type { Admission } from '../admission/admission.js';
 import { fromValidation, toHttpError, type AjvIssue } from '../http/error-mapping.js';
 import { strictBodies } from '../http/validators.js';
 import type { AccessClaims } from '../plugins/auth.js';
@@ -22,7 +23,10 @@ import { bindTools, TOOLS, type BoundTool, type ToolSpec } from './tools.js';
  * The MCP endpoint (docs/agents.md): a thin adapter from MCP to the route table. Each tool call is
  * one bus request to the tool's op, made as the authenticated caller with its token's grant, so the
  * services check scope, boards and access exactly as for HTTP. Stateless: every POST gets its own
- * MCP server and transport (the Streamable HTTP transport without sessions, JSON answers).
+ * MCP server and transport (the Streamable HTTP transport without sessions, JSON answers). The
+ * adapter's own time in a POST (JSON-RPC handling, the SDK server, argument checks, result shaping
+ * and output validation) is charged to the caller's cost budget beside the services' measured cost
+ * of its bus requests (docs/http.md "Fair use").
  */
 
 /** Name and version the server reports in `initialize`. */
@@ -38,6 +42,47 @@ export const BOARD_COLUMNS_TEMPLATE = 'bts://boards/{boardId}/columns';
 const BOARD_COLUMNS = /^bts:\/\/boards\/([^/]+)\/columns$/;
 /** The custom field definitions in the caller's reach (docs/custom-fields.md "For agents"). */
 export const CUSTOM_FIELDS_URI = 'bts://custom-fields';
+
+/**
+ * The MCP adapter's own time in one POST: its wall time, less the time some bus request of it was
+ * outstanding (overlapping requests counted once). The services charge their handler time in
+ * each reply's `costMs`; this is the rest, spent in the gateway itself.
+ */
+class OwnTime {
+  private readonly started = performance.now();
+  /** Bus requests outstanding now, since `busFrom` (`performance.now()` ms). */
+  private outstanding = 0;
+  private busFrom = 0;
+  /** Finished stretches with some bus request outstanding, ms. */
+  private busMs = 0;
+
+  /** Runs the bus request `request`, its wait not counted as the adapter's time. */
+  async bus<T>(request: () => Promise<T>): Promise<T> {
+    if (this.outstanding++ === 0) this.busFrom = performance.now();
+    try {
+      return await request();
+    } finally {
+      if (--this.outstanding === 0) this.busMs += performance.now() - this.busFrom;
+    }
+  }
+
+  /** The adapter's own time so far, ms (never negative). */
+  ownMs(): number {
+    const now = performance.now();
+    return Math.max(0, now - this.started - this.busMs - (this.outstanding > 0 ? now - this.busFrom : 0));
+  }
+}
+
+/** What {@link McpEndpoint} takes besides its bus, routes and info. */
+export interface McpOptions {
+  /** The tools it serves (default {@link TOOLS}). */
+  tools?: readonly ToolSpec[];
+  /**
+   * The gateway's admission (the one its admitted bus uses): each POST's own time is charged to
+   * the caller's principal there. Without it, only the services' cost is charged.
+   */
+  admission?: Admission;
+}
 
 /** A tool bound to its row, with its argument validator compiled once. */
 interface ReadyTool extends BoundTool {
@@ -85,15 +130,17 @@ export class McpEndpoint {
   private readonly tools: ReadyTool[];
   /** The SDK's schema validator, shared by the per-request servers (each would otherwise build its own Ajv: milliseconds a request). */
   private readonly schemas = new AjvJsonSchemaValidator();
+  private readonly admission: Admission | undefined;
 
   constructor(
     private readonly bus: Bus,
     routes: readonly RouteSpec[],
     private readonly info: McpInfo,
-    tools: readonly ToolSpec[] = TOOLS,
+    options: McpOptions = {},
   ) {
     const ajv = strictBodies();
-    this.tools = bindTools(tools, routes).map((t) => ({ ...t, validate: ajv.compile(t.input), listing: listingOf(t) }));
+    this.admission = options.admission;
+    this.tools = bindTools(options.tools ?? TOOLS, routes).map((t) => ({ ...t, validate: ajv.compile(t.input), listing: listingOf(t) }));
   }
 
   /** The tools `user` may call: all for a JWT, those within its scopes for an access token. */
@@ -102,28 +149,41 @@ export class McpEndpoint {
     return grant ? this.tools.filter((t) => scopesAllow(grant.scopes, scopeOf(t.row.op))) : this.tools;
   }
 
-  /** Answers one MCP POST (already authenticated) on the raw response. */
+  /**
+   * Answers one MCP POST (already authenticated) on the raw response. Once answered, the POST's
+   * own time ({@link OwnTime}, ms) is charged to the caller's principal (its access token, else
+   * the user) through {@link Admission.charge}.
+   */
   async handle(req: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const server = this.serverFor(req.user, req.id, req.ip);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    reply.hijack();
-    reply.raw.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req.raw, reply.raw, req.body);
+    const own = new OwnTime();
+    try {
+      const server = this.serverFor(req.user, req.id, req.ip, own);
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      reply.hijack();
+      reply.raw.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req.raw, reply.raw, req.body);
+    } finally {
+      const { admission } = this;
+      if (admission !== undefined) {
+        const s = admission.principalOf({ userId: req.user.sub, grant: req.user.grant });
+        if (s !== undefined) admission.charge(s, own.ownMs());
+      }
+    }
   }
 
-  /** The MCP server of one request, for `user`. */
-  private serverFor(user: AccessClaims, requestId: string, ip: string): Server {
+  /** The MCP server of one request, for `user`; its bus requests are timed by `own`. */
+  private serverFor(user: AccessClaims, requestId: string, ip: string, own: OwnTime): Server {
     const server = new Server(this.info, { capabilities: { tools: {}, resources: {} }, jsonSchemaValidator: this.schemas });
     const tools = this.toolsFor(user);
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => t.listing) }));
     server.setRequestHandler(CallToolRequestSchema, async (r) => {
       const tool = tools.find((t) => t.spec.name === r.params.name);
       if (!tool) return errorResult(new AppError('NOT_FOUND', { message: `No tool ${r.params.name} is available to this caller` }), requestId);
-      return this.call(tool, r.params.arguments ?? {}, user, requestId, ip);
+      return this.call(tool, r.params.arguments ?? {}, user, requestId, ip, own);
     });
     server.setRequestHandler(ListResourcesRequestSchema, async () => ({
       resources: [
@@ -144,12 +204,12 @@ export class McpEndpoint {
       const { uri } = r.params;
       if (uri === QUERY_LANGUAGE_URI) return { contents: [{ uri, mimeType: 'text/markdown', text: queryLanguageReference() }] };
       if (uri === CUSTOM_FIELDS_URI) {
-        const fields = await this.bus.request(CustomFieldsOps.list, {}, this.meta(user, requestId, ip));
+        const fields = await own.bus(() => this.bus.request(CustomFieldsOps.list, {}, this.meta(user, requestId, ip)));
         return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(customFieldsOf(fields.data), null, 2) }] };
       }
       const boardId = BOARD_COLUMNS.exec(uri)?.[1];
       if (boardId === undefined) throw new Error(`Unknown resource ${uri}`);
-      const board = await this.bus.request(BoardsOps.get, { boardId: decodeURIComponent(boardId) }, this.meta(user, requestId, ip));
+      const board = await own.bus(() => this.bus.request(BoardsOps.get, { boardId: decodeURIComponent(boardId) }, this.meta(user, requestId, ip)));
       return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(columnsOf(board), null, 2) }] };
     });
     return server;
@@ -160,8 +220,8 @@ export class McpEndpoint {
     return { requestId, userId: user.sub, sourceAddress: ip, ...(user.grant ? { grant: user.grant } : {}) };
   }
 
-  /** One tool call: validate the arguments, split them into the row's request parts, one bus request. */
-  private async call(tool: ReadyTool, args: Record<string, unknown>, user: AccessClaims, requestId: string, ip: string): Promise<CallToolResult> {
+  /** One tool call: validate the arguments, split them into the row's request parts, one bus request (timed by `own`). */
+  private async call(tool: ReadyTool, args: Record<string, unknown>, user: AccessClaims, requestId: string, ip: string, own: OwnTime): Promise<CallToolResult> {
     try {
       const input = structuredClone(args);
       if (!tool.validate(input)) throw argumentsError(tool, (tool.validate.errors ?? []) as AjvIssue[]);
@@ -178,7 +238,7 @@ export class McpEndpoint {
         } else if (part === 'params') parts.params[name] = String(value);
         else parts[part][name] = value;
       }
-      const out = await this.bus.requestReply(tool.row.op, tool.row.input({ ...parts, user }), meta);
+      const out = await own.bus(() => this.bus.requestReply(tool.row.op, tool.row.input({ ...parts, user }), meta));
       if (!out.ok) return errorResult(out.error, out.meta.traceId ?? requestId);
       if (!tool.output) return { content: [{ type: 'text', text: out.text }] };
       return { content: [{ type: 'text', text: out.text }], structuredContent: JSON.parse(out.text) as Record<string, unknown> };

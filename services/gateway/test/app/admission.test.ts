@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
-import { bind } from '@app/shared/bus';
-import { op } from '@app/shared/contracts';
+import { bind, type Bus, type BusReply, type MemoryBus } from '@app/shared/bus';
+import { op, QueryOps } from '@app/shared/contracts';
 import { Metrics } from '@app/shared/observability';
 import { Admission } from '../../src/admission/admission.js';
 import { route } from '../../src/routes/route.js';
+import { allRoutes } from '../../src/routes/table.js';
 import { bearer, claims, craftToken, stubRoutes, testApp } from './helpers.js';
 
 /**
@@ -136,5 +137,86 @@ describe('admission control per principal', () => {
     expect(text).toMatch(/admission_rejections_total\{reason="budget"\} 1/);
     expect(text).toMatch(/admission_queue_wait_seconds_count\{reason="in_flight"\} 1/);
     a.close();
+  });
+});
+
+/**
+ * The gateway's bus with every reply's `costMs` taken off: the services charge nothing here, so
+ * whatever a principal's budget loses is the gateway's own time (the MCP adapter's).
+ */
+class Uncosted implements Bus {
+  constructor(private readonly inner: MemoryBus) {}
+  async requestReply(...args: Parameters<Bus['requestReply']>): Promise<BusReply> {
+    const reply = await this.inner.requestReply(...args);
+    delete reply.meta.costMs;
+    return reply;
+  }
+  request: Bus['request'] = (...args) => this.inner.request(...args);
+  requestText: Bus['requestText'] = (...args) => this.inner.requestText(...args);
+  serve: Bus['serve'] = (...args) => this.inner.serve(...args);
+  ping = () => this.inner.ping();
+  close = () => this.inner.close();
+  [Symbol.asyncDispose] = () => this.inner.close();
+}
+
+describe('the MCP adapter’s own time', () => {
+  /** A gateway whose services report no cost, serving `POST /api/v1/tasks/query` and MCP `find_tasks` (the same op) with an empty page. */
+  async function uncosted(env: Record<string, string>) {
+    const queryRow = allRoutes.find((r) => r.op === QueryOps.tasks)!;
+    const t = await testApp({ routes: [...stubRoutes, queryRow], env, wrapBus: (bus) => new Uncosted(bus) });
+    await t.bus.serve([bind(QueryOps.tasks, async () => ({ data: [], total: 0, page: 1, pageSize: 20, totalPages: 0 }))], { queue: 'test', log: t.app.log as never });
+    return t;
+  }
+
+  /** One MCP `tools/call` of find_tasks with `headers`: whether it failed, and its JSON text parsed. */
+  async function findTasks(app: Awaited<ReturnType<typeof uncosted>>['app'], headers: Record<string, string>) {
+    const res = await app.inject({
+      method: 'POST', url: '/mcp', headers: { ...headers, accept: 'application/json, text/event-stream' },
+      payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'find_tasks', arguments: { query: "status = 'todo'", page_size: 20 } } },
+    });
+    expect(res.statusCode).toBe(200);
+    const { result } = res.json() as { result: { isError?: boolean; content: Array<{ text: string }> } };
+    return { isError: result.isError === true, body: JSON.parse(result.content[0]!.text) as Record<string, any> };
+  }
+
+  /** MCP find_tasks calls with `headers` until one is refused (at most 500); the refusal, or undefined. */
+  async function callUntilRefused(app: Awaited<ReturnType<typeof uncosted>>['app'], headers: Record<string, string>) {
+    for (let i = 0; i < 500; i++) {
+      const r = await findTasks(app, headers);
+      if (r.isError) return r.body;
+    }
+    return undefined;
+  }
+
+  const query = (app: Awaited<ReturnType<typeof uncosted>>['app'], headers: Record<string, string>) =>
+    app.inject({ method: 'POST', url: '/api/v1/tasks/query', headers, payload: { query: "status = 'todo'" } });
+
+  it('is charged to the caller’s budget: MCP calls alone spend it, then MCP and REST get the same 429 refusal, and nobody else does', async () => {
+    await using g = await uncosted({ COST_BUDGET_MS: '5', COST_REFILL_MS_PER_SECOND: '1', ADMISSION_QUEUE_WAIT_MS: '0' });
+    expect((await query(g.app, alice)).statusCode).toBe(200); // nothing spent yet
+
+    const refused = await callUntilRefused(g.app, alice);
+    expect(refused).toMatchObject({ code: 'RATE_LIMITED', details: { reason: 'budget' } });
+    expect(refused!.details.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    // REST's refusal of the same principal: the same code and reason, with Retry-After
+    const rest = await query(g.app, alice);
+    expect(rest.statusCode).toBe(429);
+    expect(rest.json()).toMatchObject({ code: 'RATE_LIMITED', details: { reason: 'budget' } });
+    expect(Number(rest.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // another principal has its own budget; alice's cheap requests are not held
+    expect((await query(g.app, bob)).statusCode).toBe(200);
+    expect((await findTasks(g.app, bob)).isError).toBe(false);
+    expect((await g.app.inject({ method: 'GET', url: '/api/v1/widgets/w1', headers: alice })).statusCode).toBe(200);
+  });
+
+  it('is charged to the access token an MCP call uses, not to its user', async () => {
+    await using g = await uncosted({ COST_BUDGET_MS: '5', COST_REFILL_MS_PER_SECOND: '1', ADMISSION_QUEUE_WAIT_MS: '0' });
+    const created = await g.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: alice, payload: { name: 'agent', scopes: ['read'] } });
+    expect(created.statusCode).toBe(201);
+    const agent = bearer(created.json().token as string);
+
+    expect(await callUntilRefused(g.app, agent)).toMatchObject({ code: 'RATE_LIMITED', details: { reason: 'budget' } });
+    expect((await query(g.app, agent)).statusCode).toBe(429);
+    expect((await query(g.app, alice)).statusCode).toBe(200);
   });
 });

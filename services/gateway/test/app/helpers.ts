@@ -1,7 +1,7 @@
 import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { bind, MemoryBus, type Binding } from '@app/shared/bus';
+import { bind, MemoryBus, type Binding, type Bus } from '@app/shared/bus';
 import { loadConfig } from '@app/shared/config';
 import { op } from '@app/shared/contracts';
 import { fixedClock } from '@app/shared/domain';
@@ -98,10 +98,11 @@ export interface TestApp extends AsyncDisposable {
 
 /**
  * Builds the gateway on a MemoryBus serving {@link stubBindings} and the suite's test store (`testStore`).
- * `routes` defaults to {@link stubRoutes}; `env` overrides config variables.
+ * `routes` defaults to {@link stubRoutes}; `env` overrides config variables; `wrapBus` puts a
+ * bus of the test's own between the gateway and the MemoryBus (`bus` stays the MemoryBus).
  */
 export async function testApp(
-  opts: { env?: Record<string, string>; routes?: readonly RouteSpec[]; store?: DocumentStore; webRoot?: string | false } = {},
+  opts: { env?: Record<string, string>; routes?: readonly RouteSpec[]; store?: DocumentStore; webRoot?: string | false; wrapBus?: (bus: MemoryBus) => Bus } = {},
 ): Promise<TestApp> {
   const bus = new MemoryBus();
   const log = silentLogger();
@@ -115,7 +116,7 @@ export async function testApp(
   const clock = fixedClock('2026-01-05T10:00:00.000Z');
   const config = testConfig(opts.env);
   const app = await buildApp({
-    bus, store, clock, log, config, routes: opts.routes ?? stubRoutes, ...(opts.webRoot !== undefined ? { webRoot: opts.webRoot } : {}),
+    bus: opts.wrapBus ? opts.wrapBus(bus) : bus, store, clock, log, config, routes: opts.routes ?? stubRoutes, ...(opts.webRoot !== undefined ? { webRoot: opts.webRoot } : {}),
   });
   return {
     app, bus, store, clock, config,
