@@ -74,6 +74,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
       const skip = opts.skip ?? 0;
       const history = this.runner.history(this.name);
       const yieldable = !opts.session && !history;
+      const examined = this.runner.stats.docsExamined;
       try {
         return timedRead(limitMs, opts.session ? limitMs : readTimeLeft(limitMs), () => {
           if (history) {
@@ -92,6 +93,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
         }, yieldable);
       } catch (e) {
         if (e !== STEP) throw e;
+        this.runner.stats.docsExamined = examined; // (the documents the read examines are counted once, in its steps)
         return this.inSteps(limitMs, (stats, clock) => findInSteps(this.runner.state(this.name), filter, opts, stats, clock))
           .then((docs) => project(docs, opts.projection) as T[]);
       }
@@ -113,10 +115,12 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
     const limitMs = this.runner.readLimitMs();
     return this.runner.run(opts.session, (txn) => {
       const yieldable = !opts.session && !this.runner.history(this.name);
+      const examined = this.runner.stats.docsExamined;
       try {
         return timedRead(limitMs, opts.session ? limitMs : readTimeLeft(limitMs), () => txn.count(this.name, filter), yieldable);
       } catch (e) {
         if (e !== STEP) throw e;
+        this.runner.stats.docsExamined = examined;
         return this.inSteps(limitMs, (stats, clock) => countInSteps(this.runner.state(this.name), filter, stats, clock));
       }
     });
