@@ -1,3 +1,4 @@
+import { setImmediate as turn } from 'node:timers/promises';
 import { callerId, type Handler } from '@app/shared/bus';
 import type { FlowDay, FlowOps } from '@app/shared/contracts';
 import { boardScopeFilter, columnOf, loadBoard, type ServiceDeps, type TaskDoc } from '@app/shared/domain';
@@ -86,7 +87,11 @@ export const cycleTime =
       { $and: [{ _id: { $in: ids } }, boardScopeFilter(board, principal), { [metadataPath('app.type')]: { $ne: 'sprint' } }] },
       { projection: { _id: 1, title: 1 } },
     );
+    // the arithmetic over a year of cards and the answer's encoding each get a turn of their own,
+    // so other requests are served between them (docs/store.md "Long reads and other users' requests")
+    await turn();
     const cards = finishedCards(records, new Map(readable.map((t) => [t._id, t.title])), start, end, fromMs, toMs);
+    await turn();
     const lead = percentiles(cards.map((c) => c.lead_time_hours));
     const cycle = percentiles(cards.map((c) => c.cycle_time_hours));
     return {
