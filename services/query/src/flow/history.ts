@@ -177,8 +177,14 @@ async function recordPlaces(store: DocumentStore, events: readonly EventEnvelope
     }
   }
   if (records.length > 0) {
-    // one bulk write per pass; an upsert of the same values makes a replay change nothing
-    await cardMovesOf(store).bulkWrite(records.map(({ _id, ...fields }) => ({ updateOne: { filter: { _id }, update: { $set: fields }, upsert: true } })));
+    // one bulk write per pass: new records are inserted; when one exists already (a replay), the
+    // pass writes them again as upserts of the same values, which change nothing
+    try {
+      await cardMovesOf(store).bulkWrite(records.map((r) => ({ insertOne: { document: r } })));
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'CONFLICT')) throw err;
+      await cardMovesOf(store).bulkWrite(records.map(({ _id, ...fields }) => ({ updateOne: { filter: { _id }, update: { $set: fields }, upsert: true } })));
+    }
   }
   if (changed.size > 0) {
     // places move forward only: an existing one is written only when it is older than the change
