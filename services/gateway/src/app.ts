@@ -9,7 +9,7 @@ import type { Clock } from '@app/shared/domain';
 import { AppError } from '@app/shared/errors';
 import { OutboxPoller, relayOutbox, type EventHub } from '@app/shared/events';
 import type { Logger } from '@app/shared/log';
-import { statusClass, type Metrics, type Tracer } from '@app/shared/observability';
+import { statusClass, type HistogramSeries, type Metrics, type Tracer } from '@app/shared/observability';
 import type { BackupResult, DocumentStore } from '@app/shared/store';
 import { AccessTokenResolver, accessTokenIndexes } from './auth/access-tokens.js';
 import { OidcSignIn, oidcSettings } from './auth/oidc.js';
@@ -92,22 +92,37 @@ export type GatewayApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpr
  * no route matched), method and status class.
  */
 function measureRequests(app: FastifyInstance, metrics: Metrics): void {
-  const observe = (url: string, req: FastifyRequest, reply: FastifyReply): void =>
-    metrics.httpDuration.labels(url, req.method, statusClass(reply.statusCode)).observe(reply.elapsedTime / 1000);
+  /**
+   * The observer of one route template: its series by method and status class, each found once
+   * (an observation builds no label string and no key: docs/bench.md "Per-request cost by layer").
+   */
+  const observerOf = (url: string) => {
+    const byMethod = new Map<string, Array<HistogramSeries | undefined>>();
+    return (req: FastifyRequest, reply: FastifyReply): void => {
+      const status = reply.statusCode;
+      const cls = Math.floor(status / 100);
+      let byClass = byMethod.get(req.method);
+      if (!byClass) byMethod.set(req.method, (byClass = []));
+      let series = byClass[cls];
+      if (!series) byClass[cls] = series = metrics.httpDuration.labels(url, req.method, statusClass(status));
+      series.observe(reply.elapsedTime / 1000);
+    };
+  };
   // Each route's own hook knows its template: `req.routeOptions` would build a copy of the
   // route's options on every request (docs/bench.md "Where a request's time goes").
   app.addHook('onRoute', (route) => {
-    const url = route.url;
+    const observe = observerOf(route.url);
     const measured: onResponseHookHandler = (req, reply, done) => {
-      observe(url, req, reply);
+      observe(req, reply);
       done();
     };
     const own = route.onResponse;
     route.onResponse = own === undefined ? [measured] : [...(Array.isArray(own) ? own : [own]), measured];
   });
   // a request no route matched (Fastify's 404 handler is no route)
+  const unmatched = observerOf('unmatched');
   app.addHook('onResponse', (req, reply, done) => {
-    if (req.is404) observe('unmatched', req, reply);
+    if (req.is404) unmatched(req, reply);
     done();
   });
 }
