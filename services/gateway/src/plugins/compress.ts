@@ -1,6 +1,6 @@
 import { constants } from 'node:zlib';
 import fastifyCompress from '@fastify/compress';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 
 /**
  * Answers smaller than this many bytes are sent as they are: a card, a move result or an error
@@ -20,6 +20,20 @@ export const BROTLI_QUALITY = 1;
 export const GZIP_LEVEL = 1;
 
 /**
+ * True when `payload` is a text or bytes of fewer than {@link COMPRESS_THRESHOLD_BYTES} bytes,
+ * without encoding a text to count them when its length decides (a UTF-16 unit is 1–3 UTF-8 bytes).
+ */
+export function belowThreshold(payload: unknown): boolean {
+  if (typeof payload === 'string') {
+    const n = payload.length;
+    return n < COMPRESS_THRESHOLD_BYTES && (n * 3 < COMPRESS_THRESHOLD_BYTES || Buffer.byteLength(payload) < COMPRESS_THRESHOLD_BYTES);
+  }
+  return payload instanceof Uint8Array && payload.length < COMPRESS_THRESHOLD_BYTES;
+}
+
+type OnSend = (this: unknown, req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => void;
+
+/**
  * Compresses answers by the request's `Accept-Encoding` with `@fastify/compress`: brotli, then
  * gzip (the first the client accepts in that order of preference), at the cheapest levels
  * ({@link BROTLI_QUALITY}, {@link GZIP_LEVEL}), for JSON and text answers of at least
@@ -28,13 +42,38 @@ export const GZIP_LEVEL = 1;
  * by the plugin too. An answer that already carries `Content-Encoding` (a pre-compressed file of
  * the web board served by `@fastify/static`) is left alone. Registered before any route, since the
  * plugin attaches itself to each route as it is declared.
+ *
+ * Most answers (a card, a detail, an error) are below the threshold, where the plugin sends them
+ * as they are after reading the request's and the reply's headers: each route's `onSend` hook of
+ * the plugin is wrapped so that an empty answer or one below the threshold passes at once (what
+ * the plugin does with it too), and only a larger one or a stream reaches the plugin.
  */
 export async function registerCompression(app: FastifyInstance): Promise<void> {
+  // the route's `onSend` hooks before the plugin's own `onRoute` hook adds its hook
+  const before = new WeakMap<object, readonly unknown[]>();
+  const hooksOf = (route: RouteOptions): unknown[] => (route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend]);
+  app.addHook('onRoute', (route) => {
+    before.set(route, [...hooksOf(route)]);
+  });
   await app.register(fastifyCompress, {
     global: true,
     encodings: ['br', 'gzip'],
     threshold: COMPRESS_THRESHOLD_BYTES,
     brotliOptions: { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } },
     zlibOptions: { level: GZIP_LEVEL },
+  });
+  app.addHook('onRoute', (route) => {
+    const had = before.get(route) ?? [];
+    const hooks = hooksOf(route);
+    if (hooks.length === 0 || hooks.length === had.length) return;
+    route.onSend = hooks.map((h) => {
+      if (had.includes(h)) return h;
+      const plugin = h as OnSend;
+      const smallFirst: OnSend = function (req, reply, payload, done) {
+        if (payload === null || payload === undefined || belowThreshold(payload)) return done(null, payload);
+        plugin.call(this, req, reply, payload, done);
+      };
+      return smallFirst;
+    }) as RouteOptions['onSend'];
   });
 }
