@@ -88,6 +88,8 @@ export async function definitionsOf(store: DocumentStore, scopes: readonly strin
     sort: { created_at: 1, _id: 1 },
     ...(session ? { session } : {}),
   });
+  // one scope: its keys are unique (custom_fields_scope_key), the store's order is the answer
+  if (scopes.length === 1 || docs.length === 0) return docs;
   const rank = new Map(scopes.map((s, i) => [s, i]));
   docs.sort((a, b) => rank.get(a.scope)! - rank.get(b.scope)!);
   const seen = new Set<string>();
@@ -287,6 +289,16 @@ export async function checkCustomFields(
   const keys = Object.keys(entries);
   if (!opts.create && !keys.some((k) => k.startsWith('cf.'))) return { ...entries };
   const defs = opts.create && opts.session ? await createDefinitions(store, taskScope(target), opts.session) : await definitionsOf(store, [taskScope(target)], opts.session);
+  return checkAgainst(store, defs, entries, opts);
+}
+
+/** {@link checkCustomFields} once the definitions `defs` of the target's scope are read. */
+async function checkAgainst(
+  store: DocumentStore,
+  defs: readonly CustomFieldDoc[],
+  entries: Readonly<Record<string, unknown>>,
+  opts: { session?: Session; create?: boolean },
+): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = { ...entries };
   if (defs.length === 0) return out;
   const users = new Set<string>();
@@ -315,8 +327,11 @@ export async function checkCustomFields(
  * metadata is replaced by the checked, normalized entries (defaults of required keys added).
  */
 export async function checkNewTaskFields(store: DocumentStore, doc: TaskDoc, session?: Session): Promise<void> {
+  const defs = session ? await createDefinitions(store, taskScope(doc), session) : await definitionsOf(store, [taskScope(doc)]);
+  // no definition in the task's scope: nothing to check and no default to add, the metadata stays as it is
+  if (defs.length === 0) return;
   const api = Object.fromEntries(Object.entries(doc.metadata).map(([k, v]) => [unescapeKey(k), v]));
-  const checked = await checkCustomFields(store, doc, api, { create: true, ...(session ? { session } : {}) });
+  const checked = await checkAgainst(store, defs, api, { create: true, ...(session ? { session } : {}) });
   doc.metadata = Object.fromEntries(Object.entries(checked).map(([k, v]) => [escapeKey(k), v]));
 }
 
