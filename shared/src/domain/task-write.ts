@@ -5,6 +5,7 @@ import { AppError, invalidField, type FieldError } from '../errors/index.js';
 import { Collections } from '../store/collections.js';
 import { encodeMetadata, escapeKey, metadataPath } from '../store/keys.js';
 import type { Doc, DocumentStore, Session, Update } from '../store/port.js';
+import { jsonBytesOver } from '../util/json-size.js';
 import { canReadTask, canWriteTask, loadPrincipal, readableTasksFilter, type Principal } from './access.js';
 import { timeOrderedId, type TaskDoc } from './task.js';
 
@@ -99,8 +100,9 @@ export function encodeMetadataInput(meta: Record<string, unknown>, field = '/met
 export function checkMetadataEntry(key: string, value: unknown, keyField: string, valueField = keyField): void {
   if (key.includes('\0')) throw invalidField(keyField, 'a metadata key must not contain a NUL byte (U+0000)', 'key');
   if (key.length > METADATA_KEY_MAX) throw invalidField(keyField, `a metadata key of ${key.length} characters, over the ${METADATA_KEY_MAX}-character limit`, 'maxLength');
-  const bytes = value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value) ?? '');
-  if (bytes > METADATA_VALUE_MAX_BYTES) throw invalidField(valueField, `${bytes} bytes of JSON, over the ${METADATA_VALUE_MAX_BYTES}-byte limit of a metadata value`, 'maxBytes');
+  // the value's JSON is made only when its bound does not rule the limit out
+  const bytes = jsonBytesOver(value, METADATA_VALUE_MAX_BYTES);
+  if (bytes !== undefined) throw invalidField(valueField, `${bytes} bytes of JSON, over the ${METADATA_VALUE_MAX_BYTES}-byte limit of a metadata value`, 'maxBytes');
   const bad = nulName(value, 0);
   if (bad !== undefined) throw invalidField(valueField, `the field name ${JSON.stringify(bad)} inside the value contains a NUL byte (U+0000)`, 'key');
 }

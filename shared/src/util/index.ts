@@ -1,2 +1,3 @@
 export { deepFreeze } from './freeze.js';
 export { sameSecret } from './secrets.js';
+export { jsonBound, jsonBytes, jsonBytesOver } from './json-size.js';

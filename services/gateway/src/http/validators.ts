@@ -3,6 +3,7 @@ import addFormatsImport from 'ajv-formats';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { METADATA_KEY_MAX, METADATA_LIMITS_KEYWORD, METADATA_MAX_DEPTH, METADATA_VALUE_MAX_BYTES } from '@app/shared/contracts';
 import { invalidField } from '@app/shared/errors';
+import { jsonBytesOver } from '@app/shared/util';
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv;
@@ -79,6 +80,9 @@ function bodyDepth(req: FastifyRequest, _reply: FastifyReply, done: HookHandlerD
  * 500,000 levels is walked without recursion, and the walk stops at the first offender.
  */
 export function tooDeep(value: unknown, limit: number): Array<string | number> | undefined {
+  // a body within the limit (every request's) is walked without an entry per node; only an
+  // offending one is walked again to name the path
+  if (!deeperThan(value, 1, limit)) return undefined;
   // each entry links to its parent: the path is rebuilt only for the offender (no copy per node)
   type Entry = { v: unknown; depth: number; key: string | number; parent: Entry | undefined };
   const stack: Entry[] = [{ v: value, depth: 1, key: '', parent: undefined }];
@@ -97,6 +101,23 @@ export function tooDeep(value: unknown, limit: number): Array<string | number> |
   return undefined;
 }
 
+/**
+ * True when `value` (at level `depth`) holds an object or array deeper than `limit` levels. The
+ * recursion stops at the first level past the limit, so it is never deeper than `limit` + 1 calls.
+ */
+function deeperThan(value: unknown, depth: number, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (depth > limit) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (deeperThan(value[i], depth + 1, limit)) return true;
+    return false;
+  }
+  for (const key in value) {
+    if (Object.hasOwn(value, key) && deeperThan((value as Record<string, unknown>)[key], depth + 1, limit)) return true;
+  }
+  return false;
+}
+
 /** A JSON pointer (RFC 6901) of a path. */
 function pointer(path: ReadonlyArray<string | number>): string {
   return path.map((p) => `/${String(p).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
@@ -106,8 +127,9 @@ function pointer(path: ReadonlyArray<string | number>): string {
 function metadataFault(value: unknown): string | undefined {
   // a metadata value's own nesting: its outermost object or array is level 1
   if (tooDeep(value, METADATA_MAX_DEPTH) !== undefined) return `nested deeper than ${METADATA_MAX_DEPTH} levels (metadata limit)`;
-  const bytes = Buffer.byteLength(JSON.stringify(value) ?? '');
-  if (bytes > METADATA_VALUE_MAX_BYTES) return `${bytes} bytes of JSON, over the ${METADATA_VALUE_MAX_BYTES}-byte limit of a metadata value`;
+  // the value's JSON is made only when its bound does not rule the limit out
+  const bytes = jsonBytesOver(value, METADATA_VALUE_MAX_BYTES);
+  if (bytes !== undefined) return `${bytes} bytes of JSON, over the ${METADATA_VALUE_MAX_BYTES}-byte limit of a metadata value`;
   return undefined;
 }
 
