@@ -46,14 +46,23 @@ type OnSend = (this: unknown, req: FastifyRequest, reply: FastifyReply, payload:
  * Most answers (a card, a detail, an error) are below the threshold, where the plugin sends them
  * as they are after reading the request's and the reply's headers: each route's `onSend` hook of
  * the plugin is wrapped so that an empty answer or one below the threshold passes at once (what
- * the plugin does with it too), and only a larger one or a stream reaches the plugin.
+ * the plugin does with it too), and only a larger one or a stream reaches the plugin. The
+ * plugin's `onRequest` hook, which only sets `reply.compress` (the plugin's way for a handler to
+ * compress what it sends itself; no handler here uses it: answers are compressed by the `onSend`
+ * hook), is left off the routes, and so is its request decompression on GET and HEAD routes,
+ * whose requests Fastify reads no body of.
  */
 export async function registerCompression(app: FastifyInstance): Promise<void> {
-  // the route's `onSend` hooks before the plugin's own `onRoute` hook adds its hook
-  const before = new WeakMap<object, readonly unknown[]>();
-  const hooksOf = (route: RouteOptions): unknown[] => (route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend]);
+  // the route's own hooks before the plugin's `onRoute` hook adds its own
+  const before = new WeakMap<object, { onRequest: readonly unknown[]; onSend: readonly unknown[] }>();
+  const hooksOf = (route: RouteOptions, name: 'onRequest' | 'onSend'): unknown[] => {
+    const h = route[name];
+    return h === undefined ? [] : Array.isArray(h) ? h : [h];
+  };
   app.addHook('onRoute', (route) => {
-    before.set(route, [...hooksOf(route)]);
+    before.set(route, { onRequest: [...hooksOf(route, 'onRequest')], onSend: [...hooksOf(route, 'onSend')] });
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (route.decompress === undefined && methods.every((m) => m === 'GET' || m === 'HEAD')) route.decompress = false;
   });
   await app.register(fastifyCompress, {
     global: true,
@@ -63,11 +72,14 @@ export async function registerCompression(app: FastifyInstance): Promise<void> {
     zlibOptions: { level: GZIP_LEVEL },
   });
   app.addHook('onRoute', (route) => {
-    const had = before.get(route) ?? [];
-    const hooks = hooksOf(route);
-    if (hooks.length === 0 || hooks.length === had.length) return;
-    route.onSend = hooks.map((h) => {
-      if (had.includes(h)) return h;
+    const had = before.get(route);
+    if (!had) return;
+    const onRequest = hooksOf(route, 'onRequest');
+    if (onRequest.length > had.onRequest.length) route.onRequest = onRequest.filter((h) => had.onRequest.includes(h)) as RouteOptions['onRequest'];
+    const onSend = hooksOf(route, 'onSend');
+    if (onSend.length === had.onSend.length) return;
+    route.onSend = onSend.map((h) => {
+      if (had.onSend.includes(h)) return h;
       const plugin = h as OnSend;
       const smallFirst: OnSend = function (req, reply, payload, done) {
         if (payload === null || payload === undefined || belowThreshold(payload)) return done(null, payload);

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COMPRESS_THRESHOLD_BYTES } from '../../src/plugins/compress.js';
+import { Readable } from 'node:stream';
+import { belowThreshold, COMPRESS_THRESHOLD_BYTES } from '../../src/plugins/compress.js';
 import { allRoutes } from '../../src/index.js';
 import { testApp } from './helpers.js';
 
@@ -57,5 +58,30 @@ describe('compression', () => {
     expect(small.rawPayload.length).toBeLessThan(COMPRESS_THRESHOLD_BYTES);
     expect(small.headers['content-encoding']).toBeUndefined();
     expect(small.json()).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('reads a gzip request body on a route that takes one', async () => {
+    await using t = await testApp({ routes: allRoutes, webRoot: false });
+    const body = gzipSync(JSON.stringify({ username: 'zipped', password: 'correct horse battery' }));
+    const res = await t.app.inject({ method: 'POST', url: '/auth/v2/register', payload: body, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    expect(res.statusCode).toBeLessThan(300);
+    expect(res.json()).toMatchObject({ username: 'zipped' });
+  });
+});
+
+describe('belowThreshold', () => {
+  it('counts a text by its length when that decides, else by its UTF-8 bytes', () => {
+    const n = COMPRESS_THRESHOLD_BYTES;
+    expect(belowThreshold('a'.repeat(n - 1))).toBe(true);
+    expect(belowThreshold('a'.repeat(n))).toBe(false);
+    // two UTF-8 bytes per unit: 1,400 bytes
+    expect(belowThreshold('é'.repeat(700))).toBe(true);
+    // three UTF-8 bytes per unit: 2,100 bytes in 700 units
+    expect(belowThreshold('€'.repeat(700))).toBe(false);
+    expect(belowThreshold(Buffer.alloc(n - 1))).toBe(true);
+    expect(belowThreshold(Buffer.alloc(n))).toBe(false);
+    // a stream or another object is for the plugin to look at
+    expect(belowThreshold(Readable.from(['x']))).toBe(false);
+    expect(belowThreshold({})).toBe(false);
   });
 });
