@@ -96,8 +96,15 @@ export async function definitionsOf(store: DocumentStore, scopes: readonly strin
   return docs.filter((d) => !seen.has(d.key) && seen.add(d.key));
 }
 
-/** The definitions read by the task creates of one transaction, by scope ({@link createDefinitions}). */
+/** The definitions read by the task creates of one transaction, by scope ({@link createDefinitions}), once it has made two. */
 const definitionsBySession = new WeakMap<Session, Map<string, Promise<CustomFieldDoc[]>>>();
+/**
+ * The first read of the last transaction that created a task: a single create (most writes) makes
+ * no entry in {@link definitionsBySession}, whose every new key is costly (a weak table's entry:
+ * about 1.5 µs with its collection, more than the read itself); the second create of the same
+ * transaction (a batch) moves it there.
+ */
+let recent: { session: Session; scope: string; defs: Promise<CustomFieldDoc[]> } | undefined;
 
 /**
  * {@link definitionsOf} one scope for the task creates of the transaction `session`, read once:
@@ -107,14 +114,21 @@ const definitionsBySession = new WeakMap<Session, Map<string, Promise<CustomFiel
  */
 function createDefinitions(store: DocumentStore, scope: string, session: Session): Promise<CustomFieldDoc[]> {
   let byScope = definitionsBySession.get(session);
-  if (!byScope) definitionsBySession.set(session, (byScope = new Map()));
-  let defs = byScope.get(scope);
-  if (!defs) {
-    defs = definitionsOf(store, [scope], session);
-    byScope.set(scope, defs);
-    // a failed read is not kept: the caller hears it, and a later call reads again
-    defs.catch(() => byScope!.delete(scope));
+  if (!byScope && recent?.session === session) {
+    definitionsBySession.set(session, (byScope = new Map([[recent.scope, recent.defs]])));
+    recent = undefined;
   }
+  const kept = byScope?.get(scope);
+  if (kept) return kept;
+  const defs = definitionsOf(store, [scope], session);
+  if (byScope) byScope.set(scope, defs);
+  else recent = { session, scope, defs };
+  // a failed read is not kept: the caller hears it, and a later call reads again
+  defs.catch(() => {
+    const kept = definitionsBySession.get(session);
+    if (kept?.get(scope) === defs) kept.delete(scope);
+    if (recent?.defs === defs) recent = undefined;
+  });
   return defs;
 }
 
