@@ -94,9 +94,12 @@ export function toNote(n: NoteDoc): Note {
   };
 }
 
+/** How notes are read: oldest first, ties broken by id. */
+const NOTES_ORDER = { sort: { created_at: 1, _id: 1 } } as const;
+
 /** The stored notes of a task, oldest first (ties broken by id). */
 function noteDocs(store: DocumentStore, taskId: string, session?: Session): Promise<NoteDoc[]> {
-  return notesOf(store).find({ task_id: taskId }, { sort: { created_at: 1, _id: 1 }, ...(session ? { session } : {}) });
+  return notesOf(store).find({ task_id: taskId }, session ? { ...NOTES_ORDER, session } : NOTES_ORDER);
 }
 
 /** The notes of a task, oldest first (ties broken by id). */
@@ -138,6 +141,14 @@ export const SUBTASKS_MAX = 200;
 /** The stored fields a subtask summary is made of, with those its access check needs. */
 const SUBTASK_PROJECTION = { ...LINKED_PROJECTION, created_by: 1, groupId: 1, tags: 1 } as const;
 
+/** The first read of a task's subtasks: unsorted, at most one more than are listed. */
+const SUBTASKS_FIRST_READ = { projection: SUBTASK_PROJECTION, limit: SUBTASKS_MAX + 1 } as const;
+
+/** No linked items (shared, so frozen: a caller copies it before handing it out). */
+const NO_ITEMS = Object.freeze([]) as unknown as LinkedItem[];
+/** No linked tasks by id (shared: never changed, only read). */
+const NO_LINKS: ReadonlyMap<string, LinkedItem> = new Map();
+
 /** Oldest first, ties by id: the order of `subtasks` (ISO timestamps and UUIDs compare as text). */
 const byCreation = (a: Pick<TaskDoc, 'created_at' | '_id'>, b: Pick<TaskDoc, 'created_at' | '_id'>): number =>
   a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a._id < b._id ? -1 : a._id > b._id ? 1 : 0;
@@ -152,11 +163,10 @@ const byCreation = (a: Pick<TaskDoc, 'created_at' | '_id'>, b: Pick<TaskDoc, 'cr
  */
 async function subtaskItems(store: DocumentStore, principal: () => Promise<Principal>, taskId: string, userId: string, session?: Session): Promise<LinkedItem[]> {
   const filter = { derivedFromId: taskId, deleted: false };
-  const s = session ? { session } : {};
-  let derived = await tasksOf(store).find(filter, { projection: SUBTASK_PROJECTION, limit: SUBTASKS_MAX + 1, ...s });
-  if (derived.length === 0) return [];
+  let derived = await tasksOf(store).find(filter, session ? { ...SUBTASKS_FIRST_READ, session } : SUBTASKS_FIRST_READ);
+  if (derived.length === 0) return NO_ITEMS;
   if (derived.length > SUBTASKS_MAX) {
-    derived = await tasksOf(store).find(filter, { projection: SUBTASK_PROJECTION, sort: { created_at: 1, _id: 1 }, limit: SUBTASKS_MAX, ...s });
+    derived = await tasksOf(store).find(filter, { projection: SUBTASK_PROJECTION, sort: { created_at: 1, _id: 1 }, limit: SUBTASKS_MAX, ...(session ? { session } : {}) });
   } else derived.sort(byCreation);
   const p = derived.every((t) => t.created_by === userId) ? undefined : await principal();
   return derived.filter((t) => !p || canReadTask(p, t)).map(toLinkedItem);
@@ -176,18 +186,31 @@ interface DetailParts {
  * or a subtask of someone else. Deleted or unreadable links and subtasks are left out.
  */
 async function detailParts(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc, userId: string, session?: Session): Promise<DetailParts> {
-  const linkIds = distinct(task.derivedFromId ? [task.derivedFromId, ...task.linkedToIds] : task.linkedToIds);
-  const links = () => (linkIds.length === 0 ? new Map<string, LinkedItem>() : linkedItems(store, principal, linkIds, session));
-  // in a transaction one read at a time, in its session; outside it concurrently
-  const [notes, byId, subtasks] = session
-    ? [await noteDocs(store, task._id, session), await links(), await subtaskItems(store, principal, task._id, userId, session)]
-    : await Promise.all([noteDocs(store, task._id), links(), subtaskItems(store, principal, task._id, userId)]);
+  const linked = task.linkedToIds.length > 0 || Boolean(task.derivedFromId); // linkIdsOf(task) is not empty
+  // in a transaction one read at a time, in its session; outside it concurrently (a task without links: two reads)
+  let notes: NoteDoc[];
+  let byId: ReadonlyMap<string, LinkedItem> = NO_LINKS;
+  let subtasks: LinkedItem[];
+  if (session) {
+    notes = await noteDocs(store, task._id, session);
+    if (linked) byId = await linkedItems(store, principal, linkIdsOf(task), session);
+    subtasks = await subtaskItems(store, principal, task._id, userId, session);
+  } else if (linked) {
+    [notes, byId, subtasks] = await Promise.all([noteDocs(store, task._id), linkedItems(store, principal, linkIdsOf(task)), subtaskItems(store, principal, task._id, userId)]);
+  } else {
+    [notes, subtasks] = await Promise.all([noteDocs(store, task._id), subtaskItems(store, principal, task._id, userId)]);
+  }
   return {
     notes,
-    linkedTo: task.linkedToIds.flatMap((id) => byId.get(id) ?? []),
+    linkedTo: task.linkedToIds.length === 0 ? NO_ITEMS : task.linkedToIds.flatMap((id) => byId.get(id) ?? []),
     derivedFrom: task.derivedFromId !== undefined ? byId.get(task.derivedFromId) : undefined,
     subtasks,
   };
+}
+
+/** The ids of the tasks `task` links to (`derivedFromId` first), each once. */
+function linkIdsOf(task: TaskDoc): string[] {
+  return distinct(task.derivedFromId ? [task.derivedFromId, ...task.linkedToIds] : task.linkedToIds);
 }
 
 /**
@@ -201,7 +224,7 @@ export async function taskDetail(store: DocumentStore, principal: () => Promise<
   // The API task is a fresh object: extended in place rather than copied.
   const detail = toTask(task) as TaskDetail;
   detail.notes = notes.map(toNote);
-  detail.linkedTo = linkedTo;
+  detail.linkedTo = linkedTo === NO_ITEMS ? [] : linkedTo;
   if (derivedFrom) detail.derivedFrom = derivedFrom;
   if (subtasks.length > 0) detail.subtasks = subtasks;
   return detail;
@@ -217,8 +240,9 @@ const encodedNotes = new FrozenJsonMemo<NoteDoc>(toNote);
 export async function taskDetailJson(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc, userId: string): Promise<EncodedJson<TaskDetail>> {
   const { notes, linkedTo, derivedFrom, subtasks } = await detailParts(store, principal, task, userId);
   const head = encodedTasks.json(task).slice(0, -1); // without its closing brace
-  const noteTexts = notes.map((n) => encodedNotes.json(n)).join(',');
+  const noteTexts = notes.length === 1 ? encodedNotes.json(notes[0]!) : notes.map((n) => encodedNotes.json(n)).join(',');
   const from = derivedFrom ? `,"derivedFrom":${JSON.stringify(derivedFrom)}` : '';
   const subs = subtasks.length > 0 ? `,"subtasks":${JSON.stringify(subtasks)}` : '';
-  return jsonText<TaskDetail>(`${head},"notes":[${noteTexts}],"linkedTo":${JSON.stringify(linkedTo)}${from}${subs}}`, versionOf(task));
+  const links = linkedTo.length === 0 ? '[]' : JSON.stringify(linkedTo);
+  return jsonText<TaskDetail>(`${head},"notes":[${noteTexts}],"linkedTo":${links}${from}${subs}}`, versionOf(task));
 }
