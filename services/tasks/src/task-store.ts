@@ -18,6 +18,9 @@ export function taskNotFound(taskId: string): AppError {
  * notes and the task detail. The access rules themselves are `@app/shared/domain`'s (access.ts).
  */
 
+/** Most tasks derived from one task that its detail lists as `subtasks` (oldest first). */
+export const SUBTASKS_MAX = 200;
+
 /** The `tasks` collection. */
 export const tasksOf = (store: DocumentStore) => store.collection<TaskDoc>(Collections.tasks);
 /** The `notes` collection. */
@@ -49,6 +52,41 @@ export async function loadTask(
   if (!isUuid(taskId)) throw taskNotFound(taskId);
   const s = session ? { session } : {};
   const task = await tasksOf(store).findOne({ _id: taskId, deleted: false }, s);
+  return admit(store, task, taskId, userId, need, ctx.ifMatch, session);
+}
+
+/** Most documents the detail's first read takes: the task and one more subtask than are listed. */
+const WITH_DERIVED_LIMIT = SUBTASKS_MAX + 2;
+
+/**
+ * {@link loadTask} for reading (`need: 'read'`) with the live tasks derived from it, in one read:
+ * the live tasks that are `taskId` or name it as `derivedFromId`, at most
+ * {@link WITH_DERIVED_LIMIT} (a detail lists at most {@link SUBTASKS_MAX} subtasks: a full answer
+ * says there are more, and the detail reads them again sorted). `derived` holds every subtask read
+ * (all of them when there are no more than {@link SUBTASKS_MAX}). When the answer is full and the
+ * task is not in it, the task is read by itself.
+ */
+export async function loadTaskWithDerived(store: DocumentStore, ctx: Pick<CallContext, 'userId'>, taskId: string): Promise<Loaded & { derived: TaskDoc[] }> {
+  const userId = callerId(ctx);
+  if (!isUuid(taskId)) throw taskNotFound(taskId);
+  const docs = await tasksOf(store).find({ deleted: false, $or: [{ _id: taskId }, { derivedFromId: taskId }] }, WITH_DERIVED_READ);
+  let task: TaskDoc | null = null;
+  const derived: TaskDoc[] = [];
+  for (const d of docs) {
+    if (d._id === taskId) task = d;
+    if (d.derivedFromId === taskId) derived.push(d);
+  }
+  if (task === null && docs.length >= WITH_DERIVED_LIMIT) task = await tasksOf(store).findOne({ _id: taskId, deleted: false });
+  return { ...(await admit(store, task, taskId, userId, 'read')), derived };
+}
+
+/** The options of {@link loadTaskWithDerived}'s read. */
+const WITH_DERIVED_READ = { limit: WITH_DERIVED_LIMIT } as const;
+
+/** {@link loadTask} once the task is read (`null`: none live): the caller's access to it, and a write's `If-Match`. */
+async function admit(
+  store: DocumentStore, task: TaskDoc | null, taskId: string, userId: string, need: 'read' | 'write', ifMatch?: CallContext['ifMatch'], session?: Session,
+): Promise<Loaded> {
   if (!task) throw taskNotFound(taskId);
   let loading: Promise<Principal> | undefined;
   const principal = () => (loading ??= loadPrincipal(store, userId, session));
@@ -57,7 +95,7 @@ export async function loadTask(
     if (!canReadTask(p, task)) throw taskNotFound(taskId);
     if (need === 'write' && !canWriteTask(p, task)) throw new AppError('FORBIDDEN', { details: { taskId } });
   }
-  if (need === 'write') checkIfMatch(ctx.ifMatch, versionOf(task), { taskId });
+  if (need === 'write') checkIfMatch(ifMatch, versionOf(task), { taskId });
   return { task, principal, userId };
 }
 
@@ -135,8 +173,7 @@ async function linkedItems(store: DocumentStore, principal: () => Promise<Princi
   return new Map(linked.map((t) => [t._id, toLinkedItem(t)]));
 }
 
-/** Most tasks derived from one task that its detail lists as `subtasks` (oldest first). */
-export const SUBTASKS_MAX = 200;
+
 
 /** The stored fields a subtask summary is made of, with those its access check needs. */
 const SUBTASK_PROJECTION = { ...LINKED_PROJECTION, created_by: 1, groupId: 1, tags: 1 } as const;
@@ -160,10 +197,13 @@ const byCreation = (a: Pick<TaskDoc, 'created_at' | '_id'>, b: Pick<TaskDoc, 'cr
  * Every detail read asks, and most tasks have no subtask: the first read is an unsorted one of at
  * most {@link SUBTASKS_MAX} + 1 (an index lookup, docs/bench.md "Where a request's time goes"),
  * sorted here; only a task with more subtasks than that is read again, sorted and cut by the store.
+ * `read`: that first read made already (the subtasks {@link loadTaskWithDerived} read with the task).
  */
-async function subtaskItems(store: DocumentStore, principal: () => Promise<Principal>, taskId: string, userId: string, session?: Session): Promise<LinkedItem[]> {
+async function subtaskItems(
+  store: DocumentStore, principal: () => Promise<Principal>, taskId: string, userId: string, session?: Session, read?: TaskDoc[],
+): Promise<LinkedItem[]> {
   const filter = { derivedFromId: taskId, deleted: false };
-  let derived = await tasksOf(store).find(filter, session ? { ...SUBTASKS_FIRST_READ, session } : SUBTASKS_FIRST_READ);
+  let derived = read ?? await tasksOf(store).find(filter, session ? { ...SUBTASKS_FIRST_READ, session } : SUBTASKS_FIRST_READ);
   if (derived.length === 0) return NO_ITEMS;
   if (derived.length > SUBTASKS_MAX) {
     derived = await tasksOf(store).find(filter, { projection: SUBTASK_PROJECTION, sort: { created_at: 1, _id: 1 }, limit: SUBTASKS_MAX, ...(session ? { session } : {}) });
@@ -185,9 +225,12 @@ interface DetailParts {
  * batched read; the caller's groups (`principal`, see {@link Loaded}) only when the task has links
  * or a subtask of someone else. Deleted or unreadable links and subtasks are left out.
  */
-async function detailParts(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc, userId: string, session?: Session): Promise<DetailParts> {
+async function detailParts(
+  store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc, userId: string, session?: Session, derived?: TaskDoc[],
+): Promise<DetailParts> {
   const linked = task.linkedToIds.length > 0 || Boolean(task.derivedFromId); // linkIdsOf(task) is not empty
-  // in a transaction one read at a time, in its session; outside it concurrently (a task without links: two reads)
+  // in a transaction one read at a time, in its session; outside it concurrently (a task without
+  // links whose subtasks were read with it: the notes' read alone)
   let notes: NoteDoc[];
   let byId: ReadonlyMap<string, LinkedItem> = NO_LINKS;
   let subtasks: LinkedItem[];
@@ -196,9 +239,12 @@ async function detailParts(store: DocumentStore, principal: () => Promise<Princi
     if (linked) byId = await linkedItems(store, principal, linkIdsOf(task), session);
     subtasks = await subtaskItems(store, principal, task._id, userId, session);
   } else if (linked) {
-    [notes, byId, subtasks] = await Promise.all([noteDocs(store, task._id), linkedItems(store, principal, linkIdsOf(task)), subtaskItems(store, principal, task._id, userId)]);
+    [notes, byId, subtasks] = await Promise.all([noteDocs(store, task._id), linkedItems(store, principal, linkIdsOf(task)), subtaskItems(store, principal, task._id, userId, undefined, derived)]);
+  } else if (derived?.length === 0) {
+    notes = await noteDocs(store, task._id);
+    subtasks = NO_ITEMS;
   } else {
-    [notes, subtasks] = await Promise.all([noteDocs(store, task._id), subtaskItems(store, principal, task._id, userId)]);
+    [notes, subtasks] = await Promise.all([noteDocs(store, task._id), subtaskItems(store, principal, task._id, userId, undefined, derived)]);
   }
   return {
     notes,
@@ -235,10 +281,13 @@ const encodedNotes = new FrozenJsonMemo<NoteDoc>(toNote);
 
 /**
  * {@link taskDetail} as the JSON text `JSON.stringify` gives for it, assembled from the memoized
- * encodings of the task and its notes (`version`: the task's, for the ETag).
+ * encodings of the task and its notes (`version`: the task's, for the ETag). `derived`: the
+ * task's subtasks as read with it ({@link loadTaskWithDerived}); without it they are read here.
  */
-export async function taskDetailJson(store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc, userId: string): Promise<EncodedJson<TaskDetail>> {
-  const { notes, linkedTo, derivedFrom, subtasks } = await detailParts(store, principal, task, userId);
+export async function taskDetailJson(
+  store: DocumentStore, principal: () => Promise<Principal>, task: TaskDoc, userId: string, derived?: TaskDoc[],
+): Promise<EncodedJson<TaskDetail>> {
+  const { notes, linkedTo, derivedFrom, subtasks } = await detailParts(store, principal, task, userId, undefined, derived);
   const head = encodedTasks.json(task).slice(0, -1); // without its closing brace
   const noteTexts = notes.length === 1 ? encodedNotes.json(notes[0]!) : notes.map((n) => encodedNotes.json(n)).join(',');
   const from = derivedFrom ? `,"derivedFrom":${JSON.stringify(derivedFrom)}` : '';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TasksOps } from '@app/shared/contracts';
-import { SUBTASKS_MAX } from '../../src/task-store.js';
+import type { DocumentStore } from '@app/shared/store';
+import { loadTaskWithDerived, SUBTASKS_MAX } from '../../src/task-store.js';
 import { ALICE, BOB, CAROL, buildTasks, rejects } from './fixture.js';
 
 describe('tasks.get', () => {
@@ -96,6 +97,27 @@ describe('tasks.get', () => {
     await t.call(TasksOps.remove, { taskId: made[0]!.id });
     const fewer = await t.call(TasksOps.get, { taskId: parent.id });
     expect(ids(fewer.subtasks ?? [])).toEqual(ids(made.slice(1).sort(order)));
+  });
+
+  it('reads the task by itself when its read with the subtasks comes back full without it', async () => {
+    const taskId = '01890000-0000-7000-8000-000000000000';
+    const doc = (id: string, derivedFromId?: string) => ({ _id: id, created_by: ALICE, deleted: false, linkedToIds: [], ...(derivedFromId ? { derivedFromId } : {}) });
+    const subs = Array.from({ length: SUBTASKS_MAX + 2 }, (_, i) => doc(`01890000-0000-7000-8000-${String(i + 1).padStart(12, '0')}`, taskId));
+    const reads: string[] = [];
+    const tasks = {
+      find: async () => (reads.push('find'), subs),
+      findOne: async (filter: { _id: string }) => (reads.push('findOne'), filter._id === taskId ? doc(taskId) : null),
+    };
+    const store = { collection: () => tasks } as unknown as DocumentStore;
+    const loaded = await loadTaskWithDerived(store, { userId: ALICE }, taskId);
+    expect(loaded.task._id).toBe(taskId);
+    expect(loaded.derived).toHaveLength(SUBTASKS_MAX + 2);
+    expect(reads).toEqual(['find', 'findOne']);
+    // an answer that is not full holds every match: no second read, and no task is none
+    subs.length = 3;
+    reads.length = 0;
+    await rejects(loadTaskWithDerived(store, { userId: ALICE }, taskId), 'TASK_NOT_FOUND');
+    expect(reads).toEqual(['find']);
   });
 
   it('answers 404 TASK_NOT_FOUND to other users, unknown ids and ids that are not UUIDs', async () => {
