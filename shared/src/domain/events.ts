@@ -5,7 +5,7 @@ import { TASK_MAX_BYTES, type Task } from '../contracts/tasks.js';
 import { AppError } from '../errors/index.js';
 import type { Doc, DocumentStore, IndexSpec, Session } from '../store/port.js';
 import { bsonSize, sizeBound } from '../store/rules.js';
-import { jsonBytes, jsonBytesOver as bytesOver } from '../util/json-size.js';
+import { jsonBound, jsonBytes, jsonBytesOver as bytesOver } from '../util/json-size.js';
 import { COLLECTION_INDEXES } from '../store/schema.js';
 import { timeOrderedId, toTask, type TaskDoc } from './task.js';
 
@@ -40,6 +40,12 @@ export interface NewEvent {
   board_id?: string;
   /** The type's payload (brief "Events outbox"): `{task}`, `{task, changes}`, `{board}`, … */
   data: Record<string, unknown>;
+  /**
+   * An upper bound of the UTF-8 bytes of `data`'s JSON ({@link jsonBound}), when the event's
+   * builder has one (it bounded the task it carries): the size check of {@link appendEvents} then
+   * does not walk `data` again. Not stored.
+   */
+  dataBound?: number;
 }
 
 /** An event as the write stores it in its outbox document: everything but `seq`. */
@@ -178,7 +184,7 @@ export async function appendEvents(store: DocumentStore, session: Session, event
  * keep task writes far below it; this is the last guard, for any event type.
  */
 export function checkEventSize(e: NewEvent): void {
-  const bytes = bytesOver(e.data, EVENT_MAX_BYTES);
+  const bytes = bytesOver(e.data, EVENT_MAX_BYTES, e.dataBound);
   if (bytes === undefined) return;
   throw new AppError('PAYLOAD_TOO_LARGE', {
     message: `The ${e.type} event of this write would be ${bytes} bytes, over the ${EVENT_MAX_BYTES}-byte limit of an event; nothing was written`,
@@ -190,11 +196,13 @@ export function checkEventSize(e: NewEvent): void {
  * Throws 413 `PAYLOAD_TOO_LARGE` when the API task object `task` is over `TASK_MAX_BYTES` of JSON
  * (docs/tasks.md "Limits"), naming its largest field: `details: {field, bytes, max_bytes}` with
  * `field` a JSON pointer such as `/description` or `/metadata`. Called by the builders of the
- * events that carry a task, so no write can store a task its events could not carry.
+ * events that carry a task, so no write can store a task its events could not carry. Returns the
+ * task's {@link jsonBound}.
  */
-export function checkTaskSize(task: Task): void {
-  const bytes = bytesOver(task, TASK_MAX_BYTES);
-  if (bytes === undefined) return;
+export function checkTaskSize(task: Task): number {
+  const bound = jsonBound(task);
+  const bytes = bytesOver(task, TASK_MAX_BYTES, bound);
+  if (bytes === undefined) return bound;
   let field = '';
   let largest = -1;
   for (const [k, v] of Object.entries(task)) {
@@ -207,12 +215,14 @@ export function checkTaskSize(task: Task): void {
   });
 }
 
-/** The API task object of `doc`, checked against the task size limit ({@link checkTaskSize}). */
-function sizedTask(doc: TaskDoc): Task {
+/** The API task object of `doc`, checked against the task size limit ({@link checkTaskSize}), with its {@link jsonBound}. */
+function sizedTask(doc: TaskDoc): { task: Task; bound: number } {
   const task = toTask(doc);
-  checkTaskSize(task);
-  return task;
+  return { task, bound: checkTaskSize(task) };
 }
+
+/** {@link jsonBound} of `{task}` for a task of bound `taskBound`: the braces, and the key with its quotes and colon. */
+const taskOnlyBound = (taskBound: number): number => 2 + 4 + 6 * 'task'.length + taskBound;
 
 const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
 
@@ -248,7 +258,8 @@ function aboutTask(doc: TaskDoc): Pick<NewEvent, 'task_id' | 'board_id'> {
 
 /** `task.created` `{task}` (the API task object). Throws 413 for a task over the size limit ({@link checkTaskSize}). */
 export function taskCreatedEvent(doc: TaskDoc): NewEvent {
-  return { type: 'task.created', ...aboutTask(doc), data: { task: sizedTask(doc) } };
+  const { task, bound } = sizedTask(doc);
+  return { type: 'task.created', ...aboutTask(doc), data: { task }, dataBound: taskOnlyBound(bound) };
 }
 
 /**
@@ -257,7 +268,7 @@ export function taskCreatedEvent(doc: TaskDoc): NewEvent {
  * ({@link checkTaskSize}).
  */
 export function taskUpdatedEvent(before: TaskDoc, after: TaskDoc): NewEvent | null {
-  const task = sizedTask(after);
+  const { task } = sizedTask(after);
   const changes = taskChanges(toTask(before), task);
   if (changes.length === 0) return null;
   return { type: 'task.updated', ...aboutTask(after), data: { task, changes } };

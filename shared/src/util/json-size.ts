@@ -45,10 +45,10 @@ export function jsonBound(value: unknown): number {
 /**
  * The UTF-8 bytes of the JSON text of `value` when they are over `max`, else `undefined`. The
  * text is made only when {@link jsonBound} cannot rule the limit out: a write of ordinary size
- * pays one walk of its values, not a serialization.
+ * pays one walk of its values, not a serialization. `bound`: the value's {@link jsonBound}, when known.
  */
-export function jsonBytesOver(value: unknown, max: number): number | undefined {
-  if (jsonBound(value) <= max) return undefined;
+export function jsonBytesOver(value: unknown, max: number, bound = jsonBound(value)): number | undefined {
+  if (bound <= max) return undefined;
   const bytes = jsonBytes(value);
   return bytes > max ? bytes : undefined;
 }

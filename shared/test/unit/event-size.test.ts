@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TASK_MAX_BYTES } from '../../src/contracts/index.js';
-import { checkEventSize, checkTaskSize, jsonBound } from '../../src/domain/events.js';
+import { checkEventSize, checkTaskSize, jsonBound, taskCreatedEvent } from '../../src/domain/events.js';
+import { newTaskDoc } from '../../src/domain/task-write.js';
 import { thrown } from '../../src/testing/index.js';
 
 const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8');
@@ -39,5 +40,12 @@ describe('task and event size limits', () => {
     const err = thrown(() => checkEventSize({ type: 'task.updated', data } as never));
     expect(err.code).toBe('PAYLOAD_TOO_LARGE');
     expect(err.details).toMatchObject({ event_type: 'task.updated', bytes: 6 * 200_000 + '{"text":""}'.length });
+  });
+
+  it('a created event carries the bound of its data, as a walk of it gives', () => {
+    const doc = newTaskDoc({ title: 'Write "the" notes é', tags: ['docs'], metadata: { order: 12.5, 'cf.priority': 2 } }, 'user-1', new Date('2026-01-05T10:00:00.000Z'));
+    const e = taskCreatedEvent(doc);
+    expect(e.dataBound).toBe(jsonBound(e.data));
+    expect(e.dataBound).toBeGreaterThanOrEqual(bytes(e.data));
   });
 });
