@@ -113,6 +113,9 @@ async function recordPlaces(store: DocumentStore, events: readonly EventEnvelope
   const boardDocs = await store.collection<BoardDoc>(Collections.boards).find({
     $or: [{ owner_id: { $in: [...owners] } }, ...(groupIds.length > 0 ? [{ groupId: { $in: groupIds } }] : []), ...(movedOn.size > 0 ? [{ _id: { $in: [...movedOn] } }] : [])],
   });
+  // no board could hold these cards and no move names one (a move is recorded even when its
+  // board is gone): nothing to record, so the places and moves of the tasks are not read
+  if (boardDocs.length === 0 && movedOn.size === 0) return;
   const principals = new Map<string, Promise<Principal>>();
   const ownerOf = (id: string) => {
     let p = principals.get(id);
