@@ -132,6 +132,7 @@ function versionsOf(entry: OutboxDoc): Map<string, number> {
  * pass reads one snapshot.)
  */
 export function causalOrder(entries: readonly OutboxDoc[]): OutboxDoc[] {
+  if (entries.length < 2) return [...entries]; // one write is in its own order: no versions read
   const versions = entries.map(versionsOf);
   const last = new Map<string, number>();
   let inOrder = true;
