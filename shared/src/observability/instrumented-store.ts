@@ -63,7 +63,7 @@ export class InstrumentedStore implements DocumentStore {
       return tracer ? await inSpan(tracer, 'store transaction', SpanKind.CLIENT, {}, run) : await run();
     } catch (e) {
       outcome = outcomeOf(e);
-      if (outcome === 'CONFLICT') endAttempt();
+      if (outcome === 'conflict') endAttempt();
       throw e;
     } finally {
       if (metrics) {

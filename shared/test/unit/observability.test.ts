@@ -70,6 +70,25 @@ describe('the instrumented store', () => {
     await store.close();
   });
 
+  it('counts the last attempt of a transaction that gives up with CONFLICT as a write conflict', async () => {
+    const metrics = new Metrics({ defaultMetrics: false });
+    const inner = EmbeddedStore.memory();
+    // a backend whose transaction keeps conflicting at its commit, then gives up (as the driver's does past its deadline)
+    const conflicting: DocumentStore = Object.create(inner) as DocumentStore;
+    conflicting.withTransaction = async <R>(fn: (s: Session) => Promise<R>): Promise<R> => {
+      await inner.withTransaction(async (s) => {
+        await fn(s);
+        throw new Error('rolled back');
+      }).catch(() => undefined);
+      throw new AppError('CONFLICT', { message: 'The transaction kept conflicting' });
+    };
+    const store = instrumentStore(conflicting, { metrics });
+    await expect(store.withTransaction(async (session) => store.collection('tasks').insertOne({ _id: 'a' }, { session }))).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect(await sample(metrics, 'store_transaction_duration_seconds_count', { outcome: 'conflict' })).toBe(1);
+    expect(await sample(metrics, 'store_write_conflicts_total')).toBe(1);
+    await store.close();
+  });
+
   it('is the store itself when neither metrics nor a tracer is given', () => {
     const store = EmbeddedStore.memory();
     expect(instrumentStore(store, {})).toBe(store);
