@@ -98,7 +98,8 @@ describe('a trace across the gateway, NATS and the store', () => {
     const names = spans.map((s) => s.name);
     const client = spans.find((s) => s.name === 'bus tasks.get');
     const server = spans.find((s) => s.name === 'bus tasks.get process');
-    const read = spans.find((s) => s.name === 'store findOne tasks');
+    // (the detail read: the task and its subtasks in one find)
+    const read = spans.find((s) => s.name === 'store find tasks');
     expect(client, names.join(', ')).toBeDefined();
     expect(server, names.join(', ')).toBeDefined();
     expect(read, names.join(', ')).toBeDefined();
