@@ -65,44 +65,28 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
 
   /**
    * Rejects with `QUERY_TIMEOUT` when its scan runs past the store's read time limit or, outside a
-   * transaction (which has its own deadline), what is left of the request's (scan-clock.ts). Outside a transaction a read that runs past its slice is read again
-   * in steps, yielding the event loop between them (stepped-read.ts).
+   * transaction (which has its own deadline), what is left of the request's (scan-clock.ts).
+   * Outside a transaction a read that runs past its try is read again in steps, yielding the event
+   * loop between them (stepped-read.ts).
    */
   find(filter: Filter, opts: FindOptions = {}): Promise<T[]> {
-    const limitMs = this.runner.readLimitMs();
-    return this.runner.run(opts.session, (txn) => {
-      const skip = opts.skip ?? 0;
+    const skip = opts.skip ?? 0;
+    return this.read(opts.session, (txn, yieldable) => {
       const history = this.runner.history(this.name);
-      const yieldable = !opts.session && !history;
-      const examined = this.runner.stats.docsExamined;
-      try {
-        return timedRead(limitMs, opts.session ? limitMs : readTimeLeft(limitMs), () => {
-          if (history) {
-            const page = txn.matchHistory(history, this.name, filter, opts.sort, opts.limit ? skip + opts.limit : Infinity);
-            return project(skip > 0 ? page.slice(skip) : page, opts.projection) as T[];
-          }
-          // outside a transaction a read sees the committed documents: a sorted page comes from the state
-          const committed = !opts.session && opts.sort && opts.limit ? this.runner.state(this.name).sortedPage(filter, opts.sort, skip + opts.limit, this.runner.stats) : undefined;
-          if (committed) return project(committed.slice(skip), opts.projection) as T[];
-          const walked = opts.sort && opts.limit ? txn.matchSorted(this.name, filter, opts.sort, skip + opts.limit) : undefined;
-          if (walked) return project(walked.slice(skip), opts.projection) as T[];
-          const matches = txn.match(this.name, filter);
-          // a long sort is done in steps too
-          if (yieldable && opts.sort && matches.length > SORT_AT_ONCE) throw STEP;
-          return shape(matches, opts) as T[];
-        }, yieldable);
-      } catch (e) {
-        if (e !== STEP) throw e;
-        this.runner.stats.docsExamined = examined; // (the documents the read examines are counted once, in its steps)
-        return this.inSteps(limitMs, (stats, clock) => findInSteps(this.runner.state(this.name), filter, opts, stats, clock))
-          .then((docs) => project(docs, opts.projection) as T[]);
+      if (history) {
+        const page = txn.matchHistory(history, this.name, filter, opts.sort, opts.limit ? skip + opts.limit : Infinity);
+        return project(skip > 0 ? page.slice(skip) : page, opts.projection) as T[];
       }
-    });
-  }
-
-  /** Runs a read in steps (stepped-read.ts) under what is left of the read's time limit of `limitMs`. */
-  private inSteps<R>(limitMs: number, read: (stats: { docsExamined: number }, clock: StepClock) => Promise<R>): Promise<R> {
-    return read(this.runner.stats, { limitMs, deadline: performance.now() + readTimeLeft(limitMs) });
+      // outside a transaction a read sees the committed documents: a sorted page comes from the state
+      const committed = !opts.session && opts.sort && opts.limit ? this.runner.state(this.name).sortedPage(filter, opts.sort, skip + opts.limit, this.runner.stats) : undefined;
+      if (committed) return project(committed.slice(skip), opts.projection) as T[];
+      const walked = opts.sort && opts.limit ? txn.matchSorted(this.name, filter, opts.sort, skip + opts.limit) : undefined;
+      if (walked) return project(walked.slice(skip), opts.projection) as T[];
+      const matches = txn.match(this.name, filter);
+      // a long sort is done in steps too
+      if (yieldable && opts.sort && matches.length > SORT_AT_ONCE) throw STEP;
+      return shape(matches, opts) as T[];
+    }, async (stats, clock) => project(await findInSteps(this.runner.state(this.name), filter, opts, stats, clock), opts.projection) as T[]);
   }
 
   async findOne(filter: Filter, opts: Omit<FindOptions, 'skip' | 'limit'> = {}): Promise<T | null> {
@@ -112,16 +96,25 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
 
   /** Rejects with `QUERY_TIMEOUT` and counts in steps as {@link find} does. */
   countDocuments(filter: Filter, opts: SessionOption = {}): Promise<number> {
+    return this.read(opts.session, (txn) => txn.count(this.name, filter), (stats, clock) => countInSteps(this.runner.state(this.name), filter, stats, clock));
+  }
+
+  /**
+   * One read: `atOnce` synchronously under the read's clock (scan-clock.ts); outside a transaction
+   * and a history collection (`yieldable`), when it gives way ({@link STEP}), `inSteps` instead,
+   * under what is left of the read's time limit. The documents the read examines are counted once.
+   */
+  private read<R>(session: Session | undefined, atOnce: (txn: Txn, yieldable: boolean) => R, inSteps: (stats: { docsExamined: number }, clock: StepClock) => Promise<R>): Promise<R> {
     const limitMs = this.runner.readLimitMs();
-    return this.runner.run(opts.session, (txn) => {
-      const yieldable = !opts.session && !this.runner.history(this.name);
+    return this.runner.run(session, (txn) => {
+      const yieldable = !session && !this.runner.history(this.name);
       const examined = this.runner.stats.docsExamined;
       try {
-        return timedRead(limitMs, opts.session ? limitMs : readTimeLeft(limitMs), () => txn.count(this.name, filter), yieldable);
+        return timedRead(limitMs, session ? limitMs : readTimeLeft(limitMs), () => atOnce(txn, yieldable), yieldable);
       } catch (e) {
         if (e !== STEP) throw e;
         this.runner.stats.docsExamined = examined;
-        return this.inSteps(limitMs, (stats, clock) => countInSteps(this.runner.state(this.name), filter, stats, clock));
+        return inSteps(this.runner.stats, { limitMs, deadline: performance.now() + readTimeLeft(limitMs) });
       }
     });
   }
