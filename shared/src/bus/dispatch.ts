@@ -7,7 +7,7 @@ import { AppError, type FieldError, type WireError } from '../errors/index.js';
 import type { Binding, BusReply, CallContext, CallMeta, IdempotencyInput, ReplyMeta } from './bus.js';
 import { EncodedJson } from './json-text.js';
 import { QUERY_TIME_LIMIT_MS } from '../store/port.js';
-import { inRequest, type RequestScope } from '../runtime/request-scope.js';
+import { inRequest, type RequestScope } from '../util/request-scope.js';
 
 /** The reply envelope on the wire (docs/architecture.md §3). */
 export type Reply = { ok: true; data: unknown } | { ok: false; error: WireError };

@@ -1,9 +1,9 @@
 import { SCOPES, type Scope, type TokenGrant } from '../contracts/tokens.js';
-import { currentRequest } from '../runtime/request-scope.js';
+import { currentRequest } from '../util/request-scope.js';
 
 /*
  * The token grant of the request being handled (docs/auth.md "Access tokens"). The dispatch step
- * runs each handler in its request scope (`runtime/request-scope.ts`), so the access rules
+ * runs each handler in its request scope (`util/request-scope.ts`), so the access rules
  * (`loadPrincipal`, shared/src/domain/access.ts) narrow the caller to the token's boards without
  * every handler passing it on. Work started without a request (background relays, webhook
  * deliveries) sees none.

@@ -3,4 +3,3 @@ export {
   StartupError, startupFailureMessage, exitOnStartupError, guardStartup, checkSeparateProcessStore,
   startObservability, type Observability,
 } from './process.js';
-export { inRequest, currentRequest, readTimeLeft, type RequestScope } from './request-scope.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '@app/shared/errors';
-import { inRequest, type RequestScope } from '@app/shared/runtime';
+import { inRequest, type RequestScope } from '@app/shared/util';
 import { EmbeddedStore, type Doc, type Filter, type Sort } from '@app/shared/store';
 
 /**

@@ -5,7 +5,7 @@ import type {
 import type { CollectionState } from './collection-state.js';
 import { HISTORY_DELETE_BATCH, type HistoryCollection } from './history.js';
 import { project } from './matcher.js';
-import { readTimeLeft } from '../../runtime/request-scope.js';
+import { readTimeLeft } from '../../util/request-scope.js';
 import { STEP, timedRead } from './scan-clock.js';
 import { countInSteps, findInSteps, type StepClock } from './stepped-read.js';
 import type { Txn, TxnUpdateResult } from './txn.js';

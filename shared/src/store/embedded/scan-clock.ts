@@ -4,7 +4,7 @@
  * document it examines is counted by {@link examine}, which looks at the time once per
  * {@link CHECK_EVERY} documents:
  * - past the read's deadline (the store's per-read limit, cut to what is left of the request's
- *   whole time: `runtime/request-scope.ts`) it stops the read with `QUERY_TIMEOUT` (503);
+ *   whole time: `util/request-scope.ts`) it stops the read with `QUERY_TIMEOUT` (503);
  * - in a read that may yield, past {@link TRY_MS} it throws {@link STEP}: the read gives up its
  *   synchronous try (it has changed nothing) and the caller runs it again in steps of
  *   {@link SLICE_MS}, with a turn of the event loop between them (`stepped-read.ts`).

@@ -12,7 +12,7 @@
  * best rows so far between steps (its `skip + limit` first), sorting each step's matches and
  * merging them in, so no step sorts more than one step's matches.
  */
-import { currentRequest } from '../../runtime/request-scope.js';
+import { currentRequest } from '../../util/request-scope.js';
 import type { Doc, Filter, Sort } from '../port.js';
 import type { CollectionState } from './collection-state.js';
 import { compileFilter, type Matcher } from './matcher.js';

@@ -8,7 +8,7 @@ import type {
   Session, SessionOption, StoreStats, Update, UpdateOptions, UpdateResult, WriteOptions,
 } from '../port.js';
 import { QUERY_TIME_LIMIT_MS, TRANSACTION_DEADLINE_MS } from '../port.js';
-import { readTimeLeft } from '../../runtime/request-scope.js';
+import { readTimeLeft } from '../../util/request-scope.js';
 import { checkDocument, checkUpdate } from '../rules.js';
 import { SCHEMA_INDEXES, ttlFieldOfIndex } from '../schema.js';
 import { isTransientTransactionError, mapMongoError } from './errors.js';
@@ -179,7 +179,7 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
 
   /**
    * A read's `maxTimeMS`: the read time limit, outside a transaction (which has its own deadline)
-   * cut to what is left of the request's whole time (`runtime/request-scope.ts`), at least 1 ms
+   * cut to what is left of the request's whole time (`util/request-scope.ts`), at least 1 ms
    * (a request past its deadline: its next scan stops at once, a point read still answers).
    */
   private maxTimeMS(session: Session | undefined): number {
