@@ -39,11 +39,19 @@ export function currentRequest(): RequestScope | undefined {
 }
 
 /**
+ * The current request's read deadline (`performance.now()` ms), or Infinity: no request, or one
+ * already answered. A read's own deadline is the earlier of it and its start plus the read limit.
+ */
+export function requestReadDeadline(): number {
+  const s = current.getStore();
+  return s === undefined || !s.open ? Infinity : s.readDeadline;
+}
+
+/**
  * The time a read may still take, in ms: `limitMs` (the store's per-read limit), cut to what is
  * left of the current request's read deadline. 0 or less: the request is past its deadline.
  */
 export function readTimeLeft(limitMs: number): number {
-  const s = current.getStore();
-  if (s === undefined || !s.open || s.readDeadline === Infinity) return limitMs;
-  return Math.min(limitMs, s.readDeadline - performance.now());
+  const deadline = requestReadDeadline();
+  return deadline === Infinity ? limitMs : Math.min(limitMs, deadline - performance.now());
 }

@@ -5,7 +5,7 @@ import type {
 import type { CollectionState } from './collection-state.js';
 import { HISTORY_DELETE_BATCH, type HistoryCollection } from './history.js';
 import { project } from './matcher.js';
-import { readTimeLeft } from '../../util/request-scope.js';
+import { readTimeLeft, requestReadDeadline } from '../../util/request-scope.js';
 import { STEP, timedRead } from './scan-clock.js';
 import { countInSteps, findInSteps, type StepClock } from './stepped-read.js';
 import type { Txn, TxnUpdateResult } from './txn.js';
@@ -110,7 +110,7 @@ export class EmbeddedCollection<T extends Doc = Doc> implements Collection<T> {
       const yieldable = !session && !this.runner.history(this.name);
       const examined = this.runner.stats.docsExamined;
       try {
-        return timedRead(limitMs, session ? limitMs : readTimeLeft(limitMs), () => atOnce(txn, yieldable), yieldable);
+        return timedRead(limitMs, session ? Infinity : requestReadDeadline(), () => atOnce(txn, yieldable), yieldable);
       } catch (e) {
         if (e !== STEP) throw e;
         this.runner.stats.docsExamined = examined;

@@ -49,15 +49,16 @@ export function queryTimeout(limitMs: number): AppError {
 }
 
 /**
- * Runs the synchronous read `fn` with `leftMs` of time left (its scans stop with `QUERY_TIMEOUT`
- * past it, at the next look at the clock: a read of fewer than {@link CHECK_EVERY} documents is
- * never stopped) of a limit of `limitMs` (named in the error).
+ * Runs the synchronous read `fn` under a limit of `limitMs` from now, or until `until`
+ * (`performance.now()` ms: the request's read deadline) when that is earlier: its scans stop with
+ * `QUERY_TIMEOUT` (naming `limitMs`) past it, at the next look at the clock (a read of fewer than
+ * {@link CHECK_EVERY} documents is never stopped).
  * With `yieldable`, `fn` throws {@link STEP} once it has run {@link TRY_MS}. Reads do not nest:
  * the synchronous parts of the store's calls run one at a time.
  */
-export function timedRead<R>(limitMs: number, leftMs: number, fn: () => R, yieldable = false): R {
+export function timedRead<R>(limitMs: number, until: number, fn: () => R, yieldable = false): R {
   const now = performance.now();
-  deadline = now + leftMs;
+  deadline = Math.min(now + limitMs, until);
   check = yieldable ? Math.min(deadline, now + TRY_MS) : deadline;
   limit = limitMs;
   try {
