@@ -2,6 +2,7 @@ import { hash, randomUUID } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { Logger } from 'pino';
+import { isExpensive } from '../contracts/op.js';
 import { scopeOf, scopesAllow } from '../contracts/tokens.js';
 import { AppError, type FieldError, type WireError } from '../errors/index.js';
 import type { Binding, BusReply, CallContext, CallMeta, IdempotencyInput, ReplyMeta } from './bus.js';
@@ -163,8 +164,12 @@ export async function dispatchReply(
   binding: Binding, payload: string, meta: CallMeta, subject: string, log: Logger,
 ): Promise<{ text: string; meta: ReplyMeta }> {
   const started = performance.now();
-  // the read time limit counts the request's whole time (docs/store.md "Long reads and other users' requests")
-  const scope: RequestScope = { grant: meta.grant, readDeadline: started + QUERY_TIME_LIMIT_MS, open: true, waitedMs: 0 };
+  // a token's grant, and for an op of data-sized cost the read time limit counting the request's
+  // whole time (docs/store.md "Long reads and other users' requests"); a cheap op of a JWT needs
+  // neither, and its reads keep their own limit
+  const scope: RequestScope | undefined = meta.grant !== undefined || isExpensive(binding.op.subject)
+    ? { grant: meta.grant, readDeadline: started + QUERY_TIME_LIMIT_MS, open: true, waitedMs: 0 }
+    : undefined;
   const ctx = new Context(meta.requestId ?? randomUUID(), meta.userId, meta.traceparent, subject, log, meta);
   if (meta.idempotencyKey !== undefined) {
     ctx.idempotency = {
@@ -189,20 +194,20 @@ export async function dispatchReply(
       throw new AppError('BAD_REQUEST', { message: 'Request payload is not JSON' });
     }
     validate(binding.op.request, input);
-    const out = await inRequest(scope, () => binding.handler(input as never, ctx));
-    scope.open = false;
+    const out = scope ? await inRequest(scope, () => binding.handler(input as never, ctx)) : await binding.handler(input as never, ctx);
+    if (scope) scope.open = false;
     const version = out === null || out === undefined ? undefined : out instanceof EncodedJson ? out.version : binding.op.versionOf?.(out);
     if (version !== undefined) ctx.reply.version = version;
     const text = ctx.encoded !== undefined && ctx.encoded.value === out ? `${OK_PREFIX}${ctx.encoded.json}}` : encodeOk(out);
     if (log.isLevelEnabled('debug')) ctx.log.debug('request handled');
-    measured(ctx.reply, started, scope.waitedMs);
+    measured(ctx.reply, started, scope?.waitedMs ?? 0);
     return { text, meta: ctx.reply };
   } catch (e) {
-    scope.open = false;
+    if (scope) scope.open = false;
     const err = AppError.from(e);
     if (err.status >= 500) ctx.log.error({ err: AppError.is(e) && err.code !== 'INTERNAL' ? err : e }, 'request failed');
     else if (log.isLevelEnabled('debug')) ctx.log.debug({ code: err.code }, 'request answered with an error');
-    measured(ctx.reply, started, scope.waitedMs);
+    measured(ctx.reply, started, scope?.waitedMs ?? 0);
     return { text: encodeError(err), meta: ctx.reply };
   }
 }

@@ -1,4 +1,4 @@
-export { op, DEFAULT_TIMEOUT_MS, type Op, type AnyOp, type In, type Out } from './op.js';
+export { op, isExpensive, DEFAULT_TIMEOUT_MS, type Op, type AnyOp, type In, type Out } from './op.js';
 export { HealthOps } from './health.js';
 export { StringEnum, MAX_PAGE, Page, PageSize, PathId, Tags, MetadataObject, MetadataValue, Timestamp, busRequest,
   METADATA_MAX_DEPTH, METADATA_VALUE_MAX_BYTES, METADATA_KEY_MAX, METADATA_LIMITS_KEYWORD } from './schemas.js';

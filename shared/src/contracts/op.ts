@@ -41,3 +41,20 @@ export function op<Req extends TSchema, Res extends TSchema>(o: {
 }): Op<Req, Res> {
   return Object.freeze({ ...o, timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS });
 }
+
+/** Ops that read or write many documents at once besides the `query.` and `flow.` families. */
+const EXPENSIVE_OPS: ReadonlySet<string> = new Set([
+  'boards.get', 'sprints.burndown', 'sprints.report', 'sprints.velocity', 'sprints.close', 'views.query',
+  'tasks.createBatch', 'tasks.updateBatch', 'tasks.updateEach', 'tasks.updateMany', 'tasks.deleteMany', 'tasks.getMany', 'tasks.transfer', 'tasks.movePath',
+]);
+
+/**
+ * True for an op whose cost can grow with the data it covers (`subject` as in {@link Op}, without
+ * a bus prefix): every `query.` op (queries, board and column reads, summaries, exports), every
+ * `flow.` op, board reads, sprint reports, views and the batch writes. The gateway's admission
+ * takes these from the cost budget (docs/http.md "Fair use"); the dispatch step holds their reads
+ * to one deadline for the whole request (docs/store.md "Long reads and other users' requests").
+ */
+export function isExpensive(subject: string): boolean {
+  return subject.startsWith('query.') || subject.startsWith('flow.') || EXPENSIVE_OPS.has(subject);
+}

@@ -12,7 +12,7 @@
  * Other principals are never slowed by one principal's queue or budget. Each gateway keeps its own
  * budgets (in distributed mode a principal may spend one budget per gateway).
  */
-import type { AnyOp, In, Out } from '@app/shared/contracts';
+import { isExpensive, type AnyOp, type In, type Out } from '@app/shared/contracts';
 import { AppError } from '@app/shared/errors';
 import type { Bus, BusReply, CallMeta } from '@app/shared/bus';
 import type { Metrics } from '@app/shared/observability';
@@ -44,20 +44,6 @@ export function admissionLimits(c: {
   };
 }
 
-/** Ops that read or write many documents at once besides the `query.` and `flow.` families. */
-const EXPENSIVE_OPS: ReadonlySet<string> = new Set([
-  'boards.get', 'sprints.burndown', 'sprints.report', 'sprints.velocity', 'sprints.close', 'views.query',
-  'tasks.createBatch', 'tasks.updateBatch', 'tasks.updateEach', 'tasks.updateMany', 'tasks.deleteMany', 'tasks.getMany', 'tasks.transfer', 'tasks.movePath',
-]);
-
-/**
- * True for an op whose cost can grow with the data it covers: every `query.` op (queries, board
- * and column reads, summaries, exports), every `flow.` op, board reads, sprint reports, views and
- * the batch writes. These take from the cost budget; every op's measured cost is charged.
- */
-export function isExpensive(subject: string): boolean {
-  return subject.startsWith('query.') || subject.startsWith('flow.') || EXPENSIVE_OPS.has(subject);
-}
 
 /** Why a request waited or was refused (the `reason` label of the admission metrics). */
 type Reason = 'in_flight' | 'budget';
