@@ -269,3 +269,15 @@ export function describe(value: unknown): string {
       return typeof value;
   }
 }
+
+/**
+ * The `QUERY_TIMEOUT` (503) of a read stopped at its time limit of `limitMs` (port
+ * `QUERY_TIME_LIMIT_MS`), the same on both backends; `cause`: the backend's own error, if any.
+ */
+export function queryTimeout(limitMs: number, cause?: unknown): AppError {
+  return new AppError('QUERY_TIMEOUT', {
+    message: `The query ran past its time limit of ${limitMs} ms and was stopped; narrow it (a status, tag or board condition) and retry`,
+    details: { limit_ms: limitMs },
+    ...(cause === undefined ? {} : { cause }),
+  });
+}

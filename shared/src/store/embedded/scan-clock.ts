@@ -10,7 +10,7 @@
  *   {@link SLICE_MS}, with a turn of the event loop between them (`stepped-read.ts`).
  * Outside a timed read nothing is ever stopped (writes, the expiry sweep, loading).
  */
-import { AppError } from '../../errors/index.js';
+import { queryTimeout } from '../rules.js';
 
 /** Documents examined between two looks at the clock (a power of two). */
 export const CHECK_EVERY = 256;
@@ -40,13 +40,6 @@ let deadline = Infinity;
 let check = Infinity;
 let limit = 0;
 
-/** The `QUERY_TIMEOUT` error of a read past its limit of `limitMs`. */
-export function queryTimeout(limitMs: number): AppError {
-  return new AppError('QUERY_TIMEOUT', {
-    message: `The query ran past its time limit of ${limitMs} ms and was stopped; narrow it (a status, tag or board condition) and retry`,
-    details: { limit_ms: limitMs },
-  });
-}
 
 /**
  * Runs the synchronous read `fn` under a limit of `limitMs` from now, or until `until`

@@ -16,7 +16,8 @@ import { currentRequest } from '../../util/request-scope.js';
 import type { Doc, Filter, Sort } from '../port.js';
 import type { CollectionState } from './collection-state.js';
 import { compileFilter, type Matcher } from './matcher.js';
-import { CHECK_EVERY, queryTimeout, SLICE_MS } from './scan-clock.js';
+import { queryTimeout } from '../rules.js';
+import { CHECK_EVERY, SLICE_MS } from './scan-clock.js';
 import { eachSlot } from './slots.js';
 import { compareValues, sortKey } from './values.js';
 

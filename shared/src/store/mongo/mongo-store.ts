@@ -9,7 +9,7 @@ import type {
 } from '../port.js';
 import { QUERY_TIME_LIMIT_MS, TRANSACTION_DEADLINE_MS } from '../port.js';
 import { readTimeLeft } from '../../util/request-scope.js';
-import { checkDocument, checkUpdate } from '../rules.js';
+import { checkDocument, checkUpdate, queryTimeout } from '../rules.js';
 import { SCHEMA_INDEXES, ttlFieldOfIndex } from '../schema.js';
 import { isTransientTransactionError, mapMongoError } from './errors.js';
 import { TtlDates } from './ttl-dates.js';
@@ -186,22 +186,13 @@ export class MongoCollection<T extends Doc> implements Collection<T> {
     return session ? this.readLimitMs : Math.max(1, Math.ceil(readTimeLeft(this.readLimitMs)));
   }
 
-  /** The `QUERY_TIMEOUT` of a read stopped at its limit. */
-  private timeout(cause: unknown): AppError {
-    return new AppError('QUERY_TIMEOUT', {
-      message: `The query ran past its time limit of ${this.readLimitMs} ms and was stopped; narrow it (a status, tag or board condition) and retry`,
-      details: { limit_ms: this.readLimitMs },
-      cause,
-    });
-  }
-
   /** {@link call} of a read: the server stopping it at `maxTimeMS` (MaxTimeMSExpired) is `QUERY_TIMEOUT`. */
   private async read<R>(session: Session | undefined, fn: (s: { session?: ClientSession }) => Promise<R>): Promise<R> {
     try {
       return await this.call(session, fn);
     } catch (e) {
       const cause = AppError.is(e) ? e.cause : e;
-      if (cause instanceof MongoError && cause.code === MAX_TIME_EXPIRED) throw this.timeout(cause);
+      if (cause instanceof MongoError && cause.code === MAX_TIME_EXPIRED) throw queryTimeout(this.readLimitMs, cause);
       throw e;
     }
   }
